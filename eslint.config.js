@@ -1,0 +1,58 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+
+// The dependency direction of docs/ARCHITECTURE.md, held by the linter: the core knows no
+// transport, store or process; ports know only the core; services know no transport.
+const forbidden = (groups) => ['error', { patterns: groups }];
+const outward = {
+  group: ['**/api/**', '**/storage/**', '**/services/**', '**/secrets/**', '**/app.js', '**/server.js'],
+  message: 'Dependencies point inward (docs/ARCHITECTURE.md).',
+};
+const io = {
+  group: ['express', 'better-sqlite3', 'mongodb', 'pino', 'pino-http', 'node:fs', 'node:http', 'fs'],
+  message: 'The core does no I/O.',
+};
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/', 'action/dist/', 'bench/results/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  prettier,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      'no-console': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbidden([outward, io, { group: ['**/ports/**', 'node:*'], message: 'The core is portable and pure.' }]),
+    },
+  },
+  {
+    files: ['src/ports/**/*.ts'],
+    rules: { 'no-restricted-imports': forbidden([outward, io]) },
+  },
+  {
+    files: ['src/services/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbidden([
+        { group: ['**/api/**', '**/storage/**', '**/app.js', '**/server.js', 'express'], message: 'Services know no transport or adapter.' },
+      ]),
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['test/**/*.ts', '*.cjs', 'test/**/*.cjs'],
+    languageOptions: { globals: { ...globals.node, ...globals.jest } },
+    rules: { '@typescript-eslint/no-require-imports': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+);

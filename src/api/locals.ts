@@ -1,0 +1,13 @@
+import type { ApiKeyRecord } from '../ports/api-key-store.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      /** The authenticated API key of the request, when it sent a valid one. */
+      apiKey?: ApiKeyRecord;
+    }
+  }
+}
+
+export {};

@@ -1,0 +1,50 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { isSvcError, SvcError, type ErrorCode } from '../../core/errors.js';
+
+/** The one place an error code becomes an HTTP status. */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+  malformed_json: 400,
+  validation_failed: 400,
+  unauthorized: 401,
+  not_found: 404,
+  claim_conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+  payment_not_configured: 503,
+};
+
+export const notFound: RequestHandler = (req) => {
+  throw new SvcError('not_found', `No route for ${req.method} ${req.path}`);
+};
+
+// body-parser reports its own failures with a `type`; they are the client's fault.
+function fromBodyParser(error: { type?: unknown; status?: unknown }): SvcError | null {
+  switch (error.type) {
+    case 'entity.too.large':
+      return new SvcError('payload_too_large', 'Request body exceeds 1 MiB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new SvcError('validation_failed', 'Unsupported content encoding or charset');
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new SvcError('malformed_json', 'Request body could not be read');
+    default:
+      return null;
+  }
+}
+
+export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {
+  const known =
+    (isSvcError(error) && error) ||
+    (typeof error === 'object' && error !== null ? fromBodyParser(error as { type?: unknown }) : null);
+  const failure = known ?? new SvcError('internal', 'Internal server error', { cause: error });
+  const status = STATUS_OF[failure.code];
+  if (status >= 500) req.log?.error({ err: error }, 'request failed');
+  if (res.headersSent) return;
+  res.set(failure.headers);
+  // No stack, no cause: clients get the message of a known error, or a generic one.
+  res.status(status).json({ error: failure.message, code: failure.code, request_id: req.id });
+};

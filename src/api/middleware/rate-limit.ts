@@ -1,0 +1,88 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { SvcError } from '../../core/errors.js';
+import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
+import type { LimitStatus, SlidingWindowLimiter } from '../../services/rate-limiter.js';
+
+export interface LimitDeps {
+  apiKeys: ApiKeyService;
+  limiter: SlidingWindowLimiter;
+  anonLimitPerHour: number;
+  signupLimitPerHour: number;
+}
+
+const show = (n: number) => (n === Number.POSITIVE_INFINITY ? 'unlimited' : String(n));
+
+function setLimitHeaders(res: Response, status: LimitStatus): void {
+  res.setHeader('X-RateLimit-Limit', show(status.limit));
+  res.setHeader('X-RateLimit-Remaining', show(status.remaining));
+  if (status.resetAt !== null) res.setHeader('X-RateLimit-Reset', String(Math.ceil(status.resetAt / 1000)));
+}
+
+function refuse(status: LimitStatus, what: string): SvcError {
+  const seconds = status.retryAfterSeconds ?? 1;
+  return new SvcError('rate_limited', `Rate limit of ${show(status.limit)} ${what} per hour exceeded; retry in ${seconds} s`, {
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
+
+/** The API key of a request: X-API-Key, or Authorization: Bearer. Undefined when neither. */
+function presentedKey(req: Request): string | undefined {
+  const header = req.headers['x-api-key'];
+  if (typeof header === 'string') return header.trim();
+  const authorization = req.headers.authorization;
+  if (authorization === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw new SvcError('unauthorized', 'Authorization must be "Bearer <API key>"');
+  return match[1];
+}
+
+// Load balancers poll health; preflights carry no credentials. Neither spends the budget.
+const isFree = (req: Request) => req.method === 'OPTIONS' || req.path === '/health';
+
+/**
+ * Authenticates the key when one is sent (an invalid key is a 401 everywhere, so a caller
+ * learns of it at once) and counts the request against the key's tier, or, without a key,
+ * against the client address. Every response carries the X-RateLimit headers.
+ */
+export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
+  return async (req, res, next) => {
+    const anonymous = `ip:${req.ip ?? 'unknown'}`;
+    const raw = presentedKey(req);
+    if (raw !== undefined) {
+      const record = await deps.apiKeys.authenticate(raw);
+      if (!record) {
+        // Failed guesses spend the address's budget, which bounds key guessing.
+        const status = deps.limiter.consume(anonymous, deps.anonLimitPerHour);
+        setLimitHeaders(res, status);
+        if (!status.allowed) throw refuse(status, 'requests');
+        throw new SvcError('unauthorized', 'Invalid API key');
+      }
+      res.locals.apiKey = record;
+    }
+    const key = res.locals.apiKey;
+    const client = key ? `key:${key.id}` : anonymous;
+    const limit = key ? TIER_LIMITS[key.tier] : deps.anonLimitPerHour;
+    const status = isFree(req) ? deps.limiter.peek(client, limit) : deps.limiter.consume(client, limit);
+    setLimitHeaders(res, status);
+    if (!status.allowed) throw refuse(status, 'requests');
+    next();
+  };
+}
+
+/** Signups per client address, on top of the general limit. */
+export function limitSignups(deps: LimitDeps): RequestHandler {
+  return (req, res, next) => {
+    const status = deps.limiter.consume(`signup:${req.ip ?? 'unknown'}`, deps.signupLimitPerHour);
+    setLimitHeaders(res, status);
+    if (!status.allowed) throw refuse(status, 'signups');
+    next();
+  };
+}
+
+export const requireKey: RequestHandler = (_req, res, next) => {
+  if (!res.locals.apiKey) {
+    throw new SvcError('unauthorized', 'API key required: send "X-API-Key: <key>" or "Authorization: Bearer <key>"');
+  }
+  next();
+};
+

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const hourlyLimit = z
+  .string()
+  .regex(/^(\d+|unlimited)$/, { error: 'must be a whole number or "unlimited"' })
+  .transform((v) => (v === 'unlimited' ? Number.POSITIVE_INFINITY : Number(v)))
+  .refine((n) => n >= 1, { error: 'must be at least 1' });
+
+// express's "trust proxy": false, true, a hop count, or a comma list of addresses/subnets.
+const trustProxy = z
+  .string()
+  .transform((v): boolean | number | string[] => {
+    if (v === 'true' || v === 'false') return v === 'true';
+    if (/^\d+$/.test(v)) return Number(v);
+    return v.split(',').map((part) => part.trim()).filter(Boolean);
+  });
+
+const secret32 = z
+  .string()
+  .transform((v) => (/^[0-9a-fA-F]{64}$/.test(v) ? Buffer.from(v, 'hex') : Buffer.from(v, 'base64')))
+  .refine((b) => b.length === 32, { error: 'must be 32 bytes, as 64 hex characters or base64' });
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  SVC_DATA_DIR: z.string().default('./data'),
+  // Environments that cannot hold newlines may pass the PEM with literal "\n".
+  SVC_SIGNING_KEY: z
+    .string()
+    .transform((v) => v.replace(/\\n/g, '\n'))
+    .refine((v) => v.includes('-----BEGIN PRIVATE KEY-----'), { error: 'must be a PKCS#8 PEM ("BEGIN PRIVATE KEY")' })
+    .optional(),
+  SVC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  WEBHOOK_SECRET: z.string().optional(),
+  SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
+  SVC_ANON_LIMIT_PER_HOUR: hourlyLimit.default(1000),
+  SVC_SIGNUP_LIMIT_PER_HOUR: hourlyLimit.default(20),
+  SVC_TRUST_PROXY: trustProxy.default(false),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  signingKeyPem?: string;
+  baseUrl: string;
+  webhookSecret?: string;
+  allowPrivateWebhookUrls: boolean;
+  logLevel: (typeof LOG_LEVELS)[number];
+  keyEncryptionSecret?: Buffer;
+  anonLimitPerHour: number;
+  signupLimitPerHour: number;
+  trustProxy: boolean | number | string[];
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads and validates the environment; throws one ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // An empty variable (common in compose files) means "not set".
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: e.SVC_DATA_DIR,
+    signingKeyPem: e.SVC_SIGNING_KEY,
+    baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    webhookSecret: e.WEBHOOK_SECRET,
+    allowPrivateWebhookUrls: e.SVC_ALLOW_PRIVATE_WEBHOOK_URLS,
+    logLevel: e.LOG_LEVEL,
+    keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,
+    anonLimitPerHour: e.SVC_ANON_LIMIT_PER_HOUR,
+    signupLimitPerHour: e.SVC_SIGNUP_LIMIT_PER_HOUR,
+    trustProxy: e.SVC_TRUST_PROXY,
+  };
+}

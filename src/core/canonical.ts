@@ -1,0 +1,55 @@
+import canonicalizeJcs from 'canonicalize';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { toHex, utf8Bytes } from './encoding.js';
+
+/**
+ * RFC 8785 (JCS) canonical text: the one canonicalizer for everything signed or hashed.
+ * Throws a TypeError on values JCS cannot represent exactly; callers validate input first
+ * (strict-json.ts), so reaching the throw here is a programming error.
+ */
+export function canonicalize(value: unknown): string {
+  assertCanonicalizable(value, '');
+  const text = canonicalizeJcs(value);
+  if (text === undefined) throw new TypeError('value has no JSON form');
+  return text;
+}
+
+export const canonicalBytes = (value: unknown): Uint8Array => utf8Bytes(canonicalize(value));
+
+/** `H(x)` of the receipt contract: "sha256:" + lowercase hex of SHA-256 over JCS(x). */
+export const hashCanonical = (value: unknown): string => sha256Prefixed(canonicalBytes(value));
+
+export const sha256Prefixed = (bytes: Uint8Array): string => `sha256:${toHex(sha256(bytes))}`;
+
+export const HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
+
+// Some JCS libraries silently escape lone surrogates or round unsafe integers; the contract
+// wants an error instead, so the canonicalizer refuses them itself.
+function assertCanonicalizable(value: unknown, path: string): void {
+  switch (typeof value) {
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`${path || '(root)'}: non-finite number`);
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+        throw new TypeError(`${path || '(root)'}: integer outside the exactly representable range`);
+      }
+      return;
+    case 'string':
+      if (!value.isWellFormed()) throw new TypeError(`${path || '(root)'}: lone surrogate`);
+      return;
+    case 'object':
+      if (value === null) return;
+      if (Array.isArray(value)) {
+        value.forEach((item, i) => assertCanonicalizable(item, `${path}[${i}]`));
+        return;
+      }
+      for (const [key, item] of Object.entries(value)) {
+        if (!key.isWellFormed()) throw new TypeError(`${path}: lone surrogate in a key`);
+        assertCanonicalizable(item, path ? `${path}.${key}` : key);
+      }
+      return;
+    case 'boolean':
+      return;
+    default:
+      throw new TypeError(`${path || '(root)'}: ${typeof value} has no JSON form`);
+  }
+}

@@ -1,0 +1,191 @@
+import { canonicalBytes, hashCanonical } from './canonical.js';
+import type { ClaimInput } from './claim-schema.js';
+import { toBase64 } from './encoding.js';
+import type { AdmissibilityStatus, Evaluation } from './evaluation.js';
+import type { RuleResult, Verdict } from './policy.js';
+
+export const RECEIPT_CORE_V1 = 'receipt-core-v1';
+export const SIGNED_FIELDS_V1 = [
+  'receipt_id',
+  'issued_at',
+  'claim_id',
+  'admissibility',
+  'subject',
+  'evidence',
+  'replay',
+  'policy',
+  'signed_fields',
+] as const;
+export const SIGNER_NAME = 'svc-server';
+export const RECEIPT_ID_PATTERN =
+  /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+export type PolicyStatus = 'PASS' | 'FAIL' | 'ESCALATE';
+
+export interface Subject {
+  entity?: string;
+  agent?: string;
+  repository?: string;
+  pull_request?: number | string;
+  action_type?: string;
+  target_system?: string;
+  commit?: string;
+  branch?: string;
+  environment?: string;
+}
+
+export interface Attestation {
+  signer: string;
+  algorithm: 'Ed25519';
+  key_id: string;
+  signature: string;
+  timestamp: string;
+}
+
+export interface ChainPosition {
+  sequence: number;
+  previous_receipt_hash: string | null;
+  receipt_hash: string;
+}
+
+/** The members a `receipt-core-v1` signature covers. */
+export interface ReceiptCore {
+  receipt_id: string;
+  issued_at: string;
+  claim_id: string;
+  admissibility: { status: AdmissibilityStatus; reason: string };
+  subject: Subject;
+  evidence: { inputs_hash: string; source_count: number; source_types: string[] };
+  replay: { deterministic: boolean; replay_hash: string };
+  policy: { status: PolicyStatus; verdict: Verdict; checks: RuleResult[] };
+  signed_fields: { contract: string; fields: string[] };
+}
+
+export interface Receipt extends ReceiptCore {
+  attestations: Attestation[];
+  chain: ChainPosition;
+}
+
+export type UnchainedReceipt = Omit<Receipt, 'chain'>;
+
+export interface ChainHead {
+  sequence: number;
+  receipt_hash: string | null;
+}
+
+/** What signs: the server's node:crypto key on the hot path, any Ed25519 key in tests. */
+export interface ReceiptSigner {
+  readonly keyId: string;
+  sign(message: Uint8Array): Uint8Array;
+}
+
+const POLICY_STATUS: Record<Verdict, PolicyStatus> = {
+  ALLOWED: 'PASS',
+  BLOCKED: 'FAIL',
+  ESCALATED: 'ESCALATE',
+};
+
+export function buildSubject(claim: ClaimInput): Subject {
+  const a = claim.action;
+  const subject: Subject = {
+    entity: claim.entity,
+    agent: a?.agent,
+    repository: a?.repository,
+    pull_request: a?.pull_request === undefined ? undefined : pullRequestNumber(a.pull_request),
+    action_type: a?.action_type,
+    target_system: a?.target_system,
+    commit: a?.commit,
+    branch: a?.branch,
+    environment: a?.environment,
+  };
+  // Members the claim does not supply are omitted, not null (contract §2).
+  for (const key of Object.keys(subject) as (keyof Subject)[]) {
+    if (subject[key] === undefined) delete subject[key];
+  }
+  return subject;
+}
+
+const pullRequestNumber = (value: string | number): string | number =>
+  typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
+
+export function buildReceiptCore(input: {
+  receiptId: string;
+  issuedAt: string;
+  claim: ClaimInput;
+  evaluation: Evaluation;
+}): ReceiptCore {
+  const { claim, evaluation } = input;
+  return {
+    receipt_id: input.receiptId,
+    issued_at: input.issuedAt,
+    claim_id: claim.claim_id,
+    admissibility: { ...evaluation.admissibility },
+    subject: buildSubject(claim),
+    evidence: {
+      inputs_hash: evaluation.inputs_hash,
+      source_count: claim.sources.length,
+      source_types: [...new Set(claim.sources.map((s) => s.type))].sort(),
+    },
+    replay: {
+      deterministic: evaluation.replay.deterministic,
+      replay_hash: evaluation.replay.replay_hash,
+    },
+    policy: {
+      status: POLICY_STATUS[evaluation.policy.verdict],
+      verdict: evaluation.policy.verdict,
+      checks: evaluation.policy.rules.filter((rule) => !rule.passed),
+    },
+    signed_fields: { contract: RECEIPT_CORE_V1, fields: [...SIGNED_FIELDS_V1] },
+  };
+}
+
+/** The signed message of a core: UTF-8 of its RFC 8785 form (contract §3). */
+export const signedMessage = (core: ReceiptCore): Uint8Array => canonicalBytes(core);
+
+export function signReceipt(core: ReceiptCore, signer: ReceiptSigner): UnchainedReceipt {
+  const attestation: Attestation = {
+    signer: SIGNER_NAME,
+    algorithm: 'Ed25519',
+    key_id: signer.keyId,
+    signature: toBase64(signer.sign(signedMessage(core))),
+    timestamp: core.issued_at,
+  };
+  return { ...core, attestations: [attestation] };
+}
+
+/** `chain.receipt_hash` (contract §4): over evidence, policy, replay and attestations. */
+export function receiptHash(receipt: Pick<Receipt, 'evidence' | 'policy' | 'replay' | 'attestations'>): string {
+  return hashCanonical({
+    evidence: receipt.evidence,
+    policy: receipt.policy,
+    replay: receipt.replay,
+    attestations: receipt.attestations,
+  });
+}
+
+/**
+ * Places a signed receipt after the ledger head. Pure and cheap on purpose: a store calls it
+ * inside its append's critical section, and may call it again after a conflict.
+ */
+export function chainReceipt(receipt: UnchainedReceipt, head: ChainHead, hash = receiptHash(receipt)): Receipt {
+  return {
+    ...receipt,
+    chain: { sequence: head.sequence + 1, previous_receipt_hash: head.receipt_hash, receipt_hash: hash },
+  };
+}
+
+/** Picks the members a receipt declares signed; null when the declaration is not v1's. */
+export function signedCoreOf(receipt: Record<string, unknown>): Record<string, unknown> | null {
+  const declared = receipt.signed_fields as { contract?: unknown; fields?: unknown } | undefined;
+  if (!declared || declared.contract !== RECEIPT_CORE_V1 || !Array.isArray(declared.fields)) return null;
+  const fields = declared.fields as unknown[];
+  if (fields.length !== SIGNED_FIELDS_V1.length || fields.some((f, i) => f !== SIGNED_FIELDS_V1[i])) {
+    return null;
+  }
+  const core: Record<string, unknown> = {};
+  for (const field of SIGNED_FIELDS_V1) {
+    if (!Object.hasOwn(receipt, field)) return null;
+    core[field] = receipt[field];
+  }
+  return core;
+}

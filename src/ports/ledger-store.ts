@@ -1,0 +1,68 @@
+import type { ClaimInput } from '../core/claim-schema.js';
+import type { Evaluation } from '../core/evaluation.js';
+import type { ChainHead, Receipt } from '../core/receipt.js';
+
+/** A receipt as the ledger keeps it, with what is needed to answer evaluate again unchanged. */
+export interface LedgerEntry {
+  receipt: Receipt;
+  /** The ClaimInput exactly as it was evaluated. */
+  claim: ClaimInput;
+  /** Outcome parts of the evaluate response that the receipt does not carry in full. */
+  evaluation: Pick<Evaluation, 'policy' | 'replay'> & { config: Evaluation['config'] };
+  /** Id of the API key that asked for the receipt, when one did. */
+  apiKeyId: string | null;
+}
+
+/** A record written in the same transaction as its receipt (transactional outbox). */
+export interface OutboxRecord {
+  topic: string;
+  payload: unknown;
+}
+
+export interface AppendRequest {
+  claimId: string;
+  /**
+   * Builds the entry for the given head. Keeps no state between calls: a store may call it
+   * again after losing a race for the head, and uses only its last result.
+   */
+  build(head: ChainHead): { entry: LedgerEntry; outbox?: OutboxRecord[] };
+}
+
+export type AppendResult =
+  | { status: 'appended'; entry: LedgerEntry }
+  /** The claim_id was already in the ledger (possibly written by a concurrent request). */
+  | { status: 'exists'; entry: LedgerEntry };
+
+export interface LedgerStats {
+  total: number;
+  by_verdict: { ALLOWED: number; BLOCKED: number; ESCALATED: number };
+  by_admissibility: { ACCEPTED: number; NON_DETERMINISTIC: number; REJECTED: number };
+  agents: string[];
+  repositories: string[];
+}
+
+export interface StoredOutboxRecord extends OutboxRecord {
+  id: number;
+  receiptId: string;
+  createdAt: string;
+}
+
+/**
+ * The append-only ledger. There is deliberately no method that updates or deletes a receipt.
+ * Every backend passes test/contract/ledger-store.contract.ts.
+ */
+export interface LedgerStore {
+  /** Atomic: the receipt, its chain position and its outbox records, or nothing. */
+  append(request: AppendRequest): Promise<AppendResult>;
+  head(): Promise<ChainHead>;
+  getByReceiptId(receiptId: string): Promise<LedgerEntry | null>;
+  getByClaimId(claimId: string): Promise<LedgerEntry | null>;
+  /** The stored `chain.receipt_hash` of a receipt, or null when the ledger does not hold it. */
+  receiptHashOf(receiptId: string): Promise<string | null>;
+  /** Entries with sequence > after, in sequence order. */
+  list(after: number, limit: number): Promise<LedgerEntry[]>;
+  stats(): Promise<LedgerStats>;
+  countByApiKey(apiKeyId: string): Promise<number>;
+  /** Outbox records not yet handed to a dispatcher, oldest first. */
+  pendingOutbox(limit: number): Promise<StoredOutboxRecord[]>;
+}

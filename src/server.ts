@@ -1,0 +1,63 @@
+import { join } from 'node:path';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { SERVICE_VERSION } from './core/version.js';
+import { createLogger } from './logger.js';
+import { systemClock } from './ports/clock.js';
+import { createAesGcmBox, loadKeyEncryptionSecret } from './secrets/key-encryption.js';
+import { loadServerKey } from './secrets/server-key.js';
+import { openSqliteStore } from './storage/sqlite/sqlite-store.js';
+
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`svc: ${error.message}\n`);
+    process.exit(1);
+  }
+}
+
+async function main(): Promise<void> {
+  const config = configOrExit();
+  const logger = createLogger(config.logLevel);
+  let store, key, box;
+  try {
+    const signing = loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
+    key = signing.key;
+    logger.info({ key_id: key.keyId, source: signing.source, path: signing.path }, 'signing key ready');
+    box = createAesGcmBox(loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir }));
+    store = openSqliteStore(join(config.dataDir, 'ledger.db'));
+  } catch (error) {
+    process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  const head = await store.ledger.head();
+  logger.info({ store: store.kind, data_dir: config.dataDir, sequence: head.sequence }, 'ledger opened');
+
+  const app = createApp({ config, store, serverKey: key, box, clock: systemClock, logger });
+  const server = app.listen(config.port, config.host, () => {
+    logger.info({ url: config.baseUrl, host: config.host, port: config.port, version: SERVICE_VERSION }, 'svc listening');
+  });
+  server.on('error', (error) => {
+    logger.fatal({ err: error }, 'cannot listen');
+    process.exit(1);
+  });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    // Requests in flight finish (and their receipts commit) before the store closes.
+    server.close(() => {
+      void store.close().then(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(1), 10_000).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+void main();

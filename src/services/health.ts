@@ -1,0 +1,96 @@
+import { verifyEd25519Strict } from '../core/ed25519.js';
+import { utf8Bytes } from '../core/encoding.js';
+import { SERVICE_NAME, SERVICE_VERSION, SPEC_VERSION } from '../core/version.js';
+import type { Clock } from '../ports/clock.js';
+import type { ServerKey } from '../ports/signer.js';
+import type { Store } from '../ports/store.js';
+
+export interface ComponentCheck {
+  ok: boolean;
+  latency_ms: number;
+  error?: string;
+}
+
+const PROBE = utf8Bytes('svc health probe');
+
+export class HealthService {
+  private readonly startedAt: number;
+
+  constructor(private readonly deps: { store: Store; serverKey: ServerKey; clock: Clock; timeoutMs?: number }) {
+    this.startedAt = deps.clock.now();
+  }
+
+  /** The components svc has: its store and its signing key (docs/OPERATIONS.md). */
+  async deepChecks(): Promise<Record<'store' | 'signer', ComponentCheck>> {
+    return {
+      store: await this.timed(() => this.deps.store.ping()),
+      signer: await this.timed(async () => {
+        const signature = this.deps.serverKey.sign(PROBE);
+        if (!verifyEd25519Strict(signature, PROBE, this.deps.serverKey.publicKeyRaw)) {
+          throw new Error('signature does not verify');
+        }
+      }),
+    };
+  }
+
+  async status() {
+    const stats = await this.deps.store.ledger.stats();
+    const memory = process.memoryUsage();
+    const now = this.deps.clock.now();
+    return {
+      service: SERVICE_NAME,
+      version: SERVICE_VERSION,
+      spec_version: SPEC_VERSION,
+      started_at: new Date(this.startedAt).toISOString(),
+      uptime_seconds: Math.floor((now - this.startedAt) / 1000),
+      receipts: {
+        total: stats.total,
+        accepted: stats.by_admissibility.ACCEPTED,
+        blocked: stats.by_verdict.BLOCKED,
+        escalated: stats.by_verdict.ESCALATED,
+        non_deterministic: stats.by_admissibility.NON_DETERMINISTIC,
+      },
+      memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed, heap_total_bytes: memory.heapTotal },
+      runtime: { name: 'node', version: process.version, platform: process.platform, arch: process.arch },
+      store: this.deps.store.kind,
+    };
+  }
+
+  async ledgerStats() {
+    const stats = await this.deps.store.ledger.stats();
+    const head = await this.deps.store.ledger.head();
+    return {
+      total: stats.total,
+      accepted: stats.by_admissibility.ACCEPTED,
+      blocked: stats.by_verdict.BLOCKED,
+      escalated: stats.by_verdict.ESCALATED,
+      non_deterministic: stats.by_admissibility.NON_DETERMINISTIC,
+      rejected: stats.by_admissibility.REJECTED,
+      allowed: stats.by_verdict.ALLOWED,
+      by_verdict: stats.by_verdict,
+      by_admissibility: stats.by_admissibility,
+      agents: stats.agents,
+      repositories: stats.repositories,
+      head: { sequence: head.sequence, receipt_hash: head.receipt_hash },
+    };
+  }
+
+  private async timed(probe: () => Promise<void>): Promise<ComponentCheck> {
+    const started = performance.now();
+    const latency = () => Math.round((performance.now() - started) * 100) / 100;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        probe(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('timed out')), this.deps.timeoutMs ?? 2000);
+        }),
+      ]);
+      return { ok: true, latency_ms: latency() };
+    } catch (error) {
+      return { ok: false, latency_ms: latency(), error: (error as Error).message };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,108 @@
+import type { Clock } from '../ports/clock.js';
+
+export const HOUR_MS = 60 * 60 * 1000;
+
+export interface LimitStatus {
+  allowed: boolean;
+  /** The hourly cap; Infinity for unlimited tiers. */
+  limit: number;
+  remaining: number;
+  /** Requests counted in the current window. */
+  used: number;
+  /** Seconds until one more request fits; set when the request was refused. */
+  retryAfterSeconds?: number;
+  /** When the window is empty again (ms since epoch), null when it is empty now. */
+  resetAt: number | null;
+}
+
+interface Window {
+  times: number[];
+  start: number;
+}
+
+/**
+ * An exact sliding-window log: a client's window holds the times of its accepted requests of
+ * the last hour, never more than its limit, so memory per client is bounded by its tier.
+ * Unlimited clients keep no log. State is per process (docs/RATE_LIMITS.md).
+ */
+export class SlidingWindowLimiter {
+  private readonly windows = new Map<string, Window>();
+  private lastSweep = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly windowMs = HOUR_MS,
+    private readonly maxClients = 100_000,
+  ) {}
+
+  consume(client: string, limit: number): LimitStatus {
+    return this.check(client, limit, true);
+  }
+
+  /** The client's status without counting a request. */
+  peek(client: string, limit: number): LimitStatus {
+    return this.check(client, limit, false);
+  }
+
+  private check(client: string, limit: number, count: boolean): LimitStatus {
+    const now = this.clock.now();
+    if (limit === Number.POSITIVE_INFINITY) {
+      return { allowed: true, limit, remaining: limit, used: 0, resetAt: null };
+    }
+    this.sweepIfDue(now);
+    let window = this.windows.get(client);
+    if (window) this.prune(window, now);
+    let used = window ? window.times.length - window.start : 0;
+    if (count && used >= limit) {
+      const oldest = window!.times[window!.start]!;
+      return {
+        allowed: false,
+        limit,
+        remaining: 0,
+        used,
+        retryAfterSeconds: Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
+        resetAt: window!.times[window!.times.length - 1]! + this.windowMs,
+      };
+    }
+    if (count) {
+      if (!window) {
+        window = { times: [], start: 0 };
+        this.windows.set(client, window);
+      }
+      window.times.push(now);
+      used++;
+    }
+    const newest = window && used > 0 ? window.times[window.times.length - 1]! : null;
+    return {
+      allowed: true,
+      limit,
+      remaining: Math.max(0, limit - used),
+      used,
+      resetAt: newest === null ? null : newest + this.windowMs,
+    };
+  }
+
+  private prune(window: Window, now: number): void {
+    const cutoff = now - this.windowMs;
+    while (window.start < window.times.length && window.times[window.start]! <= cutoff) window.start++;
+    if (window.start > 1024 && window.start * 2 > window.times.length) {
+      window.times = window.times.slice(window.start);
+      window.start = 0;
+    }
+  }
+
+  // Idle clients are dropped lazily, at most once a minute, and the map never outgrows
+  // maxClients: an address-spraying client cannot grow memory without bound.
+  private sweepIfDue(now: number): void {
+    if (now - this.lastSweep < 60_000 && this.windows.size < this.maxClients) return;
+    this.lastSweep = now;
+    for (const [client, window] of this.windows) {
+      this.prune(window, now);
+      if (window.start >= window.times.length) this.windows.delete(client);
+    }
+    for (const client of this.windows.keys()) {
+      if (this.windows.size < this.maxClients) break;
+      this.windows.delete(client);
+    }
+  }
+}

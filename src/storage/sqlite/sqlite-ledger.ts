@@ -1,0 +1,180 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { ChainHead } from '../../core/receipt.js';
+import type {
+  AppendRequest,
+  AppendResult,
+  LedgerEntry,
+  LedgerStats,
+  LedgerStore,
+  StoredOutboxRecord,
+} from '../../ports/ledger-store.js';
+
+interface ReceiptRow {
+  receipt_json: string;
+  claim_json: string;
+  evaluation_json: string;
+  api_key_id: string | null;
+}
+
+const ENTRY_COLUMNS = 'receipt_json, claim_json, evaluation_json, api_key_id';
+
+const toEntry = (row: ReceiptRow): LedgerEntry => ({
+  receipt: JSON.parse(row.receipt_json),
+  claim: JSON.parse(row.claim_json),
+  evaluation: JSON.parse(row.evaluation_json),
+  apiKeyId: row.api_key_id,
+});
+
+export class SqliteLedger implements LedgerStore {
+  private readonly byClaim: Statement<[string], ReceiptRow>;
+  private readonly byReceipt: Statement<[string], ReceiptRow>;
+  private readonly hashByReceipt: Statement<[string], { receipt_hash: string }>;
+  private readonly headRow: Statement<[], { sequence: number; receipt_hash: string }>;
+  private readonly insert: Statement;
+  private readonly insertOutbox: Statement;
+  private readonly appendTx: (request: AppendRequest) => AppendResult;
+
+  constructor(private readonly db: Database) {
+    this.byClaim = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE claim_id = ?`);
+    this.byReceipt = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id = ?`);
+    this.hashByReceipt = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
+    this.headRow = db.prepare('SELECT sequence, receipt_hash FROM receipts ORDER BY sequence DESC LIMIT 1');
+    this.insert = db.prepare(`
+      INSERT INTO receipts (sequence, receipt_id, claim_id, inputs_hash, receipt_hash, issued_at,
+        verdict, admissibility, entity, agent, repository, pull_request, api_key_id,
+        receipt_json, claim_json, evaluation_json)
+      VALUES (@sequence, @receipt_id, @claim_id, @inputs_hash, @receipt_hash, @issued_at,
+        @verdict, @admissibility, @entity, @agent, @repository, @pull_request, @api_key_id,
+        @receipt_json, @claim_json, @evaluation_json)`);
+    this.insertOutbox = db.prepare(
+      'INSERT INTO outbox (topic, receipt_id, payload_json, created_at) VALUES (?, ?, ?, ?)',
+    );
+    const tx = db.transaction((request: AppendRequest) => this.appendLocked(request));
+    // IMMEDIATE takes the write lock before reading the head, so no other connection or
+    // process can append between the read and the insert: sequences stay gap-free.
+    this.appendTx = (request) => tx.immediate(request);
+  }
+
+  async append(request: AppendRequest): Promise<AppendResult> {
+    return this.appendTx(request);
+  }
+
+  private appendLocked(request: AppendRequest): AppendResult {
+    const existing = this.byClaim.get(request.claimId);
+    if (existing) return { status: 'exists', entry: toEntry(existing) };
+    const head = this.readHead();
+    const { entry, outbox = [] } = request.build(head);
+    const { receipt } = entry;
+    if (
+      receipt.chain.sequence !== head.sequence + 1 ||
+      receipt.chain.previous_receipt_hash !== head.receipt_hash ||
+      receipt.claim_id !== request.claimId
+    ) {
+      throw new Error('append: built entry does not extend the ledger head');
+    }
+    this.insert.run({
+      sequence: receipt.chain.sequence,
+      receipt_id: receipt.receipt_id,
+      claim_id: receipt.claim_id,
+      inputs_hash: receipt.evidence.inputs_hash,
+      receipt_hash: receipt.chain.receipt_hash,
+      issued_at: receipt.issued_at,
+      verdict: receipt.policy.verdict,
+      admissibility: receipt.admissibility.status,
+      entity: entry.claim.entity,
+      agent: receipt.subject.agent ?? null,
+      repository: receipt.subject.repository ?? null,
+      pull_request: receipt.subject.pull_request === undefined ? null : String(receipt.subject.pull_request),
+      api_key_id: entry.apiKeyId,
+      receipt_json: JSON.stringify(receipt),
+      claim_json: JSON.stringify(entry.claim),
+      evaluation_json: JSON.stringify(entry.evaluation),
+    });
+    for (const record of outbox) {
+      this.insertOutbox.run(record.topic, receipt.receipt_id, JSON.stringify(record.payload), receipt.issued_at);
+    }
+    return { status: 'appended', entry };
+  }
+
+  private readHead(): ChainHead {
+    const row = this.headRow.get();
+    return row ? { sequence: row.sequence, receipt_hash: row.receipt_hash } : { sequence: 0, receipt_hash: null };
+  }
+
+  async head(): Promise<ChainHead> {
+    return this.readHead();
+  }
+
+  async getByReceiptId(receiptId: string): Promise<LedgerEntry | null> {
+    const row = this.byReceipt.get(receiptId);
+    return row ? toEntry(row) : null;
+  }
+
+  async getByClaimId(claimId: string): Promise<LedgerEntry | null> {
+    const row = this.byClaim.get(claimId);
+    return row ? toEntry(row) : null;
+  }
+
+  async receiptHashOf(receiptId: string): Promise<string | null> {
+    return this.hashByReceipt.get(receiptId)?.receipt_hash ?? null;
+  }
+
+  async list(after: number, limit: number): Promise<LedgerEntry[]> {
+    return this.db
+      .prepare<[number, number], ReceiptRow>(
+        `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE sequence > ? ORDER BY sequence LIMIT ?`,
+      )
+      .all(after, limit)
+      .map(toEntry);
+  }
+
+  async stats(): Promise<LedgerStats> {
+    const count = (column: 'verdict' | 'admissibility') =>
+      Object.fromEntries(
+        this.db
+          .prepare<[], { key: string; n: number }>(`SELECT ${column} AS key, COUNT(*) AS n FROM receipts GROUP BY ${column}`)
+          .all()
+          .map((row) => [row.key, row.n]),
+      );
+    const distinct = (column: 'agent' | 'repository') =>
+      this.db
+        .prepare<[], { v: string }>(`SELECT DISTINCT ${column} AS v FROM receipts WHERE ${column} IS NOT NULL ORDER BY ${column}`)
+        .all()
+        .map((row) => row.v);
+    const verdicts = count('verdict');
+    const admissibility = count('admissibility');
+    return {
+      total: this.readHead().sequence,
+      by_verdict: { ALLOWED: verdicts.ALLOWED ?? 0, BLOCKED: verdicts.BLOCKED ?? 0, ESCALATED: verdicts.ESCALATED ?? 0 },
+      by_admissibility: {
+        ACCEPTED: admissibility.ACCEPTED ?? 0,
+        NON_DETERMINISTIC: admissibility.NON_DETERMINISTIC ?? 0,
+        REJECTED: admissibility.REJECTED ?? 0,
+      },
+      agents: distinct('agent'),
+      repositories: distinct('repository'),
+    };
+  }
+
+  async countByApiKey(apiKeyId: string): Promise<number> {
+    const row = this.db
+      .prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM receipts WHERE api_key_id = ?')
+      .get(apiKeyId);
+    return row?.n ?? 0;
+  }
+
+  async pendingOutbox(limit: number): Promise<StoredOutboxRecord[]> {
+    return this.db
+      .prepare<[number], { id: number; topic: string; receipt_id: string; payload_json: string; created_at: string }>(
+        'SELECT id, topic, receipt_id, payload_json, created_at FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT ?',
+      )
+      .all(limit)
+      .map((row) => ({
+        id: row.id,
+        topic: row.topic,
+        receiptId: row.receipt_id,
+        payload: JSON.parse(row.payload_json),
+        createdAt: row.created_at,
+      }));
+  }
+}
