@@ -7,11 +7,27 @@ import globals from 'globals';
 // transport, store or process; ports know only the core; services know no transport.
 const forbidden = (groups) => ['error', { patterns: groups }];
 const outward = {
-  group: ['**/api/**', '**/storage/**', '**/services/**', '**/secrets/**', '**/app.js', '**/server.js'],
+  group: [
+    '**/api/**',
+    '**/storage/**',
+    '**/services/**',
+    '**/secrets/**',
+    '**/app.js',
+    '**/server.js',
+  ],
   message: 'Dependencies point inward (docs/ARCHITECTURE.md).',
 };
 const io = {
-  group: ['express', 'better-sqlite3', 'mongodb', 'pino', 'pino-http', 'node:fs', 'node:http', 'fs'],
+  group: [
+    'express',
+    'better-sqlite3',
+    'mongodb',
+    'pino',
+    'pino-http',
+    'node:fs',
+    'node:http',
+    'fs',
+  ],
   message: 'The core does no I/O.',
 };
 
@@ -31,7 +47,11 @@ export default tseslint.config(
   {
     files: ['src/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': forbidden([outward, io, { group: ['**/ports/**', 'node:*'], message: 'The core is portable and pure.' }]),
+      'no-restricted-imports': forbidden([
+        outward,
+        io,
+        { group: ['**/ports/**', 'node:*'], message: 'The core is portable and pure.' },
+      ]),
     },
   },
   {
@@ -42,7 +62,10 @@ export default tseslint.config(
     files: ['src/services/**/*.ts'],
     rules: {
       'no-restricted-imports': forbidden([
-        { group: ['**/api/**', '**/storage/**', '**/app.js', '**/server.js', 'express'], message: 'Services know no transport or adapter.' },
+        {
+          group: ['**/api/**', '**/storage/**', '**/app.js', '**/server.js', 'express'],
+          message: 'Services know no transport or adapter.',
+        },
       ]),
     },
   },
@@ -53,6 +76,9 @@ export default tseslint.config(
   {
     files: ['test/**/*.ts', '*.cjs', 'test/**/*.cjs'],
     languageOptions: { globals: { ...globals.node, ...globals.jest } },
-    rules: { '@typescript-eslint/no-require-imports': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+    rules: {
+      '@typescript-eslint/no-require-imports': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
   },
 );

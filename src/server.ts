@@ -25,19 +25,30 @@ async function main(): Promise<void> {
   try {
     const signing = loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
     key = signing.key;
-    logger.info({ key_id: key.keyId, source: signing.source, path: signing.path }, 'signing key ready');
-    box = createAesGcmBox(loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir }));
+    logger.info(
+      { key_id: key.keyId, source: signing.source, path: signing.path },
+      'signing key ready',
+    );
+    box = createAesGcmBox(
+      loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir }),
+    );
     store = openSqliteStore(join(config.dataDir, 'ledger.db'));
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
   }
   const head = await store.ledger.head();
-  logger.info({ store: store.kind, data_dir: config.dataDir, sequence: head.sequence }, 'ledger opened');
+  logger.info(
+    { store: store.kind, data_dir: config.dataDir, sequence: head.sequence },
+    'ledger opened',
+  );
 
   const app = createApp({ config, store, serverKey: key, box, clock: systemClock, logger });
   const server = app.listen(config.port, config.host, () => {
-    logger.info({ url: config.baseUrl, host: config.host, port: config.port, version: SERVICE_VERSION }, 'svc listening');
+    logger.info(
+      { url: config.baseUrl, host: config.host, port: config.port, version: SERVICE_VERSION },
+      'svc listening',
+    );
   });
   server.on('error', (error) => {
     logger.fatal({ err: error }, 'cannot listen');

@@ -13,17 +13,20 @@ const hourlyLimit = z
   .refine((n) => n >= 1, { error: 'must be at least 1' });
 
 // express's "trust proxy": false, true, a hop count, or a comma list of addresses/subnets.
-const trustProxy = z
-  .string()
-  .transform((v): boolean | number | string[] => {
-    if (v === 'true' || v === 'false') return v === 'true';
-    if (/^\d+$/.test(v)) return Number(v);
-    return v.split(',').map((part) => part.trim()).filter(Boolean);
-  });
+const trustProxy = z.string().transform((v): boolean | number | string[] => {
+  if (v === 'true' || v === 'false') return v === 'true';
+  if (/^\d+$/.test(v)) return Number(v);
+  return v
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+});
 
 const secret32 = z
   .string()
-  .transform((v) => (/^[0-9a-fA-F]{64}$/.test(v) ? Buffer.from(v, 'hex') : Buffer.from(v, 'base64')))
+  .transform((v) =>
+    /^[0-9a-fA-F]{64}$/.test(v) ? Buffer.from(v, 'hex') : Buffer.from(v, 'base64'),
+  )
   .refine((b) => b.length === 32, { error: 'must be 32 bytes, as 64 hex characters or base64' });
 
 const envSchema = z.object({
@@ -34,7 +37,9 @@ const envSchema = z.object({
   SVC_SIGNING_KEY: z
     .string()
     .transform((v) => v.replace(/\\n/g, '\n'))
-    .refine((v) => v.includes('-----BEGIN PRIVATE KEY-----'), { error: 'must be a PKCS#8 PEM ("BEGIN PRIVATE KEY")' })
+    .refine((v) => v.includes('-----BEGIN PRIVATE KEY-----'), {
+      error: 'must be a PKCS#8 PEM ("BEGIN PRIVATE KEY")',
+    })
     .optional(),
   SVC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   WEBHOOK_SECRET: z.string().optional(),
@@ -68,7 +73,9 @@ export class ConfigError extends Error {
 /** Reads and validates the environment; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // An empty variable (common in compose files) means "not set".
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, v]) => v !== undefined && v !== ''),
+  );
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');

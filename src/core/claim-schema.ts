@@ -1,9 +1,16 @@
 import { z } from 'zod';
-import { MAX_ID_CHARS, MAX_LIST_ITEMS, MAX_SOURCES, MAX_STRING_CHARS, MAX_URI_CHARS } from './limits.js';
+import {
+  MAX_ID_CHARS,
+  MAX_LIST_ITEMS,
+  MAX_SOURCES,
+  MAX_STRING_CHARS,
+  MAX_URI_CHARS,
+} from './limits.js';
 import { policyConfigSchema } from './policy-config.js';
 
 const text = (max = MAX_STRING_CHARS) => z.string().max(max);
-const required = (max = MAX_STRING_CHARS) => z.string().min(1, { error: 'must not be empty' }).max(max);
+const required = (max = MAX_STRING_CHARS) =>
+  z.string().min(1, { error: 'must not be empty' }).max(max);
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST_ITEMS);
 
 export const ACTION_TYPES = [

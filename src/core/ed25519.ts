@@ -5,8 +5,11 @@ import { concatBytes, fromBase64, toBase64, toHex } from './encoding.js';
 // noble's synchronous API needs a SHA-512; @noble/hashes keeps the core portable.
 ed.hashes.sha512 = sha512;
 
-const SPKI_PREFIX = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]);
-const PEM = /^-----BEGIN PUBLIC KEY-----\r?\n([A-Za-z0-9+/=\r\n]+)\r?\n-----END PUBLIC KEY-----\s*$/;
+const SPKI_PREFIX = Uint8Array.from([
+  0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+]);
+const PEM =
+  /^-----BEGIN PUBLIC KEY-----\r?\n([A-Za-z0-9+/=\r\n]+)\r?\n-----END PUBLIC KEY-----\s*$/;
 
 /**
  * Strict RFC 8032 verification, the rule every verifier of the project applies (contract §3):
@@ -45,7 +48,9 @@ export function rawPublicKeyFromSpki(der: Uint8Array): Uint8Array | null {
 }
 
 export function pemFromRawPublicKey(raw: Uint8Array): string {
-  const body = toBase64(spkiFromRawPublicKey(raw)).replace(/(.{64})/g, '$1\n').trimEnd();
+  const body = toBase64(spkiFromRawPublicKey(raw))
+    .replace(/(.{64})/g, '$1\n')
+    .trimEnd();
   return `-----BEGIN PUBLIC KEY-----\n${body}\n-----END PUBLIC KEY-----\n`;
 }
 
@@ -63,8 +68,8 @@ export const keyIdOf = (raw: Uint8Array): string =>
 
 // Group order L of Ed25519, little-endian, for the S < L check of strict verification.
 const ORDER_LE = Uint8Array.from([
-  0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14,
-  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+  0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
 ]);
 
 /** Whether the S half of a signature is a canonical scalar (S < L). */

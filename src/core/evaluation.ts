@@ -20,7 +20,11 @@ export interface Evaluation {
 }
 
 /** `replay_hash` of the receipt contract (§4). */
-export function replayHash(inputsHash: string, config: PolicyConfig, outcome: PolicyOutcome): string {
+export function replayHash(
+  inputsHash: string,
+  config: PolicyConfig,
+  outcome: PolicyOutcome,
+): string {
   return hashCanonical({
     inputs_hash: inputsHash,
     policy: config,
@@ -41,7 +45,8 @@ export function evaluateClaim(claim: ClaimInput, config: PolicyConfig): Evaluati
   const replayedClaim = JSON.parse(canonicalize(claim)) as ClaimInput;
   const replayedConfig = JSON.parse(canonicalize(config)) as PolicyConfig;
   const second = evaluatePolicy(replayedClaim, replayedConfig);
-  const deterministic = replayHash(hashCanonical(replayedClaim), replayedConfig, second) === firstHash;
+  const deterministic =
+    replayHash(hashCanonical(replayedClaim), replayedConfig, second) === firstHash;
 
   const expected = claim.expected_replay_match;
   const passed = expected === undefined ? deterministic : deterministic === expected;
@@ -69,9 +74,13 @@ function admissibilityOf(
     return { status: 'NON_DETERMINISTIC', reason };
   }
   const replayNote = config.requireReplay ? 'replay passed' : 'replay not required';
-  if (verdict === 'ALLOWED') return { status: 'ACCEPTED', reason: `verdict ALLOWED; ${replayNote}` };
+  if (verdict === 'ALLOWED')
+    return { status: 'ACCEPTED', reason: `verdict ALLOWED; ${replayNote}` };
   if (verdict === 'ESCALATED') {
-    return { status: 'REJECTED', reason: 'verdict ESCALATED: not admissible until a human decides' };
+    return {
+      status: 'REJECTED',
+      reason: 'verdict ESCALATED: not admissible until a human decides',
+    };
   }
   return { status: 'REJECTED', reason: 'verdict BLOCKED: a policy rule failed' };
 }

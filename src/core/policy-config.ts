@@ -26,9 +26,7 @@ export const DEFAULT_POLICY: Readonly<PolicyConfig> = Object.freeze({
 });
 
 /** Layers overrides over a base, ignoring members that are absent. Returns a fresh object. */
-export function resolvePolicy(
-  ...layers: (PolicyConfigInput | undefined)[]
-): PolicyConfig {
+export function resolvePolicy(...layers: (PolicyConfigInput | undefined)[]): PolicyConfig {
   const effective: PolicyConfig = { ...DEFAULT_POLICY };
   for (const layer of layers) {
     if (!layer) continue;

@@ -154,7 +154,9 @@ export function signReceipt(core: ReceiptCore, signer: ReceiptSigner): Unchained
 }
 
 /** `chain.receipt_hash` (contract §4): over evidence, policy, replay and attestations. */
-export function receiptHash(receipt: Pick<Receipt, 'evidence' | 'policy' | 'replay' | 'attestations'>): string {
+export function receiptHash(
+  receipt: Pick<Receipt, 'evidence' | 'policy' | 'replay' | 'attestations'>,
+): string {
   return hashCanonical({
     evidence: receipt.evidence,
     policy: receipt.policy,
@@ -167,19 +169,31 @@ export function receiptHash(receipt: Pick<Receipt, 'evidence' | 'policy' | 'repl
  * Places a signed receipt after the ledger head. Pure and cheap on purpose: a store calls it
  * inside its append's critical section, and may call it again after a conflict.
  */
-export function chainReceipt(receipt: UnchainedReceipt, head: ChainHead, hash = receiptHash(receipt)): Receipt {
+export function chainReceipt(
+  receipt: UnchainedReceipt,
+  head: ChainHead,
+  hash = receiptHash(receipt),
+): Receipt {
   return {
     ...receipt,
-    chain: { sequence: head.sequence + 1, previous_receipt_hash: head.receipt_hash, receipt_hash: hash },
+    chain: {
+      sequence: head.sequence + 1,
+      previous_receipt_hash: head.receipt_hash,
+      receipt_hash: hash,
+    },
   };
 }
 
 /** Picks the members a receipt declares signed; null when the declaration is not v1's. */
 export function signedCoreOf(receipt: Record<string, unknown>): Record<string, unknown> | null {
   const declared = receipt.signed_fields as { contract?: unknown; fields?: unknown } | undefined;
-  if (!declared || declared.contract !== RECEIPT_CORE_V1 || !Array.isArray(declared.fields)) return null;
+  if (!declared || declared.contract !== RECEIPT_CORE_V1 || !Array.isArray(declared.fields))
+    return null;
   const fields = declared.fields as unknown[];
-  if (fields.length !== SIGNED_FIELDS_V1.length || fields.some((f, i) => f !== SIGNED_FIELDS_V1[i])) {
+  if (
+    fields.length !== SIGNED_FIELDS_V1.length ||
+    fields.some((f, i) => f !== SIGNED_FIELDS_V1[i])
+  ) {
     return null;
   }
   const core: Record<string, unknown> = {};

@@ -90,7 +90,8 @@ function pathOf(stack: Frame[]): string {
 function checkValues(value: unknown, path: (string | number)[]): void {
   const where = () => (path.length ? path.join('.') : '(root)');
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new SvcError('validation_failed', `${where()}: number out of range`);
+    if (!Number.isFinite(value))
+      throw new SvcError('validation_failed', `${where()}: number out of range`);
     if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
       throw new SvcError(
         'validation_failed',
@@ -98,7 +99,8 @@ function checkValues(value: unknown, path: (string | number)[]): void {
       );
     }
   } else if (typeof value === 'string') {
-    if (!value.isWellFormed()) throw new SvcError('validation_failed', `${where()}: lone UTF-16 surrogate`);
+    if (!value.isWellFormed())
+      throw new SvcError('validation_failed', `${where()}: lone UTF-16 surrogate`);
   } else if (Array.isArray(value)) {
     value.forEach((item, i) => checkValues(item, [...path, i]));
   } else if (value !== null && typeof value === 'object') {
@@ -106,7 +108,8 @@ function checkValues(value: unknown, path: (string | number)[]): void {
       if (FORBIDDEN_KEYS.has(key)) {
         throw new SvcError('validation_failed', `${where()}: key "${key}" is not allowed`);
       }
-      if (!key.isWellFormed()) throw new SvcError('validation_failed', `${where()}: lone UTF-16 surrogate in a key`);
+      if (!key.isWellFormed())
+        throw new SvcError('validation_failed', `${where()}: lone UTF-16 surrogate in a key`);
       checkValues(item, [...path, key]);
     }
   }

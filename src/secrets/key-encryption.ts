@@ -8,7 +8,11 @@ const VERSION = 'v1';
 /** The 32-byte secret that encrypts stored API keys: configured, else kept in the data dir. */
 export function loadKeyEncryptionSecret(options: { secret?: Buffer; dataDir: string }): Buffer {
   if (options.secret) return options.secret;
-  const file = readOrCreateSecretFile(options.dataDir, KEY_ENCRYPTION_FILE, () => `${randomBytes(32).toString('hex')}\n`);
+  const file = readOrCreateSecretFile(
+    options.dataDir,
+    KEY_ENCRYPTION_FILE,
+    () => `${randomBytes(32).toString('hex')}\n`,
+  );
   const secret = Buffer.from(file.contents.trim(), 'hex');
   if (secret.length !== 32) throw new Error(`${file.path}: expected 64 hex characters`);
   return secret;
@@ -32,7 +36,9 @@ export function createAesGcmBox(secret: Buffer): SecretBox {
       const decipher = createDecipheriv('aes-256-gcm', secret, bytes.subarray(0, 12));
       decipher.setAAD(Buffer.from(context, 'utf8'));
       decipher.setAuthTag(bytes.subarray(12, 28));
-      return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString(
+        'utf8',
+      );
     },
   };
 }

@@ -24,7 +24,11 @@ export function createNativeStrictVerify(cacheSize = 64): Ed25519Verify {
     let key = keys.get(id);
     if (key === undefined) {
       key = isStrictPublicKey(publicKey)
-        ? createPublicKey({ key: Buffer.from(spkiFromRawPublicKey(publicKey)), format: 'der', type: 'spki' })
+        ? createPublicKey({
+            key: Buffer.from(spkiFromRawPublicKey(publicKey)),
+            format: 'der',
+            type: 'spki',
+          })
         : null;
       if (keys.size >= cacheSize) keys.delete(keys.keys().next().value!);
       keys.set(id, key);
@@ -32,7 +36,8 @@ export function createNativeStrictVerify(cacheSize = 64): Ed25519Verify {
     return key;
   };
   return (signature, message, publicKey) => {
-    if (signature.length !== 64 || publicKey.length !== 32 || !hasCanonicalScalar(signature)) return false;
+    if (signature.length !== 64 || publicKey.length !== 32 || !hasCanonicalScalar(signature))
+      return false;
     const key = keyObjectOf(publicKey);
     if (!key) return false;
     if (nodeVerify(null, message, key, signature)) return true;

@@ -1,4 +1,10 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+  type KeyObject,
+} from 'node:crypto';
 import { keyIdOf, pemFromRawPublicKey, rawPublicKeyFromSpki } from '../core/ed25519.js';
 import type { ServerKey } from '../ports/signer.js';
 import { createNativeStrictVerify } from './native-ed25519.js';
@@ -15,7 +21,11 @@ export function loadServerKey(options: { pem?: string; dataDir: string }): {
   source: 'environment' | 'generated' | 'file';
   path?: string;
 } {
-  if (options.pem) return { key: serverKeyFrom(parsePrivateKey(options.pem, 'SVC_SIGNING_KEY')), source: 'environment' };
+  if (options.pem)
+    return {
+      key: serverKeyFrom(parsePrivateKey(options.pem, 'SVC_SIGNING_KEY')),
+      source: 'environment',
+    };
   const file = readOrCreateSecretFile(options.dataDir, SIGNING_KEY_FILE, () =>
     generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
   );
@@ -34,7 +44,9 @@ function parsePrivateKey(pem: string, origin: string): KeyObject {
     throw new Error(`${origin}: not a PKCS#8 PEM private key`, { cause: error });
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new Error(`${origin}: expected an Ed25519 key, found ${key.asymmetricKeyType ?? 'unknown'}`);
+    throw new Error(
+      `${origin}: expected an Ed25519 key, found ${key.asymmetricKeyType ?? 'unknown'}`,
+    );
   }
   return key;
 }

@@ -3,7 +3,8 @@ import type { ApiKeyRecord, ApiKeyStore, Tier } from '../ports/api-key-store.js'
 import type { Clock } from '../ports/clock.js';
 import type { SecretBox } from '../ports/secret-box.js';
 
-export const API_KEY_PATTERN = /^sk_svc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const API_KEY_PATTERN =
+  /^sk_svc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export const TIER_LIMITS: Readonly<Record<Tier, number>> = {
   free: 100,
@@ -16,9 +17,7 @@ const digestOf = (rawKey: string) => createHash('sha256').update(rawKey, 'utf8')
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 export class ApiKeyService {
-  constructor(
-    private readonly deps: { keys: ApiKeyStore; box: SecretBox; clock: Clock },
-  ) {}
+  constructor(private readonly deps: { keys: ApiKeyStore; box: SecretBox; clock: Clock }) {}
 
   /** Issues a free-tier key, or answers the key the email already has (the spec's rule). */
   async signup(email: string): Promise<{ apiKey: string; created: boolean; record: ApiKeyRecord }> {
@@ -56,7 +55,11 @@ export class ApiKeyService {
   }
 
   async setTier(email: string, tier: Tier): Promise<ApiKeyRecord | null> {
-    return this.deps.keys.setTier(normalizeEmail(email), tier, new Date(this.deps.clock.now()).toISOString());
+    return this.deps.keys.setTier(
+      normalizeEmail(email),
+      tier,
+      new Date(this.deps.clock.now()).toISOString(),
+    );
   }
 
   private reveal(record: ApiKeyRecord): string {

@@ -62,7 +62,8 @@ export class ClaimService {
     context: { apiKeyId: string | null },
   ): Promise<{ response: EvaluateResponse; replayed: boolean }> {
     const existing = await this.deps.ledger.getByClaimId(claim.claim_id);
-    if (existing) return { response: this.replayed(existing, hashCanonical(claim)), replayed: true };
+    if (existing)
+      return { response: this.replayed(existing, hashCanonical(claim)), replayed: true };
 
     const evaluation = evaluateClaim(claim, resolvePolicy(claim.policyConfig));
     const now = this.deps.clock.now();
@@ -76,11 +77,20 @@ export class ClaimService {
     // so the ledger's critical section only places an already signed receipt.
     const signed = signReceipt(core, this.deps.serverKey);
     const hash = receiptHash(signed);
-    const stored = { policy: evaluation.policy, replay: evaluation.replay, config: evaluation.config };
+    const stored = {
+      policy: evaluation.policy,
+      replay: evaluation.replay,
+      config: evaluation.config,
+    };
     const result = await this.deps.ledger.append({
       claimId: claim.claim_id,
       build: (head) => ({
-        entry: { receipt: chainReceipt(signed, head, hash), claim, evaluation: stored, apiKeyId: context.apiKeyId },
+        entry: {
+          receipt: chainReceipt(signed, head, hash),
+          claim,
+          evaluation: stored,
+          apiKeyId: context.apiKeyId,
+        },
       }),
     });
     if (result.status === 'exists') {

@@ -16,7 +16,9 @@ const PROBE = utf8Bytes('svc health probe');
 export class HealthService {
   private readonly startedAt: number;
 
-  constructor(private readonly deps: { store: Store; serverKey: ServerKey; clock: Clock; timeoutMs?: number }) {
+  constructor(
+    private readonly deps: { store: Store; serverKey: ServerKey; clock: Clock; timeoutMs?: number },
+  ) {
     this.startedAt = deps.clock.now();
   }
 
@@ -50,8 +52,17 @@ export class HealthService {
         escalated: stats.by_verdict.ESCALATED,
         non_deterministic: stats.by_admissibility.NON_DETERMINISTIC,
       },
-      memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed, heap_total_bytes: memory.heapTotal },
-      runtime: { name: 'node', version: process.version, platform: process.platform, arch: process.arch },
+      memory: {
+        rss_bytes: memory.rss,
+        heap_used_bytes: memory.heapUsed,
+        heap_total_bytes: memory.heapTotal,
+      },
+      runtime: {
+        name: 'node',
+        version: process.version,
+        platform: process.platform,
+        arch: process.arch,
+      },
       store: this.deps.store.kind,
     };
   }

@@ -84,7 +84,8 @@ export class SlidingWindowLimiter {
 
   private prune(window: Window, now: number): void {
     const cutoff = now - this.windowMs;
-    while (window.start < window.times.length && window.times[window.start]! <= cutoff) window.start++;
+    while (window.start < window.times.length && window.times[window.start]! <= cutoff)
+      window.start++;
     if (window.start > 1024 && window.start * 2 > window.times.length) {
       window.times = window.times.slice(window.start);
       window.start = 0;

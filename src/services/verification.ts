@@ -8,7 +8,9 @@ export async function verifyAgainstLedger(
   deps: { ledger: LedgerStore; serverKey: ServerKey },
 ): Promise<VerifyResult> {
   const receiptId =
-    typeof receipt === 'object' && receipt !== null && typeof (receipt as { receipt_id?: unknown }).receipt_id === 'string'
+    typeof receipt === 'object' &&
+    receipt !== null &&
+    typeof (receipt as { receipt_id?: unknown }).receipt_id === 'string'
       ? (receipt as { receipt_id: string }).receipt_id
       : null;
   return verifyReceipt(receipt, {

@@ -39,7 +39,9 @@ function fromBodyParser(error: { type?: unknown; status?: unknown }): SvcError |
 export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {
   const known =
     (isSvcError(error) && error) ||
-    (typeof error === 'object' && error !== null ? fromBodyParser(error as { type?: unknown }) : null);
+    (typeof error === 'object' && error !== null
+      ? fromBodyParser(error as { type?: unknown })
+      : null);
   const failure = known ?? new SvcError('internal', 'Internal server error', { cause: error });
   const status = STATUS_OF[failure.code];
   if (status >= 500) req.log?.error({ err: error }, 'request failed');

@@ -15,14 +15,19 @@ const show = (n: number) => (n === Number.POSITIVE_INFINITY ? 'unlimited' : Stri
 function setLimitHeaders(res: Response, status: LimitStatus): void {
   res.setHeader('X-RateLimit-Limit', show(status.limit));
   res.setHeader('X-RateLimit-Remaining', show(status.remaining));
-  if (status.resetAt !== null) res.setHeader('X-RateLimit-Reset', String(Math.ceil(status.resetAt / 1000)));
+  if (status.resetAt !== null)
+    res.setHeader('X-RateLimit-Reset', String(Math.ceil(status.resetAt / 1000)));
 }
 
 function refuse(status: LimitStatus, what: string): SvcError {
   const seconds = status.retryAfterSeconds ?? 1;
-  return new SvcError('rate_limited', `Rate limit of ${show(status.limit)} ${what} per hour exceeded; retry in ${seconds} s`, {
-    headers: { 'Retry-After': String(seconds) },
-  });
+  return new SvcError(
+    'rate_limited',
+    `Rate limit of ${show(status.limit)} ${what} per hour exceeded; retry in ${seconds} s`,
+    {
+      headers: { 'Retry-After': String(seconds) },
+    },
+  );
 }
 
 /** The API key of a request: X-API-Key, or Authorization: Bearer. Undefined when neither. */
@@ -62,7 +67,9 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
     const key = res.locals.apiKey;
     const client = key ? `key:${key.id}` : anonymous;
     const limit = key ? TIER_LIMITS[key.tier] : deps.anonLimitPerHour;
-    const status = isFree(req) ? deps.limiter.peek(client, limit) : deps.limiter.consume(client, limit);
+    const status = isFree(req)
+      ? deps.limiter.peek(client, limit)
+      : deps.limiter.consume(client, limit);
     setLimitHeaders(res, status);
     if (!status.allowed) throw refuse(status, 'requests');
     next();
@@ -81,8 +88,10 @@ export function limitSignups(deps: LimitDeps): RequestHandler {
 
 export const requireKey: RequestHandler = (_req, res, next) => {
   if (!res.locals.apiKey) {
-    throw new SvcError('unauthorized', 'API key required: send "X-API-Key: <key>" or "Authorization: Bearer <key>"');
+    throw new SvcError(
+      'unauthorized',
+      'API key required: send "X-API-Key: <key>" or "Authorization: Bearer <key>"',
+    );
   }
   next();
 };
-

@@ -13,7 +13,9 @@ export const signupSchema = z.strictObject({
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const show = (n: number) => (n === Number.POSITIVE_INFINITY ? 'unlimited' : n);
 
-export function accountsRouter(deps: LimitDeps & { apiKeys: ApiKeyService; ledger: LedgerStore; limiter: SlidingWindowLimiter }): Router {
+export function accountsRouter(
+  deps: LimitDeps & { apiKeys: ApiKeyService; ledger: LedgerStore; limiter: SlidingWindowLimiter },
+): Router {
   const router = Router();
   router.post('/v1/signup', limitSignups(deps), async (req, res) => {
     const { email } = validate(signupSchema, req.body);

@@ -8,7 +8,9 @@ export function claimsRouter(claims: ClaimService): Router {
   const router = Router();
   router.post('/v1/evaluate', requireKey, async (req, res) => {
     const claim = validate(claimInputSchema, req.body);
-    const { response, replayed } = await claims.evaluate(claim, { apiKeyId: res.locals.apiKey!.id });
+    const { response, replayed } = await claims.evaluate(claim, {
+      apiKeyId: res.locals.apiKey!.id,
+    });
     if (replayed) res.setHeader('Idempotent-Replay', 'true');
     res.status(200).json(response);
   });

@@ -10,7 +10,10 @@ export function verifyRouter(deps: { ledger: LedgerStore; serverKey: ServerKey }
     // Anything that is an object gets the layered checks (a broken receipt is a FAIL, not a
     // 400); only a body that cannot be a receipt at all is refused.
     if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) {
-      throw new SvcError('validation_failed', '(root): expected a receipt object, as returned under "receipt" by evaluate');
+      throw new SvcError(
+        'validation_failed',
+        '(root): expected a receipt object, as returned under "receipt" by evaluate',
+      );
     }
     res.json(await verifyAgainstLedger(req.body, deps));
   });

@@ -58,7 +58,9 @@ const MIGRATIONS: string[] = [
 export function migrate(db: Database): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
-    throw new Error(`ledger schema version ${current} is newer than this build understands (${MIGRATIONS.length})`);
+    throw new Error(
+      `ledger schema version ${current} is newer than this build understands (${MIGRATIONS.length})`,
+    );
   }
   for (let version = current; version < MIGRATIONS.length; version++) {
     db.transaction(() => {

@@ -38,7 +38,9 @@ export class SqliteLedger implements LedgerStore {
     this.byClaim = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE claim_id = ?`);
     this.byReceipt = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id = ?`);
     this.hashByReceipt = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
-    this.headRow = db.prepare('SELECT sequence, receipt_hash FROM receipts ORDER BY sequence DESC LIMIT 1');
+    this.headRow = db.prepare(
+      'SELECT sequence, receipt_hash FROM receipts ORDER BY sequence DESC LIMIT 1',
+    );
     this.insert = db.prepare(`
       INSERT INTO receipts (sequence, receipt_id, claim_id, inputs_hash, receipt_hash, issued_at,
         verdict, admissibility, entity, agent, repository, pull_request, api_key_id,
@@ -84,21 +86,29 @@ export class SqliteLedger implements LedgerStore {
       entity: entry.claim.entity,
       agent: receipt.subject.agent ?? null,
       repository: receipt.subject.repository ?? null,
-      pull_request: receipt.subject.pull_request === undefined ? null : String(receipt.subject.pull_request),
+      pull_request:
+        receipt.subject.pull_request === undefined ? null : String(receipt.subject.pull_request),
       api_key_id: entry.apiKeyId,
       receipt_json: JSON.stringify(receipt),
       claim_json: JSON.stringify(entry.claim),
       evaluation_json: JSON.stringify(entry.evaluation),
     });
     for (const record of outbox) {
-      this.insertOutbox.run(record.topic, receipt.receipt_id, JSON.stringify(record.payload), receipt.issued_at);
+      this.insertOutbox.run(
+        record.topic,
+        receipt.receipt_id,
+        JSON.stringify(record.payload),
+        receipt.issued_at,
+      );
     }
     return { status: 'appended', entry };
   }
 
   private readHead(): ChainHead {
     const row = this.headRow.get();
-    return row ? { sequence: row.sequence, receipt_hash: row.receipt_hash } : { sequence: 0, receipt_hash: null };
+    return row
+      ? { sequence: row.sequence, receipt_hash: row.receipt_hash }
+      : { sequence: 0, receipt_hash: null };
   }
 
   async head(): Promise<ChainHead> {
@@ -132,20 +142,28 @@ export class SqliteLedger implements LedgerStore {
     const count = (column: 'verdict' | 'admissibility') =>
       Object.fromEntries(
         this.db
-          .prepare<[], { key: string; n: number }>(`SELECT ${column} AS key, COUNT(*) AS n FROM receipts GROUP BY ${column}`)
+          .prepare<[], { key: string; n: number }>(
+            `SELECT ${column} AS key, COUNT(*) AS n FROM receipts GROUP BY ${column}`,
+          )
           .all()
           .map((row) => [row.key, row.n]),
       );
     const distinct = (column: 'agent' | 'repository') =>
       this.db
-        .prepare<[], { v: string }>(`SELECT DISTINCT ${column} AS v FROM receipts WHERE ${column} IS NOT NULL ORDER BY ${column}`)
+        .prepare<[], { v: string }>(
+          `SELECT DISTINCT ${column} AS v FROM receipts WHERE ${column} IS NOT NULL ORDER BY ${column}`,
+        )
         .all()
         .map((row) => row.v);
     const verdicts = count('verdict');
     const admissibility = count('admissibility');
     return {
       total: this.readHead().sequence,
-      by_verdict: { ALLOWED: verdicts.ALLOWED ?? 0, BLOCKED: verdicts.BLOCKED ?? 0, ESCALATED: verdicts.ESCALATED ?? 0 },
+      by_verdict: {
+        ALLOWED: verdicts.ALLOWED ?? 0,
+        BLOCKED: verdicts.BLOCKED ?? 0,
+        ESCALATED: verdicts.ESCALATED ?? 0,
+      },
       by_admissibility: {
         ACCEPTED: admissibility.ACCEPTED ?? 0,
         NON_DETERMINISTIC: admissibility.NON_DETERMINISTIC ?? 0,
@@ -165,7 +183,10 @@ export class SqliteLedger implements LedgerStore {
 
   async pendingOutbox(limit: number): Promise<StoredOutboxRecord[]> {
     return this.db
-      .prepare<[number], { id: number; topic: string; receipt_id: string; payload_json: string; created_at: string }>(
+      .prepare<
+        [number],
+        { id: number; topic: string; receipt_id: string; payload_json: string; created_at: string }
+      >(
         'SELECT id, topic, receipt_id, payload_json, created_at FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT ?',
       )
       .all(limit)
