@@ -23,7 +23,7 @@ interface Window {
 /**
  * An exact sliding-window log: a client's window holds the times of its accepted requests of
  * the last hour, never more than its limit, so memory per client is bounded by its tier.
- * Unlimited clients keep no log. State is per process (docs/RATE_LIMITS.md).
+ * Unlimited clients keep no log. State is per process (docs/API.md, "Rate limits").
  */
 export class SlidingWindowLimiter {
   private readonly windows = new Map<string, Window>();
