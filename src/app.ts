@@ -3,15 +3,19 @@ import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import './api/locals.js';
+import { docsRouter } from './api/docs-page.js';
 import { errorHandler, notFound } from './api/middleware/errors.js';
 import { jsonBody } from './api/middleware/json-body.js';
 import { authenticateAndLimit } from './api/middleware/rate-limit.js';
 import { assignRequestId } from './api/middleware/request-id.js';
-import { accountsRouter } from './api/routes/accounts.js';
-import { claimsRouter } from './api/routes/claims.js';
-import { healthRouter } from './api/routes/health.js';
-import { keysRouter } from './api/routes/keys.js';
-import { verifyRouter } from './api/routes/verify.js';
+import { buildOpenApiDocument } from './api/openapi.js';
+import { mountRoutes, type RouteDef } from './api/route-table.js';
+import { accountRoutes } from './api/routes/accounts.js';
+import { claimRoutes } from './api/routes/claims.js';
+import { ledgerRoutes } from './api/routes/ledger.js';
+import { policyRoutes } from './api/routes/policies.js';
+import { systemRoutes } from './api/routes/system.js';
+import { verifyRoutes } from './api/routes/verify.js';
 import type { Config } from './config/config.js';
 import { SERVICE_VERSION, SPEC_VERSION } from './core/version.js';
 import type { Clock } from './ports/clock.js';
@@ -21,10 +25,14 @@ import type { Store } from './ports/store.js';
 import { ApiKeyService } from './services/api-keys.js';
 import { ClaimService } from './services/claims.js';
 import { HealthService } from './services/health.js';
+import { LedgerReadService } from './services/ledger-reads.js';
+import { Metrics } from './services/metrics.js';
+import { PolicyService } from './services/policies.js';
 import { SlidingWindowLimiter } from './services/rate-limiter.js';
 
 export interface AppDeps {
-  config: Pick<Config, 'anonLimitPerHour' | 'signupLimitPerHour' | 'trustProxy'>;
+  config: Pick<Config, 'anonLimitPerHour' | 'signupLimitPerHour' | 'trustProxy' | 'publicReads'> &
+    Partial<Pick<Config, 'baseUrl'>>;
   store: Store;
   serverKey: ServerKey;
   box: SecretBox;
@@ -46,22 +54,48 @@ const EXPOSED_HEADERS = [
 
 /** The composition root: wires every part into an Express app. Never listens. */
 export function createApp(deps: AppDeps): Express {
-  const { store, serverKey, clock } = deps;
+  const { store, serverKey, clock, config } = deps;
+  const metrics = new Metrics({ ledger: store.ledger, queries: store.queries });
   const apiKeys = new ApiKeyService({ keys: store.apiKeys, box: deps.box, clock });
   const limits = {
     apiKeys,
     limiter: new SlidingWindowLimiter(clock),
-    anonLimitPerHour: deps.config.anonLimitPerHour,
-    signupLimitPerHour: deps.config.signupLimitPerHour,
+    anonLimitPerHour: config.anonLimitPerHour,
+    signupLimitPerHour: config.signupLimitPerHour,
+    onRefused: (scope: string) => metrics.rateLimited.inc({ scope }),
   };
+  const health = new HealthService({ store, serverKey, clock });
+  let openapi: object | undefined;
+  const routes: RouteDef[] = [
+    ...systemRoutes({
+      health,
+      metrics,
+      openapi: () => (openapi ??= buildOpenApiDocument(routes, config)),
+    }),
+    ...accountRoutes({ ...limits, ledger: store.ledger }),
+    ...claimRoutes(
+      new ClaimService({ ledger: store.ledger, policies: store.policies, serverKey, clock }),
+      metrics,
+    ),
+    ...verifyRoutes({ ledger: store.ledger, serverKey }),
+    ...ledgerRoutes(
+      new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),
+      health,
+    ),
+    ...policyRoutes(new PolicyService({ policies: store.policies, clock })),
+  ];
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', deps.config.trustProxy);
+  app.set('trust proxy', config.trustProxy);
 
-  app.use((_req, res, next) => {
+  app.use((req, res, next) => {
     res.setHeader('X-Svc-Version', SERVICE_VERSION);
     res.setHeader('X-Svc-Spec', SPEC_VERSION);
+    const end = metrics.httpDuration.startTimer({ method: req.method });
+    res.on('finish', () =>
+      end({ route: res.locals.route ?? 'unmatched', status: String(res.statusCode) }),
+    );
     next();
   });
   app.use(
@@ -87,17 +121,18 @@ export function createApp(deps: AppDeps): Express {
       allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id'],
       exposedHeaders: EXPOSED_HEADERS,
       optionsSuccessStatus: 204,
-      preflightContinue: false,
+      preflightContinue: true,
     }),
   );
   app.use(authenticateAndLimit(limits));
+  // Preflights end here, once the limiter has set its headers.
+  app.use((req, res, next) => (req.method === 'OPTIONS' ? void res.status(204).end() : next()));
   app.use(jsonBody());
 
-  app.use(healthRouter(new HealthService({ store, serverKey, clock })));
-  app.use(accountsRouter({ ...limits, ledger: store.ledger }));
-  app.use(claimsRouter(new ClaimService({ ledger: store.ledger, serverKey, clock })));
-  app.use(verifyRouter({ ledger: store.ledger, serverKey }));
-  app.use(keysRouter(serverKey));
+  const api = express.Router();
+  mountRoutes(api, routes, config);
+  app.use(api);
+  app.use(docsRouter());
 
   app.use(notFound);
   app.use(errorHandler);

@@ -6,6 +6,8 @@ declare global {
     interface Locals {
       /** The authenticated API key of the request, when it sent a valid one. */
       apiKey?: ApiKeyRecord;
+      /** The route template that matched, for metrics. */
+      route?: string;
     }
   }
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -12,15 +13,34 @@ const hourlyLimit = z
   .transform((v) => (v === 'unlimited' ? Number.POSITIVE_INFINITY : Number(v)))
   .refine((n) => n >= 1, { error: 'must be at least 1' });
 
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+// An entry express would refuse only when the app is built, long after configuration passed.
+function isProxyEntry(entry: string): boolean {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address = '', range, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return isIP(range) === family;
+}
+
 // express's "trust proxy": false, true, a hop count, or a comma list of addresses/subnets.
-const trustProxy = z.string().transform((v): boolean | number | string[] => {
-  if (v === 'true' || v === 'false') return v === 'true';
-  if (/^\d+$/.test(v)) return Number(v);
-  return v
-    .split(',')
-    .map((part) => part.trim())
-    .filter(Boolean);
-});
+const trustProxy = z
+  .string()
+  .transform((v): boolean | number | string[] => {
+    if (v === 'true' || v === 'false') return v === 'true';
+    if (/^\d+$/.test(v)) return Number(v);
+    return v
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean);
+  })
+  .refine((v) => !Array.isArray(v) || v.every(isProxyEntry), {
+    error:
+      'must be true, false, a hop count, or a comma list of IP addresses, subnets, loopback, linklocal or uniquelocal',
+  });
 
 const secret32 = z
   .string()
@@ -49,6 +69,7 @@ const envSchema = z.object({
   SVC_ANON_LIMIT_PER_HOUR: hourlyLimit.default(1000),
   SVC_SIGNUP_LIMIT_PER_HOUR: hourlyLimit.default(20),
   SVC_TRUST_PROXY: trustProxy.default(false),
+  SVC_PUBLIC_READS: boolean.default(true),
 });
 
 export interface Config {
@@ -64,6 +85,8 @@ export interface Config {
   anonLimitPerHour: number;
   signupLimitPerHour: number;
   trustProxy: boolean | number | string[];
+  /** Whether ledger reads (search, analytics, metrics, ...) need no API key. */
+  publicReads: boolean;
 }
 
 export class ConfigError extends Error {
@@ -95,5 +118,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     anonLimitPerHour: e.SVC_ANON_LIMIT_PER_HOUR,
     signupLimitPerHour: e.SVC_SIGNUP_LIMIT_PER_HOUR,
     trustProxy: e.SVC_TRUST_PROXY,
+    publicReads: e.SVC_PUBLIC_READS,
   };
 }

@@ -6,6 +6,7 @@ import {
   MAX_STRING_CHARS,
   MAX_URI_CHARS,
 } from './limits.js';
+import { policyNameSchema } from './policies.js';
 import { policyConfigSchema } from './policy-config.js';
 
 const text = (max = MAX_STRING_CHARS) => z.string().max(max);
@@ -96,6 +97,8 @@ export const claimInputSchema = z.strictObject({
     .array(sourceSchema)
     .min(1, { error: 'must hold at least 1 evidence source' })
     .max(MAX_SOURCES, { error: `must hold at most ${MAX_SOURCES} evidence sources` }),
+  /** Extension: a named policy (built-in or created with POST /v1/policies); policyConfig overrides it. */
+  policy: policyNameSchema.optional(),
   policyConfig: policyConfigSchema.optional(),
 });
 

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'not_found'
   | 'claim_conflict'
+  | 'policy_conflict'
   | 'payload_too_large'
   | 'rate_limited'
   | 'internal'

@@ -121,7 +121,9 @@ function requireProvenance(admissible: Source[], config: PolicyConfig): RuleResu
 }
 
 function maxRiskScope(claim: ClaimInput, config: PolicyConfig): RuleResult {
-  const size = new Set(claim.action?.risk_scope ?? []).size;
+  // The spec compares "its size": the array's length, repeats included, so that any
+  // third-party replay of the rule counts the same way.
+  const size = claim.action?.risk_scope?.length ?? 0;
   return {
     rule: 'max_risk_scope',
     passed: size <= config.maxRiskScope,

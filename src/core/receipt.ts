@@ -1,8 +1,16 @@
 import { canonicalBytes, hashCanonical } from './canonical.js';
 import type { ClaimInput } from './claim-schema.js';
 import { toBase64 } from './encoding.js';
-import type { AdmissibilityStatus, Evaluation } from './evaluation.js';
-import type { RuleResult, Verdict } from './policy.js';
+import type { z } from 'zod';
+import type { Evaluation } from './evaluation.js';
+import type { Verdict } from './policy.js';
+import type {
+  attestationSchema,
+  chainPositionSchema,
+  receiptCoreSchema,
+  receiptSchema,
+  subjectSchema,
+} from './receipt-schema.js';
 
 export const RECEIPT_CORE_V1 = 'receipt-core-v1';
 export const SIGNED_FIELDS_V1 = [
@@ -22,49 +30,12 @@ export const RECEIPT_ID_PATTERN =
 
 export type PolicyStatus = 'PASS' | 'FAIL' | 'ESCALATE';
 
-export interface Subject {
-  entity?: string;
-  agent?: string;
-  repository?: string;
-  pull_request?: number | string;
-  action_type?: string;
-  target_system?: string;
-  commit?: string;
-  branch?: string;
-  environment?: string;
-}
-
-export interface Attestation {
-  signer: string;
-  algorithm: 'Ed25519';
-  key_id: string;
-  signature: string;
-  timestamp: string;
-}
-
-export interface ChainPosition {
-  sequence: number;
-  previous_receipt_hash: string | null;
-  receipt_hash: string;
-}
-
+export type Subject = z.infer<typeof subjectSchema>;
+export type Attestation = z.infer<typeof attestationSchema>;
+export type ChainPosition = z.infer<typeof chainPositionSchema>;
 /** The members a `receipt-core-v1` signature covers. */
-export interface ReceiptCore {
-  receipt_id: string;
-  issued_at: string;
-  claim_id: string;
-  admissibility: { status: AdmissibilityStatus; reason: string };
-  subject: Subject;
-  evidence: { inputs_hash: string; source_count: number; source_types: string[] };
-  replay: { deterministic: boolean; replay_hash: string };
-  policy: { status: PolicyStatus; verdict: Verdict; checks: RuleResult[] };
-  signed_fields: { contract: string; fields: string[] };
-}
-
-export interface Receipt extends ReceiptCore {
-  attestations: Attestation[];
-  chain: ChainPosition;
-}
+export type ReceiptCore = z.infer<typeof receiptCoreSchema>;
+export type Receipt = z.infer<typeof receiptSchema>;
 
 export type UnchainedReceipt = Omit<Receipt, 'chain'>;
 
@@ -105,8 +76,11 @@ export function buildSubject(claim: ClaimInput): Subject {
   return subject;
 }
 
+// Digits beyond the exact integer range stay a string: contract §1 refuses such numbers.
 const pullRequestNumber = (value: string | number): string | number =>
-  typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
+  typeof value === 'string' && /^\d+$/.test(value) && Number.isSafeInteger(Number(value))
+    ? Number(value)
+    : value;
 
 export function buildReceiptCore(input: {
   receiptId: string;

@@ -1,10 +1,24 @@
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 
 /**
  * Reads a secret kept as a file in the data directory, creating it with `create()` on first
- * use. The file is written with mode 0600 and exclusively ('wx'), so two processes starting
- * at once cannot each keep a different secret: the loser reads the winner's file.
+ * use. The file is written with mode 0600 under a private name and then hard-linked into
+ * place, which fails when the name exists: two processes starting at once cannot each keep a
+ * different secret, and neither can read the other's file before it is complete.
  */
 export function readOrCreateSecretFile(
   dataDir: string,
@@ -13,11 +27,24 @@ export function readOrCreateSecretFile(
 ): { contents: string; created: boolean; path: string } {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, name);
-  try {
-    writeFileSync(path, create(), { mode: 0o600, flag: 'wx' });
-    return { contents: readFileSync(path, 'utf8'), created: true, path };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  if (!existsSync(path)) {
+    const draft = join(dataDir, `.${name}.${randomBytes(8).toString('hex')}.tmp`);
+    const fd = openSync(draft, 'wx', 0o600);
+    try {
+      writeSync(fd, create());
+      // Durable before it becomes visible: a crash must not leave an empty secret behind.
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(draft, path);
+      return { contents: readFileSync(path, 'utf8'), created: true, path };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkSync(draft);
+    }
   }
   // An operator may have copied the file in with looser rights; secrets stay owner-only.
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);

@@ -3,7 +3,8 @@ import { hashCanonical } from '../core/canonical.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { SvcError } from '../core/errors.js';
 import { evaluateClaim, type Evaluation } from '../core/evaluation.js';
-import { resolvePolicy } from '../core/policy-config.js';
+import { builtinPolicy } from '../core/policies.js';
+import { resolvePolicy, type PolicyConfig } from '../core/policy-config.js';
 import {
   buildReceiptCore,
   chainReceipt,
@@ -14,6 +15,7 @@ import {
 } from '../core/receipt.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
+import type { PolicyStore } from '../ports/policy-store.js';
 import type { ServerKey } from '../ports/signer.js';
 
 export interface Decision {
@@ -42,6 +44,7 @@ export interface SimulateResponse extends Omit<EvaluateResponse, 'receipt'> {
 
 export interface ClaimServiceDeps {
   ledger: LedgerStore;
+  policies: PolicyStore;
   serverKey: ServerKey;
   clock: Clock;
 }
@@ -65,7 +68,7 @@ export class ClaimService {
     if (existing)
       return { response: this.replayed(existing, hashCanonical(claim)), replayed: true };
 
-    const evaluation = evaluateClaim(claim, resolvePolicy(claim.policyConfig));
+    const evaluation = evaluateClaim(claim, await this.effectivePolicy(claim));
     const now = this.deps.clock.now();
     const core = buildReceiptCore({
       receiptId: `dr-${this.nextUlid(now)}`,
@@ -100,8 +103,8 @@ export class ClaimService {
   }
 
   /** The evaluation of evaluate, with nothing signed and nothing written. */
-  simulate(claim: ClaimInput): SimulateResponse {
-    const evaluation = evaluateClaim(claim, resolvePolicy(claim.policyConfig));
+  async simulate(claim: ClaimInput): Promise<SimulateResponse> {
+    const evaluation = evaluateClaim(claim, await this.effectivePolicy(claim));
     const now = this.deps.clock.now();
     const core = buildReceiptCore({
       receiptId: `dr-sim-${this.nextUlid(now)}`,
@@ -116,6 +119,15 @@ export class ClaimService {
     };
   }
 
+  /** The named policy (built-in first, then custom) with the claim's policyConfig on top. */
+  private async effectivePolicy(claim: ClaimInput): Promise<PolicyConfig> {
+    if (claim.policy === undefined) return resolvePolicy(claim.policyConfig);
+    const named =
+      builtinPolicy(claim.policy)?.config ?? (await this.deps.policies.get(claim.policy))?.config;
+    if (!named) throw new SvcError('validation_failed', `policy: unknown policy "${claim.policy}"`);
+    return resolvePolicy(named, claim.policyConfig);
+  }
+
   private replayed(entry: LedgerEntry, inputsHash: string): EvaluateResponse {
     if (entry.receipt.evidence.inputs_hash !== inputsHash) {
       throw new SvcError(
@@ -127,7 +139,8 @@ export class ClaimService {
   }
 }
 
-function responseOf(entry: LedgerEntry): EvaluateResponse {
+/** The evaluate response of a stored entry: what evaluate answered when it was issued. */
+export function responseOf(entry: LedgerEntry): EvaluateResponse {
   return {
     ...responseParts(entry.claim, entry.evaluation, entry.receipt.admissibility.status),
     receipt: entry.receipt,

@@ -48,6 +48,7 @@ export function buildTestApp(
       anonLimitPerHour: 10_000,
       signupLimitPerHour: 1_000,
       trustProxy: false,
+      publicReads: true,
       ...options.config,
     },
     store,

@@ -8,6 +8,8 @@ export interface LimitDeps {
   limiter: SlidingWindowLimiter;
   anonLimitPerHour: number;
   signupLimitPerHour: number;
+  /** Told of every refusal, by the limit that refused: key, address or signup. */
+  onRefused?: (scope: 'key' | 'address' | 'signup') => void;
 }
 
 const show = (n: number) => (n === Number.POSITIVE_INFINITY ? 'unlimited' : String(n));
@@ -30,19 +32,21 @@ function refuse(status: LimitStatus, what: string): SvcError {
   );
 }
 
-/** The API key of a request: X-API-Key, or Authorization: Bearer. Undefined when neither. */
-function presentedKey(req: Request): string | undefined {
+/**
+ * The API key of a request: X-API-Key, or Authorization: Bearer. Undefined when neither;
+ * null when Authorization uses another scheme.
+ */
+function presentedKey(req: Request): string | null | undefined {
   const header = req.headers['x-api-key'];
   if (typeof header === 'string') return header.trim();
   const authorization = req.headers.authorization;
   if (authorization === undefined) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) throw new SvcError('unauthorized', 'Authorization must be "Bearer <API key>"');
-  return match[1];
+  return match ? match[1]! : null;
 }
 
-// Load balancers poll health; preflights carry no credentials. Neither spends the budget.
-const isFree = (req: Request) => req.method === 'OPTIONS' || req.path === '/health';
+// Load balancers poll health; it does not spend the budget.
+const isFree = (req: Request) => req.path === '/health';
 
 /**
  * Authenticates the key when one is sent (an invalid key is a 401 everywhere, so a caller
@@ -52,15 +56,26 @@ const isFree = (req: Request) => req.method === 'OPTIONS' || req.path === '/heal
 export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
   return async (req, res, next) => {
     const anonymous = `ip:${req.ip ?? 'unknown'}`;
+    if (req.method === 'OPTIONS') {
+      // Preflights carry no credentials and spend nothing; they still report the budget.
+      setLimitHeaders(res, deps.limiter.peek(anonymous, deps.anonLimitPerHour));
+      return next();
+    }
     const raw = presentedKey(req);
     if (raw !== undefined) {
-      const record = await deps.apiKeys.authenticate(raw);
+      const record = raw === null ? null : await deps.apiKeys.authenticate(raw);
       if (!record) {
         // Failed guesses spend the address's budget, which bounds key guessing.
         const status = deps.limiter.consume(anonymous, deps.anonLimitPerHour);
         setLimitHeaders(res, status);
-        if (!status.allowed) throw refuse(status, 'requests');
-        throw new SvcError('unauthorized', 'Invalid API key');
+        if (!status.allowed) {
+          deps.onRefused?.('address');
+          throw refuse(status, 'requests');
+        }
+        throw new SvcError(
+          'unauthorized',
+          raw === null ? 'Authorization must be "Bearer <API key>"' : 'Invalid API key',
+        );
       }
       res.locals.apiKey = record;
     }
@@ -71,7 +86,10 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
       ? deps.limiter.peek(client, limit)
       : deps.limiter.consume(client, limit);
     setLimitHeaders(res, status);
-    if (!status.allowed) throw refuse(status, 'requests');
+    if (!status.allowed) {
+      deps.onRefused?.(key ? 'key' : 'address');
+      throw refuse(status, 'requests');
+    }
     next();
   };
 }
@@ -81,7 +99,10 @@ export function limitSignups(deps: LimitDeps): RequestHandler {
   return (req, res, next) => {
     const status = deps.limiter.consume(`signup:${req.ip ?? 'unknown'}`, deps.signupLimitPerHour);
     setLimitHeaders(res, status);
-    if (!status.allowed) throw refuse(status, 'signups');
+    if (!status.allowed) {
+      deps.onRefused?.('signup');
+      throw refuse(status, 'signups');
+    }
     next();
   };
 }

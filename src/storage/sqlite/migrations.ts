@@ -21,16 +21,89 @@ const MIGRATIONS: string[] = [
     claim_json      TEXT NOT NULL,
     evaluation_json TEXT NOT NULL
   ) STRICT;
-  CREATE INDEX receipts_verdict ON receipts (verdict);
-  CREATE INDEX receipts_admissibility ON receipts (admissibility);
-  CREATE INDEX receipts_agent ON receipts (agent) WHERE agent IS NOT NULL;
-  CREATE INDEX receipts_repository ON receipts (repository) WHERE repository IS NOT NULL;
+  -- Each filter of the read API walks its own index in sequence order (docs/ARCHITECTURE.md).
+  CREATE INDEX receipts_verdict ON receipts (verdict, sequence);
+  CREATE INDEX receipts_admissibility ON receipts (admissibility, sequence);
+  CREATE INDEX receipts_agent ON receipts (agent, sequence) WHERE agent IS NOT NULL;
+  CREATE INDEX receipts_repository ON receipts (repository, sequence) WHERE repository IS NOT NULL;
+  CREATE INDEX receipts_pull_request ON receipts (repository, pull_request, sequence)
+    WHERE pull_request IS NOT NULL;
+  CREATE INDEX receipts_issued_at ON receipts (issued_at, verdict);
   CREATE INDEX receipts_api_key ON receipts (api_key_id) WHERE api_key_id IS NOT NULL;
+
+  -- Word search over claim text, entity, repository and agent; rowid = sequence.
+  CREATE VIRTUAL TABLE receipts_fts USING fts5 (
+    claim, entity, repository, agent, content = '', tokenize = 'unicode61 remove_diacritics 2'
+  );
+
+  -- Aggregates kept in the append transaction, so summaries never scan the ledger. They are
+  -- derived data: every row can be recomputed from receipts.
+  CREATE TABLE ledger_totals (
+    verdict       TEXT NOT NULL,
+    admissibility TEXT NOT NULL,
+    n             INTEGER NOT NULL,
+    PRIMARY KEY (verdict, admissibility)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE repository_stats (
+    repository      TEXT PRIMARY KEY,
+    total           INTEGER NOT NULL,
+    allowed         INTEGER NOT NULL,
+    blocked         INTEGER NOT NULL,
+    escalated       INTEGER NOT NULL,
+    accepted        INTEGER NOT NULL,
+    non_deterministic INTEGER NOT NULL,
+    rejected        INTEGER NOT NULL,
+    last_sequence   INTEGER NOT NULL,
+    last_receipt_id TEXT NOT NULL,
+    last_issued_at  TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE agent_stats (
+    agent           TEXT PRIMARY KEY,
+    total           INTEGER NOT NULL,
+    allowed         INTEGER NOT NULL,
+    blocked         INTEGER NOT NULL,
+    escalated       INTEGER NOT NULL,
+    accepted        INTEGER NOT NULL,
+    non_deterministic INTEGER NOT NULL,
+    rejected        INTEGER NOT NULL,
+    first_seen      TEXT NOT NULL,
+    last_seen       TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE agent_models (
+    agent TEXT NOT NULL,
+    model TEXT NOT NULL,
+    PRIMARY KEY (agent, model)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE daily_counts (
+    day        TEXT NOT NULL,
+    repository TEXT NOT NULL, -- '' for receipts without one
+    verdict    TEXT NOT NULL,
+    n          INTEGER NOT NULL,
+    PRIMARY KEY (day, repository, verdict)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX daily_counts_repository ON daily_counts (repository, day);
+
+  CREATE TABLE policies (
+    name        TEXT PRIMARY KEY,
+    description TEXT,
+    config_json TEXT NOT NULL,
+    api_key_id  TEXT,
+    created_at  TEXT NOT NULL
+  ) STRICT;
+  CREATE TRIGGER policies_no_update BEFORE UPDATE ON policies
+    BEGIN SELECT RAISE(ABORT, 'policies are immutable'); END;
 
   -- The ledger is append-only below the application too.
   CREATE TRIGGER receipts_no_update BEFORE UPDATE ON receipts
     BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
   CREATE TRIGGER receipts_no_delete BEFORE DELETE ON receipts
+    BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+  -- INSERT OR REPLACE deletes the row it collides with without firing DELETE triggers (unless
+  -- recursive_triggers is on), which would overwrite a receipt: refuse any colliding insert.
+  CREATE TRIGGER receipts_no_replace BEFORE INSERT ON receipts
+    WHEN EXISTS (SELECT 1 FROM receipts WHERE sequence = NEW.sequence)
+      OR EXISTS (SELECT 1 FROM receipts WHERE receipt_id = NEW.receipt_id)
+      OR EXISTS (SELECT 1 FROM receipts WHERE claim_id = NEW.claim_id)
     BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
 
   CREATE TABLE outbox (
@@ -56,16 +129,20 @@ const MIGRATIONS: string[] = [
 ];
 
 export function migrate(db: Database): void {
-  const current = db.pragma('user_version', { simple: true }) as number;
+  const version = () => db.pragma('user_version', { simple: true }) as number;
+  const current = version();
   if (current > MIGRATIONS.length) {
     throw new Error(
       `ledger schema version ${current} is newer than this build understands (${MIGRATIONS.length})`,
     );
   }
-  for (let version = current; version < MIGRATIONS.length; version++) {
+  for (let next = current; next < MIGRATIONS.length; next++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[version]!);
-      db.pragma(`user_version = ${version + 1}`);
+      // Read again under the write lock: another process opening the same file may have
+      // applied this migration since the read above, and running it twice would fail.
+      if (version() > next) return;
+      db.exec(MIGRATIONS[next]!);
+      db.pragma(`user_version = ${next + 1}`);
     }).immediate();
   }
 }

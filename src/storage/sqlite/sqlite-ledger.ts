@@ -8,22 +8,9 @@ import type {
   LedgerStore,
   StoredOutboxRecord,
 } from '../../ports/ledger-store.js';
-
-interface ReceiptRow {
-  receipt_json: string;
-  claim_json: string;
-  evaluation_json: string;
-  api_key_id: string | null;
-}
-
-const ENTRY_COLUMNS = 'receipt_json, claim_json, evaluation_json, api_key_id';
-
-const toEntry = (row: ReceiptRow): LedgerEntry => ({
-  receipt: JSON.parse(row.receipt_json),
-  claim: JSON.parse(row.claim_json),
-  evaluation: JSON.parse(row.evaluation_json),
-  apiKeyId: row.api_key_id,
-});
+import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
+import { SqliteAggregates } from './sqlite-aggregates.js';
+import type { SqliteLedgerQueries } from './sqlite-ledger-queries.js';
 
 export class SqliteLedger implements LedgerStore {
   private readonly byClaim: Statement<[string], ReceiptRow>;
@@ -33,8 +20,12 @@ export class SqliteLedger implements LedgerStore {
   private readonly insert: Statement;
   private readonly insertOutbox: Statement;
   private readonly appendTx: (request: AppendRequest) => AppendResult;
+  private readonly aggregates: SqliteAggregates;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    private readonly queries: SqliteLedgerQueries,
+  ) {
     this.byClaim = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE claim_id = ?`);
     this.byReceipt = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id = ?`);
     this.hashByReceipt = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
@@ -51,6 +42,7 @@ export class SqliteLedger implements LedgerStore {
     this.insertOutbox = db.prepare(
       'INSERT INTO outbox (topic, receipt_id, payload_json, created_at) VALUES (?, ?, ?, ?)',
     );
+    this.aggregates = new SqliteAggregates(db);
     const tx = db.transaction((request: AppendRequest) => this.appendLocked(request));
     // IMMEDIATE takes the write lock before reading the head, so no other connection or
     // process can append between the read and the insert: sequences stay gap-free.
@@ -93,6 +85,7 @@ export class SqliteLedger implements LedgerStore {
       claim_json: JSON.stringify(entry.claim),
       evaluation_json: JSON.stringify(entry.evaluation),
     });
+    this.aggregates.record(entry);
     for (const record of outbox) {
       this.insertOutbox.run(
         record.topic,
@@ -139,38 +132,18 @@ export class SqliteLedger implements LedgerStore {
   }
 
   async stats(): Promise<LedgerStats> {
-    const count = (column: 'verdict' | 'admissibility') =>
-      Object.fromEntries(
-        this.db
-          .prepare<[], { key: string; n: number }>(
-            `SELECT ${column} AS key, COUNT(*) AS n FROM receipts GROUP BY ${column}`,
-          )
-          .all()
-          .map((row) => [row.key, row.n]),
-      );
-    const distinct = (column: 'agent' | 'repository') =>
+    const totals = await this.queries.totals();
+    const names = (sql: string) =>
       this.db
-        .prepare<[], { v: string }>(
-          `SELECT DISTINCT ${column} AS v FROM receipts WHERE ${column} IS NOT NULL ORDER BY ${column}`,
-        )
+        .prepare<[], { v: string }>(sql)
         .all()
         .map((row) => row.v);
-    const verdicts = count('verdict');
-    const admissibility = count('admissibility');
     return {
-      total: this.readHead().sequence,
-      by_verdict: {
-        ALLOWED: verdicts.ALLOWED ?? 0,
-        BLOCKED: verdicts.BLOCKED ?? 0,
-        ESCALATED: verdicts.ESCALATED ?? 0,
-      },
-      by_admissibility: {
-        ACCEPTED: admissibility.ACCEPTED ?? 0,
-        NON_DETERMINISTIC: admissibility.NON_DETERMINISTIC ?? 0,
-        REJECTED: admissibility.REJECTED ?? 0,
-      },
-      agents: distinct('agent'),
-      repositories: distinct('repository'),
+      total: totals.total,
+      by_verdict: totals.by_verdict,
+      by_admissibility: totals.by_admissibility,
+      agents: names('SELECT agent AS v FROM agent_stats ORDER BY agent'),
+      repositories: names('SELECT repository AS v FROM repository_stats ORDER BY repository'),
     };
   }
 

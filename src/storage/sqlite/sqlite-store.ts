@@ -5,23 +5,49 @@ import type { Store } from '../../ports/store.js';
 import { migrate } from './migrations.js';
 import { SqliteApiKeys } from './sqlite-api-keys.js';
 import { SqliteLedger } from './sqlite-ledger.js';
+import { SqliteLedgerQueries } from './sqlite-ledger-queries.js';
+import { SqlitePolicies } from './sqlite-policies.js';
+
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Switching a new file to WAL needs a lock upgrade for which SQLite does not wait (it answers
+ * SQLITE_BUSY at once rather than risk a deadlock), so processes that create the same file
+ * at the same moment would fail to start. Retry for as long as any other lock is waited for.
+ */
+function enableWal(db: Database.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline)
+        throw error;
+      Atomics.wait(pause, 0, 0, 10);
+    }
+  }
+}
 
 /** Opens (creating if needed) the embedded store at `file`; ':memory:' for a throwaway one. */
 export function openSqliteStore(file: string): Store {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
+  const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
+  enableWal(db);
   // FULL, not NORMAL: in WAL mode NORMAL skips the fsync at commit, so a power loss can undo
   // transactions that already committed, and with them receipts whose response was sent.
   // FULL syncs the WAL before a commit returns, so no acknowledged receipt is lost.
   db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   migrate(db);
   const ping = db.prepare('SELECT 1');
+  const queries = new SqliteLedgerQueries(db);
   return {
     kind: 'sqlite',
-    ledger: new SqliteLedger(db),
+    ledger: new SqliteLedger(db, queries),
+    queries,
+    policies: new SqlitePolicies(db),
     apiKeys: new SqliteApiKeys(db),
     async ping() {
       ping.get();

@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import { Router, type Request, type Response } from 'express';
+import { getAbsoluteFSPath } from 'swagger-ui-dist';
+
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css',
+  'swagger-ui-bundle.js': 'application/javascript',
+};
+
+// Served from the installed swagger-ui-dist package: the page works without any CDN.
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>svc API</title>
+  <link rel="stylesheet" href="/docs/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/swagger-ui-bundle.js"></script>
+  <script src="/docs/svc-docs.js"></script>
+</body>
+</html>
+`;
+
+const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#swagger-ui', deepLinking: true });\n`;
+
+export function docsRouter(): Router {
+  const router = Router();
+  const page = (_req: Request, res: Response) => void res.type('html').send(PAGE);
+  router.get('/docs', page);
+  router.get(
+    '/docs/svc-docs.js',
+    (_req, res) => void res.type('application/javascript').send(INIT),
+  );
+  const root = getAbsoluteFSPath();
+  for (const [file, type] of Object.entries(ASSETS)) {
+    router.get(`/docs/${file}`, (_req, res) =>
+      res.type(type).sendFile(join(root, file), { maxAge: '1h' }),
+    );
+  }
+  return router;
+}

@@ -1,0 +1,184 @@
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { requireKey } from './middleware/rate-limit.js';
+import { validate } from './validate.js';
+
+/**
+ * Who may call a route: anyone, key holders, or — for ledger reads — anyone unless the
+ * operator sets SVC_PUBLIC_READS=false.
+ */
+export type Access = 'public' | 'key' | 'read';
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+interface JsonResponse<R extends z.ZodType> {
+  status: number;
+  description: string;
+  schema: R;
+}
+interface TextResponse {
+  status: number;
+  description: string;
+  text: z.ZodType;
+  contentType: string;
+}
+
+export interface RouteInput<Q extends AnyObject, P extends AnyObject, B extends z.ZodType> {
+  query: z.infer<Q>;
+  params: z.infer<P>;
+  body: z.infer<B>;
+  req: Request;
+  res: Response;
+}
+
+/**
+ * One route: its transport (method, path, access), the zod schemas its handler validates
+ * with, and its documentation. The same object mounts the Express route and registers the
+ * OpenAPI path, so the document cannot drift from what is served.
+ */
+export interface RouteDef<
+  Q extends AnyObject = AnyObject,
+  P extends AnyObject = AnyObject,
+  B extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
+> {
+  method: 'get' | 'post';
+  /** Express syntax: /v1/receipts/:id */
+  path: string;
+  operationId: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  query?: Q;
+  params?: P;
+  body?: B;
+  /** A JSON response checked against `schema` at compile time, or a text response written by the handler. */
+  response: JsonResponse<R> | TextResponse;
+  /** Error statuses beyond the ones every route can answer (429, 500). */
+  errors?: number[];
+  /** Extra middleware run before validation (after authentication). */
+  before?: RequestHandler[];
+  handle(input: RouteInput<Q, P, B>): Promise<z.input<R> | void> | z.input<R> | void;
+}
+
+/** Keeps the generic parameters of a route literal (TypeScript infers them from the schemas). */
+export const defineRoute = <
+  Q extends AnyObject,
+  P extends AnyObject,
+  B extends z.ZodType,
+  R extends z.ZodType,
+>(
+  route: RouteDef<Q, P, B, R>,
+): RouteDef => route as unknown as RouteDef;
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Malformed JSON (`malformed_json`) or invalid input (`validation_failed`); the message names the field.',
+  401: 'Missing or invalid API key (`unauthorized`).',
+  404: 'Not found (`not_found`).',
+  409: 'Conflict (`claim_conflict`, `policy_conflict`).',
+  413: 'Body over 1 MiB (`payload_too_large`).',
+  429: 'Rate limit exceeded (`rate_limited`); see Retry-After.',
+  500: 'Internal error (`internal`).',
+  503: 'Unavailable (`unavailable`, `payment_not_configured`).',
+};
+
+export function mountRoutes(
+  router: Router,
+  routes: RouteDef[],
+  options: { publicReads: boolean },
+): void {
+  for (const route of routes) {
+    const needsKey = route.access === 'key' || (route.access === 'read' && !options.publicReads);
+    const handler: RequestHandler = async (req, res) => {
+      const result = await route.handle({
+        query: route.query ? validate(route.query, req.query) : {},
+        params: route.params ? validate(route.params, req.params) : {},
+        body: route.body ? validate(route.body, req.body) : req.body,
+        req,
+        res,
+      });
+      if ('schema' in route.response && !res.headersSent)
+        res.status(route.response.status).json(result);
+    };
+    const label: RequestHandler = (_req, res, next) => {
+      res.locals.route = route.path;
+      next();
+    };
+    router[route.method](
+      route.path,
+      label,
+      ...(needsKey ? [requireKey] : []),
+      ...(route.before ?? []),
+      handler,
+    );
+  }
+}
+
+const RATE_HEADERS = z.object({
+  'X-RateLimit-Limit': z
+    .string()
+    .meta({ description: 'Hourly cap of the caller (tier or address), or "unlimited".' }),
+  'X-RateLimit-Remaining': z
+    .string()
+    .meta({ description: 'Requests left in the current one-hour sliding window.' }),
+  'X-Request-Id': z
+    .string()
+    .meta({ description: 'Trace id; the caller’s own X-Request-Id when it sent a plain one.' }),
+});
+
+export function registerRoutes(
+  registry: OpenAPIRegistry,
+  routes: RouteDef[],
+  options: { publicReads: boolean; errorSchema: z.ZodType },
+): void {
+  for (const route of routes) {
+    const needsKey = route.access === 'key' || (route.access === 'read' && !options.publicReads);
+    const errors = new Set([
+      ...(route.errors ?? []),
+      ...(needsKey ? [401] : []),
+      ...(route.query || route.params || route.body ? [400] : []),
+      ...(route.method === 'post' ? [400, 413] : []),
+      429,
+      500,
+    ]);
+    const response = route.response;
+    const success =
+      'schema' in response
+        ? {
+            description: response.description,
+            headers: RATE_HEADERS,
+            content: { 'application/json': { schema: response.schema } },
+          }
+        : {
+            description: response.description,
+            headers: RATE_HEADERS,
+            content: { [response.contentType]: { schema: response.text } },
+          };
+    const responses: RouteConfig['responses'] = { [response.status]: success };
+    for (const status of [...errors].sort()) {
+      responses[status] = {
+        description: ERROR_TEXT[status] ?? 'Error',
+        content: { 'application/json': { schema: options.errorSchema } },
+      };
+    }
+    registry.registerPath({
+      method: route.method,
+      path: route.path.replace(/:(\w+)/g, '{$1}'),
+      operationId: route.operationId,
+      tags: [route.tag],
+      summary: route.summary,
+      description: route.description,
+      security: needsKey ? [{ ApiKeyHeader: [] }, { BearerAuth: [] }] : [],
+      request: {
+        query: route.query,
+        params: route.params,
+        body: route.body
+          ? { required: true, content: { 'application/json': { schema: route.body } } }
+          : undefined,
+      },
+      responses,
+    });
+  }
+}

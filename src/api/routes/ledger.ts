@@ -1,0 +1,172 @@
+import type { HealthService } from '../../services/health.js';
+import type { LedgerReadService } from '../../services/ledger-reads.js';
+import { defineRoute, type RouteDef } from '../route-table.js';
+import { namePageQuery } from '../schemas/common.js';
+import { evaluateResponseSchema } from '../schemas/claims.js';
+import {
+  agentsSchema,
+  compareQuery,
+  compareSchema,
+  diffQuery,
+  diffSchema,
+  ledgerPageSchema,
+  ledgerQuery,
+  ledgerStatsSchema,
+  overviewSchema,
+  receiptParams,
+  reposSchema,
+  searchPageSchema,
+  searchQuery,
+  timelineQuery,
+  timelineSchema,
+} from '../schemas/ledger.js';
+
+const tag = 'Ledger';
+
+export function ledgerRoutes(reads: LedgerReadService, health: HealthService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/ledger/stats',
+      operationId: 'getLedgerStats',
+      tag,
+      summary: 'Totals by verdict and admissibility; agents and repositories seen',
+      access: 'public',
+      response: { status: 200, description: 'Ledger statistics.', schema: ledgerStatsSchema },
+      handle: () => health.ledgerStats(),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/ledger',
+      operationId: 'listLedger',
+      tag,
+      summary: 'The ledger in sequence order, paginated',
+      access: 'read',
+      query: ledgerQuery,
+      response: { status: 200, description: 'One page of receipts.', schema: ledgerPageSchema },
+      handle: ({ query }) => reads.ledgerPage(query),
+    }),
+    // Before /v1/receipts/:id, which would otherwise take "search" for an id.
+    defineRoute({
+      method: 'get',
+      path: '/v1/receipts/search',
+      operationId: 'searchReceipts',
+      tag,
+      summary: 'Search receipts by words, agent, repository, verdict, admissibility and time',
+      access: 'read',
+      query: searchQuery,
+      response: {
+        status: 200,
+        description: 'One page of matching receipts.',
+        schema: searchPageSchema,
+      },
+      handle: ({ query }) =>
+        reads.search(
+          {
+            q: query.q,
+            agent: query.agent,
+            repository: query.repo,
+            verdict: query.verdict,
+            status: query.status,
+            since: query.since,
+            until: query.until,
+          },
+          { after: query.after, limit: query.limit, order: query.order },
+        ),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/receipts/timeline',
+      operationId: 'getTimeline',
+      tag,
+      summary: 'Daily receipt counts by verdict',
+      access: 'read',
+      query: timelineQuery,
+      response: {
+        status: 200,
+        description: 'One row per day of the range.',
+        schema: timelineSchema,
+      },
+      handle: ({ query }) => reads.timeline(query),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/receipts/compare',
+      operationId: 'compareReceipts',
+      tag,
+      summary: 'Side-by-side comparison of up to 20 receipts',
+      access: 'read',
+      query: compareQuery,
+      response: {
+        status: 200,
+        description: 'Verdicts, rules and evidence side by side; unknown ids listed.',
+        schema: compareSchema,
+      },
+      handle: ({ query }) => reads.compare(query.ids),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/receipts/diff',
+      operationId: 'diffPullRequest',
+      tag,
+      summary: 'A pull request’s receipts across pushes, and what changed between them',
+      access: 'read',
+      query: diffQuery,
+      response: {
+        status: 200,
+        description: 'Receipts in order and the changes between consecutive ones.',
+        schema: diffSchema,
+      },
+      handle: ({ query }) => reads.diff(query.repository, query.pr),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/receipts/:id',
+      operationId: 'getReceipt',
+      tag,
+      summary: 'One receipt with its claim and evaluation',
+      description: 'The response evaluate gave when the receipt was issued.',
+      access: 'read',
+      params: receiptParams,
+      response: {
+        status: 200,
+        description: 'The stored evaluation.',
+        schema: evaluateResponseSchema,
+      },
+      errors: [404],
+      handle: ({ params }) => reads.receipt(params.id),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/repos',
+      operationId: 'listRepositories',
+      tag: 'Analytics',
+      summary: 'Per repository: totals by verdict, acceptance rate, last receipt',
+      access: 'read',
+      query: namePageQuery,
+      response: { status: 200, description: 'Repositories in name order.', schema: reposSchema },
+      handle: ({ query }) => reads.repositories(query),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/agents',
+      operationId: 'listAgents',
+      tag: 'Analytics',
+      summary: 'Per agent: verdicts, admissibility and models seen',
+      access: 'read',
+      query: namePageQuery,
+      response: { status: 200, description: 'Agents in name order.', schema: agentsSchema },
+      handle: ({ query }) => reads.agents(query),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/overview',
+      operationId: 'getOverview',
+      tag: 'Analytics',
+      summary: 'Receipts, agents, repositories, acceptance rate and the last 24 hours',
+      access: 'read',
+      response: { status: 200, description: 'System-wide overview.', schema: overviewSchema },
+      handle: () => reads.overview(),
+    }),
+  ];
+}

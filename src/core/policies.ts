@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { DEFAULT_POLICY, type PolicyConfig } from './policy-config.js';
+
+export const POLICY_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+export const policyNameSchema = z
+  .string()
+  .regex(POLICY_NAME, {
+    error: 'must be 1-64 characters of a-z, 0-9, ".", "_" or "-", starting with a letter or digit',
+  });
+
+export interface NamedPolicy {
+  name: string;
+  description: string;
+  config: PolicyConfig;
+  builtin: boolean;
+}
+
+/** Built-in policies. Their configs are complete, so a receipt's replay hash never depends on a later default. */
+export const BUILTIN_POLICIES: readonly NamedPolicy[] = Object.freeze([
+  {
+    name: 'default',
+    description:
+      'The contract defaults: one admissible source with average confidence 0.5, replay required.',
+    config: { ...DEFAULT_POLICY },
+    builtin: true,
+  },
+  {
+    name: 'strict',
+    description:
+      'For production changes: two sources of two types, confidence 0.8, provenance on every source, a human approval, risk scope at most 3.',
+    config: {
+      minSources: 2,
+      minSourceTypes: 2,
+      minConfidence: 0.8,
+      requireProvenance: true,
+      requireReplay: true,
+      requireHumanApproval: true,
+      maxRiskScope: 3,
+    },
+    builtin: true,
+  },
+  {
+    name: 'permissive',
+    description:
+      'For low-risk automation: one source, confidence 0.3, replay not required, risk scope up to 10.',
+    config: {
+      minSources: 1,
+      minSourceTypes: 1,
+      minConfidence: 0.3,
+      requireProvenance: false,
+      requireReplay: false,
+      requireHumanApproval: false,
+      maxRiskScope: 10,
+    },
+    builtin: true,
+  },
+]);
+
+export const builtinPolicy = (name: string): NamedPolicy | undefined =>
+  BUILTIN_POLICIES.find((policy) => policy.name === name);

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { RULE_ORDER } from './policy.js';
+
+// The receipt of contract §2 as zod schemas: the TypeScript types of receipt.ts are inferred
+// from these, and the OpenAPI document is generated from them.
+
+const hash = z
+  .string()
+  .regex(/^sha256:[0-9a-f]{64}$/)
+  .meta({ description: '"sha256:" + 64 lowercase hex digits' });
+const timestamp = z
+  .string()
+  .meta({ description: 'ISO 8601 UTC timestamp', example: '2026-01-15T10:00:00.000Z' });
+
+export const VERDICTS = ['ALLOWED', 'BLOCKED', 'ESCALATED'] as const;
+export const ADMISSIBILITY_STATUSES = ['ACCEPTED', 'NON_DETERMINISTIC', 'REJECTED'] as const;
+
+export const verdictSchema = z.enum(VERDICTS).meta({ id: 'Verdict' });
+export const admissibilityStatusSchema = z
+  .enum(ADMISSIBILITY_STATUSES)
+  .meta({ id: 'AdmissibilityStatus' });
+
+export const ruleResultSchema = z
+  .object({ rule: z.enum(RULE_ORDER), passed: z.boolean(), reason: z.string() })
+  .meta({ id: 'RuleResult' });
+
+export const subjectSchema = z
+  .object({
+    entity: z.string().optional(),
+    agent: z.string().optional(),
+    repository: z.string().optional(),
+    pull_request: z.union([z.number(), z.string()]).optional(),
+    action_type: z.string().optional(),
+    target_system: z.string().optional(),
+    commit: z.string().optional(),
+    branch: z.string().optional(),
+    environment: z.string().optional(),
+  })
+  .meta({ id: 'ReceiptSubject', description: 'Members the claim does not supply are omitted.' });
+
+export const attestationSchema = z
+  .object({
+    signer: z.string().meta({ example: 'svc-server' }),
+    algorithm: z.literal('Ed25519'),
+    key_id: hash.meta({
+      description: 'SHA-256 over the DER SubjectPublicKeyInfo of the signing key',
+    }),
+    signature: z.string().meta({ description: 'base64 of the 64-byte Ed25519 signature' }),
+    timestamp,
+  })
+  .meta({ id: 'Attestation' });
+
+export const chainPositionSchema = z
+  .object({
+    sequence: z.number().int().min(1),
+    previous_receipt_hash: hash.nullable(),
+    receipt_hash: hash,
+  })
+  .meta({ id: 'ChainPosition', description: 'Outside the signed core of receipt-core-v1.' });
+
+export const receiptCoreSchema = z.object({
+  receipt_id: z.string().meta({ example: 'dr-01JHGZ3Q4W5E6R7T8Y9U0I1O2P' }),
+  issued_at: timestamp,
+  claim_id: z.string(),
+  admissibility: z.object({ status: admissibilityStatusSchema, reason: z.string() }),
+  subject: subjectSchema,
+  evidence: z.object({
+    inputs_hash: hash,
+    source_count: z.number().int(),
+    source_types: z.array(z.string()),
+  }),
+  replay: z.object({ deterministic: z.boolean(), replay_hash: hash }),
+  policy: z.object({
+    status: z.enum(['PASS', 'FAIL', 'ESCALATE']),
+    verdict: verdictSchema,
+    checks: z
+      .array(ruleResultSchema)
+      .meta({ description: 'The failed rules; empty when all passed.' }),
+  }),
+  signed_fields: z.object({ contract: z.string(), fields: z.array(z.string()) }),
+});
+
+export const receiptSchema = receiptCoreSchema
+  .extend({ attestations: z.array(attestationSchema), chain: chainPositionSchema })
+  .meta({ id: 'Receipt', description: 'A decision receipt (receipt-core-v1).' });

@@ -1,0 +1,87 @@
+import type { AdmissibilityStatus } from '../core/evaluation.js';
+import type { Verdict } from '../core/policy.js';
+import type { LedgerEntry } from './ledger-store.js';
+
+export interface ReceiptFilter {
+  /** Words matched as prefixes against claim text, entity, repository and agent. */
+  q?: string;
+  agent?: string;
+  repository?: string;
+  verdict?: Verdict;
+  status?: AdmissibilityStatus;
+  /** Inclusive lower bound on issued_at (ISO 8601). */
+  since?: string;
+  /** Exclusive upper bound on issued_at (ISO 8601). */
+  until?: string;
+}
+
+export interface SequencePage {
+  /** Continue after this sequence in the listing's order. */
+  after?: number;
+  limit: number;
+  order: 'asc' | 'desc';
+}
+
+export interface NamePage {
+  /** Continue after this name, in name order. */
+  after?: string;
+  limit: number;
+}
+
+export type VerdictCounts = Record<Verdict, number>;
+export type AdmissibilityCounts = Record<AdmissibilityStatus, number>;
+
+export interface TimelineRow {
+  day: string;
+  verdict: Verdict;
+  count: number;
+}
+
+export interface RepositorySummary {
+  repository: string;
+  total: number;
+  by_verdict: VerdictCounts;
+  by_admissibility: AdmissibilityCounts;
+  last_receipt: { receipt_id: string; sequence: number; issued_at: string };
+}
+
+export interface AgentSummary {
+  agent: string;
+  total: number;
+  by_verdict: VerdictCounts;
+  by_admissibility: AdmissibilityCounts;
+  models: string[];
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface LedgerTotals {
+  total: number;
+  by_verdict: VerdictCounts;
+  by_admissibility: AdmissibilityCounts;
+  agents: number;
+  repositories: number;
+}
+
+/**
+ * The ledger's read model. Every query is answered from indexes or from aggregates kept in
+ * the same transaction as each append, so its cost does not grow with the ledger.
+ */
+export interface LedgerQueries {
+  search(filter: ReceiptFilter, page: SequencePage): Promise<LedgerEntry[]>;
+  /** The entries among the given receipt ids that exist, in sequence order. */
+  getMany(receiptIds: string[]): Promise<LedgerEntry[]>;
+  /** A pull request's receipts in sequence order, at most `limit`. */
+  pullRequestHistory(
+    repository: string,
+    pullRequest: string,
+    limit: number,
+  ): Promise<LedgerEntry[]>;
+  /** Daily counts by verdict; days are UTC dates (YYYY-MM-DD), `until` exclusive. */
+  timeline(options: { repository?: string; since: string; until: string }): Promise<TimelineRow[]>;
+  repositories(page: NamePage): Promise<RepositorySummary[]>;
+  agents(page: NamePage): Promise<AgentSummary[]>;
+  totals(): Promise<LedgerTotals>;
+  /** Receipts issued at or after `since`, by verdict. */
+  countSince(since: string): Promise<VerdictCounts & { total: number }>;
+}

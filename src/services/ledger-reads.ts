@@ -1,0 +1,232 @@
+import { SvcError } from '../core/errors.js';
+import type { Receipt } from '../core/receipt.js';
+import type { Clock } from '../ports/clock.js';
+import type {
+  AgentSummary,
+  LedgerQueries,
+  NamePage,
+  ReceiptFilter,
+  RepositorySummary,
+} from '../ports/ledger-queries.js';
+import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
+import { responseOf, type EvaluateResponse } from './claims.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+export const MAX_TIMELINE_DAYS = 366;
+export const MAX_COMPARE = 20;
+export const MAX_PR_HISTORY = 1000;
+
+const rate = (part: number, total: number) =>
+  total === 0 ? 0 : Math.round((part / total) * 10_000) / 10_000;
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** One page of a listing ordered by a cursor: fetch one more than asked to know if more follow. */
+function paged<T, C extends number | string>(rows: T[], limit: number, cursorOf: (row: T) => C) {
+  const items = rows.slice(0, limit);
+  const more = rows.length > limit;
+  return { items, next_after: more ? cursorOf(items[items.length - 1]!) : null };
+}
+
+export class LedgerReadService {
+  constructor(
+    private readonly deps: { ledger: LedgerStore; queries: LedgerQueries; clock: Clock },
+  ) {}
+
+  async ledgerPage(page: { after?: number; limit: number }) {
+    const rows = await this.deps.ledger.list(page.after ?? 0, page.limit + 1);
+    const { items, next_after } = paged(rows, page.limit, (e) => e.receipt.chain.sequence);
+    const head = await this.deps.ledger.head();
+    return { receipts: items.map((e) => e.receipt), limit: page.limit, next_after, head };
+  }
+
+  async receipt(receiptId: string): Promise<EvaluateResponse> {
+    const entry = await this.deps.ledger.getByReceiptId(receiptId);
+    if (!entry)
+      throw new SvcError('not_found', `No receipt ${JSON.stringify(receiptId)} in this ledger`);
+    return responseOf(entry);
+  }
+
+  async search(
+    filter: ReceiptFilter,
+    page: { after?: number; limit: number; order: 'asc' | 'desc' },
+  ) {
+    const rows = await this.deps.queries.search(filter, { ...page, limit: page.limit + 1 });
+    const { items, next_after } = paged(rows, page.limit, (e) => e.receipt.chain.sequence);
+    return {
+      receipts: items.map((e) => e.receipt),
+      limit: page.limit,
+      order: page.order,
+      next_after,
+    };
+  }
+
+  /** Daily counts by verdict for every day in [since, until] (UTC dates, both inclusive). */
+  async timeline(options: { repository?: string; since?: string; until?: string }) {
+    const until = options.until ?? isoDay(this.deps.clock.now());
+    const since = options.since ?? isoDay(Date.parse(until) - 29 * DAY_MS);
+    const days = Math.round((Date.parse(until) - Date.parse(since)) / DAY_MS) + 1;
+    if (days < 1) throw new SvcError('validation_failed', 'since: must not be after until');
+    if (days > MAX_TIMELINE_DAYS) {
+      throw new SvcError(
+        'validation_failed',
+        `until: the range may span at most ${MAX_TIMELINE_DAYS} days`,
+      );
+    }
+    const rows = await this.deps.queries.timeline({
+      repository: options.repository,
+      since,
+      until: isoDay(Date.parse(until) + DAY_MS),
+    });
+    const byDay = new Map<
+      string,
+      { date: string; total: number; ALLOWED: number; BLOCKED: number; ESCALATED: number }
+    >();
+    for (let i = 0; i < days; i++) {
+      const date = isoDay(Date.parse(since) + i * DAY_MS);
+      byDay.set(date, { date, total: 0, ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 });
+    }
+    for (const row of rows) {
+      const day = byDay.get(row.day);
+      if (!day) continue;
+      day[row.verdict] += row.count;
+      day.total += row.count;
+    }
+    return { repository: options.repository ?? null, since, until, days: [...byDay.values()] };
+  }
+
+  async compare(receiptIds: string[]) {
+    const ids = [...new Set(receiptIds)];
+    if (ids.length > MAX_COMPARE) {
+      throw new SvcError('validation_failed', `ids: at most ${MAX_COMPARE} receipt ids`);
+    }
+    const entries = await this.deps.queries.getMany(ids);
+    const found = new Set(entries.map((e) => e.receipt.receipt_id));
+    const ruleNames = entries[0]?.evaluation.policy.rules.map((r) => r.rule) ?? [];
+    return {
+      receipts: entries.map(summarize),
+      rules: ruleNames.map((rule) => ({
+        rule,
+        results: entries.map((e) => {
+          const result = e.evaluation.policy.rules.find((r) => r.rule === rule);
+          return {
+            receipt_id: e.receipt.receipt_id,
+            passed: result?.passed ?? null,
+            reason: result?.reason ?? null,
+          };
+        }),
+      })),
+      same_verdict: new Set(entries.map((e) => e.receipt.policy.verdict)).size <= 1,
+      unknown_ids: ids.filter((id) => !found.has(id)),
+    };
+  }
+
+  /** A pull request's receipts across pushes, and what changed between consecutive ones. */
+  async diff(repository: string, pullRequest: string) {
+    const entries = await this.deps.queries.pullRequestHistory(
+      repository,
+      pullRequest,
+      MAX_PR_HISTORY,
+    );
+    const changes = entries.slice(1).map((to, i) => changeBetween(entries[i]!, to));
+    return {
+      repository,
+      pull_request: /^\d{1,15}$/.test(pullRequest) ? Number(pullRequest) : pullRequest,
+      receipts: entries.map(summarize),
+      changes,
+    };
+  }
+
+  async repositories(page: NamePage) {
+    const rows = await this.deps.queries.repositories({ ...page, limit: page.limit + 1 });
+    const { items, next_after } = paged(rows, page.limit, (r: RepositorySummary) => r.repository);
+    return {
+      repositories: items.map((r) => ({
+        ...r,
+        acceptance_rate: rate(r.by_admissibility.ACCEPTED, r.total),
+      })),
+      limit: page.limit,
+      next_after,
+    };
+  }
+
+  async agents(page: NamePage) {
+    const rows = await this.deps.queries.agents({ ...page, limit: page.limit + 1 });
+    const { items, next_after } = paged(rows, page.limit, (a: AgentSummary) => a.agent);
+    return {
+      agents: items.map((a) => ({
+        ...a,
+        acceptance_rate: rate(a.by_admissibility.ACCEPTED, a.total),
+      })),
+      limit: page.limit,
+      next_after,
+    };
+  }
+
+  async overview() {
+    const now = this.deps.clock.now();
+    const totals = await this.deps.queries.totals();
+    const recent = await this.deps.queries.countSince(new Date(now - DAY_MS).toISOString());
+    const head = await this.deps.ledger.head();
+    return {
+      receipts: totals.total,
+      agents: totals.agents,
+      repositories: totals.repositories,
+      acceptance_rate: rate(totals.by_admissibility.ACCEPTED, totals.total),
+      by_verdict: totals.by_verdict,
+      by_admissibility: totals.by_admissibility,
+      last_24h: {
+        receipts: recent.total,
+        by_verdict: {
+          ALLOWED: recent.ALLOWED,
+          BLOCKED: recent.BLOCKED,
+          ESCALATED: recent.ESCALATED,
+        },
+      },
+      head,
+      generated_at: new Date(now).toISOString(),
+    };
+  }
+}
+
+function summarize(entry: LedgerEntry) {
+  const r: Receipt = entry.receipt;
+  return {
+    receipt_id: r.receipt_id,
+    sequence: r.chain.sequence,
+    issued_at: r.issued_at,
+    claim_id: r.claim_id,
+    subject: r.subject,
+    verdict: r.policy.verdict,
+    admissibility: r.admissibility.status,
+    failed_rules: r.policy.checks.map((c) => c.rule),
+    evidence: {
+      inputs_hash: r.evidence.inputs_hash,
+      source_count: r.evidence.source_count,
+      source_types: r.evidence.source_types,
+      sources: entry.claim.sources.map((s) => ({
+        id: s.id,
+        type: s.type,
+        confidence: s.confidence,
+      })),
+    },
+  };
+}
+
+function changeBetween(from: LedgerEntry, to: LedgerEntry) {
+  const changed = <T>(a: T, b: T) => (a === b ? null : { from: a, to: b });
+  const before = new Map(from.evaluation.policy.rules.map((r) => [r.rule, r.passed]));
+  const fromSources = new Set(from.claim.sources.map((s) => s.id));
+  const toSources = new Set(to.claim.sources.map((s) => s.id));
+  return {
+    from: from.receipt.receipt_id,
+    to: to.receipt.receipt_id,
+    commit: changed(from.receipt.subject.commit ?? null, to.receipt.subject.commit ?? null),
+    verdict: changed(from.receipt.policy.verdict, to.receipt.policy.verdict),
+    admissibility: changed(from.receipt.admissibility.status, to.receipt.admissibility.status),
+    rules_flipped: to.evaluation.policy.rules
+      .filter((r) => before.has(r.rule) && before.get(r.rule) !== r.passed)
+      .map((r) => ({ rule: r.rule, from: before.get(r.rule)!, to: r.passed })),
+    sources_added: [...toSources].filter((id) => !fromSources.has(id)),
+    sources_removed: [...fromSources].filter((id) => !toSources.has(id)),
+  };
+}

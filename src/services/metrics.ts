@@ -1,0 +1,66 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { LedgerQueries } from '../ports/ledger-queries.js';
+import type { LedgerStore } from '../ports/ledger-store.js';
+
+/** Prometheus metrics of one app instance (its own registry, so instances do not share state). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  readonly rateLimited: Counter<'scope'>;
+  readonly receiptsIssued: Counter<'verdict' | 'admissibility'>;
+
+  constructor(deps: { ledger: LedgerStore; queries: LedgerQueries }) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+    this.httpDuration = new Histogram({
+      name: 'svc_http_request_duration_seconds',
+      help: 'HTTP request duration by route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: 'svc_rate_limit_rejections_total',
+      help: 'Requests refused with 429, by the limit that refused them',
+      labelNames: ['scope'],
+      registers,
+    });
+    this.receiptsIssued = new Counter({
+      name: 'svc_receipts_issued_total',
+      help: 'Receipts issued by this process since it started',
+      labelNames: ['verdict', 'admissibility'],
+      registers,
+    });
+    // Ledger-wide figures come from the store at scrape time, so they are right after a
+    // restart and across processes sharing one ledger.
+    new Gauge({
+      name: 'svc_ledger_height',
+      help: 'Sequence number of the newest receipt in the ledger',
+      registers,
+      async collect() {
+        this.set((await deps.ledger.head()).sequence);
+      },
+    });
+    new Gauge({
+      name: 'svc_ledger_receipts_by_verdict',
+      help: 'Receipts in the ledger by policy verdict',
+      labelNames: ['verdict'],
+      registers,
+      async collect() {
+        const totals = await deps.queries.totals();
+        for (const [verdict, n] of Object.entries(totals.by_verdict)) this.set({ verdict }, n);
+      },
+    });
+    new Gauge({
+      name: 'svc_ledger_receipts_by_admissibility',
+      help: 'Receipts in the ledger by admissibility status',
+      labelNames: ['admissibility'],
+      registers,
+      async collect() {
+        const totals = await deps.queries.totals();
+        for (const [admissibility, n] of Object.entries(totals.by_admissibility))
+          this.set({ admissibility }, n);
+      },
+    });
+  }
+}

@@ -1,0 +1,227 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { AdmissibilityStatus } from '../../core/evaluation.js';
+import type { Verdict } from '../../core/policy.js';
+import type {
+  AdmissibilityCounts,
+  AgentSummary,
+  LedgerQueries,
+  LedgerTotals,
+  NamePage,
+  ReceiptFilter,
+  RepositorySummary,
+  SequencePage,
+  TimelineRow,
+  VerdictCounts,
+} from '../../ports/ledger-queries.js';
+import type { LedgerEntry } from '../../ports/ledger-store.js';
+import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
+
+interface CounterRow {
+  total: number;
+  allowed: number;
+  blocked: number;
+  escalated: number;
+  accepted: number;
+  non_deterministic: number;
+  rejected: number;
+}
+
+const verdictsOf = (r: CounterRow): VerdictCounts => ({
+  ALLOWED: r.allowed,
+  BLOCKED: r.blocked,
+  ESCALATED: r.escalated,
+});
+const admissibilityOf = (r: CounterRow): AdmissibilityCounts => ({
+  ACCEPTED: r.accepted,
+  NON_DETERMINISTIC: r.non_deterministic,
+  REJECTED: r.rejected,
+});
+
+/**
+ * FTS5 query of free text: each word becomes a quoted prefix term, so no user input is read
+ * as FTS syntax. Words are ANDed.
+ */
+export function ftsQuery(text: string): string {
+  return text
+    .split(/\s+/)
+    .filter((word) => /[\p{L}\p{N}]/u.test(word))
+    .map((word) => `"${word.replaceAll('"', '""')}"*`)
+    .join(' ');
+}
+
+export class SqliteLedgerQueries implements LedgerQueries {
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(private readonly db: Database) {}
+
+  // The search SQL has one shape per combination of filters; each is prepared once.
+  private prepared<R>(sql: string): Statement<unknown[], R> {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement as Statement<unknown[], R>;
+  }
+
+  async search(filter: ReceiptFilter, page: SequencePage): Promise<LedgerEntry[]> {
+    const where: string[] = [];
+    const params: Record<string, unknown> = { limit: page.limit };
+    const q = filter.q === undefined ? '' : ftsQuery(filter.q);
+    if (filter.q !== undefined) {
+      if (!q) return [];
+      where.push('sequence IN (SELECT rowid FROM receipts_fts WHERE receipts_fts MATCH @q)');
+      params.q = q;
+    }
+    const equal: [keyof ReceiptFilter, string][] = [
+      ['agent', 'agent'],
+      ['repository', 'repository'],
+      ['verdict', 'verdict'],
+      ['status', 'admissibility'],
+    ];
+    for (const [key, column] of equal) {
+      if (filter[key] !== undefined) {
+        where.push(`${column} = @${key}`);
+        params[key] = filter[key];
+      }
+    }
+    if (filter.since !== undefined) {
+      where.push('issued_at >= @since');
+      params.since = filter.since;
+    }
+    if (filter.until !== undefined) {
+      where.push('issued_at < @until');
+      params.until = filter.until;
+    }
+    if (page.after !== undefined) {
+      where.push(page.order === 'asc' ? 'sequence > @after' : 'sequence < @after');
+      params.after = page.after;
+    }
+    const sql = `SELECT ${ENTRY_COLUMNS} FROM receipts ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY sequence ${page.order === 'asc' ? 'ASC' : 'DESC'} LIMIT @limit`;
+    return this.prepared<ReceiptRow>(sql).all(params).map(toEntry);
+  }
+
+  async getMany(receiptIds: string[]): Promise<LedgerEntry[]> {
+    if (receiptIds.length === 0) return [];
+    const marks = receiptIds.map(() => '?').join(', ');
+    return this.prepared<ReceiptRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id IN (${marks}) ORDER BY sequence`,
+    )
+      .all(...receiptIds)
+      .map(toEntry);
+  }
+
+  async pullRequestHistory(
+    repository: string,
+    pullRequest: string,
+    limit: number,
+  ): Promise<LedgerEntry[]> {
+    return this.prepared<ReceiptRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE repository = ? AND pull_request = ? ORDER BY sequence LIMIT ?`,
+    )
+      .all(repository, pullRequest, limit)
+      .map(toEntry);
+  }
+
+  async timeline(options: {
+    repository?: string;
+    since: string;
+    until: string;
+  }): Promise<TimelineRow[]> {
+    const byRepository = options.repository !== undefined;
+    const sql = `SELECT day, verdict, SUM(n) AS count FROM daily_counts
+      WHERE ${byRepository ? 'repository = @repository AND ' : ''}day >= @since AND day < @until
+      GROUP BY day, verdict ORDER BY day, verdict`;
+    return this.prepared<TimelineRow>(sql).all(options);
+  }
+
+  async repositories(page: NamePage): Promise<RepositorySummary[]> {
+    const rows = this.prepared<
+      CounterRow & {
+        repository: string;
+        last_sequence: number;
+        last_receipt_id: string;
+        last_issued_at: string;
+      }
+    >('SELECT * FROM repository_stats WHERE repository > ? ORDER BY repository LIMIT ?').all(
+      page.after ?? '',
+      page.limit,
+    );
+    return rows.map((r) => ({
+      repository: r.repository,
+      total: r.total,
+      by_verdict: verdictsOf(r),
+      by_admissibility: admissibilityOf(r),
+      last_receipt: {
+        receipt_id: r.last_receipt_id,
+        sequence: r.last_sequence,
+        issued_at: r.last_issued_at,
+      },
+    }));
+  }
+
+  async agents(page: NamePage): Promise<AgentSummary[]> {
+    const rows = this.prepared<
+      CounterRow & { agent: string; first_seen: string; last_seen: string }
+    >('SELECT * FROM agent_stats WHERE agent > ? ORDER BY agent LIMIT ?').all(
+      page.after ?? '',
+      page.limit,
+    );
+    if (rows.length === 0) return [];
+    const models = new Map<string, string[]>();
+    const modelRows = this.prepared<{ agent: string; model: string }>(
+      'SELECT agent, model FROM agent_models WHERE agent >= ? AND agent <= ? ORDER BY agent, model',
+    ).all(rows[0]!.agent, rows[rows.length - 1]!.agent);
+    for (const { agent, model } of modelRows)
+      models.set(agent, [...(models.get(agent) ?? []), model]);
+    return rows.map((r) => ({
+      agent: r.agent,
+      total: r.total,
+      by_verdict: verdictsOf(r),
+      by_admissibility: admissibilityOf(r),
+      models: models.get(r.agent) ?? [],
+      first_seen: r.first_seen,
+      last_seen: r.last_seen,
+    }));
+  }
+
+  async totals(): Promise<LedgerTotals> {
+    const by_verdict: VerdictCounts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 };
+    const by_admissibility: AdmissibilityCounts = {
+      ACCEPTED: 0,
+      NON_DETERMINISTIC: 0,
+      REJECTED: 0,
+    };
+    let total = 0;
+    const rows = this.prepared<{ verdict: Verdict; admissibility: AdmissibilityStatus; n: number }>(
+      'SELECT verdict, admissibility, n FROM ledger_totals',
+    ).all();
+    for (const row of rows) {
+      by_verdict[row.verdict] += row.n;
+      by_admissibility[row.admissibility] += row.n;
+      total += row.n;
+    }
+    const count = (table: string) =>
+      this.prepared<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n;
+    return {
+      total,
+      by_verdict,
+      by_admissibility,
+      agents: count('agent_stats'),
+      repositories: count('repository_stats'),
+    };
+  }
+
+  async countSince(since: string): Promise<VerdictCounts & { total: number }> {
+    const counts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0, total: 0 };
+    const rows = this.prepared<{ verdict: Verdict; n: number }>(
+      'SELECT verdict, COUNT(*) AS n FROM receipts WHERE issued_at >= ? GROUP BY verdict',
+    ).all(since);
+    for (const row of rows) {
+      counts[row.verdict] += row.n;
+      counts.total += row.n;
+    }
+    return counts;
+  }
+}

@@ -1,0 +1,190 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+
+const SECRET_HEX = 'ab'.repeat(32);
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('has defaults for everything', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      dataDir: './data',
+      signingKeyPem: undefined,
+      baseUrl: 'http://localhost:3000',
+      webhookSecret: undefined,
+      allowPrivateWebhookUrls: false,
+      logLevel: 'info',
+      keyEncryptionSecret: undefined,
+      anonLimitPerHour: 1000,
+      signupLimitPerHour: 20,
+      publicReads: true,
+      trustProxy: false,
+    });
+  });
+
+  it('does not read process.env when given an environment', () => {
+    const saved = process.env.PORT;
+    process.env.PORT = '4321';
+    try {
+      expect(loadConfig({}).port).toBe(3000);
+    } finally {
+      if (saved === undefined) delete process.env.PORT;
+      else process.env.PORT = saved;
+    }
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      SVC_DATA_DIR: '/var/lib/svc',
+      SVC_BASE_URL: 'https://svc.example.com/',
+      WEBHOOK_SECRET: 'hook',
+      SVC_ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+      LOG_LEVEL: 'debug',
+      SVC_KEY_ENCRYPTION_SECRET: SECRET_HEX,
+      SVC_ANON_LIMIT_PER_HOUR: '50',
+      SVC_SIGNUP_LIMIT_PER_HOUR: '5',
+      SVC_TRUST_PROXY: '1',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: '/var/lib/svc',
+      signingKeyPem: undefined,
+      // Without the trailing slash, so paths can be appended.
+      baseUrl: 'https://svc.example.com',
+      webhookSecret: 'hook',
+      allowPrivateWebhookUrls: true,
+      logLevel: 'debug',
+      keyEncryptionSecret: Buffer.from(SECRET_HEX, 'hex'),
+      anonLimitPerHour: 50,
+      signupLimitPerHour: 5,
+      publicReads: true,
+      trustProxy: 1,
+    });
+  });
+
+  it('derives the base URL from the port when SVC_BASE_URL is unset', () => {
+    expect(loadConfig({ PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
+  });
+
+  it('treats empty variables as unset', () => {
+    const empty = Object.fromEntries(
+      [
+        'PORT',
+        'HOST',
+        'SVC_DATA_DIR',
+        'SVC_SIGNING_KEY',
+        'SVC_BASE_URL',
+        'WEBHOOK_SECRET',
+        'SVC_ALLOW_PRIVATE_WEBHOOK_URLS',
+        'LOG_LEVEL',
+        'SVC_KEY_ENCRYPTION_SECRET',
+        'SVC_ANON_LIMIT_PER_HOUR',
+        'SVC_SIGNUP_LIMIT_PER_HOUR',
+        'SVC_TRUST_PROXY',
+      ].map((name) => [name, '']),
+    );
+    expect(loadConfig(empty)).toEqual(loadConfig({}));
+  });
+
+  it('accepts "unlimited" hourly limits', () => {
+    const config = loadConfig({
+      SVC_ANON_LIMIT_PER_HOUR: 'unlimited',
+      SVC_SIGNUP_LIMIT_PER_HOUR: 'unlimited',
+    });
+    expect(config.anonLimitPerHour).toBe(Number.POSITIVE_INFINITY);
+    expect(config.signupLimitPerHour).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it.each([
+    ['true', true],
+    ['false', false],
+    ['0', 0],
+    ['2', 2],
+    ['loopback', ['loopback']],
+    ['loopback, 10.0.0.0/8', ['loopback', '10.0.0.0/8']],
+    ['192.168.1.1,fc00::/7,10.0.0.0/255.0.0.0', ['192.168.1.1', 'fc00::/7', '10.0.0.0/255.0.0.0']],
+    ['linklocal,uniquelocal', ['linklocal', 'uniquelocal']],
+  ])('reads SVC_TRUST_PROXY=%j as %j', (value, expected) => {
+    expect(loadConfig({ SVC_TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it.each([
+    ['1', true],
+    ['yes', true],
+    ['0', false],
+    ['no', false],
+    ['false', false],
+  ])('reads SVC_ALLOW_PRIVATE_WEBHOOK_URLS=%j as %j', (value, expected) => {
+    expect(loadConfig({ SVC_ALLOW_PRIVATE_WEBHOOK_URLS: value }).allowPrivateWebhookUrls).toBe(
+      expected,
+    );
+  });
+
+  it('reads SVC_KEY_ENCRYPTION_SECRET as 64 hex characters or as base64 of 32 bytes', () => {
+    const bytes = Buffer.alloc(32, 9);
+    expect(
+      loadConfig({ SVC_KEY_ENCRYPTION_SECRET: bytes.toString('hex') }).keyEncryptionSecret,
+    ).toEqual(bytes);
+    expect(
+      loadConfig({ SVC_KEY_ENCRYPTION_SECRET: bytes.toString('base64') }).keyEncryptionSecret,
+    ).toEqual(bytes);
+  });
+
+  it('accepts SVC_SIGNING_KEY as a PEM, with real newlines or literal "\\n"', () => {
+    const pem = generateKeyPairSync('ed25519')
+      .privateKey.export({ format: 'pem', type: 'pkcs8' })
+      .toString();
+    expect(loadConfig({ SVC_SIGNING_KEY: pem }).signingKeyPem).toBe(pem);
+    expect(loadConfig({ SVC_SIGNING_KEY: pem.replace(/\n/g, '\\n') }).signingKeyPem).toBe(pem);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['LOG_LEVEL', 'loud'],
+    ['SVC_ALLOW_PRIVATE_WEBHOOK_URLS', 'maybe'],
+    ['SVC_KEY_ENCRYPTION_SECRET', 'short'],
+    ['SVC_KEY_ENCRYPTION_SECRET', 'ab'.repeat(31)],
+    ['SVC_ANON_LIMIT_PER_HOUR', '0'],
+    ['SVC_ANON_LIMIT_PER_HOUR', '-5'],
+    ['SVC_ANON_LIMIT_PER_HOUR', '1.5'],
+    ['SVC_SIGNUP_LIMIT_PER_HOUR', 'lots'],
+    ['SVC_BASE_URL', 'ftp://x'],
+    ['SVC_BASE_URL', 'not a url'],
+    ['SVC_SIGNING_KEY', 'not a pem'],
+    ['SVC_TRUST_PROXY', 'yes'],
+    ['SVC_TRUST_PROXY', 'loopback,not-an-address'],
+    ['SVC_TRUST_PROXY', '10.0.0.0/33'],
+  ])('refuses %s=%j with a ConfigError naming the variable', (name, value) => {
+    const error = configError({ [name]: value });
+    expect(error.name).toBe('ConfigError');
+    expect(error.message).toContain(`${name}:`);
+  });
+
+  it('names every bad variable in one error', () => {
+    const { message } = configError({ PORT: 'abc', LOG_LEVEL: 'loud', SVC_BASE_URL: 'ftp://x' });
+    expect(message).toMatch(/^invalid configuration: /);
+    for (const name of ['PORT', 'LOG_LEVEL', 'SVC_BASE_URL']) expect(message).toContain(name);
+  });
+
+  it('does not echo secret values in its errors', () => {
+    const secret = 'hunter2-but-much-longer-than-that-and-still-wrong';
+    expect(configError({ SVC_KEY_ENCRYPTION_SECRET: secret }).message).not.toContain(secret);
+  });
+});
