@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { requireKey } from './middleware/rate-limit.js';
-import { validate } from './validate.js';
+import { validate, validateQuery } from './validate.js';
 
 /**
  * Who may call a route: anyone, key holders, or — for ledger reads — anyone unless the
@@ -93,7 +93,7 @@ export function mountRoutes(
     const needsKey = route.access === 'key' || (route.access === 'read' && !options.publicReads);
     const handler: RequestHandler = async (req, res) => {
       const result = await route.handle({
-        query: route.query ? validate(route.query, req.query) : {},
+        query: route.query ? validateQuery(route.query, req.query) : {},
         params: route.params ? validate(route.params, req.params) : {},
         body: route.body ? validate(route.body, req.body) : req.body,
         req,

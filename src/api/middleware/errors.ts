@@ -45,7 +45,8 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _nex
       : null);
   const failure = known ?? new SvcError('internal', 'Internal server error', { cause: error });
   const status = STATUS_OF[failure.code];
-  if (status >= 500) req.log?.error({ err: error }, 'request failed');
+  // pino-http logs the request's one line with this error attached (stack included).
+  if (status >= 500) res.err = error instanceof Error ? error : new Error(String(error));
   if (res.headersSent) return;
   res.set(failure.headers);
   // No stack, no cause: clients get the message of a known error, or a generic one.

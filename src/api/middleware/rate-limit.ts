@@ -63,7 +63,14 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
     }
     const raw = presentedKey(req);
     if (raw !== undefined) {
-      const record = raw === null ? null : await deps.apiKeys.authenticate(raw);
+      let record;
+      try {
+        record = raw === null ? null : await deps.apiKeys.authenticate(raw);
+      } catch (error) {
+        // The key's tier is unknown; the error response still reports the address budget.
+        setLimitHeaders(res, deps.limiter.peek(anonymous, deps.anonLimitPerHour));
+        throw error;
+      }
       if (!record) {
         // Failed guesses spend the address's budget, which bounds key guessing.
         const status = deps.limiter.consume(anonymous, deps.anonLimitPerHour);

@@ -3,6 +3,7 @@ import { claimInputSchema } from '../../core/claim-schema.js';
 import { policyConfigSchema } from '../../core/policy-config.js';
 import {
   admissibilityStatusSchema,
+  attestationSchema,
   receiptCoreSchema,
   receiptSchema,
   ruleResultSchema,
@@ -47,7 +48,7 @@ export const simulateResponseSchema = z
     simulated: z.literal(true),
     ...evaluationParts,
     receipt: receiptCoreSchema
-      .extend({ attestations: z.array(z.never()).max(0), chain: z.null() })
+      .extend({ attestations: z.array(attestationSchema).max(0), chain: z.null() })
       .meta({
         id: 'SimulatedReceipt',
         description: 'Unsigned preview: attestations empty, chain null; never passes verify.',

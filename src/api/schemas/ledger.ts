@@ -13,22 +13,28 @@ import {
   verdictCountsSchema,
 } from './common.js';
 
+// Date.parse rolls impossible days over (2026-02-30 becomes 2 March): refuse them instead.
+const isCalendarDay = (day: string) => {
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === day;
+};
+
 const isoInstant = z
   .string()
   .refine(
     (v) =>
-      /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)),
+      /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(v) &&
+      !Number.isNaN(Date.parse(v)) &&
+      isCalendarDay(v.slice(0, 10)),
     {
       error: 'must be an ISO 8601 date or date-time',
     },
   )
   .transform((v) => new Date(v).toISOString());
 
-const isoDate = z
-  .string()
-  .refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v)), {
-    error: 'must be a date YYYY-MM-DD',
-  });
+const isoDate = z.string().refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && isCalendarDay(v), {
+  error: 'must be a date YYYY-MM-DD',
+});
 
 const text = (max: number) => z.string().min(1, { error: 'must not be empty' }).max(max);
 
