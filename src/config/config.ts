@@ -50,7 +50,12 @@ const secret32 = z
   .refine((b) => b.length === 32, { error: 'must be 32 bytes, as 64 hex characters or base64' });
 
 const envSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, { error: 'must be a port number' })
+    .transform(Number)
+    .refine((n) => n <= 65535, { error: 'must be at most 65535' })
+    .default(3000),
   HOST: z.string().default('0.0.0.0'),
   SVC_DATA_DIR: z.string().default('./data'),
   // Environments that cannot hold newlines may pass the PEM with literal "\n".

@@ -12,6 +12,17 @@ import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
 import { SqliteAggregates } from './sqlite-aggregates.js';
 import type { SqliteLedgerQueries } from './sqlite-ledger-queries.js';
 
+type Outcome = { result: AppendResult } | { error: unknown };
+
+interface Pending {
+  request: AppendRequest;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+// Bounds one transaction's length, so a burst cannot hold the write lock for long.
+const MAX_BATCH = 256;
+
 export class SqliteLedger implements LedgerStore {
   private readonly byClaim: Statement<[string], ReceiptRow>;
   private readonly byReceipt: Statement<[string], ReceiptRow>;
@@ -19,8 +30,10 @@ export class SqliteLedger implements LedgerStore {
   private readonly headRow: Statement<[], { sequence: number; receipt_hash: string }>;
   private readonly insert: Statement;
   private readonly insertOutbox: Statement;
-  private readonly appendTx: (request: AppendRequest) => AppendResult;
+  private readonly commitBatch: (requests: AppendRequest[]) => Outcome[];
   private readonly aggregates: SqliteAggregates;
+  private queue: Pending[] = [];
+  private flushScheduled = false;
 
   constructor(
     private readonly db: Database,
@@ -43,14 +56,54 @@ export class SqliteLedger implements LedgerStore {
       'INSERT INTO outbox (topic, receipt_id, payload_json, created_at) VALUES (?, ?, ?, ?)',
     );
     this.aggregates = new SqliteAggregates(db);
-    const tx = db.transaction((request: AppendRequest) => this.appendLocked(request));
+    // Inside the batch transaction each append is its own savepoint: one failing request
+    // rolls back alone, and the others still commit.
+    const one = db.transaction((request: AppendRequest) => this.appendLocked(request));
+    const batch = db.transaction((requests: AppendRequest[]) =>
+      requests.map((request): Outcome => {
+        try {
+          return { result: one(request) };
+        } catch (error) {
+          return { error };
+        }
+      }),
+    );
     // IMMEDIATE takes the write lock before reading the head, so no other connection or
     // process can append between the read and the insert: sequences stay gap-free.
-    this.appendTx = (request) => tx.immediate(request);
+    this.commitBatch = (requests) => batch.immediate(requests);
   }
 
-  async append(request: AppendRequest): Promise<AppendResult> {
-    return this.appendTx(request);
+  /**
+   * Group commit: appends arriving while the event loop is busy are written in one
+   * transaction, so they share one WAL sync. Each promise settles only after that commit
+   * returned, so no receipt is acknowledged before it is durable.
+   */
+  append(request: AppendRequest): Promise<AppendResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    const batch = this.queue.splice(0, MAX_BATCH);
+    if (this.queue.length > 0) setImmediate(() => this.flush());
+    else this.flushScheduled = false;
+    let outcomes: Outcome[];
+    try {
+      outcomes = this.commitBatch(batch.map((p) => p.request));
+    } catch (error) {
+      // The commit itself failed: nothing of the batch is in the ledger.
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    outcomes.forEach((outcome, i) => {
+      if ('error' in outcome) batch[i]!.reject(outcome.error);
+      else batch[i]!.resolve(outcome.result);
+    });
   }
 
   private appendLocked(request: AppendRequest): AppendResult {

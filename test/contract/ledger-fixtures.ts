@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { claimInputSchema, type ClaimInput } from '../../src/core/claim-schema.js';
+import { evaluateClaim } from '../../src/core/evaluation.js';
+import { resolvePolicy } from '../../src/core/policy-config.js';
+import {
+  buildReceiptCore,
+  chainReceipt,
+  signReceipt,
+  type ChainHead,
+  type ReceiptSigner,
+  type UnchainedReceipt,
+} from '../../src/core/receipt.js';
+import type { AppendRequest, LedgerEntry, OutboxRecord } from '../../src/ports/ledger-store.js';
+
+// Kept free of the app and the harness: child processes load this module transpiled.
+
+export type ClaimKind = 'allowed' | 'blocked' | 'escalated' | 'non_deterministic';
+
+export interface ClaimOptions {
+  claimId?: string;
+  kind?: ClaimKind;
+  /** null leaves the member out of the claim. */
+  agent?: string | null;
+  repository?: string | null;
+}
+
+/** A validated ClaimInput whose evaluation gives the verdict and admissibility of `kind`. */
+export function makeClaim(options: ClaimOptions = {}): ClaimInput {
+  const { kind = 'allowed', agent = 'coder-bot', repository = 'acme/web' } = options;
+  const action: Record<string, unknown> = {
+    action_type: kind === 'escalated' ? 'access_change' : 'merge',
+    target_system: 'github',
+    pull_request: 42,
+    agent_model: 'model-x',
+  };
+  if (agent !== null) action.agent = agent;
+  if (repository !== null) action.repository = repository;
+  return claimInputSchema.parse({
+    claim_id: options.claimId ?? `claim-${randomUUID()}`,
+    entity: 'acme/web',
+    claim: 'Merge PR #42 after CI passed',
+    action,
+    sources: [
+      {
+        id: 'ci-1',
+        type: 'ci',
+        uri: 'https://ci.example/run/1',
+        confidence: 0.9,
+        content: 'all 312 tests pass',
+      },
+    ],
+    // Deterministic replay against an expectation of a mismatch is NON_DETERMINISTIC.
+    ...(kind === 'non_deterministic' ? { expected_replay_match: false } : {}),
+    ...(kind === 'blocked' ? { policyConfig: { minSources: 3 } } : {}),
+  });
+}
+
+export interface SignedClaim {
+  claim: ClaimInput;
+  receipt: UnchainedReceipt;
+  /** The ledger entry this receipt becomes at the position after `head`. */
+  entryAt(head: ChainHead): LedgerEntry;
+}
+
+/** Evaluates and signs a claim as the service does, leaving only its chain position open. */
+export function signClaim(
+  claim: ClaimInput,
+  signer: ReceiptSigner,
+  options: { apiKeyId?: string | null; issuedAt?: string } = {},
+): SignedClaim {
+  const evaluation = evaluateClaim(claim, resolvePolicy(claim.policyConfig));
+  const core = buildReceiptCore({
+    receiptId: `dr-${randomUUID()}`,
+    issuedAt: options.issuedAt ?? new Date().toISOString(),
+    claim,
+    evaluation,
+  });
+  const receipt = signReceipt(core, signer);
+  const stored = {
+    policy: evaluation.policy,
+    replay: evaluation.replay,
+    config: evaluation.config,
+  };
+  return {
+    claim,
+    receipt,
+    entryAt: (head) => ({
+      receipt: chainReceipt(receipt, head),
+      claim,
+      evaluation: stored,
+      apiKeyId: options.apiKeyId ?? null,
+    }),
+  };
+}
+
+export interface RecordingRequest extends AppendRequest {
+  /** Every head `build` was called with, in order. */
+  heads: ChainHead[];
+}
+
+/** An append request for a signed claim that records the heads its build receives. */
+export function appendRequest(
+  signed: SignedClaim,
+  options: { outbox?: OutboxRecord[] } = {},
+): RecordingRequest {
+  const heads: ChainHead[] = [];
+  return {
+    claimId: signed.claim.claim_id,
+    heads,
+    build(head) {
+      heads.push({ ...head });
+      return { entry: signed.entryAt(head), ...(options.outbox ? { outbox: options.outbox } : {}) };
+    },
+  };
+}

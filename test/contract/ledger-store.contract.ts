@@ -1,0 +1,442 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { receiptHash, type ChainHead } from '../../src/core/receipt.js';
+import type { ApiKeyRecord } from '../../src/ports/api-key-store.js';
+import type {
+  AppendRequest,
+  AppendResult,
+  LedgerEntry,
+  OutboxRecord,
+} from '../../src/ports/ledger-store.js';
+import type { Store } from '../../src/ports/store.js';
+import { newServerKey } from '../support/harness.js';
+import {
+  appendRequest,
+  makeClaim,
+  signClaim,
+  type ClaimOptions,
+  type SignedClaim,
+} from './ledger-fixtures.js';
+
+const EMPTY_HEAD: ChainHead = { sequence: 0, receipt_hash: null };
+const OTHER_HASH = `sha256:${'ab'.repeat(32)}`;
+
+function appended(result: AppendResult): LedgerEntry {
+  expect(result.status).toBe('appended');
+  return result.entry;
+}
+
+/**
+ * A driver's errors may belong to another realm than the test's (a native addon loaded once
+ * per process), where `rejects.toThrow()` does not see an Error: rely on the message only.
+ */
+async function expectRejected(promise: Promise<unknown>, message?: string): Promise<void> {
+  await expect(promise).rejects.toHaveProperty(
+    'message',
+    message === undefined ? expect.any(String) : expect.stringContaining(message),
+  );
+}
+
+/**
+ * The behaviour every Store backend must have. `open` gives a fresh, empty store for each
+ * case; the suite closes it.
+ */
+export function describeStoreContract(name: string, open: () => Promise<Store>): void {
+  describe(`${name} store contract`, () => {
+    const serverKey = newServerKey();
+    let store: Store;
+
+    beforeEach(async () => {
+      store = await open();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    const sign = (options: ClaimOptions & { apiKeyId?: string | null } = {}): SignedClaim =>
+      signClaim(makeClaim(options), serverKey, { apiKeyId: options.apiKeyId ?? null });
+
+    const append = async (
+      signed: SignedClaim = sign(),
+      outbox?: OutboxRecord[],
+    ): Promise<LedgerEntry> =>
+      appended(await store.ledger.append(appendRequest(signed, outbox ? { outbox } : {})));
+
+    async function appendMany(n: number): Promise<LedgerEntry[]> {
+      const entries: LedgerEntry[] = [];
+      for (let i = 0; i < n; i++) entries.push(await append());
+      return entries;
+    }
+
+    /** Everything an append could change, to show that a failed one changed none of it. */
+    const snapshot = async () => ({
+      head: await store.ledger.head(),
+      entries: await store.ledger.list(0, 1000),
+      outbox: await store.ledger.pendingOutbox(1000),
+      stats: await store.ledger.stats(),
+    });
+
+    it('answers a trivial ping', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    describe('ledger', () => {
+      it('an empty ledger has head {sequence: 0, receipt_hash: null}', async () => {
+        expect(await store.ledger.head()).toEqual(EMPTY_HEAD);
+        expect(await store.ledger.list(0, 10)).toEqual([]);
+      });
+
+      it('append places each receipt after the head and links it to the previous one', async () => {
+        const entries = await appendMany(3);
+        entries.forEach((entry, i) => {
+          expect(entry.receipt.chain).toEqual({
+            sequence: i + 1,
+            previous_receipt_hash: i === 0 ? null : entries[i - 1]!.receipt.chain.receipt_hash,
+            receipt_hash: receiptHash(entry.receipt),
+          });
+        });
+        expect(await store.ledger.head()).toEqual({
+          sequence: 3,
+          receipt_hash: entries[2]!.receipt.chain.receipt_hash,
+        });
+      });
+
+      it('build receives the current head', async () => {
+        const first = appendRequest(sign());
+        const e1 = appended(await store.ledger.append(first));
+        expect(first.heads.at(-1)).toEqual(EMPTY_HEAD);
+
+        const second = appendRequest(sign());
+        appended(await store.ledger.append(second));
+        expect(second.heads.at(-1)).toEqual({
+          sequence: 1,
+          receipt_hash: e1.receipt.chain.receipt_hash,
+        });
+      });
+
+      it('append answers the entry as built and stored', async () => {
+        const signed = sign({ apiKeyId: 'key-1' });
+        const entry = await append(signed);
+        expect(entry).toEqual(signed.entryAt(EMPTY_HEAD));
+        expect(await store.ledger.getByReceiptId(signed.receipt.receipt_id)).toEqual(entry);
+      });
+
+      it('appending a claim_id already in the ledger answers exists with the stored entry and writes nothing', async () => {
+        const claim = makeClaim();
+        const original = await append(signClaim(claim, serverKey), [
+          { topic: 'receipt.created', payload: { n: 1 } },
+        ]);
+        const before = await snapshot();
+
+        const again = signClaim(claim, serverKey, { apiKeyId: 'key-2' });
+        const result = await store.ledger.append(
+          appendRequest(again, { outbox: [{ topic: 'receipt.created', payload: { n: 2 } }] }),
+        );
+
+        expect(result).toEqual({ status: 'exists', entry: original });
+        expect(await snapshot()).toEqual(before);
+        expect(await store.ledger.getByReceiptId(again.receipt.receipt_id)).toBeNull();
+      });
+
+      it('round trips entries by receipt id and claim id, and the stored receipt hash', async () => {
+        const entries = await appendMany(3);
+        for (const entry of entries) {
+          const { receipt_id, claim_id, chain } = entry.receipt;
+          expect(await store.ledger.getByReceiptId(receipt_id)).toEqual(entry);
+          expect(await store.ledger.getByClaimId(claim_id)).toEqual(entry);
+          expect(await store.ledger.receiptHashOf(receipt_id)).toBe(chain.receipt_hash);
+        }
+      });
+
+      it('answers null for receipt ids and claim ids it does not hold', async () => {
+        const entry = await append();
+        expect(await store.ledger.getByReceiptId(`dr-${randomUUID()}`)).toBeNull();
+        expect(await store.ledger.getByClaimId('claim-unknown')).toBeNull();
+        expect(await store.ledger.receiptHashOf(`dr-${randomUUID()}`)).toBeNull();
+        // Ids are exact keys, not prefixes or patterns.
+        expect(await store.ledger.getByReceiptId(entry.receipt.receipt_id.slice(0, -1))).toBeNull();
+        expect(await store.ledger.getByClaimId(entry.receipt.claim_id.toUpperCase())).toBeNull();
+      });
+
+      it('lists entries after a sequence, in sequence order, at most limit of them', async () => {
+        const entries = await appendMany(5);
+        const sequences = (list: LedgerEntry[]) => list.map((e) => e.receipt.chain.sequence);
+
+        expect(await store.ledger.list(0, 100)).toEqual(entries);
+        expect(sequences(await store.ledger.list(0, 2))).toEqual([1, 2]);
+        expect(sequences(await store.ledger.list(2, 2))).toEqual([3, 4]);
+        expect(sequences(await store.ledger.list(4, 2))).toEqual([5]);
+        expect(sequences(await store.ledger.list(3, 1))).toEqual([4]);
+        expect(await store.ledger.list(5, 2)).toEqual([]);
+        expect(await store.ledger.list(99, 2)).toEqual([]);
+        expect(await store.ledger.list(0, 0)).toEqual([]);
+
+        const paged: LedgerEntry[] = [];
+        for (let after = 0; ;) {
+          const page = await store.ledger.list(after, 2);
+          if (page.length === 0) break;
+          paged.push(...page);
+          after = page.at(-1)!.receipt.chain.sequence;
+        }
+        expect(paged).toEqual(entries);
+      });
+
+      it('stats of an empty ledger are all zero', async () => {
+        expect(await store.ledger.stats()).toEqual({
+          total: 0,
+          by_verdict: { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 },
+          by_admissibility: { ACCEPTED: 0, NON_DETERMINISTIC: 0, REJECTED: 0 },
+          agents: [],
+          repositories: [],
+        });
+      });
+
+      it('stats count by verdict and admissibility and list distinct agents and repositories', async () => {
+        const entries = [
+          await append(sign({ kind: 'allowed', agent: 'bot-a', repository: 'acme/one' })),
+          await append(sign({ kind: 'allowed', agent: 'bot-b', repository: 'acme/one' })),
+          await append(sign({ kind: 'blocked', agent: 'bot-a', repository: 'acme/two' })),
+          await append(sign({ kind: 'escalated', agent: null, repository: null })),
+          await append(sign({ kind: 'non_deterministic', agent: 'bot-c', repository: 'acme/3' })),
+        ];
+        // The fixtures give the outcomes they are named after.
+        expect(
+          entries.map((e) => [e.receipt.policy.verdict, e.receipt.admissibility.status]),
+        ).toEqual([
+          ['ALLOWED', 'ACCEPTED'],
+          ['ALLOWED', 'ACCEPTED'],
+          ['BLOCKED', 'REJECTED'],
+          ['ESCALATED', 'REJECTED'],
+          ['ALLOWED', 'NON_DETERMINISTIC'],
+        ]);
+
+        const stats = await store.ledger.stats();
+        expect(stats.total).toBe(5);
+        expect(stats.by_verdict).toEqual({ ALLOWED: 3, BLOCKED: 1, ESCALATED: 1 });
+        expect(stats.by_admissibility).toEqual({ ACCEPTED: 2, NON_DETERMINISTIC: 1, REJECTED: 2 });
+        expect([...stats.agents].sort()).toEqual(['bot-a', 'bot-b', 'bot-c']);
+        expect([...stats.repositories].sort()).toEqual(['acme/3', 'acme/one', 'acme/two']);
+      });
+
+      it('counts receipts per API key', async () => {
+        await append(sign({ apiKeyId: 'key-1' }));
+        await append(sign({ apiKeyId: 'key-2' }));
+        await append(sign({ apiKeyId: 'key-1' }));
+        await append(sign({ apiKeyId: null }));
+        expect(await store.ledger.countByApiKey('key-1')).toBe(2);
+        expect(await store.ledger.countByApiKey('key-2')).toBe(1);
+        expect(await store.ledger.countByApiKey('key-3')).toBe(0);
+      });
+
+      it('50 concurrent appends get sequences 1..50 without gaps, each linked to the one before', async () => {
+        const signed = Array.from({ length: 50 }, () => sign());
+        const results = await Promise.all(signed.map((s) => store.ledger.append(appendRequest(s))));
+        expect(results.every((r) => r.status === 'appended')).toBe(true);
+
+        const entries = await store.ledger.list(0, 100);
+        expect(entries.map((e) => e.receipt.chain.sequence)).toEqual(
+          Array.from({ length: 50 }, (_, i) => i + 1),
+        );
+        entries.forEach((entry, i) => {
+          expect(entry.receipt.chain.previous_receipt_hash).toBe(
+            i === 0 ? null : entries[i - 1]!.receipt.chain.receipt_hash,
+          );
+        });
+        expect(new Set(entries.map((e) => e.receipt.claim_id))).toEqual(
+          new Set(signed.map((s) => s.claim.claim_id)),
+        );
+        expect((await store.ledger.head()).sequence).toBe(50);
+      });
+    });
+
+    describe('entries that do not extend the head', () => {
+      const refusals: [string, (head: ChainHead, signed: SignedClaim) => AppendRequest][] = [
+        [
+          'a sequence that skips one',
+          (head, signed) => ({
+            claimId: signed.claim.claim_id,
+            build: (h) => ({ entry: signed.entryAt({ ...h, sequence: h.sequence + 1 }) }),
+          }),
+        ],
+        [
+          'a sequence already taken',
+          (head, signed) => ({
+            claimId: signed.claim.claim_id,
+            build: () => ({
+              entry: signed.entryAt({ sequence: head.sequence - 1, receipt_hash: null }),
+            }),
+          }),
+        ],
+        [
+          'a previous hash other than the head hash',
+          (_head, signed) => ({
+            claimId: signed.claim.claim_id,
+            build: (h) => ({ entry: signed.entryAt({ ...h, receipt_hash: OTHER_HASH }) }),
+          }),
+        ],
+        [
+          'no previous hash after the first receipt',
+          (_head, signed) => ({
+            claimId: signed.claim.claim_id,
+            build: (h) => ({ entry: signed.entryAt({ ...h, receipt_hash: null }) }),
+          }),
+        ],
+        [
+          'a receipt for another claim_id than the request',
+          (_head, signed) => ({
+            claimId: 'claim-of-the-request',
+            build: (h) => ({ entry: signed.entryAt(h) }),
+          }),
+        ],
+      ];
+
+      it.each(refusals)('are refused: %s, and nothing is written', async (_name, requestFor) => {
+        await appendMany(2);
+        const before = await snapshot();
+        const request = requestFor(before.head, sign());
+        const withOutbox: AppendRequest = {
+          claimId: request.claimId,
+          build: (h) => ({
+            ...request.build(h),
+            outbox: [{ topic: 'receipt.created', payload: { refused: true } }],
+          }),
+        };
+        await expectRejected(store.ledger.append(withOutbox));
+        expect(await snapshot()).toEqual(before);
+      });
+    });
+
+    describe('outbox', () => {
+      it('writes outbox records with their receipt, in the append', async () => {
+        const first = await append(sign(), [
+          { topic: 'receipt.created', payload: { receipt: 1, nested: { ok: true } } },
+          { topic: 'webhook.delivery', payload: ['a', 1, null] },
+        ]);
+        await append(sign());
+        const third = await append(sign(), [{ topic: 'receipt.created', payload: 'third' }]);
+
+        const pending = await store.ledger.pendingOutbox(10);
+        expect(
+          pending.map(({ topic, payload, receiptId }) => ({ topic, payload, receiptId })),
+        ).toEqual([
+          {
+            topic: 'receipt.created',
+            payload: { receipt: 1, nested: { ok: true } },
+            receiptId: first.receipt.receipt_id,
+          },
+          {
+            topic: 'webhook.delivery',
+            payload: ['a', 1, null],
+            receiptId: first.receipt.receipt_id,
+          },
+          { topic: 'receipt.created', payload: 'third', receiptId: third.receipt.receipt_id },
+        ]);
+        for (const record of pending) expect(typeof record.createdAt).toBe('string');
+        // Oldest first: ids grow in the order the records were written.
+        const ids = pending.map((r) => r.id);
+        expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+        expect(new Set(ids).size).toBe(3);
+
+        expect(await store.ledger.pendingOutbox(2)).toEqual(pending.slice(0, 2));
+      });
+
+      it('has no pending records for appends without any', async () => {
+        await appendMany(2);
+        expect(await store.ledger.pendingOutbox(10)).toEqual([]);
+      });
+
+      it('writes nothing, receipt or outbox, when build throws', async () => {
+        await appendMany(2);
+        const before = await snapshot();
+        const signed = sign();
+        const failing: AppendRequest = {
+          claimId: signed.claim.claim_id,
+          build: () => {
+            throw new Error('build failed');
+          },
+        };
+        await expectRejected(store.ledger.append(failing), 'build failed');
+        expect(await snapshot()).toEqual(before);
+        expect(await store.ledger.getByClaimId(signed.claim.claim_id)).toBeNull();
+
+        // The ledger stays usable and continues from the same head.
+        const next = await append(sign());
+        expect(next.receipt.chain.sequence).toBe(3);
+      });
+
+      it('writes nothing when the append itself fails after build', async () => {
+        const [existing] = await appendMany(1);
+        const before = await snapshot();
+        const signed = sign();
+        // A receipt_id the ledger already holds, under a new claim_id: the store must refuse it.
+        const duplicate: AppendRequest = {
+          claimId: signed.claim.claim_id,
+          build: (head) => {
+            const entry = signed.entryAt(head);
+            return {
+              entry: {
+                ...entry,
+                receipt: { ...entry.receipt, receipt_id: existing!.receipt.receipt_id },
+              },
+              outbox: [{ topic: 'receipt.created', payload: { duplicate: true } }],
+            };
+          },
+        };
+        await expectRejected(store.ledger.append(duplicate));
+        expect(await snapshot()).toEqual(before);
+        expect(await store.ledger.getByClaimId(signed.claim.claim_id)).toBeNull();
+      });
+    });
+
+    describe('api keys', () => {
+      const record = (overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
+        id: randomUUID(),
+        email: `${randomUUID()}@example.com`,
+        keyDigest: createHash('sha256').update(randomUUID()).digest('hex'),
+        keyCiphertext: `v1:${randomUUID()}`,
+        tier: 'free',
+        createdAt: '2026-01-15T10:00:00.000Z',
+        updatedAt: '2026-01-15T10:00:00.000Z',
+        ...overrides,
+      });
+
+      it('insertIfAbsent stores a new record and answers it', async () => {
+        const key = record();
+        expect(await store.apiKeys.insertIfAbsent(key)).toEqual(key);
+        expect(await store.apiKeys.findByEmail(key.email)).toEqual(key);
+        expect(await store.apiKeys.findByDigest(key.keyDigest)).toEqual(key);
+      });
+
+      it('insertIfAbsent answers the existing record for an email that already has a key', async () => {
+        const first = record();
+        await store.apiKeys.insertIfAbsent(first);
+        const second = record({ email: first.email, tier: 'pilot' });
+        expect(await store.apiKeys.insertIfAbsent(second)).toEqual(first);
+        expect(await store.apiKeys.findByDigest(second.keyDigest)).toBeNull();
+        expect(await store.apiKeys.findByEmail(first.email)).toEqual(first);
+      });
+
+      it('finds by digest and by email, and answers null for unknown ones', async () => {
+        const a = record();
+        const b = record();
+        await store.apiKeys.insertIfAbsent(a);
+        await store.apiKeys.insertIfAbsent(b);
+        expect(await store.apiKeys.findByDigest(b.keyDigest)).toEqual(b);
+        expect(await store.apiKeys.findByEmail(a.email)).toEqual(a);
+        expect(await store.apiKeys.findByDigest('0'.repeat(64))).toBeNull();
+        expect(await store.apiKeys.findByEmail('nobody@example.com')).toBeNull();
+      });
+
+      it('setTier updates tier and updatedAt, and answers null for an unknown email', async () => {
+        const key = record();
+        await store.apiKeys.insertIfAbsent(key);
+        const updatedAt = '2026-02-01T00:00:00.000Z';
+        const expected = { ...key, tier: 'enterprise', updatedAt };
+        expect(await store.apiKeys.setTier(key.email, 'enterprise', updatedAt)).toEqual(expected);
+        expect(await store.apiKeys.findByDigest(key.keyDigest)).toEqual(expected);
+        expect(await store.apiKeys.setTier('nobody@example.com', 'pilot', updatedAt)).toBeNull();
+        expect(await store.apiKeys.findByEmail('nobody@example.com')).toBeNull();
+      });
+    });
+  });
+}
