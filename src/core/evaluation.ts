@@ -1,4 +1,5 @@
-import { canonicalize, hashCanonical } from './canonical.js';
+import { canonicalize, hashCanonical, sha256Prefixed } from './canonical.js';
+import { utf8Bytes } from './encoding.js';
 import type { ClaimInput } from './claim-schema.js';
 import { evaluatePolicy, type PolicyOutcome, type Verdict } from './policy.js';
 import type { PolicyConfig } from './policy-config.js';
@@ -38,15 +39,17 @@ export function replayHash(
  * evaluation from the claim's canonical bytes reproduces it (contract §5).
  */
 export function evaluateClaim(claim: ClaimInput, config: PolicyConfig): Evaluation {
-  const inputsHash = hashCanonical(claim);
+  // One canonical form serves both the evidence commitment and the replay, which starts
+  // from exactly these bytes.
+  const canonicalClaim = canonicalize(claim);
+  const inputsHash = sha256Prefixed(utf8Bytes(canonicalClaim));
   const first = evaluatePolicy(claim, config);
   const firstHash = replayHash(inputsHash, config, first);
 
-  const replayedClaim = JSON.parse(canonicalize(claim)) as ClaimInput;
+  const replayedClaim = JSON.parse(canonicalClaim) as ClaimInput;
   const replayedConfig = JSON.parse(canonicalize(config)) as PolicyConfig;
   const second = evaluatePolicy(replayedClaim, replayedConfig);
-  const deterministic =
-    replayHash(hashCanonical(replayedClaim), replayedConfig, second) === firstHash;
+  const deterministic = replayHash(inputsHash, replayedConfig, second) === firstHash;
 
   const expected = claim.expected_replay_match;
   const passed = expected === undefined ? deterministic : deterministic === expected;

@@ -122,15 +122,18 @@ export class LedgerReadService {
 
   /** A pull request's receipts across pushes, and what changed between consecutive ones. */
   async diff(repository: string, pullRequest: string) {
+    // As in the receipt's subject, digits are a number: "007" and 7 are the same request.
+    const number = /^\d+$/.test(pullRequest) ? Number(pullRequest) : Number.NaN;
+    const pr = Number.isSafeInteger(number) ? number : pullRequest;
     const entries = await this.deps.queries.pullRequestHistory(
       repository,
-      pullRequest,
+      String(pr),
       MAX_PR_HISTORY,
     );
     const changes = entries.slice(1).map((to, i) => changeBetween(entries[i]!, to));
     return {
       repository,
-      pull_request: /^\d{1,15}$/.test(pullRequest) ? Number(pullRequest) : pullRequest,
+      pull_request: pr,
       receipts: entries.map(summarize),
       changes,
     };

@@ -2,11 +2,9 @@ import { z } from 'zod';
 
 export const errorSchema = z
   .object({
-    error: z
-      .string()
-      .meta({
-        description: 'Human-readable message; for validation failures "<field>: <constraint>".',
-      }),
+    error: z.string().meta({
+      description: 'Human-readable message; for validation failures "<field>: <constraint>".',
+    }),
     code: z.string().meta({ example: 'validation_failed' }),
     request_id: z.string(),
   })
@@ -32,9 +30,14 @@ export const admissibilityCountsSchema = counts(['ACCEPTED', 'NON_DETERMINISTIC'
   },
 );
 
+// A schema-level message would also replace the range messages of its checks ("limit: must
+// be a whole number" for 0): give it to type errors only.
+const onlyForType = (message: string) => (issue: { code: string }) =>
+  issue.code === 'invalid_type' ? message : undefined;
+
 /** `limit` of a listing: 1 to 1000, default 100. */
 export const limitParam = z.coerce
-  .number({ error: 'must be a whole number' })
+  .number({ error: onlyForType('must be a whole number') })
   .int({ error: 'must be a whole number' })
   .min(1)
   .max(1000)
@@ -42,7 +45,7 @@ export const limitParam = z.coerce
   .meta({ description: 'Page size, 1 to 1000.' });
 
 export const sequenceCursor = z.coerce
-  .number({ error: 'must be a sequence number' })
+  .number({ error: onlyForType('must be a sequence number') })
   .int({ error: 'must be a sequence number' })
   .min(0)
   .max(Number.MAX_SAFE_INTEGER)

@@ -1,0 +1,554 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { Express } from 'express';
+import request from 'supertest';
+import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { expectCommonHeaders, expectError, newKey, postRaw, type Json } from './helpers.js';
+import { idOf, issue } from './read-fixtures.js';
+
+/** The value of the sample `name{labels}` (labels in any order), or undefined. */
+function sample(
+  text: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const found = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
+  }
+  return undefined;
+}
+
+async function scrape(t: TestApp, key?: string): Promise<string> {
+  const req = request(t.app).get('/v1/metrics');
+  if (key) req.set('X-API-Key', key);
+  const res = await req;
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+  return res.text;
+}
+
+interface ServedRoute {
+  method: string;
+  path: string;
+}
+
+/** Every route the Express app serves, walking nested routers. */
+function servedRoutes(app: Express): ServedRoute[] {
+  interface Layer {
+    route?: { path: string; methods: Record<string, boolean> };
+    handle?: { stack?: Layer[] };
+  }
+  const routes: ServedRoute[] = [];
+  const walk = (stack: Layer[]) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        for (const [method, on] of Object.entries(layer.route.methods)) {
+          if (on && method !== '_all') routes.push({ method, path: layer.route.path });
+        }
+      } else if (layer.handle?.stack) {
+        walk(layer.handle.stack);
+      }
+    }
+  };
+  walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
+  return routes;
+}
+
+const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+const KEY_SECURITY = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
+
+/** Served GET routes that stay public whatever SVC_PUBLIC_READS says. */
+const ALWAYS_PUBLIC_GETS = [
+  '/health',
+  '/v1/status',
+  '/v1/keys/server',
+  '/v1/ledger/stats',
+  '/v1/openapi.json',
+];
+const READS = [
+  '/v1/ledger',
+  '/v1/receipts/search',
+  '/v1/receipts/timeline',
+  '/v1/receipts/compare',
+  '/v1/receipts/diff',
+  '/v1/receipts/:id',
+  '/v1/repos',
+  '/v1/agents',
+  '/v1/overview',
+  '/v1/policies',
+  '/v1/templates',
+  '/v1/metrics',
+];
+
+describe('GET /v1/metrics', () => {
+  let t: TestApp;
+  let key: string;
+  beforeEach(async () => {
+    t = buildTestApp();
+    key = await newKey(t, 'pilot');
+  });
+  afterEach(() => t.close());
+
+  it('reports ledger height and receipts by verdict and admissibility from the store', async () => {
+    const empty = await scrape(t);
+    expect(sample(empty, 'svc_ledger_height')).toBe(0);
+    expect(sample(empty, 'svc_ledger_receipts_by_verdict', { verdict: 'ALLOWED' })).toBe(0);
+
+    await issue(t, key);
+    await issue(t, key);
+    await issue(t, key, { kind: 'blocked' });
+    await issue(t, key, { kind: 'non_deterministic' });
+    await issue(t, key, { kind: 'escalated' });
+    const text = await scrape(t);
+    expect(text).toContain('# TYPE svc_ledger_height gauge');
+    expect(sample(text, 'svc_ledger_height')).toBe(5);
+    expect(sample(text, 'svc_ledger_receipts_by_verdict', { verdict: 'ALLOWED' })).toBe(3);
+    expect(sample(text, 'svc_ledger_receipts_by_verdict', { verdict: 'BLOCKED' })).toBe(1);
+    expect(sample(text, 'svc_ledger_receipts_by_verdict', { verdict: 'ESCALATED' })).toBe(1);
+    const byAdmissibility = (admissibility: string) =>
+      sample(text, 'svc_ledger_receipts_by_admissibility', { admissibility });
+    expect(byAdmissibility('ACCEPTED')).toBe(2);
+    expect(byAdmissibility('NON_DETERMINISTIC')).toBe(1);
+    expect(byAdmissibility('REJECTED')).toBe(2);
+    expect(
+      sample(text, 'svc_receipts_issued_total', { verdict: 'ALLOWED', admissibility: 'ACCEPTED' }),
+    ).toBe(2);
+  });
+
+  it('counts an idempotent replay as no new receipt', async () => {
+    const claim = validClaim();
+    for (let i = 0; i < 3; i++) {
+      const res = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(claim);
+      expect(res.status).toBe(200);
+    }
+    const text = await scrape(t);
+    expect(sample(text, 'svc_ledger_height')).toBe(1);
+    expect(
+      sample(text, 'svc_receipts_issued_total', { verdict: 'ALLOWED', admissibility: 'ACCEPTED' }),
+    ).toBe(1);
+  });
+
+  it('reads the ledger figures at scrape time: another app over the same store agrees', async () => {
+    await issue(t, key);
+    await issue(t, key);
+    const other = buildTestApp({ store: t.store });
+    const text = await scrape(other);
+    expect(sample(text, 'svc_ledger_height')).toBe(2);
+    // Per-process counters start at zero in the other instance.
+    expect(
+      sample(text, 'svc_receipts_issued_total', { verdict: 'ALLOWED', admissibility: 'ACCEPTED' }),
+    ).toBeUndefined();
+  });
+
+  it('has a request duration histogram by method, route template and status', async () => {
+    await issue(t, key);
+    await issue(t, key);
+    await request(t.app).post('/v1/evaluate').send(validClaim()); // 401
+    await request(t.app).get(`/v1/receipts/dr-nothing`); // 404 on a template route
+    await request(t.app).get('/v1/no-such-route');
+    const text = await scrape(t);
+    expect(text).toContain('# TYPE svc_http_request_duration_seconds histogram');
+    const evaluated = { method: 'POST', route: '/v1/evaluate', status: '200' };
+    expect(sample(text, 'svc_http_request_duration_seconds_count', evaluated)).toBe(2);
+    expect(
+      sample(text, 'svc_http_request_duration_seconds_bucket', { ...evaluated, le: '+Inf' }),
+    ).toBe(2);
+    expect(text).toMatch(
+      /^svc_http_request_duration_seconds_bucket\{le="0\.001",method="POST",route="\/v1\/evaluate",status="200"\} \d+$/m,
+    );
+    expect(
+      sample(text, 'svc_http_request_duration_seconds_count', {
+        route: '/v1/evaluate',
+        status: '401',
+      }),
+    ).toBe(1);
+    // The template, not the id: one series whatever the id.
+    expect(
+      sample(text, 'svc_http_request_duration_seconds_count', {
+        route: '/v1/receipts/:id',
+        status: '404',
+      }),
+    ).toBe(1);
+    expect(text).not.toContain('dr-nothing');
+    expect(
+      sample(text, 'svc_http_request_duration_seconds_count', {
+        route: 'unmatched',
+        status: '404',
+      }),
+    ).toBe(1);
+    expect(text).not.toContain('no-such-route');
+  });
+
+  it('has process metrics', async () => {
+    const text = await scrape(t);
+    for (const name of [
+      'svc_process_cpu_user_seconds_total',
+      'svc_process_cpu_system_seconds_total',
+      'svc_process_start_time_seconds',
+      'svc_nodejs_heap_size_total_bytes',
+    ]) {
+      expect({ name, value: sample(text, name) }).toEqual({ name, value: expect.any(Number) });
+    }
+  });
+
+  it('counts rate-limit rejections by scope', async () => {
+    const limited = buildTestApp({ config: { anonLimitPerHour: 2 } });
+    try {
+      const limitedKey = await newKey(limited); // the first anonymous request
+      expect((await request(limited.app).get('/v1/status')).status).toBe(200);
+      expectError(await request(limited.app).get('/v1/status'), 429, 'rate_limited');
+      expectError(await request(limited.app).get('/v1/overview'), 429, 'rate_limited');
+      const text = await scrape(limited, limitedKey);
+      expect(text).toContain('# TYPE svc_rate_limit_rejections_total counter');
+      expect(sample(text, 'svc_rate_limit_rejections_total', { scope: 'address' })).toBe(2);
+      expect(sample(text, 'svc_rate_limit_rejections_total', { scope: 'key' })).toBeUndefined();
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('GET /v1/openapi.json', () => {
+  let t: TestApp;
+  let doc: Json & {
+    paths: Record<string, Record<string, Json & { security?: unknown; responses: Json }>>;
+    components: Json & { securitySchemes: Json; schemas: Json };
+  };
+  beforeEach(async () => {
+    t = buildTestApp();
+    const res = await request(t.app).get('/v1/openapi.json');
+    expect(res.status).toBe(200);
+    expectCommonHeaders(res);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    doc = res.body;
+  });
+  afterEach(() => t.close());
+
+  it('validates as OpenAPI 3.1', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info).toMatchObject({ title: 'svc', version: '0.1.0' });
+    const result = await new Validator().validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('describes every route the app serves, and only those', () => {
+    const served = servedRoutes(t.app).filter((r) => !r.path.startsWith('/docs'));
+    expect(served.length).toBeGreaterThanOrEqual(24);
+    const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const servedKeys = served.map((r) => `${r.method.toUpperCase()} ${openApiPath(r.path)}`);
+    expect([...servedKeys].sort()).toEqual([...documented].sort());
+    for (const path of ['/v1/receipts/{id}', '/v1/receipts/search', '/v1/checkout', '/health'])
+      expect(doc.paths).toHaveProperty([path]);
+  });
+
+  it('has unique operation ids, and every operation documents its errors with the Error schema', () => {
+    const operations = Object.values(doc.paths).flatMap((item) => Object.values(item));
+    const ids = operations.map((op) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const op of operations) {
+      expect(op.responses).toHaveProperty(['429']);
+      expect(op.responses).toHaveProperty(['500']);
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        expect({ op: op.operationId, status, response }).toMatchObject({
+          response: {
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          },
+        });
+      }
+    }
+  });
+
+  it('declares both API-key schemes and requires them where a key is needed', () => {
+    expect(doc.components.securitySchemes).toEqual({
+      ApiKeyHeader: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
+      BearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+    for (const [path, method] of [
+      ['/v1/evaluate', 'post'],
+      ['/v1/simulate', 'post'],
+      ['/v1/account', 'get'],
+      ['/v1/policies', 'post'],
+    ] as const) {
+      const op = doc.paths[path]![method]!;
+      expect({ path, security: op.security }).toEqual({ path, security: KEY_SECURITY });
+      expect(op.responses).toHaveProperty(['401']);
+    }
+    for (const path of [...ALWAYS_PUBLIC_GETS, ...READS.map(openApiPath)]) {
+      const op = doc.paths[path]!.get!;
+      expect({ path, security: op.security }).toEqual({ path, security: [] });
+      expect(op.responses).not.toHaveProperty(['401']);
+    }
+    for (const path of ['/v1/verify', '/v1/signup', '/v1/checkout'])
+      expect(doc.paths[path]!.post!.security).toEqual([]);
+  });
+
+  it('describes parameters, request bodies and responses from the handlers’ schemas', () => {
+    const search = doc.paths['/v1/receipts/search']!.get! as {
+      parameters: { name: string; in: string; schema: Json; required?: boolean }[];
+      responses: Json;
+    };
+    const params = Object.fromEntries(search.parameters.map((p) => [p.name, p]));
+    expect(Object.keys(params).sort()).toEqual(
+      [
+        'after',
+        'agent',
+        'limit',
+        'order',
+        'q',
+        'repo',
+        'since',
+        'status',
+        'until',
+        'verdict',
+      ].sort(),
+    );
+    for (const p of Object.values(params)) expect(p.in).toBe('query');
+    expect(params.verdict!.schema).toMatchObject({ enum: ['ALLOWED', 'BLOCKED', 'ESCALATED'] });
+    expect(params.status!.schema).toMatchObject({
+      enum: ['ACCEPTED', 'NON_DETERMINISTIC', 'REJECTED'],
+    });
+    expect(params.limit!.schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
+    expect(search.responses['200']).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/SearchPage' } } },
+    });
+    expect(search.responses).toHaveProperty(['400']);
+
+    const receipt = doc.paths['/v1/receipts/{id}']!.get! as {
+      parameters: { name: string; in: string; required: boolean }[];
+      responses: Json;
+    };
+    expect(receipt.parameters).toEqual([
+      expect.objectContaining({ name: 'id', in: 'path', required: true }),
+    ]);
+    expect(receipt.responses).toHaveProperty(['404']);
+
+    const diff = doc.paths['/v1/receipts/diff']!.get! as unknown as {
+      parameters: { name: string; required?: boolean }[];
+    };
+    expect(
+      diff.parameters
+        .filter((p) => p.required)
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['pr', 'repository']);
+
+    const evaluate = doc.paths['/v1/evaluate']!.post!;
+    expect(evaluate.requestBody).toMatchObject({
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ClaimInput' } } },
+    });
+    expect(evaluate.responses).toHaveProperty(['409']);
+    expect(evaluate.responses).toHaveProperty(['413']);
+    const created = doc.paths['/v1/policies']!.post!;
+    expect(created.responses).toHaveProperty(['201']);
+    expect(created.responses).toHaveProperty(['409']);
+    expect(doc.paths['/v1/checkout']!.post!.responses).toHaveProperty(['503']);
+    expect(doc.paths['/v1/metrics']!.get!.responses['200']).toMatchObject({
+      content: { 'text/plain; version=0.0.4': expect.any(Object) },
+    });
+    for (const name of [
+      'ClaimInput',
+      'Receipt',
+      'EvaluateResponse',
+      'LedgerPage',
+      'Timeline',
+      'Comparison',
+      'PullRequestDiff',
+      'Repositories',
+      'Agents',
+      'Overview',
+      'PolicyList',
+      'TemplateList',
+      'Error',
+    ])
+      expect(doc.components.schemas).toHaveProperty([name]);
+    const claimInput = doc.components.schemas.ClaimInput as {
+      required: string[];
+      properties: Json;
+    };
+    expect(claimInput.required.sort()).toEqual(['claim', 'claim_id', 'entity', 'sources']);
+    expect(claimInput.properties).toHaveProperty(['policy']);
+    expect(claimInput.properties).toHaveProperty(['policyConfig']);
+  });
+
+  it('marks the reads as needing a key when reads are not public', async () => {
+    const closed = buildTestApp({ config: { publicReads: false } });
+    try {
+      const res = await request(closed.app).get('/v1/openapi.json');
+      expect(res.status).toBe(200);
+      for (const path of READS.map(openApiPath)) {
+        const op = res.body.paths[path].get;
+        expect({ path, security: op.security }).toEqual({ path, security: KEY_SECURITY });
+        expect(op.responses).toHaveProperty(['401']);
+      }
+      for (const path of ALWAYS_PUBLIC_GETS) expect(res.body.paths[path].get.security).toEqual([]);
+      expect((await new Validator().validate(res.body)).valid).toBe(true);
+    } finally {
+      await closed.close();
+    }
+  });
+});
+
+describe('GET /docs', () => {
+  let t: TestApp;
+  beforeEach(() => {
+    t = buildTestApp();
+  });
+  afterEach(() => t.close());
+
+  it('serves an HTML page that loads only same-origin assets', async () => {
+    const res = await request(t.app).get('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    const refs = [...res.text.matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)="([^"]*)"/g)].map(
+      (m) => m[1]!,
+    );
+    expect(refs.sort()).toEqual([
+      '/docs/svc-docs.js',
+      '/docs/swagger-ui-bundle.js',
+      '/docs/swagger-ui.css',
+    ]);
+    expect(res.text).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
+    expect(res.text).not.toMatch(/<script>[^<]/);
+  });
+
+  it.each([
+    ['/docs/swagger-ui-bundle.js', /^application\/javascript/, 'SwaggerUIBundle'],
+    ['/docs/swagger-ui.css', /^text\/css/, '.swagger-ui'],
+    ['/docs/svc-docs.js', /^application\/javascript/, "'/v1/openapi.json'"],
+  ])('serves %s', async (path, type, content) => {
+    const res = await request(t.app)
+      .get(path)
+      .buffer(true)
+      .parse((response, done) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => done(null, text));
+      });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(type);
+    expect(res.body as string).toContain(content);
+  });
+
+  it('answers 404 for other files under /docs', async () => {
+    expectError(await request(t.app).get('/docs/../package.json'), 404, 'not_found');
+    expectError(await request(t.app).get('/docs/index.html'), 404, 'not_found');
+    expectError(await request(t.app).get('/docs/swagger-ui.js'), 404, 'not_found');
+  });
+});
+
+describe('POST /v1/checkout', () => {
+  let t: TestApp;
+  beforeEach(() => {
+    t = buildTestApp();
+  });
+  afterEach(() => t.close());
+
+  it('answers 503 payment_not_configured, with or without a key or body', async () => {
+    const bare = await request(t.app).post('/v1/checkout');
+    expectCommonHeaders(bare);
+    expect(expectError(bare, 503, 'payment_not_configured')).toMatch(/not configured/);
+    expectError(
+      await request(t.app).post('/v1/checkout').send({ tier: 'pilot' }),
+      503,
+      'payment_not_configured',
+    );
+    const key = await newKey(t);
+    expectError(
+      await request(t.app).post('/v1/checkout').set('X-API-Key', key).send({}),
+      503,
+      'payment_not_configured',
+    );
+    expect((await request(t.app).get('/v1/account').set('X-API-Key', key)).body.tier).toBe('free');
+  });
+
+  it('answers malformed JSON with 400 like every POST', async () => {
+    expectError(await postRaw(t, '/v1/checkout', null, '{"tier":'), 400, 'malformed_json');
+  });
+
+  it('is POST only', async () => {
+    expectError(await request(t.app).get('/v1/checkout'), 404, 'not_found');
+  });
+});
+
+describe('SVC_PUBLIC_READS=false', () => {
+  let t: TestApp;
+  let key: string;
+  let receiptId: string;
+  let receipt: Json;
+  beforeEach(async () => {
+    t = buildTestApp({ config: { publicReads: false } });
+    key = await newKey(t);
+    const body = await issue(t, key);
+    receiptId = idOf(body);
+    receipt = body.receipt as Json;
+  });
+  afterEach(() => t.close());
+
+  const QUERIES: Record<string, Record<string, string>> = {
+    '/v1/receipts/compare': { ids: 'dr-x' },
+    '/v1/receipts/diff': { repository: 'acme/web', pr: '42' },
+  };
+  const pathOf = (path: string) => path.replace(':id', receiptId);
+
+  it.each(READS)('%s needs a key (401 without, 200 with)', async (path) => {
+    const query = QUERIES[path] ?? {};
+    const without = await request(t.app).get(pathOf(path)).query(query);
+    expect(expectError(without, 401, 'unauthorized')).toMatch(/API key required/);
+    // Bad parameters do not reveal anything to a caller without a key either.
+    expectError(await request(t.app).get(pathOf(path)).query({ bogus: 1 }), 401, 'unauthorized');
+    const withKey = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', key);
+    expect(withKey.status).toBe(200);
+    const bearer = await request(t.app)
+      .get(pathOf(path))
+      .query(query)
+      .set('Authorization', `Bearer ${key}`);
+    expect(bearer.status).toBe(200);
+  });
+
+  it('every served GET other than the always-public ones is a read that needs a key', async () => {
+    const gets = servedRoutes(t.app)
+      .filter((r) => r.method === 'get' && !r.path.startsWith('/docs'))
+      .map((r) => r.path);
+    const keyOnly = ['/v1/account'];
+    expect(gets.filter((p) => ![...ALWAYS_PUBLIC_GETS, ...keyOnly].includes(p)).sort()).toEqual(
+      [...READS].sort(),
+    );
+    expect(gets.filter((p) => ALWAYS_PUBLIC_GETS.includes(p)).sort()).toEqual(
+      [...ALWAYS_PUBLIC_GETS].sort(),
+    );
+  });
+
+  it('keeps health, status, verify, the server key, ledger stats, docs and signup public', async () => {
+    for (const path of [...ALWAYS_PUBLIC_GETS, '/docs', '/docs/svc-docs.js']) {
+      const res = await request(t.app).get(path);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+    }
+    const verified = await request(t.app).post('/v1/verify').send(receipt);
+    expect(verified.status).toBe(200);
+    expect(verified.body.valid).toBe(true);
+    const stats = await request(t.app).get('/v1/ledger/stats');
+    expect(stats.body.total).toBe(1);
+    expect((await request(t.app).post('/v1/signup').send({ email: 'x@example.com' })).status).toBe(
+      201,
+    );
+    expectError(await request(t.app).post('/v1/checkout'), 503, 'payment_not_configured');
+  });
+
+  it('still refuses an invalid key with 401 on a public route', async () => {
+    const res = await request(t.app)
+      .get('/v1/status')
+      .set('X-API-Key', 'sk_svc_00000000-0000-4000-8000-000000000000');
+    expectError(res, 401, 'unauthorized');
+  });
+});
