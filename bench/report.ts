@@ -1,0 +1,236 @@
+import { readFileSync, renameSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { MicroResult } from './micro.js';
+import type { SeedResult } from './seed.js';
+
+export type ScenarioKind =
+  | 'baseline-http'
+  | 'baseline-express'
+  | 'evaluate'
+  | 'simulate'
+  | 'verify'
+  | 'search-filters'
+  | 'search-text'
+  | 'stats';
+
+export interface ScenarioResult {
+  id: string;
+  kind: ScenarioKind;
+  method: 'GET' | 'POST';
+  path: string;
+  connections: number;
+  /** Receipts in the ledger when the scenario started and ended; null for the baselines. */
+  ledger_size: number | null;
+  ledger_size_end: number | null;
+  /** `missing`: the endpoint answered 404 (not implemented); `error`: it did not answer 2xx. */
+  status: 'ok' | 'missing' | 'error';
+  detail?: string;
+  rps: number | null;
+  p50_ms: number | null;
+  p99_ms: number | null;
+  ratio_to_express: number | null;
+  responses_2xx?: number;
+  non_2xx?: number;
+  errors?: number;
+  timeouts?: number;
+  status_codes?: Record<string, number>;
+  duration_s?: number;
+}
+
+export interface GoalResult {
+  goal: string;
+  target: string;
+  measured: string;
+  met: boolean | null;
+}
+
+export interface BenchResults {
+  schema: 'svc-bench/1';
+  mode: 'full' | 'smoke';
+  date: string;
+  machine: {
+    cores: number;
+    cpu_model: string;
+    node: string;
+    platform: string;
+    arch: string;
+    memory_mb: number;
+    /** 1, 5 and 15 minute load averages: other work on the machine skews every number. */
+    loadavg_start: number[];
+    loadavg_end: number[];
+  };
+  settings: {
+    duration_s: number;
+    warmup_s: number;
+    micro_seconds: number;
+    ledger_sizes: number[];
+    server: string;
+    only: string[] | null;
+  };
+  seeding: SeedResult[];
+  scenarios: ScenarioResult[];
+  micro: MicroResult[];
+  goals: GoalResult[];
+  total_seconds: number;
+}
+
+const fmtInt = (n: number | null) => (n === null ? '—' : Math.round(n).toLocaleString('en-US'));
+const fmtMs = (n: number | null) => (n === null ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1));
+const fmtRatio = (n: number | null) => (n === null ? '—' : n.toFixed(3));
+const fmtLedger = (n: number | null) => (n === null ? '—' : n.toLocaleString('en-US'));
+
+const find = (results: BenchResults, kind: ScenarioKind, ledger?: 'smallest' | 'largest') => {
+  const matching = results.scenarios.filter((s) => s.kind === kind);
+  if (ledger === 'smallest') return matching[0];
+  if (ledger === 'largest') return matching.at(-1);
+  return matching[0];
+};
+
+/** The issue's goals for a 2-core machine, judged on this run's numbers. */
+export function judgeGoals(results: Omit<BenchResults, 'goals'>): GoalResult[] {
+  const r = results as BenchResults;
+  const goals: GoalResult[] = [];
+  const empty = find(r, 'evaluate', 'smallest');
+  const large = find(r, 'evaluate', 'largest');
+  const verify = find(r, 'verify');
+  const ok = (s: ScenarioResult | undefined): s is ScenarioResult & { rps: number } =>
+    s?.status === 'ok' && s.rps !== null;
+
+  goals.push({
+    goal: `evaluate throughput, empty ledger, ${empty?.connections ?? 32} connections`,
+    target: '≥ 1,500 req/s',
+    measured: ok(empty) ? `${fmtInt(empty.rps)} req/s` : (empty?.status ?? 'not run'),
+    met: ok(empty) ? empty.rps >= 1500 : null,
+  });
+  goals.push({
+    goal: `evaluate p99, empty ledger, ${empty?.connections ?? 32} connections`,
+    target: '< 50 ms',
+    measured: ok(empty) ? `${fmtMs(empty.p99_ms)} ms` : (empty?.status ?? 'not run'),
+    met: ok(empty) && empty.p99_ms !== null ? empty.p99_ms < 50 : null,
+  });
+  goals.push({
+    goal: 'verify throughput',
+    target: '≥ 3,000 req/s',
+    measured: ok(verify) ? `${fmtInt(verify.rps)} req/s` : (verify?.status ?? 'not run'),
+    met: ok(verify) ? verify.rps >= 3000 : null,
+  });
+  for (const kind of ['search-filters', 'search-text'] as const) {
+    const largest = Math.max(
+      ...r.scenarios.filter((s) => s.kind === kind).map((s) => s.ledger_size ?? 0),
+    );
+    for (const s of r.scenarios.filter((s) => s.kind === kind && s.ledger_size === largest)) {
+      goals.push({
+        goal: `${kind} p50 at ${fmtLedger(s.ledger_size)} receipts, ${s.connections} connection${s.connections === 1 ? '' : 's'}`,
+        target: '< 10 ms',
+        measured: ok(s) ? `${fmtMs(s.p50_ms)} ms` : s.status,
+        met: ok(s) && s.p50_ms !== null ? s.p50_ms < 10 : null,
+      });
+    }
+  }
+  goals.push({
+    goal: `evaluate throughput at ${fmtLedger(large?.ledger_size ?? null)} receipts vs empty ledger`,
+    target: '≥ 90 %',
+    measured:
+      ok(empty) && ok(large) && large !== empty
+        ? `${((100 * large.rps) / empty.rps).toFixed(1)} %`
+        : 'not run',
+    met: ok(empty) && ok(large) && large !== empty ? large.rps >= 0.9 * empty.rps : null,
+  });
+  return goals;
+}
+
+const mark = (met: boolean | null) => (met === null ? 'not measured' : met ? 'met' : 'MISSED');
+
+/** The generated part of docs/BENCHMARKS.md. */
+export function renderMarkdown(results: BenchResults): string {
+  const m = results.machine;
+  const lines: string[] = [];
+  lines.push(
+    `Run of ${results.date.slice(0, 10)} (${results.date}), ${results.mode} mode: ` +
+      `${m.cores} cores (${m.cpu_model}), Node ${m.node}, ${m.platform}/${m.arch}, ` +
+      `${fmtInt(m.memory_mb)} MB RAM. Each load scenario ran ${results.settings.duration_s} s ` +
+      `after a ${results.settings.warmup_s} s warm-up; ` +
+      `the whole run took ${Math.round(results.total_seconds)} s. Load average (1, 5, 15 min) ` +
+      `${m.loadavg_start.join(', ')} at the start, ${m.loadavg_end.join(', ')} at the end.`,
+  );
+  lines.push('');
+  lines.push('### HTTP scenarios');
+  lines.push('');
+  lines.push(
+    '| Scenario | Request | Ledger (start → end) | Conns | req/s | p50 ms | p99 ms | × Express |',
+  );
+  lines.push('|---|---|---|--:|--:|--:|--:|--:|');
+  for (const s of results.scenarios) {
+    const ledger =
+      s.ledger_size === null
+        ? '—'
+        : `${fmtLedger(s.ledger_size)} → ${fmtLedger(s.ledger_size_end ?? s.ledger_size)}`;
+    const name = s.status === 'ok' ? s.id : `${s.id} (**${s.status}**)`;
+    lines.push(
+      `| ${name} | ${s.method} ${s.path.replace(/\|/g, '\\|')} | ${ledger} | ${s.connections} | ` +
+        `${fmtInt(s.rps)} | ${fmtMs(s.p50_ms)} | ${fmtMs(s.p99_ms)} | ${fmtRatio(s.ratio_to_express)} |`,
+    );
+  }
+  const problems = results.scenarios.filter((s) => s.detail);
+  if (problems.length) {
+    lines.push('');
+    for (const s of problems) lines.push(`- ${s.id}: ${s.detail}`);
+  }
+  lines.push('');
+  lines.push('### Goals');
+  lines.push('');
+  lines.push('| Goal | Target | Measured | |');
+  lines.push('|---|---|---|---|');
+  for (const g of results.goals) {
+    lines.push(`| ${g.goal} | ${g.target} | ${g.measured} | ${mark(g.met)} |`);
+  }
+  lines.push('');
+  lines.push('### Seeding');
+  lines.push('');
+  lines.push(
+    '| Ledger from → to | Appended | Wall s | Waiting on append s | Evaluate + sign s (worker CPU) | Receipts/s |',
+  );
+  lines.push('|---|--:|--:|--:|--:|--:|');
+  for (const s of results.seeding) {
+    lines.push(
+      `| ${fmtLedger(s.from)} → ${fmtLedger(s.to)} | ${fmtInt(s.appended)} | ${s.seconds} | ` +
+        `${s.append_seconds} | ${s.sign_seconds} | ${fmtInt(s.per_second)} |`,
+    );
+  }
+  lines.push('');
+  lines.push('### Microbenchmarks (in-process, one core)');
+  lines.push('');
+  lines.push('| Group | Operation | Input bytes | ops/s | µs/op |');
+  lines.push('|---|---|--:|--:|--:|');
+  for (const r of results.micro) {
+    lines.push(
+      `| ${r.group} | ${r.name} | ${r.bytes ?? '—'} | ${fmtInt(r.ops_per_s)} | ${r.us_per_op} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export const DOC_BEGIN =
+  '<!-- bench:results:begin (generated by npm run bench; edits are lost) -->';
+export const DOC_END = '<!-- bench:results:end -->';
+
+/** Replaces the generated section of the doc, keeping everything outside the markers. */
+export function updateDoc(file: string, results: BenchResults): void {
+  const generated = `${DOC_BEGIN}\n${renderMarkdown(results)}\n${DOC_END}`;
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
+  const begin = current.indexOf(DOC_BEGIN);
+  const end = current.indexOf(DOC_END);
+  const next =
+    begin >= 0 && end > begin
+      ? current.slice(0, begin) + generated + current.slice(end + DOC_END.length)
+      : `${current.trimEnd()}\n\n## Results\n\n${generated}\n`;
+  writeAtomically(file, next);
+}
+
+/** Writes through a temporary file, so a reader never sees half a file. */
+export function writeAtomically(file: string, contents: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, contents);
+  renameSync(temporary, file);
+}

@@ -1,0 +1,658 @@
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type autocannon from 'autocannon';
+import { openSqliteStore } from '../src/storage/sqlite/sqlite-store.js';
+import { benchClaim, claimBodyTemplates, fillClaimId } from './claims.js';
+import { formatSummary, summarizeProfile } from './cpuprofile-top.js';
+import { runLoad } from './load.js';
+import { runMicro } from './micro.js';
+import { startNode, stopAll, type Spawned } from './processes.js';
+import {
+  judgeGoals,
+  renderMarkdown,
+  updateDoc,
+  writeAtomically,
+  type BenchResults,
+  type ScenarioKind,
+  type ScenarioResult,
+} from './report.js';
+import { seedLedger, type SeedResult } from './seed.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const SERVER = join(ROOT, 'dist/src/server.js');
+const BASELINE = join(ROOT, 'dist/bench/baseline-server.js');
+const EMAIL = 'bench@example.com';
+
+// The goal for evaluate is stated at 32 connections; the write and baseline scenarios share
+// it so their ratios compare like with like. Read scenarios run at 8, and search also at 1:
+// its goal is a latency, and in a closed loop on one event loop the p50 at n connections is
+// mostly time queued behind the other n - 1 requests (Little's law: p50 ≈ n / throughput).
+const WRITE_CONNECTIONS = 32;
+const READ_CONNECTIONS = 8;
+
+interface Options {
+  mode: 'full' | 'smoke';
+  duration: number;
+  /** Seconds of the same load run and discarded before each measurement. */
+  warmup: number;
+  microSeconds: number;
+  sizes: number[];
+  out: string | null;
+  docs: string | null;
+  profile: string | null;
+  keep: boolean;
+  /** Scenario ids or kinds to run (the baselines always run); null for all. */
+  only: string[] | null;
+  /** The service entry point, to measure another build against this one. */
+  server: string;
+}
+
+function parseOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      smoke: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      'micro-seconds': { type: 'string' },
+      sizes: { type: 'string' },
+      out: { type: 'string' },
+      docs: { type: 'string' },
+      'no-docs': { type: 'boolean', default: false },
+      profile: { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      server: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(`usage: node dist/bench/run.js [options]
+  --smoke              seconds-long run on a tiny ledger; writes to a temp dir, not the docs
+  --duration <s>       seconds per load scenario (full 10, smoke 0.3)
+  --warmup <s>         seconds of the same load before each, not counted (full 2, smoke 0.05)
+  --micro-seconds <s>  seconds per microbenchmark (full 1, smoke 0.02)
+  --sizes <a,b>        seeded ledger sizes (full 10000,100000; smoke 100,1000)
+  --out <file>         results JSON (full: bench/results/latest.json)
+  --docs <file>        doc whose generated section is replaced (full: docs/BENCHMARKS.md)
+  --no-docs            leave the doc alone
+  --only <a,b>         scenario ids or kinds to run, e.g. evaluate@empty,verify (baselines
+                       always run)
+  --server <file>      service entry point (default dist/src/server.js)
+  --profile <dir>      run each selected scenario (default evaluate@empty,verify) in its own
+                       service process under node --cpu-prof; print the top self times
+  --keep               keep the temporary data directories`);
+    process.exit(0);
+  }
+  const smoke = values.smoke;
+  const number = (value: string | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`not a positive number: ${value}`);
+    return n;
+  };
+  const sizes = (values.sizes ?? (smoke ? '100,1000' : '10000,100000'))
+    .split(',')
+    .map((s) => Math.round(number(s.trim(), 0)))
+    .sort((a, b) => a - b);
+  return {
+    mode: smoke ? 'smoke' : 'full',
+    duration: number(values.duration, smoke ? 0.3 : 10),
+    warmup: values.warmup === '0' ? 0 : number(values.warmup, smoke ? 0.05 : 2),
+    microSeconds: number(values['micro-seconds'], smoke ? 0.02 : 1),
+    sizes,
+    out:
+      values.out ??
+      (smoke
+        ? join(tmpdir(), 'svc-bench-smoke', 'latest.json')
+        : join(ROOT, 'bench/results/latest.json')),
+    docs: values['no-docs']
+      ? null
+      : (values.docs ?? (smoke ? null : join(ROOT, 'docs/BENCHMARKS.md'))),
+    profile: values.profile ?? null,
+    keep: values.keep,
+    only: values.only
+      ? values.only.split(',').map((id) => id.trim())
+      : values.profile
+        ? ['evaluate@empty', 'verify']
+        : null,
+    server: resolve(values.server ?? SERVER),
+  };
+}
+
+const round2 = (n: number) => Number(n.toFixed(2));
+
+const log = (message: string) =>
+  console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+const label = (size: number) =>
+  size >= 1000 && size % 1000 === 0 ? `${size / 1000}k` : String(size);
+
+const wanted = (options: Options, id: string, kind: ScenarioKind) =>
+  !options.only || options.only.includes(id) || options.only.includes(kind);
+
+/** The service on `dataDir`; under --profile, writing `<profile>/<name>.cpuprofile` at exit. */
+function startService(dataDir: string, options: Options, name: string): Promise<Spawned> {
+  const nodeArgs = options.profile
+    ? ['--cpu-prof', `--cpu-prof-dir=${options.profile}`, `--cpu-prof-name=${name}.cpuprofile`]
+    : [];
+  return startNode({
+    name: 'svc',
+    script: options.server,
+    nodeArgs,
+    readyPath: '/health',
+    env: {
+      SVC_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      SVC_ANON_LIMIT_PER_HOUR: 'unlimited',
+      SVC_SIGNUP_LIMIT_PER_HOUR: 'unlimited',
+    },
+  });
+}
+
+/** An API key on the unlimited tier: signed up over HTTP, promoted through the store. */
+async function enterpriseKey(service: Spawned, dataDir: string): Promise<string> {
+  const response = await fetch(`${service.url}/v1/signup`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: EMAIL }),
+  });
+  const body = (await response.json()) as { api_key?: string };
+  if (!response.ok || !body.api_key) throw new Error(`signup answered ${response.status}`);
+  // A second connection to the service's database; WAL lets it write beside the server.
+  const store = openSqliteStore(join(dataDir, 'ledger.db'));
+  try {
+    const record = await store.apiKeys.setTier(EMAIL, 'enterprise', new Date().toISOString());
+    if (record?.tier !== 'enterprise') throw new Error('could not set the enterprise tier');
+  } finally {
+    await store.close();
+  }
+  return body.api_key;
+}
+
+async function ledgerSize(service: Spawned): Promise<number | null> {
+  try {
+    const response = await fetch(`${service.url}/v1/ledger/stats`);
+    const body = (await response.json()) as { head?: { sequence?: number }; total?: number };
+    return body.head?.sequence ?? body.total ?? null;
+  } catch {
+    return null;
+  }
+}
+
+interface ScenarioDef {
+  id: string;
+  kind: ScenarioKind;
+  method: 'GET' | 'POST';
+  path: string;
+  connections: number;
+  target: Spawned;
+  requests: autocannon.Request[];
+  /** One request like those of the load, sent first: a scenario that cannot work is not run. */
+  probe: () => Promise<Response>;
+  /** Whether the probe's answer is the right one, beyond a 2xx status. */
+  accept?: (body: unknown) => string | null;
+  ledger: boolean;
+}
+
+// Kept out of the results: only a profile of the same run can use them.
+const loadWindows = new Map<string, [number, number]>();
+
+async function runScenario(def: ScenarioDef, options: Options): Promise<ScenarioResult> {
+  const base: ScenarioResult = {
+    id: def.id,
+    kind: def.kind,
+    method: def.method,
+    path: def.path,
+    connections: def.connections,
+    ledger_size: def.ledger ? await ledgerSize(def.target) : null,
+    ledger_size_end: null,
+    status: 'ok',
+    rps: null,
+    p50_ms: null,
+    p99_ms: null,
+    ratio_to_express: null,
+  };
+  const probe = await def.probe();
+  const text = await probe.text();
+  if (probe.status === 404) {
+    log(`${def.id}: ${def.method} ${def.path} answered 404, reported as missing`);
+    return { ...base, status: 'missing', detail: `endpoint answered 404: ${text.slice(0, 160)}` };
+  }
+  let problem = probe.ok ? null : `probe answered ${probe.status}: ${text.slice(0, 200)}`;
+  if (!problem && def.accept) {
+    try {
+      problem = def.accept(JSON.parse(text));
+    } catch {
+      problem = `probe answer is not JSON: ${text.slice(0, 200)}`;
+    }
+  }
+  if (problem) {
+    log(`${def.id}: ${problem}`);
+    return { ...base, status: 'error', detail: problem };
+  }
+  const run = (durationSeconds: number) =>
+    runLoad({
+      url: def.target.url,
+      connections: def.connections,
+      durationSeconds,
+      requests: def.requests,
+    });
+  // The JIT compiles the path under load first; that is not what a running service costs.
+  if (options.warmup > 0) await run(options.warmup);
+  const load = await run(options.duration);
+  loadWindows.set(def.id, load.window_us);
+  const result: ScenarioResult = {
+    ...base,
+    ledger_size_end: def.ledger ? await ledgerSize(def.target) : null,
+    rps: load.rps,
+    p50_ms: load.p50_ms,
+    p99_ms: load.p99_ms,
+    responses_2xx: load.responses_2xx,
+    non_2xx: load.non_2xx,
+    errors: load.errors,
+    timeouts: load.timeouts,
+    status_codes: load.status_codes,
+    duration_s: load.duration_s,
+  };
+  if (load.responses_2xx === 0) {
+    result.status = 'error';
+    result.detail = `no 2xx response (status codes ${JSON.stringify(load.status_codes)}, errors ${load.errors})`;
+  } else if (load.non_2xx > 0 || load.errors > 0) {
+    result.detail = `${load.non_2xx} non-2xx responses ${JSON.stringify(load.status_codes)}, ${load.errors} connection errors`;
+  }
+  log(
+    `${def.id}: ${result.rps} req/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms` +
+      (result.detail ? ` (${result.detail})` : ''),
+  );
+  return result;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/** Evaluate (or simulate) with a claim_id never sent before on every request. */
+function claimRequests(path: string, apiKey: string, prefix: string): autocannon.Request[] {
+  const templates = claimBodyTemplates(64);
+  let n = 0;
+  return [
+    {
+      method: 'POST',
+      path,
+      headers: { ...JSON_HEADERS, 'x-api-key': apiKey },
+      setupRequest: (request) => {
+        const i = n++;
+        return {
+          ...request,
+          body: fillClaimId(templates[i % templates.length]!, `${prefix}-${i}`),
+        };
+      },
+    },
+  ];
+}
+
+function postClaim(service: Spawned, path: string, apiKey: string, claimId: string) {
+  return fetch(`${service.url}${path}`, {
+    method: 'POST',
+    headers: { ...JSON_HEADERS, 'x-api-key': apiKey },
+    body: JSON.stringify(benchClaim(1, claimId)),
+  });
+}
+
+function evaluateScenario(
+  id: string,
+  service: Spawned,
+  apiKey: string,
+  prefix: string,
+): ScenarioDef {
+  return {
+    id,
+    kind: 'evaluate',
+    method: 'POST',
+    path: '/v1/evaluate',
+    connections: WRITE_CONNECTIONS,
+    target: service,
+    requests: claimRequests('/v1/evaluate', apiKey, prefix),
+    probe: () => postClaim(service, '/v1/evaluate', apiKey, `${prefix}-probe`),
+    accept: (body) =>
+      (body as { receipt?: { chain?: unknown } }).receipt?.chain ? null : 'no chained receipt',
+    ledger: true,
+  };
+}
+
+// Filters that each select a few percent of the seeded population (see claims.ts), and
+// texts that occur in the seeded claims, alone and combined with filters.
+const SEARCH_QUERIES: Record<'search-filters' | 'search-text', string[]> = {
+  'search-filters': [
+    'agent=agent-03',
+    'repo=org-5%2Fservice-05&verdict=BLOCKED',
+    'agent=agent-11&verdict=ESCALATED',
+    'repo=org-2%2Fservice-20',
+  ],
+  'search-text': [
+    'q=hotfix',
+    'q=schema%20migration',
+    'q=security%20patch&verdict=ALLOWED',
+    'q=feature%20flag&agent=agent-03',
+  ],
+};
+
+function readScenarios(service: Spawned, apiKey: string, size: number): ScenarioDef[] {
+  const get = (path: string) => () =>
+    fetch(`${service.url}${path}`, { headers: { 'x-api-key': apiKey } });
+  const search = (kind: 'search-filters' | 'search-text', connections: number): ScenarioDef => {
+    const paths = SEARCH_QUERIES[kind].map((q) => `/v1/receipts/search?${q}`);
+    return {
+      id: `${kind}@${label(size)}${connections === 1 ? '/c1' : ''}`,
+      kind,
+      method: 'GET',
+      path: `/v1/receipts/search?${kind === 'search-text' ? 'q=…' : 'agent|repo|verdict=…'}`,
+      connections,
+      target: service,
+      requests: paths.map((path) => ({
+        method: 'GET',
+        path,
+        headers: { 'x-api-key': apiKey },
+      })),
+      probe: get(paths[0]!),
+      ledger: true,
+    };
+  };
+  // A search alone (one connection: p50 is the time to answer) and among others (8).
+  return [
+    search('search-filters', 1),
+    search('search-filters', READ_CONNECTIONS),
+    search('search-text', 1),
+    search('search-text', READ_CONNECTIONS),
+    {
+      id: `stats@${label(size)}`,
+      kind: 'stats',
+      method: 'GET',
+      path: '/v1/ledger/stats',
+      connections: READ_CONNECTIONS,
+      target: service,
+      requests: [{ method: 'GET', path: '/v1/ledger/stats' }],
+      probe: () => fetch(`${service.url}/v1/ledger/stats`),
+      ledger: true,
+    },
+  ];
+}
+
+// Distinct receipts, so a service that remembered verifications could not answer from memory.
+const VERIFY_RECEIPTS = 64;
+
+async function verifyScenario(service: Spawned, apiKey: string): Promise<ScenarioDef> {
+  const bodies: string[] = [];
+  for (let i = 0; i < VERIFY_RECEIPTS; i++) {
+    const evaluated = await fetch(`${service.url}/v1/evaluate`, {
+      method: 'POST',
+      headers: { ...JSON_HEADERS, 'x-api-key': apiKey },
+      body: JSON.stringify(benchClaim(i, `verify-subject-${i}`)),
+    });
+    if (!evaluated.ok) {
+      throw new Error(`evaluate for the verify scenario answered ${evaluated.status}`);
+    }
+    bodies.push(JSON.stringify(((await evaluated.json()) as { receipt: unknown }).receipt));
+  }
+  // No API key: verify is open to anyone holding a receipt.
+  const post = (body: string) => ({ method: 'POST' as const, headers: JSON_HEADERS, body });
+  return {
+    id: 'verify',
+    kind: 'verify',
+    method: 'POST',
+    path: '/v1/verify',
+    connections: WRITE_CONNECTIONS,
+    target: service,
+    requests: bodies.map((body) => ({ ...post(body), path: '/v1/verify' })),
+    probe: () => fetch(`${service.url}/v1/verify`, post(bodies[0]!)),
+    accept: (body) =>
+      (body as { valid?: boolean }).valid === true ? null : 'the receipt did not verify',
+    ledger: true,
+  };
+}
+
+async function baselineScenario(kind: 'http' | 'express', options: Options) {
+  const server = await startNode({
+    name: `baseline-${kind}`,
+    script: BASELINE,
+    args: [kind],
+    readyPath: '/',
+  });
+  try {
+    return await runScenario(
+      {
+        id: `baseline-${kind}`,
+        kind: `baseline-${kind}`,
+        method: 'GET',
+        path: '/',
+        connections: WRITE_CONNECTIONS,
+        target: server,
+        requests: [{ method: 'GET', path: '/' }],
+        probe: () => fetch(server.url),
+        ledger: false,
+      },
+      options,
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
+async function emptyLedgerScenarios(dataDir: string, options: Options) {
+  const results: ScenarioResult[] = [];
+  const want = {
+    evaluate: wanted(options, 'evaluate@empty', 'evaluate'),
+    simulate: wanted(options, 'simulate', 'simulate'),
+    verify: wanted(options, 'verify', 'verify'),
+  };
+  if (!want.evaluate && !want.simulate && !want.verify) return results;
+  const service = await startService(dataDir, options, 'empty');
+  try {
+    const apiKey = await enterpriseKey(service, dataDir);
+    if (want.evaluate) {
+      results.push(
+        await runScenario(evaluateScenario('evaluate@empty', service, apiKey, 'ev-empty'), options),
+      );
+    }
+    if (want.simulate) {
+      results.push(
+        await runScenario(
+          {
+            id: 'simulate',
+            kind: 'simulate',
+            method: 'POST',
+            path: '/v1/simulate',
+            connections: WRITE_CONNECTIONS,
+            target: service,
+            requests: claimRequests('/v1/simulate', apiKey, 'sim'),
+            probe: () => postClaim(service, '/v1/simulate', apiKey, 'sim-probe'),
+            ledger: true,
+          },
+          options,
+        ),
+      );
+    }
+    if (want.verify)
+      results.push(await runScenario(await verifyScenario(service, apiKey), options));
+    return results;
+  } finally {
+    await service.stop();
+  }
+}
+
+const SEEDED_KINDS = ['search-filters', 'search-text', 'stats', 'evaluate'] as const;
+
+async function seededScenarios(dataDir: string, size: number, options: Options) {
+  const service = await startService(dataDir, options, `seeded-${label(size)}`);
+  try {
+    const apiKey = await enterpriseKey(service, dataDir);
+    const results: ScenarioResult[] = [];
+    for (const def of readScenarios(service, apiKey, size)) {
+      if (wanted(options, def.id, def.kind)) results.push(await runScenario(def, options));
+    }
+    // Last: it grows the ledger, which the read scenarios above must see at its seeded size.
+    const id = `evaluate@${label(size)}`;
+    if (wanted(options, id, 'evaluate')) {
+      results.push(await runScenario(evaluateScenario(id, service, apiKey, `ev-${size}`), options));
+    }
+    return results;
+  } finally {
+    await service.stop();
+  }
+}
+
+function machine(): Omit<BenchResults['machine'], 'loadavg_start' | 'loadavg_end'> {
+  return {
+    cores: cpus().length,
+    cpu_model: cpus()[0]?.model.trim() ?? 'unknown',
+    node: process.version,
+    platform: process.platform,
+    arch: process.arch,
+    memory_mb: Math.round(totalmem() / 2 ** 20),
+  };
+}
+
+async function runSuite(options: Options, workDir: string): Promise<BenchResults> {
+  const started = performance.now();
+  const loadBefore = loadavg();
+  const date = new Date().toISOString();
+  const scenarios: ScenarioResult[] = [];
+  const seeding: SeedResult[] = [];
+
+  log('baselines');
+  scenarios.push(await baselineScenario('http', options));
+  scenarios.push(await baselineScenario('express', options));
+
+  log('empty ledger');
+  scenarios.push(...(await emptyLedgerScenarios(join(workDir, 'empty'), options)));
+
+  const seededWanted = options.sizes.filter(
+    (size) =>
+      !options.only ||
+      options.only.some((o) =>
+        SEEDED_KINDS.some((kind) => o === kind || o.startsWith(`${kind}@${label(size)}`)),
+      ),
+  );
+  // One store grows through the sizes; seeding runs while no service is up, so the service
+  // starts on a settled database as it would after a restart.
+  const seeded = join(workDir, 'seeded');
+  for (const size of seededWanted) {
+    log(`seeding the ledger to ${size.toLocaleString('en-US')} receipts`);
+    const seed = await seedLedger(seeded, size, (done, total) =>
+      log(`  ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')}`),
+    );
+    log(`  appended ${seed.appended} in ${seed.seconds} s (${seed.per_second}/s)`);
+    seeding.push(seed);
+    scenarios.push(...(await seededScenarios(seeded, size, options)));
+  }
+
+  let micro: ReturnType<typeof runMicro> = [];
+  if (!options.only) {
+    log('microbenchmarks');
+    micro = runMicro(options.microSeconds);
+  }
+
+  const express = scenarios.find((s) => s.kind === 'baseline-express');
+  for (const s of scenarios) {
+    // With one connection the rate is bound by latency, not capacity: no ratio.
+    if (s.rps !== null && express?.rps && s.connections > 1) {
+      s.ratio_to_express = Number((s.rps / express.rps).toFixed(3));
+    }
+  }
+  const partial = {
+    schema: 'svc-bench/1' as const,
+    mode: options.mode,
+    date,
+    machine: {
+      ...machine(),
+      loadavg_start: loadBefore.map(round2),
+      loadavg_end: loadavg().map(round2),
+    },
+    settings: {
+      duration_s: options.duration,
+      warmup_s: options.warmup,
+      micro_seconds: options.microSeconds,
+      ledger_sizes: options.sizes,
+      server: relative(ROOT, options.server),
+      only: options.only,
+    },
+    seeding,
+    scenarios,
+    micro,
+    total_seconds: Math.round((performance.now() - started) / 1000),
+  };
+  return { ...partial, goals: judgeGoals(partial) };
+}
+
+/**
+ * Runs each selected scenario alone, in its own service process under --cpu-prof, and prints
+ * the functions with the most self time.
+ */
+async function runProfile(options: Options, workDir: string): Promise<void> {
+  const dir = resolve(options.profile!);
+  mkdirSync(dir, { recursive: true });
+  for (const id of options.only ?? []) {
+    const results = await runSuite(
+      { ...options, profile: dir, only: [id] },
+      mkdtempSync(join(workDir, 'profile-')),
+    );
+    const scenario = results.scenarios.find((s) => s.id === id || s.kind === id);
+    if (!scenario) throw new Error(`no scenario ${id}`);
+    const phase =
+      scenario.id.includes('@') && scenario.id !== 'evaluate@empty'
+        ? `seeded-${scenario.id.split('@')[1]}`
+        : 'empty';
+    const file = join(dir, `${phase}.cpuprofile`);
+    const target = join(dir, `${scenario.id.replace('@', '-')}.cpuprofile`);
+    renameSync(file, target);
+    const express = results.scenarios.find((s) => s.kind === 'baseline-express')?.rps;
+    const summary = formatSummary(
+      `${scenario.id}: ${scenario.rps} req/s under --cpu-prof (Express baseline ${express} req/s), self time`,
+      summarizeProfile(target, 20, loadWindows.get(scenario.id)),
+    );
+    writeFileSync(target.replace(/\.cpuprofile$/, '.top.txt'), summary + '\n');
+    console.log(summary + '\n');
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions();
+  const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const interrupted = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping servers`);
+    void stopAll().finally(() => {
+      if (!options.keep) rmSync(workDir, { recursive: true, force: true });
+      process.exit(130);
+    });
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    if (options.profile) {
+      await runProfile(options, workDir);
+      return;
+    }
+    const results = await runSuite(options, workDir);
+    if (options.out) {
+      writeAtomically(options.out, JSON.stringify(results, null, 2) + '\n');
+      log(`results: ${options.out}`);
+    }
+    if (options.docs) {
+      updateDoc(options.docs, results);
+      log(`doc: ${options.docs}`);
+    }
+    console.log('\n' + renderMarkdown(results));
+  } finally {
+    await stopAll();
+    if (options.keep) log(`data kept in ${workDir}`);
+    else rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exitCode = 1;
+  })
+  // Sockets autocannon left half-closed must not keep a finished run alive.
+  .finally(() => process.exit());
