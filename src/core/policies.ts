@@ -2,11 +2,9 @@ import { z } from 'zod';
 import { DEFAULT_POLICY, type PolicyConfig } from './policy-config.js';
 
 export const POLICY_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-export const policyNameSchema = z
-  .string()
-  .regex(POLICY_NAME, {
-    error: 'must be 1-64 characters of a-z, 0-9, ".", "_" or "-", starting with a letter or digit',
-  });
+export const policyNameSchema = z.string().regex(POLICY_NAME, {
+  error: 'must be 1-64 characters of a-z, 0-9, ".", "_" or "-", starting with a letter or digit',
+});
 
 export interface NamedPolicy {
   name: string;

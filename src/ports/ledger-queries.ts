@@ -1,5 +1,6 @@
 import type { AdmissibilityStatus } from '../core/evaluation.js';
 import type { Verdict } from '../core/policy.js';
+import type { Receipt } from '../core/receipt.js';
 import type { LedgerEntry } from './ledger-store.js';
 
 export interface ReceiptFilter {
@@ -68,7 +69,8 @@ export interface LedgerTotals {
  * the same transaction as each append, so its cost does not grow with the ledger.
  */
 export interface LedgerQueries {
-  search(filter: ReceiptFilter, page: SequencePage): Promise<LedgerEntry[]>;
+  /** Receipts matching every given filter, in sequence order (either direction). */
+  search(filter: ReceiptFilter, page: SequencePage): Promise<Receipt[]>;
   /** The entries among the given receipt ids that exist, in sequence order. */
   getMany(receiptIds: string[]): Promise<LedgerEntry[]>;
   /** A pull request's receipts in sequence order, at most `limit`. */

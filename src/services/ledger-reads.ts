@@ -33,10 +33,13 @@ export class LedgerReadService {
   ) {}
 
   async ledgerPage(page: { after?: number; limit: number }) {
-    const rows = await this.deps.ledger.list(page.after ?? 0, page.limit + 1);
-    const { items, next_after } = paged(rows, page.limit, (e) => e.receipt.chain.sequence);
+    const rows = await this.deps.queries.search(
+      {},
+      { after: page.after, limit: page.limit + 1, order: 'asc' },
+    );
+    const { items, next_after } = paged(rows, page.limit, (r) => r.chain.sequence);
     const head = await this.deps.ledger.head();
-    return { receipts: items.map((e) => e.receipt), limit: page.limit, next_after, head };
+    return { receipts: items, limit: page.limit, next_after, head };
   }
 
   async receipt(receiptId: string): Promise<EvaluateResponse> {
@@ -51,9 +54,9 @@ export class LedgerReadService {
     page: { after?: number; limit: number; order: 'asc' | 'desc' },
   ) {
     const rows = await this.deps.queries.search(filter, { ...page, limit: page.limit + 1 });
-    const { items, next_after } = paged(rows, page.limit, (e) => e.receipt.chain.sequence);
+    const { items, next_after } = paged(rows, page.limit, (r) => r.chain.sequence);
     return {
-      receipts: items.map((e) => e.receipt),
+      receipts: items,
       limit: page.limit,
       order: page.order,
       next_after,

@@ -14,6 +14,7 @@ import type {
   VerdictCounts,
 } from '../../ports/ledger-queries.js';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
+import type { Receipt } from '../../core/receipt.js';
 import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
 
 interface CounterRow {
@@ -64,13 +65,13 @@ export class SqliteLedgerQueries implements LedgerQueries {
     return statement as Statement<unknown[], R>;
   }
 
-  async search(filter: ReceiptFilter, page: SequencePage): Promise<LedgerEntry[]> {
+  async search(filter: ReceiptFilter, page: SequencePage): Promise<Receipt[]> {
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: page.limit };
     const q = filter.q === undefined ? '' : ftsQuery(filter.q);
     if (filter.q !== undefined) {
       if (!q) return [];
-      where.push('sequence IN (SELECT rowid FROM receipts_fts WHERE receipts_fts MATCH @q)');
+      where.push('receipts_fts MATCH @q');
       params.q = q;
     }
     const equal: [keyof ReceiptFilter, string][] = [
@@ -81,29 +82,38 @@ export class SqliteLedgerQueries implements LedgerQueries {
     ];
     for (const [key, column] of equal) {
       if (filter[key] !== undefined) {
-        where.push(`${column} = @${key}`);
+        where.push(`receipts.${column} = @${key}`);
         params[key] = filter[key];
       }
     }
     if (filter.since !== undefined) {
-      where.push('issued_at >= @since');
+      where.push('receipts.issued_at >= @since');
       params.since = filter.since;
     }
     if (filter.until !== undefined) {
-      where.push('issued_at < @until');
+      where.push('receipts.issued_at < @until');
       params.until = filter.until;
     }
     // A time bound alone looks unselective to the planner, which then walks every receipt in
     // sequence order and tests each; the time index reads only the receipts in range.
-    const byTimeOnly = where.length > 0 && where.every((w) => w.startsWith('issued_at'));
+    const byTimeOnly = where.length > 0 && where.every((w) => w.startsWith('receipts.issued_at'));
+    // With words, the FTS index drives in rowid (= sequence) order and stops at the page
+    // size, instead of collecting every match before sorting.
+    const order = q ? 'receipts_fts.rowid' : 'receipts.sequence';
     if (page.after !== undefined) {
-      where.push(page.order === 'asc' ? 'sequence > @after' : 'sequence < @after');
+      where.push(`${order} ${page.order === 'asc' ? '>' : '<'} @after`);
       params.after = page.after;
     }
-    const sql = `SELECT ${ENTRY_COLUMNS} FROM receipts${byTimeOnly ? ' INDEXED BY receipts_issued_at' : ''}
+    const from = q
+      ? 'receipts_fts JOIN receipts ON receipts.sequence = receipts_fts.rowid'
+      : `receipts${byTimeOnly ? ' INDEXED BY receipts_issued_at' : ''}`;
+    // Only the receipt column: a listing never needs the stored claim or evaluation.
+    const sql = `SELECT receipts.receipt_json FROM ${from}
       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY sequence ${page.order === 'asc' ? 'ASC' : 'DESC'} LIMIT @limit`;
-    return this.prepared<ReceiptRow>(sql).all(params).map(toEntry);
+      ORDER BY ${order} ${page.order === 'asc' ? 'ASC' : 'DESC'} LIMIT @limit`;
+    return this.prepared<{ receipt_json: string }>(sql)
+      .all(params)
+      .map((row) => JSON.parse(row.receipt_json) as Receipt);
   }
 
   async getMany(receiptIds: string[]): Promise<LedgerEntry[]> {

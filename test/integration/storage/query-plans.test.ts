@@ -248,7 +248,7 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
       // Walking the ledger in sequence order under a LIMIT, with no filter, reads only
       // the rows it returns: the newest receipt, or a page of an unfiltered listing.
       const orderedWalk =
-        !/\bWHERE\b/.test(sql) && /ORDER BY sequence (ASC |DESC )?LIMIT/.test(sql);
+        !/\bWHERE\b/.test(sql) && /ORDER BY (receipts\.)?sequence (ASC |DESC )?LIMIT/.test(sql);
       // An aggregate table listed whole is as long as its answer (agents, repositories).
       const listsAggregate =
         /^SELECT [^;]* FROM (agent_stats|repository_stats|ledger_totals)( ORDER BY \w+)?$/.test(
@@ -258,7 +258,8 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
         const scan = /^SCAN (\w+)/.exec(step);
         if (!scan) continue;
         const table = scan[1]!;
-        if (table === 'receipts_fts' && /VIRTUAL TABLE INDEX \d+:M/.test(step)) continue;
+        // The word index drives in rowid order: reading it is reading the matches.
+        if (table === 'receipts_fts' && /VIRTUAL TABLE INDEX \d+:\S*M/.test(step)) continue;
         if (table === 'receipts' && orderedWalk && step === 'SCAN receipts') continue;
         if (table !== 'receipts' && listsAggregate) continue;
         violations.push(`${step}\n  in: ${sql.replace(/\s+/g, ' ')}`);
@@ -307,10 +308,10 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
       [
         () => reads.search({ q: RARE }, page),
         [
+          expect.stringMatching(/^SCAN receipts_fts VIRTUAL TABLE INDEX \d+:\S*M/),
           'SEARCH receipts USING INTEGER PRIMARY KEY (rowid=?)',
-          'LIST SUBQUERY 1',
-          expect.stringMatching(/^SCAN receipts_fts VIRTUAL TABLE INDEX 0:M/),
         ],
+        'receipts_fts',
       ],
       [
         () => reads.diff('org/repo-1', '2'),
