@@ -87,6 +87,9 @@ export function createApp(deps: AppDeps): Express {
 
   const app = express();
   app.disable('x-powered-by');
+  // No ETag: hashing every body (a search page is ~140 KiB) costs more than API clients,
+  // which do not revalidate, ever save.
+  app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
 
   app.use((req, res, next) => {
