@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import request from 'supertest';
+import { createApp } from '../../src/app.js';
+import { systemClock } from '../../src/ports/clock.js';
+import { createAesGcmBox, loadKeyEncryptionSecret } from '../../src/secrets/key-encryption.js';
+import { loadServerKey } from '../../src/secrets/server-key.js';
+import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import { runNode } from '../fixtures/run-node.js';
+import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
+
+// The operator CLI and the server entry run as real child processes on a temp data dir.
+describe('svc operator CLI and process entry', () => {
+  let tree: TranspiledTree;
+  let dataDir: string;
+  const env = () => ({ ...process.env, SVC_DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+  const cli = (...args: string[]) =>
+    runNode(fileURLToPath(tree.url('src/cli/svc.ts')), args, 20_000, env());
+
+  beforeAll(() => {
+    tree = transpileTree(['src/cli/svc.ts', 'src/server.ts']);
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+  });
+  afterAll(() => {
+    tree.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  function appOnDataDir() {
+    const store = openSqliteStore(join(dataDir, 'ledger.db'));
+    const app = createApp({
+      config: {
+        anonLimitPerHour: 1000,
+        signupLimitPerHour: 100,
+        trustProxy: false,
+        publicReads: true,
+      },
+      store,
+      serverKey: loadServerKey({ dataDir }).key,
+      box: createAesGcmBox(loadKeyEncryptionSecret({ dataDir })),
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+    });
+    return { app, store };
+  }
+
+  it('prints its usage with --help and with no arguments', async () => {
+    for (const args of [['--help'], []]) {
+      const run = await cli(...args);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('svc keys set-tier <email> <tier>');
+      expect(run.stdout).toContain(
+        'free (100 requests/hour), pilot (10,000/hour), enterprise (unlimited)',
+      );
+    }
+  });
+
+  it('refuses wrong usage with exit code 2 and a hint', async () => {
+    for (const args of [
+      ['frobnicate'],
+      ['keys', 'delete', 'a@b.co'],
+      ['keys', 'set-tier', 'a@b.co', 'gold'],
+      ['keys', 'set-tier'],
+      ['--nope'],
+    ]) {
+      const run = await cli(...args);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/^svc: .+\nRun "svc --help" for usage\.\n$/);
+    }
+  });
+
+  it('changes the tier of an existing key, which the service then applies', async () => {
+    const { app, store } = appOnDataDir();
+    try {
+      const signup = await request(app).post('/v1/signup').send({ email: 'Ops@Example.com' });
+      expect(signup.status).toBe(201);
+      const key = signup.body.api_key as string;
+      expect((await request(app).get('/v1/account').set('X-API-Key', key)).body.tier).toBe('free');
+
+      const run = await cli('keys', 'set-tier', 'ops@example.com', 'pilot');
+      expect(run).toMatchObject({
+        code: 0,
+        stdout: 'ops@example.com: tier pilot (10000 requests/hour)\n',
+      });
+
+      const account = await request(app).get('/v1/account').set('X-API-Key', key);
+      expect(account.body).toMatchObject({ tier: 'pilot', limit: 10000 });
+      expect(account.headers['x-ratelimit-limit']).toBe('10000');
+
+      const show = await cli('keys', 'show', ' OPS@example.com ');
+      expect(show.code).toBe(0);
+      expect(show.stdout).toMatch(
+        /^ops@example\.com: tier pilot \(10000 requests\/hour\), key created \d{4}-/,
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails with exit code 1 for an address that has no key', async () => {
+    const run = await cli('keys', 'set-tier', 'nobody@example.com', 'enterprise');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe('svc: no API key belongs to nobody@example.com\n');
+  });
+
+  it('stops the server with one clear line and exit code 1 on a bad configuration', async () => {
+    const server = fileURLToPath(tree.url('src/server.ts'));
+    const run = await runNode(server, [], 20_000, { ...env(), PORT: 'abc', LOG_LEVEL: 'loud' });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      'svc: invalid configuration: PORT: must be a port number; LOG_LEVEL: Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"\n',
+    );
+  });
+});
