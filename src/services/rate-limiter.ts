@@ -26,7 +26,10 @@ interface Window {
  * Unlimited clients keep no log. State is per process (docs/API.md, "Rate limits").
  */
 export class SlidingWindowLimiter {
-  private readonly windows = new Map<string, Window>();
+  // Key windows are never evicted (keys are few, and forgetting one would reset its budget);
+  // windows of addresses are capped, since anyone can make up new addresses.
+  private readonly keyWindows = new Map<string, Window>();
+  private readonly addressWindows = new Map<string, Window>();
   private lastSweep = 0;
 
   constructor(
@@ -50,7 +53,8 @@ export class SlidingWindowLimiter {
       return { allowed: true, limit, remaining: limit, used: 0, resetAt: null };
     }
     this.sweepIfDue(now);
-    let window = this.windows.get(client);
+    const windows = client.startsWith('key:') ? this.keyWindows : this.addressWindows;
+    let window = windows.get(client);
     if (window) this.prune(window, now);
     let used = window ? window.times.length - window.start : 0;
     if (count && used >= limit) {
@@ -67,7 +71,11 @@ export class SlidingWindowLimiter {
     if (count) {
       if (!window) {
         window = { times: [], start: 0 };
-        this.windows.set(client, window);
+        // At capacity the oldest address window goes, in O(1): Maps iterate in insertion order.
+        if (windows === this.addressWindows && windows.size >= this.maxClients) {
+          windows.delete(windows.keys().next().value!);
+        }
+        windows.set(client, window);
       }
       window.times.push(now);
       used++;
@@ -92,18 +100,15 @@ export class SlidingWindowLimiter {
     }
   }
 
-  // Idle clients are dropped lazily, at most once a minute, and the map never outgrows
-  // maxClients: an address-spraying client cannot grow memory without bound.
+  // Idle windows are dropped lazily, at most once a minute.
   private sweepIfDue(now: number): void {
-    if (now - this.lastSweep < 60_000 && this.windows.size < this.maxClients) return;
+    if (now - this.lastSweep < 60_000) return;
     this.lastSweep = now;
-    for (const [client, window] of this.windows) {
-      this.prune(window, now);
-      if (window.start >= window.times.length) this.windows.delete(client);
-    }
-    for (const client of this.windows.keys()) {
-      if (this.windows.size < this.maxClients) break;
-      this.windows.delete(client);
+    for (const windows of [this.keyWindows, this.addressWindows]) {
+      for (const [client, window] of windows) {
+        this.prune(window, now);
+        if (window.start >= window.times.length) windows.delete(client);
+      }
     }
   }
 }

@@ -20,29 +20,33 @@ export const notFound: RequestHandler = (req) => {
   throw new SvcError('not_found', `No route for ${req.method} ${req.path}`);
 };
 
-// body-parser reports its own failures with a `type`; they are the client's fault.
-function fromBodyParser(error: { type?: unknown; status?: unknown }): SvcError | null {
+// Failures of reading the request (body-parser, decompression, path decoding) are the
+// client's fault; they arrive as plain errors with a 4xx status, never as SvcErrors.
+function fromRequestReading(error: {
+  type?: unknown;
+  status?: unknown;
+  statusCode?: unknown;
+}): SvcError | null {
   switch (error.type) {
     case 'entity.too.large':
       return new SvcError('payload_too_large', 'Request body exceeds 1 MiB');
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new SvcError('validation_failed', 'Unsupported content encoding or charset');
-    case 'request.aborted':
-    case 'request.size.invalid':
-    case 'stream.encoding.set':
-      return new SvcError('malformed_json', 'Request body could not be read');
-    default:
-      return null;
   }
+  const status = error.status ?? error.statusCode;
+  if (typeof status !== 'number' || status < 400 || status > 499) return null;
+  if (status === 413) return new SvcError('payload_too_large', 'Request body exceeds 1 MiB');
+  if (error instanceof URIError) {
+    return new SvcError('validation_failed', 'Malformed percent-encoding in the request path');
+  }
+  return new SvcError('malformed_json', 'Request body could not be read or decompressed');
 }
 
 export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {
   const known =
     (isSvcError(error) && error) ||
-    (typeof error === 'object' && error !== null
-      ? fromBodyParser(error as { type?: unknown })
-      : null);
+    (typeof error === 'object' && error !== null ? fromRequestReading(error) : null);
   const failure = known ?? new SvcError('internal', 'Internal server error', { cause: error });
   const status = STATUS_OF[failure.code];
   // pino-http logs the request's one line with this error attached (stack included).

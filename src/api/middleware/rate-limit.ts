@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { SvcError } from '../../core/errors.js';
+import { clientAddress } from '../client-address.js';
 import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
 import type { LimitStatus, SlidingWindowLimiter } from '../../services/rate-limiter.js';
 
@@ -55,7 +56,7 @@ const isFree = (req: Request) => req.path === '/health';
  */
 export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
   return async (req, res, next) => {
-    const anonymous = `ip:${req.ip ?? 'unknown'}`;
+    const anonymous = `ip:${clientAddress(req.ip)}`;
     if (req.method === 'OPTIONS') {
       // Preflights carry no credentials and spend nothing; they still report the budget.
       setLimitHeaders(res, deps.limiter.peek(anonymous, deps.anonLimitPerHour));
@@ -104,7 +105,7 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
 /** Signups per client address, on top of the general limit. */
 export function limitSignups(deps: LimitDeps): RequestHandler {
   return (req, res, next) => {
-    const status = deps.limiter.consume(`signup:${req.ip ?? 'unknown'}`, deps.signupLimitPerHour);
+    const status = deps.limiter.consume(`signup:${clientAddress(req.ip)}`, deps.signupLimitPerHour);
     setLimitHeaders(res, status);
     if (!status.allowed) {
       deps.onRefused?.('signup');

@@ -32,9 +32,12 @@ const isoInstant = z
   )
   .transform((v) => new Date(v).toISOString());
 
-const isoDate = z.string().refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && isCalendarDay(v), {
-  error: 'must be a date YYYY-MM-DD',
-});
+// Days before 1970 hold no receipts, and earlier years would not format as YYYY-MM-DD.
+const isoDate = z
+  .string()
+  .refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && isCalendarDay(v) && v >= '1970-01-01', {
+    error: 'must be a date YYYY-MM-DD, 1970 or later',
+  });
 
 const text = (max: number) => z.string().min(1, { error: 'must not be empty' }).max(max);
 

@@ -40,11 +40,12 @@ const admissibilityOf = (r: CounterRow): AdmissibilityCounts => ({
 
 /**
  * FTS5 query of free text: each word becomes a quoted prefix term, so no user input is read
- * as FTS syntax. Words are ANDed.
+ * as FTS syntax. Words are ANDed. Control characters separate words: FTS5 would end a quoted
+ * term at a NUL.
  */
 export function ftsQuery(text: string): string {
   return text
-    .split(/\s+/)
+    .split(/[\s\p{Cc}]+/u)
     .filter((word) => /[\p{L}\p{N}]/u.test(word))
     .map((word) => `"${word.replaceAll('"', '""')}"*`)
     .join(' ');
