@@ -27,6 +27,23 @@ function paged<T, C extends number | string>(rows: T[], limit: number, cursorOf:
   return { items, next_after: more ? cursorOf(items[items.length - 1]!) : null };
 }
 
+/** A page of summaries, each with its share of ACCEPTED receipts. */
+function withRates<T extends { total: number; by_admissibility: { ACCEPTED: number } }>(
+  rows: T[],
+  limit: number,
+  nameOf: (row: T) => string,
+) {
+  const { items, next_after } = paged(rows, limit, nameOf);
+  return {
+    items: items.map((row) => ({
+      ...row,
+      acceptance_rate: rate(row.by_admissibility.ACCEPTED, row.total),
+    })),
+    limit,
+    next_after,
+  };
+}
+
 export class LedgerReadService {
   constructor(
     private readonly deps: { ledger: LedgerStore; queries: LedgerQueries; clock: Clock },
@@ -144,28 +161,18 @@ export class LedgerReadService {
 
   async repositories(page: NamePage) {
     const rows = await this.deps.queries.repositories({ ...page, limit: page.limit + 1 });
-    const { items, next_after } = paged(rows, page.limit, (r: RepositorySummary) => r.repository);
-    return {
-      repositories: items.map((r) => ({
-        ...r,
-        acceptance_rate: rate(r.by_admissibility.ACCEPTED, r.total),
-      })),
-      limit: page.limit,
-      next_after,
-    };
+    const { items, limit, next_after } = withRates(
+      rows,
+      page.limit,
+      (r: RepositorySummary) => r.repository,
+    );
+    return { repositories: items, limit, next_after };
   }
 
   async agents(page: NamePage) {
     const rows = await this.deps.queries.agents({ ...page, limit: page.limit + 1 });
-    const { items, next_after } = paged(rows, page.limit, (a: AgentSummary) => a.agent);
-    return {
-      agents: items.map((a) => ({
-        ...a,
-        acceptance_rate: rate(a.by_admissibility.ACCEPTED, a.total),
-      })),
-      limit: page.limit,
-      next_after,
-    };
+    const { items, limit, next_after } = withRates(rows, page.limit, (a: AgentSummary) => a.agent);
+    return { agents: items, limit, next_after };
   }
 
   async overview() {
