@@ -23,7 +23,8 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#swagger-ui', deepLinking: true });\n`;
+// validatorUrl null: Swagger UI would otherwise load a badge from an external validator.
+const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });\n`;
 
 export function docsRouter(): Router {
   const router = Router();
