@@ -78,10 +78,7 @@ export function createApp(deps: AppDeps): Express {
       metrics,
     ),
     ...verifyRoutes({ ledger: store.ledger, serverKey }),
-    ...ledgerRoutes(
-      new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),
-      health,
-    ),
+    ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),
     ...policyRoutes(new PolicyService({ policies: store.policies, clock })),
   ];
 

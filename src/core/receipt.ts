@@ -77,7 +77,8 @@ export function buildSubject(claim: ClaimInput): Subject {
 }
 
 // Digits beyond the exact integer range stay a string: contract §1 refuses such numbers.
-const pullRequestNumber = (value: string | number): string | number =>
+/** A pull request as the subject records it: a string of digits becomes a number. */
+export const pullRequestNumber = (value: string | number): string | number =>
   typeof value === 'string' && /^\d+$/.test(value) && Number.isSafeInteger(Number(value))
     ? Number(value)
     : value;

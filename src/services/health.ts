@@ -36,7 +36,7 @@ export class HealthService {
   }
 
   async status() {
-    const stats = await this.deps.store.ledger.stats();
+    const stats = await this.deps.store.queries.totals();
     const memory = process.memoryUsage();
     const now = this.deps.clock.now();
     return {
@@ -64,25 +64,6 @@ export class HealthService {
         arch: process.arch,
       },
       store: this.deps.store.kind,
-    };
-  }
-
-  async ledgerStats() {
-    const stats = await this.deps.store.ledger.stats();
-    const head = await this.deps.store.ledger.head();
-    return {
-      total: stats.total,
-      accepted: stats.by_admissibility.ACCEPTED,
-      blocked: stats.by_verdict.BLOCKED,
-      escalated: stats.by_verdict.ESCALATED,
-      non_deterministic: stats.by_admissibility.NON_DETERMINISTIC,
-      rejected: stats.by_admissibility.REJECTED,
-      allowed: stats.by_verdict.ALLOWED,
-      by_verdict: stats.by_verdict,
-      by_admissibility: stats.by_admissibility,
-      agents: stats.agents,
-      repositories: stats.repositories,
-      head: { sequence: head.sequence, receipt_hash: head.receipt_hash },
     };
   }
 

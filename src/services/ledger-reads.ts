@@ -1,5 +1,5 @@
 import { SvcError } from '../core/errors.js';
-import type { Receipt } from '../core/receipt.js';
+import { pullRequestNumber, type Receipt } from '../core/receipt.js';
 import type { Clock } from '../ports/clock.js';
 import type {
   AgentSummary,
@@ -48,6 +48,26 @@ export class LedgerReadService {
   constructor(
     private readonly deps: { ledger: LedgerStore; queries: LedgerQueries; clock: Clock },
   ) {}
+
+  /** The spec's /v1/ledger/stats: totals, the agents and repositories seen, and the head. */
+  async ledgerStats() {
+    const stats = await this.deps.ledger.stats();
+    const head = await this.deps.ledger.head();
+    return {
+      total: stats.total,
+      accepted: stats.by_admissibility.ACCEPTED,
+      blocked: stats.by_verdict.BLOCKED,
+      escalated: stats.by_verdict.ESCALATED,
+      non_deterministic: stats.by_admissibility.NON_DETERMINISTIC,
+      rejected: stats.by_admissibility.REJECTED,
+      allowed: stats.by_verdict.ALLOWED,
+      by_verdict: stats.by_verdict,
+      by_admissibility: stats.by_admissibility,
+      agents: stats.agents,
+      repositories: stats.repositories,
+      head: { sequence: head.sequence, receipt_hash: head.receipt_hash },
+    };
+  }
 
   async ledgerPage(page: { after?: number; limit: number }) {
     const rows = await this.deps.queries.search(
@@ -142,9 +162,8 @@ export class LedgerReadService {
 
   /** A pull request's receipts across pushes, and what changed between consecutive ones. */
   async diff(repository: string, pullRequest: string) {
-    // As in the receipt's subject, digits are a number: "007" and 7 are the same request.
-    const number = /^\d+$/.test(pullRequest) ? Number(pullRequest) : Number.NaN;
-    const pr = Number.isSafeInteger(number) ? number : pullRequest;
+    // As in the receipt's subject: "007" and 7 are the same request.
+    const pr = pullRequestNumber(pullRequest);
     const entries = await this.deps.queries.pullRequestHistory(
       repository,
       String(pr),

@@ -10,7 +10,7 @@ export interface LimitDeps {
   anonLimitPerHour: number;
   signupLimitPerHour: number;
   /** Told of every refusal, by the limit that refused: key, address or signup. */
-  onRefused?: (scope: 'key' | 'address' | 'signup') => void;
+  onRefused?: (scope: Scope) => void;
 }
 
 const show = (n: number) => (n === Number.POSITIVE_INFINITY ? 'unlimited' : String(n));
@@ -22,14 +22,17 @@ function setLimitHeaders(res: Response, status: LimitStatus): void {
     res.setHeader('X-RateLimit-Reset', String(Math.ceil(status.resetAt / 1000)));
 }
 
-function refuse(status: LimitStatus, what: string): SvcError {
+type Scope = 'key' | 'address' | 'signup';
+
+/** The 429 of a refused request; the refusal is also reported to `onRefused` (metrics). */
+function refuse(deps: LimitDeps, status: LimitStatus, scope: Scope): SvcError {
+  deps.onRefused?.(scope);
   const seconds = status.retryAfterSeconds ?? 1;
+  const what = scope === 'signup' ? 'signups' : 'requests';
   return new SvcError(
     'rate_limited',
     `Rate limit of ${show(status.limit)} ${what} per hour exceeded; retry in ${seconds} s`,
-    {
-      headers: { 'Retry-After': String(seconds) },
-    },
+    { headers: { 'Retry-After': String(seconds) } },
   );
 }
 
@@ -76,10 +79,7 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
         // Failed guesses spend the address's budget, which bounds key guessing.
         const status = deps.limiter.consume(anonymous, deps.anonLimitPerHour);
         setLimitHeaders(res, status);
-        if (!status.allowed) {
-          deps.onRefused?.('address');
-          throw refuse(status, 'requests');
-        }
+        if (!status.allowed) throw refuse(deps, status, 'address');
         throw new SvcError(
           'unauthorized',
           raw === null ? 'Authorization must be "Bearer <API key>"' : 'Invalid API key',
@@ -94,10 +94,7 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
       ? deps.limiter.peek(client, limit)
       : deps.limiter.consume(client, limit);
     setLimitHeaders(res, status);
-    if (!status.allowed) {
-      deps.onRefused?.(key ? 'key' : 'address');
-      throw refuse(status, 'requests');
-    }
+    if (!status.allowed) throw refuse(deps, status, key ? 'key' : 'address');
     next();
   };
 }
@@ -107,10 +104,7 @@ export function limitSignups(deps: LimitDeps): RequestHandler {
   return (req, res, next) => {
     const status = deps.limiter.consume(`signup:${clientAddress(req.ip)}`, deps.signupLimitPerHour);
     setLimitHeaders(res, status);
-    if (!status.allowed) {
-      deps.onRefused?.('signup');
-      throw refuse(status, 'signups');
-    }
+    if (!status.allowed) throw refuse(deps, status, 'signup');
     next();
   };
 }

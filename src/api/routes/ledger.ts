@@ -1,4 +1,3 @@
-import type { HealthService } from '../../services/health.js';
 import type { LedgerReadService } from '../../services/ledger-reads.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import { namePageQuery } from '../schemas/common.js';
@@ -23,7 +22,7 @@ import {
 
 const tag = 'Ledger';
 
-export function ledgerRoutes(reads: LedgerReadService, health: HealthService): RouteDef[] {
+export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -33,7 +32,7 @@ export function ledgerRoutes(reads: LedgerReadService, health: HealthService): R
       summary: 'Totals by verdict and admissibility; agents and repositories seen',
       access: 'public',
       response: { status: 200, description: 'Ledger statistics.', schema: ledgerStatsSchema },
-      handle: () => health.ledgerStats(),
+      handle: () => reads.ledgerStats(),
     }),
     defineRoute({
       method: 'get',

@@ -28,6 +28,10 @@ export class SqliteLedger implements LedgerStore {
   private readonly byReceipt: Statement<[string], ReceiptRow>;
   private readonly hashByReceipt: Statement<[string], { receipt_hash: string }>;
   private readonly headRow: Statement<[], { sequence: number; receipt_hash: string }>;
+  private readonly listRows: Statement<[number, number], ReceiptRow>;
+  private readonly agentNames: Statement<[], { v: string }>;
+  private readonly repositoryNames: Statement<[], { v: string }>;
+  private readonly countKeyRows: Statement<[string], { n: number }>;
   private readonly insert: Statement;
   private readonly insertOutbox: Statement;
   private readonly commitBatch: (requests: AppendRequest[]) => Outcome[];
@@ -45,6 +49,14 @@ export class SqliteLedger implements LedgerStore {
     this.headRow = db.prepare(
       'SELECT sequence, receipt_hash FROM receipts ORDER BY sequence DESC LIMIT 1',
     );
+    this.listRows = db.prepare(
+      `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE sequence > ? ORDER BY sequence LIMIT ?`,
+    );
+    this.agentNames = db.prepare('SELECT agent AS v FROM agent_stats ORDER BY agent');
+    this.repositoryNames = db.prepare(
+      'SELECT repository AS v FROM repository_stats ORDER BY repository',
+    );
+    this.countKeyRows = db.prepare('SELECT COUNT(*) AS n FROM receipts WHERE api_key_id = ?');
     this.insert = db.prepare(`
       INSERT INTO receipts (sequence, receipt_id, claim_id, inputs_hash, receipt_hash, issued_at,
         verdict, admissibility, entity, agent, repository, pull_request, api_key_id,
@@ -176,35 +188,22 @@ export class SqliteLedger implements LedgerStore {
   }
 
   async list(after: number, limit: number): Promise<LedgerEntry[]> {
-    return this.db
-      .prepare<[number, number], ReceiptRow>(
-        `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE sequence > ? ORDER BY sequence LIMIT ?`,
-      )
-      .all(after, limit)
-      .map(toEntry);
+    return this.listRows.all(after, limit).map(toEntry);
   }
 
   async stats(): Promise<LedgerStats> {
     const totals = await this.queries.totals();
-    const names = (sql: string) =>
-      this.db
-        .prepare<[], { v: string }>(sql)
-        .all()
-        .map((row) => row.v);
     return {
       total: totals.total,
       by_verdict: totals.by_verdict,
       by_admissibility: totals.by_admissibility,
-      agents: names('SELECT agent AS v FROM agent_stats ORDER BY agent'),
-      repositories: names('SELECT repository AS v FROM repository_stats ORDER BY repository'),
+      agents: this.agentNames.all().map((row) => row.v),
+      repositories: this.repositoryNames.all().map((row) => row.v),
     };
   }
 
   async countByApiKey(apiKeyId: string): Promise<number> {
-    const row = this.db
-      .prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM receipts WHERE api_key_id = ?')
-      .get(apiKeyId);
-    return row?.n ?? 0;
+    return this.countKeyRows.get(apiKeyId)?.n ?? 0;
   }
 
   async pendingOutbox(limit: number): Promise<StoredOutboxRecord[]> {
