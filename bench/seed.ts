@@ -111,6 +111,7 @@ async function appendUntil(
       const results = await Promise.all(
         chunk.items.map((item) =>
           store.ledger.append({
+            scope: 'bench',
             claimId: item.claim.claim_id,
             build: (head) => ({
               entry: {

@@ -1,5 +1,5 @@
-import cors from 'cors';
 import express, { type Express } from 'express';
+import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import './api/locals.js';
@@ -9,7 +9,7 @@ import { jsonBody } from './api/middleware/json-body.js';
 import { authenticateAndLimit } from './api/middleware/rate-limit.js';
 import { assignRequestId } from './api/middleware/request-id.js';
 import { buildOpenApiDocument } from './api/openapi.js';
-import { mountRoutes, type RouteDef } from './api/route-table.js';
+import { crossOriginRouter, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
 import { claimRoutes } from './api/routes/claims.js';
 import { ledgerRoutes } from './api/routes/ledger.js';
@@ -32,7 +32,7 @@ import { SlidingWindowLimiter } from './services/rate-limiter.js';
 
 export interface AppDeps {
   config: Pick<Config, 'anonLimitPerHour' | 'signupLimitPerHour' | 'trustProxy' | 'publicReads'> &
-    Partial<Pick<Config, 'baseUrl'>>;
+    Partial<Pick<Config, 'baseUrl' | 'logOrigin'>>;
   store: Store;
   serverKey: ServerKey;
   box: SecretBox;
@@ -40,23 +40,20 @@ export interface AppDeps {
   logger: Logger;
 }
 
-const EXPOSED_HEADERS = [
-  'X-Request-Id',
-  'X-Svc-Version',
-  'X-Svc-Spec',
-  'X-Svc-Key-Id',
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'Retry-After',
-  'Idempotent-Replay',
-];
+/**
+ * The ledger's origin (contract §8): configured, else `svc/` and the first 16 hex digits of
+ * the signing key's key_id, so two ledgers signed by different keys never share one.
+ */
+export const logOriginFor = (configured: string | undefined, keyId: string): string =>
+  configured ?? `svc/${keyId.replace(/^sha256:/, '').slice(0, 16)}`;
 
 /** The composition root: wires every part into an Express app. Never listens. */
 export function createApp(deps: AppDeps): Express {
   const { store, serverKey, clock, config } = deps;
   const metrics = new Metrics({ ledger: store.ledger, queries: store.queries });
-  const apiKeys = new ApiKeyService({ keys: store.apiKeys, box: deps.box, clock });
+  const apiKeys = new ApiKeyService({ keys: store.apiKeys, clock });
+  const policies = new PolicyService({ policies: store.policies, clock });
+  const logOrigin = logOriginFor(config.logOrigin, serverKey.keyId);
   const limits = {
     apiKeys,
     limiter: new SlidingWindowLimiter(clock),
@@ -74,12 +71,12 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger }),
     ...claimRoutes(
-      new ClaimService({ ledger: store.ledger, policies: store.policies, serverKey, clock }),
+      new ClaimService({ ledger: store.ledger, policies, serverKey, clock, logOrigin }),
       metrics,
     ),
-    ...verifyRoutes({ ledger: store.ledger, serverKey }),
+    ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin }),
     ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),
-    ...policyRoutes(new PolicyService({ policies: store.policies, clock })),
+    ...policyRoutes(policies),
   ];
 
   const app = express();
@@ -115,15 +112,20 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(
-    cors({
-      origin: '*',
-      methods: ['GET', 'POST', 'OPTIONS'],
-      allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id'],
-      exposedHeaders: EXPOSED_HEADERS,
-      optionsSuccessStatus: 204,
-      preflightContinue: true,
+    helmet({
+      // The API answers JSON; only /docs renders, from its own files (no inline script).
+      contentSecurityPolicy: {
+        directives: { 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': null },
+      },
+      frameguard: { action: 'deny' },
+      referrerPolicy: { policy: 'no-referrer' },
+      // HSTS belongs to the TLS terminator in front of svc, which knows the real scheme.
+      strictTransportSecurity: false,
     }),
   );
+  const crossOrigin = express.Router();
+  crossOriginRouter(crossOrigin, routes, config);
+  app.use(crossOrigin);
   app.use(authenticateAndLimit(limits));
   // Preflights end here, once the limiter has set its headers.
   app.use((req, res, next) => (req.method === 'OPTIONS' ? void res.status(204).end() : next()));

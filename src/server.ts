@@ -6,6 +6,7 @@ import { createLogger } from './logger.js';
 import { systemClock } from './ports/clock.js';
 import { createAesGcmBox, loadKeyEncryptionSecret } from './secrets/key-encryption.js';
 import { loadServerKey } from './secrets/server-key.js';
+import { secureDataDir } from './storage/data-dir.js';
 import { openSqliteStore } from './storage/sqlite/sqlite-store.js';
 
 function configOrExit(): Config {
@@ -23,15 +24,25 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   let store, key, box;
   try {
+    secureDataDir(config.dataDir);
     const signing = loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
     key = signing.key;
     logger.info(
       { key_id: key.keyId, source: signing.source, path: signing.path },
       'signing key ready',
     );
-    box = createAesGcmBox(
-      loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir }),
-    );
+    const encryption = loadKeyEncryptionSecret({
+      secret: config.keyEncryptionSecret,
+      file: config.keyEncryptionSecretFile,
+      dataDir: config.dataDir,
+    });
+    if (encryption.source === 'data-dir') {
+      logger.warn(
+        { path: encryption.path },
+        'encryption secret kept in the data directory: every backup of the directory contains it; set SVC_KEY_ENCRYPTION_SECRET_FILE (a mounted secret) or SVC_KEY_ENCRYPTION_SECRET in production',
+      );
+    }
+    box = createAesGcmBox(encryption.secret);
     store = openSqliteStore(join(config.dataDir, 'ledger.db'));
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);

@@ -1,4 +1,6 @@
+import cors from 'cors';
 import type { Request, RequestHandler, Response, Router } from 'express';
+import { SvcError } from '../core/errors.js';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { requireKey } from './middleware/rate-limit.js';
@@ -23,6 +25,11 @@ interface TextResponse {
   text: z.ZodType;
   contentType: string;
 }
+/** No body (204): the handler ends the response itself. */
+interface EmptyResponse {
+  status: number;
+  description: string;
+}
 
 export interface RouteInput<Q extends AnyObject, P extends AnyObject, B extends z.ZodType> {
   query: z.infer<Q>;
@@ -43,7 +50,7 @@ export interface RouteDef<
   B extends z.ZodType = z.ZodType,
   R extends z.ZodType = z.ZodType,
 > {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** Express syntax: /v1/receipts/:id */
   path: string;
   operationId: string;
@@ -51,11 +58,17 @@ export interface RouteDef<
   summary: string;
   description?: string;
   access: Access;
+  /**
+   * Whether browsers on other origins may read the answer. Default: only routes that need no
+   * key (public, or reads while they are public). Signup sets false: a page must not be able
+   * to obtain keys through its visitors' browsers.
+   */
+  crossOrigin?: boolean;
   query?: Q;
   params?: P;
   body?: B;
   /** A JSON response checked against `schema` at compile time, or a text response written by the handler. */
-  response: JsonResponse<R> | TextResponse;
+  response: JsonResponse<R> | TextResponse | EmptyResponse;
   /** Error statuses beyond the ones every route can answer (429, 500). */
   errors?: number[];
   /** Extra middleware run before validation (after authentication). */
@@ -77,12 +90,67 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'Malformed JSON (`malformed_json`) or invalid input (`validation_failed`); the message names the field.',
   401: 'Missing or invalid API key (`unauthorized`).',
   404: 'Not found (`not_found`).',
-  409: 'Conflict (`claim_conflict`, `policy_conflict`).',
+  409: 'Conflict (`claim_conflict`, `policy_conflict`, `email_registered`).',
   413: 'Body over 1 MiB (`payload_too_large`).',
+  415: 'Body not sent as application/json (`unsupported_media_type`).',
   429: 'Rate limit exceeded (`rate_limited`); see Retry-After.',
   500: 'Internal error (`internal`).',
   503: 'Unavailable (`unavailable`, `payment_not_configured`).',
 };
+
+const needsKeyFor = (route: RouteDef, publicReads: boolean) =>
+  route.access === 'key' || (route.access === 'read' && !publicReads);
+
+/** CORS for what anyone may read anyway; never for routes that take or issue a key. */
+const crossOriginFor = (route: RouteDef, publicReads: boolean) =>
+  route.crossOrigin ?? !needsKeyFor(route, publicReads);
+
+// No X-API-Key or Authorization: a page on another origin cannot send a key through the
+// browser, so it can never act with its visitor's key.
+const corsFor = (methods: string[]) =>
+  cors({
+    origin: '*',
+    methods: [...methods, 'OPTIONS'],
+    allowedHeaders: ['Content-Type', 'X-Request-Id'],
+    exposedHeaders: EXPOSED_HEADERS,
+    preflightContinue: true,
+  });
+
+export const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'X-Svc-Version',
+  'X-Svc-Spec',
+  'X-Svc-Key-Id',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'Retry-After',
+  'Idempotent-Replay',
+];
+
+const byPath = (routes: RouteDef[]) => {
+  const paths = new Map<string, RouteDef[]>();
+  for (const route of routes) paths.set(route.path, [...(paths.get(route.path) ?? []), route]);
+  return paths;
+};
+
+/**
+ * CORS headers for the routes browsers may read cross-origin, and for their preflights.
+ * Mounted before authentication, so errors of those routes are readable too.
+ */
+export function crossOriginRouter(
+  router: Router,
+  routes: RouteDef[],
+  options: { publicReads: boolean },
+): void {
+  for (const [path, defs] of byPath(routes)) {
+    const open = defs.filter((route) => crossOriginFor(route, options.publicReads));
+    if (open.length === 0) continue;
+    const handler = corsFor(open.map((route) => route.method.toUpperCase()));
+    router.options(path, handler);
+    for (const route of open) router[route.method](path, handler);
+  }
+}
 
 export function mountRoutes(
   router: Router,
@@ -90,7 +158,7 @@ export function mountRoutes(
   options: { publicReads: boolean },
 ): void {
   for (const route of routes) {
-    const needsKey = route.access === 'key' || (route.access === 'read' && !options.publicReads);
+    const needsKey = needsKeyFor(route, options.publicReads);
     const handler: RequestHandler = async (req, res) => {
       const result = await route.handle({
         query: route.query ? validateQuery(route.query, req.query) : {},
@@ -114,6 +182,22 @@ export function mountRoutes(
       handler,
     );
   }
+  // A known path asked with a method it does not have: 405 naming the ones it has.
+  for (const [path, defs] of byPath(routes)) {
+    const methods = defs.map((route) => route.method.toUpperCase());
+    if (methods.includes('GET')) methods.push('HEAD');
+    const allow = [...methods, 'OPTIONS'].join(', ');
+    router.all(path, (req, res) => {
+      res.locals.route = path;
+      throw new SvcError(
+        'method_not_allowed',
+        `${req.method} is not allowed on ${path}; use ${methods.join(' or ')}`,
+        {
+          headers: { Allow: allow },
+        },
+      );
+    });
+  }
 }
 
 const RATE_HEADERS = z.object({
@@ -134,12 +218,12 @@ export function registerRoutes(
   options: { publicReads: boolean; errorSchema: z.ZodType },
 ): void {
   for (const route of routes) {
-    const needsKey = route.access === 'key' || (route.access === 'read' && !options.publicReads);
+    const needsKey = needsKeyFor(route, options.publicReads);
     const errors = new Set([
       ...(route.errors ?? []),
       ...(needsKey ? [401] : []),
       ...(route.query || route.params || route.body ? [400] : []),
-      ...(route.method === 'post' ? [400, 413] : []),
+      ...(route.method === 'post' ? [400, 413, 415] : []),
       429,
       500,
     ]);
@@ -151,11 +235,13 @@ export function registerRoutes(
             headers: RATE_HEADERS,
             content: { 'application/json': { schema: response.schema } },
           }
-        : {
-            description: response.description,
-            headers: RATE_HEADERS,
-            content: { [response.contentType]: { schema: response.text } },
-          };
+        : 'text' in response
+          ? {
+              description: response.description,
+              headers: RATE_HEADERS,
+              content: { [response.contentType]: { schema: response.text } },
+            }
+          : { description: response.description, headers: RATE_HEADERS };
     const responses: RouteConfig['responses'] = { [response.status]: success };
     for (const status of [...errors].sort()) {
       responses[status] = {

@@ -2,75 +2,220 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/config.js';
-import { TIERS, type Tier } from '../ports/api-key-store.js';
+import { policyNameSchema } from '../core/policies.js';
+import { policyConfigSchema } from '../core/policy-config.js';
+import { OVERRIDE_MODES, type OverrideMode } from '../core/policy-overrides.js';
+import { isSvcError } from '../core/errors.js';
+import { TIERS, type ApiKeyRecord, type Tier } from '../ports/api-key-store.js';
 import { systemClock } from '../ports/clock.js';
-import { createAesGcmBox, loadKeyEncryptionSecret } from '../secrets/key-encryption.js';
+import type { Store } from '../ports/store.js';
 import { ApiKeyService, TIER_LIMITS } from '../services/api-keys.js';
+import { PolicyService } from '../services/policies.js';
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js';
 
 const HELP = `svc — operator commands for the svc service
 
 Usage:
-  svc keys set-tier <email> <tier>   change the tier of the key that belongs to <email>
-  svc keys show <email>              print the tier and creation time of <email>'s key
-  svc --help                         this text
+  svc keys list                                 every key: key_id, email, tier, lock, state
+  svc keys create --email <e> [--tier <t>] [--policy <name> --locked]
+                                                issue a key (printed once); --locked makes
+                                                every claim of the key use <name>
+  svc keys rotate <key_id|email>                replace a key: prints the new one, revokes the old
+  svc keys revoke <key_id|email>                revoke a key at once
+  svc keys set-tier <email|key_id> <tier>       change the tier of a key
+  svc keys show <email|key_id>                  one key's details
+  svc policies list                             every policy, with owner and config_hash
+  svc policies create <name> --config '<json>' [--overrides tighten|none|any]
+                      [--description <text>]    create a shared policy every key may use
+  svc policies delete <name>                    delete a shared policy
+  svc --help                                    this text
 
 Tiers: free (100 requests/hour), pilot (10,000/hour), enterprise (unlimited).
+Raw keys are printed only by create and rotate: svc keeps digests only.
 
 The command opens the embedded store in SVC_DATA_DIR (default ./data) directly; it is
-safe to run while the service is up. Through npm: npm run svc -- keys set-tier a@b.co pilot
+safe to run while the service is up. Through npm: npm run svc -- keys list
 
-Exit codes: 0 done, 1 failed (e.g. no key for that e-mail), 2 wrong usage.`;
+Exit codes: 0 done, 1 failed (e.g. no such key), 2 wrong usage.`;
 
+class UsageError extends Error {}
 const usage = (message: string): never => {
-  console.error(`svc: ${message}\nRun "svc --help" for usage.`);
-  process.exit(2);
+  throw new UsageError(message);
 };
 
-async function main(argv: string[]): Promise<number> {
+const limitText = (tier: Tier) => {
+  const limit = TIER_LIMITS[tier];
+  return limit === Number.POSITIVE_INFINITY ? 'unlimited' : `${limit} requests/hour`;
+};
+
+const describeKey = (r: ApiKeyRecord) =>
+  `${r.keyId}  ${r.email}  tier ${r.tier} (${limitText(r.tier)})  policy ${r.lockedPolicy ? `${r.lockedPolicy} (locked)` : '-'}  created ${r.createdAt}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`;
+
+const tierOf = (value: string | undefined): Tier =>
+  TIERS.includes(value as Tier)
+    ? (value as Tier)
+    : usage(`tier must be one of ${TIERS.join(', ')}; got "${value ?? ''}"`);
+
+function openStore(): Store {
+  const config = loadConfig();
+  if (process.env.MONGODB_URI) {
+    throw new Error(
+      'MONGODB_URI is set, but this build has only the embedded store; unset it to work on SVC_DATA_DIR',
+    );
+  }
+  return openSqliteStore(join(config.dataDir, 'ledger.db'));
+}
+
+type Out = (line: string) => void;
+
+async function keys(store: Store, args: string[], out: Out): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: argv,
-    options: { help: { type: 'boolean', short: 'h' } },
+    args,
+    options: {
+      email: { type: 'string' },
+      tier: { type: 'string' },
+      policy: { type: 'string' },
+      locked: { type: 'boolean' },
+    },
     allowPositionals: true,
     strict: true,
   });
-  if (values.help || positionals.length === 0) {
-    console.log(HELP);
-    return 0;
-  }
-  const [group, command, email, tier] = positionals;
-  if (group !== 'keys') return usage(`unknown command "${group}"`);
-  if (command !== 'set-tier' && command !== 'show')
-    return usage(`unknown keys command "${command ?? ''}"`);
-  if (!email) return usage(`keys ${command} needs an e-mail address`);
-  if (command === 'set-tier' && !TIERS.includes(tier as Tier)) {
-    return usage(`tier must be one of ${TIERS.join(', ')}; got "${tier ?? ''}"`);
-  }
-  if (positionals.length > (command === 'set-tier' ? 4 : 3)) return usage('too many arguments');
-
-  const config = loadConfig();
-  const store = openSqliteStore(join(config.dataDir, 'ledger.db'));
-  try {
-    const box = createAesGcmBox(
-      loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir }),
-    );
-    const keys = new ApiKeyService({ keys: store.apiKeys, box, clock: systemClock });
-    const record =
-      command === 'set-tier'
-        ? await keys.setTier(email, tier as Tier)
-        : await store.apiKeys.findByEmail(email.trim().toLowerCase());
-    if (!record) {
-      console.error(`svc: no API key belongs to ${email}`);
-      return 1;
+  const [command, target, extra, ...rest] = positionals;
+  const service = new ApiKeyService({ keys: store.apiKeys, clock: systemClock });
+  const policies = new PolicyService({ policies: store.policies, clock: systemClock });
+  const found = async () => {
+    if (!target) return usage(`keys ${command} needs a key_id or an e-mail address`);
+    const record = await service.findActive(target);
+    if (!record) throw new Error(`no active key matches ${target}`);
+    return record;
+  };
+  switch (command) {
+    case 'list': {
+      const all = await store.apiKeys.list();
+      if (all.length === 0) out('no keys');
+      for (const record of all) out(describeKey(record));
+      return 0;
     }
-    const limit = TIER_LIMITS[record.tier];
-    const shown = limit === Number.POSITIVE_INFINITY ? 'unlimited' : `${limit} requests/hour`;
-    console.log(
-      command === 'set-tier'
-        ? `${record.email}: tier ${record.tier} (${shown})`
-        : `${record.email}: tier ${record.tier} (${shown}), key created ${record.createdAt}`,
-    );
+    case 'show':
+      out(describeKey(await found()));
+      return 0;
+    case 'create': {
+      if (!values.email) return usage('keys create needs --email <address>');
+      if (values.locked && !values.policy) return usage('--locked needs --policy <name>');
+      if (values.policy && !values.locked)
+        return usage('--policy applies to locked keys only: add --locked');
+      if (values.policy && !(await policies.resolve(values.policy, null)))
+        throw new Error(`no built-in or shared policy named "${values.policy}"`);
+      const issued = await service.create({
+        email: values.email,
+        tier: values.tier === undefined ? 'free' : tierOf(values.tier),
+        lockedPolicy: values.policy ?? null,
+      });
+      out(issued.apiKey);
+      out(describeKey(issued.record));
+      return 0;
+    }
+    case 'rotate': {
+      const issued = await service.rotate(await found());
+      out(issued.apiKey);
+      out(describeKey(issued.record));
+      return 0;
+    }
+    case 'revoke': {
+      const record = await found();
+      await service.revoke(record.keyId);
+      out(`${record.keyId} (${record.email}) revoked`);
+      return 0;
+    }
+    case 'set-tier': {
+      const tier = tierOf(extra);
+      if (rest.length > 0) return usage('too many arguments');
+      const record = await found();
+      const updated = await service.setTier(record.email, tier);
+      if (!updated) throw new Error(`no active key matches ${target}`);
+      out(describeKey(updated));
+      return 0;
+    }
+    default:
+      return usage(`unknown keys command "${command ?? ''}"`);
+  }
+}
+
+async function policyCommands(store: Store, args: string[], out: Out): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      config: { type: 'string' },
+      overrides: { type: 'string' },
+      description: { type: 'string' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const [command, name] = positionals;
+  const service = new PolicyService({ policies: store.policies, clock: systemClock });
+  switch (command) {
+    case 'list':
+      for (const p of await service.listAll()) {
+        const owner = p.builtin ? 'built-in' : p.owner === null ? 'shared' : `account ${p.owner}`;
+        out(
+          `${p.name}  ${owner}  overrides ${p.overrides}  ${p.config_hash}  ${JSON.stringify(p.config)}`,
+        );
+      }
+      return 0;
+    case 'create': {
+      const parsedName = policyNameSchema.safeParse(name);
+      if (!parsedName.success) return usage(`policy name ${parsedName.error.issues[0]!.message}`);
+      if (!values.config) return usage("policies create needs --config '<json>'");
+      let json: unknown;
+      try {
+        json = JSON.parse(values.config);
+      } catch {
+        return usage('--config is not JSON');
+      }
+      const config = policyConfigSchema.safeParse(json);
+      if (!config.success)
+        return usage(
+          `--config: ${config.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+        );
+      if (
+        values.overrides !== undefined &&
+        !OVERRIDE_MODES.includes(values.overrides as OverrideMode)
+      )
+        return usage(`--overrides must be one of ${OVERRIDE_MODES.join(', ')}`);
+      const view = await service.create(
+        {
+          name: parsedName.data,
+          description: values.description,
+          config: config.data,
+          overrides: values.overrides as OverrideMode | undefined,
+        },
+        null,
+      );
+      out(`${view.name}  shared  overrides ${view.overrides}  ${view.config_hash}`);
+      return 0;
+    }
+    case 'delete':
+      if (!name) return usage('policies delete needs a name');
+      await service.delete(name, null);
+      out(`${name} deleted`);
+      return 0;
+    default:
+      return usage(`unknown policies command "${command ?? ''}"`);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv.includes('--help')) {
+    process.stdout.write(`${HELP}\n`);
     return 0;
+  }
+  const [group, ...rest] = argv;
+  if (group !== 'keys' && group !== 'policies') return usage(`unknown command "${group}"`);
+  const store = openStore();
+  const out: Out = (line) => void process.stdout.write(`${line}\n`);
+  try {
+    return group === 'keys' ? await keys(store, rest, out) : await policyCommands(store, rest, out);
   } finally {
     await store.close();
   }
@@ -80,12 +225,15 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (
+      error instanceof UsageError ||
       error instanceof ConfigError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
-      return usage((error as Error).message);
+      process.stderr.write(`svc: ${(error as Error).message}\nRun "svc --help" for usage.\n`);
+      process.exit(2);
     }
-    console.error(`svc: ${(error as Error).message}`);
+    const message = isSvcError(error) ? error.message : (error as Error).message;
+    process.stderr.write(`svc: ${message}\n`);
     process.exit(1);
   },
 );

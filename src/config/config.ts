@@ -26,11 +26,16 @@ function isProxyEntry(entry: string): boolean {
   return isIP(range) === family;
 }
 
-// express's "trust proxy": false, true, a hop count, or a comma list of addresses/subnets.
+// express's "trust proxy", less `true`: trusting every hop makes the client address whatever
+// the client writes leftmost in X-Forwarded-For, and every per-address limit falls with it.
 const trustProxy = z
   .string()
-  .transform((v): boolean | number | string[] => {
-    if (v === 'true' || v === 'false') return v === 'true';
+  .refine((v) => v !== 'true', {
+    error:
+      'true would trust any X-Forwarded-For a client sends; set the number of proxies in front of svc (e.g. 1) or their addresses (e.g. loopback or 10.0.0.0/8)',
+  })
+  .transform((v): false | number | string[] => {
+    if (v === 'false') return false;
     if (/^\d+$/.test(v)) return Number(v);
     return v
       .split(',')
@@ -39,7 +44,7 @@ const trustProxy = z
   })
   .refine((v) => !Array.isArray(v) || v.every(isProxyEntry), {
     error:
-      'must be true, false, a hop count, or a comma list of IP addresses, subnets, loopback, linklocal or uniquelocal',
+      'must be false, a hop count, or a comma list of IP addresses, subnets, loopback, linklocal or uniquelocal',
   });
 
 const secret32 = z
@@ -71,6 +76,12 @@ const envSchema = z.object({
   SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
+  SVC_KEY_ENCRYPTION_SECRET_FILE: z.string().optional(),
+  SVC_LOG_ORIGIN: z
+    .string()
+    .max(256)
+    .regex(/^[\x21-\x7e]+$/, { error: 'must be printable ASCII without spaces' })
+    .optional(),
   SVC_ANON_LIMIT_PER_HOUR: hourlyLimit.default(1000),
   SVC_SIGNUP_LIMIT_PER_HOUR: hourlyLimit.default(20),
   SVC_TRUST_PROXY: trustProxy.default(false),
@@ -87,9 +98,16 @@ export interface Config {
   allowPrivateWebhookUrls: boolean;
   logLevel: (typeof LOG_LEVELS)[number];
   keyEncryptionSecret?: Buffer;
+  /** A file holding the encryption secret (a mounted secret); read at start. */
+  keyEncryptionSecretFile?: string;
+  /**
+   * The ledger's origin signed into receipts: SVC_LOG_ORIGIN, else the host of SVC_BASE_URL
+   * followed by /ledger; undefined when neither is set (then derived from the signing key).
+   */
+  logOrigin?: string;
   anonLimitPerHour: number;
   signupLimitPerHour: number;
-  trustProxy: boolean | number | string[];
+  trustProxy: false | number | string[];
   /** Whether ledger reads (search, analytics, metrics, ...) need no API key. */
   publicReads: boolean;
 }
@@ -110,6 +128,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration: ${problems}`);
   }
   const e = parsed.data;
+  if (e.SVC_KEY_ENCRYPTION_SECRET && e.SVC_KEY_ENCRYPTION_SECRET_FILE) {
+    throw new ConfigError(
+      'invalid configuration: set SVC_KEY_ENCRYPTION_SECRET or SVC_KEY_ENCRYPTION_SECRET_FILE, not both',
+    );
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -120,6 +143,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateWebhookUrls: e.SVC_ALLOW_PRIVATE_WEBHOOK_URLS,
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,
+    keyEncryptionSecretFile: e.SVC_KEY_ENCRYPTION_SECRET_FILE,
+    logOrigin:
+      e.SVC_LOG_ORIGIN ??
+      (e.SVC_BASE_URL === undefined ? undefined : `${new URL(e.SVC_BASE_URL).host}/ledger`),
     anonLimitPerHour: e.SVC_ANON_LIMIT_PER_HOUR,
     signupLimitPerHour: e.SVC_SIGNUP_LIMIT_PER_HOUR,
     trustProxy: e.SVC_TRUST_PROXY,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_POLICY, type PolicyConfig } from './policy-config.js';
+import type { OverrideMode } from './policy-overrides.js';
 
 export const POLICY_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 export const policyNameSchema = z.string().regex(POLICY_NAME, {
@@ -11,6 +12,8 @@ export interface NamedPolicy {
   description: string;
   config: PolicyConfig;
   builtin: boolean;
+  /** How far a claim's policyConfig may move it; `default` keeps the specification's `any`. */
+  overrides: OverrideMode;
 }
 
 /** Built-in policies. Their configs are complete, so a receipt's replay hash never depends on a later default. */
@@ -21,6 +24,7 @@ export const BUILTIN_POLICIES: readonly NamedPolicy[] = Object.freeze([
       'The contract defaults: one admissible source with average confidence 0.5, replay required.',
     config: { ...DEFAULT_POLICY },
     builtin: true,
+    overrides: 'any',
   },
   {
     name: 'strict',
@@ -36,6 +40,7 @@ export const BUILTIN_POLICIES: readonly NamedPolicy[] = Object.freeze([
       maxRiskScope: 3,
     },
     builtin: true,
+    overrides: 'tighten',
   },
   {
     name: 'permissive',
@@ -51,6 +56,7 @@ export const BUILTIN_POLICIES: readonly NamedPolicy[] = Object.freeze([
       maxRiskScope: 10,
     },
     builtin: true,
+    overrides: 'tighten',
   },
 ]);
 

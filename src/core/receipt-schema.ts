@@ -58,6 +58,31 @@ export const chainPositionSchema = z
   })
   .meta({ id: 'ChainPosition', description: 'Outside the signed core of receipt-core-v1.' });
 
+export const submitterSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('api_key'),
+      key_id: z.string().meta({ example: 'kid_01JHGZ3Q4W5E6R7T8Y9U0I1O2P' }),
+    }),
+    z.object({
+      kind: z.literal('github_app'),
+      app_id: z.number().int(),
+      installation_id: z.number().int(),
+    }),
+  ])
+  .meta({ id: 'Submitter', description: 'receipt-core-v2: who asked for the receipt.' });
+
+export const signedPositionSchema = z
+  .object({
+    log: z.string().meta({ description: "The ledger's origin string." }),
+    sequence: z.number().int().min(1),
+    previous_receipt_hash: hash.nullable(),
+  })
+  .meta({
+    id: 'SignedPosition',
+    description: 'receipt-core-v2: the chain position, signed; equal to the same members of chain.',
+  });
+
 export const receiptCoreSchema = z.object({
   receipt_id: z.string().meta({ example: 'dr-01JHGZ3Q4W5E6R7T8Y9U0I1O2P' }),
   issued_at: timestamp,
@@ -76,10 +101,25 @@ export const receiptCoreSchema = z.object({
     checks: z
       .array(ruleResultSchema)
       .meta({ description: 'The failed rules; empty when all passed.' }),
+    name: z.string().optional().meta({
+      description: 'receipt-core-v2: the applied policy (a built-in, "default", or a custom name).',
+    }),
+    config_hash: hash.optional().meta({
+      description: 'receipt-core-v2: H(effective policy config with defaults filled in).',
+    }),
+    overrides: z.boolean().optional().meta({
+      description: "receipt-core-v2: whether the claim's policyConfig changed the named policy.",
+    }),
   }),
   signed_fields: z.object({ contract: z.string(), fields: z.array(z.string()) }),
+  submitter: submitterSchema.optional(),
+  position: signedPositionSchema.optional(),
 });
 
 export const receiptSchema = receiptCoreSchema
   .extend({ attestations: z.array(attestationSchema), chain: chainPositionSchema })
-  .meta({ id: 'Receipt', description: 'A decision receipt (receipt-core-v1).' });
+  .meta({
+    id: 'Receipt',
+    description:
+      'A decision receipt. New receipts are receipt-core-v2 (submitter, position and the policy name, config hash and overrides signed); receipt-core-v1 receipts lack those members.',
+  });

@@ -1,6 +1,6 @@
-import { canonicalBytes, hashCanonical } from './canonical.js';
+import { canonicalBytes, canonicalize, hashCanonical, sha256Prefixed } from './canonical.js';
 import type { ClaimInput } from './claim-schema.js';
-import { toBase64 } from './encoding.js';
+import { toBase64, utf8Bytes } from './encoding.js';
 import type { z } from 'zod';
 import type { Evaluation } from './evaluation.js';
 import type { Verdict } from './policy.js';
@@ -9,7 +9,9 @@ import type {
   chainPositionSchema,
   receiptCoreSchema,
   receiptSchema,
+  signedPositionSchema,
   subjectSchema,
+  submitterSchema,
 } from './receipt-schema.js';
 
 export const RECEIPT_CORE_V1 = 'receipt-core-v1';
@@ -24,6 +26,8 @@ export const SIGNED_FIELDS_V1 = [
   'policy',
   'signed_fields',
 ] as const;
+export const RECEIPT_CORE_V2 = 'receipt-core-v2';
+export const SIGNED_FIELDS_V2 = [...SIGNED_FIELDS_V1, 'submitter', 'position'] as const;
 export const SIGNER_NAME = 'svc-server';
 export const RECEIPT_ID_PATTERN =
   /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
@@ -33,6 +37,14 @@ export type PolicyStatus = 'PASS' | 'FAIL' | 'ESCALATE';
 export type Subject = z.infer<typeof subjectSchema>;
 export type Attestation = z.infer<typeof attestationSchema>;
 export type ChainPosition = z.infer<typeof chainPositionSchema>;
+export type Submitter = z.infer<typeof submitterSchema>;
+export type SignedPosition = z.infer<typeof signedPositionSchema>;
+/** What receipt-core-v2 signs about the policy besides the outcome. */
+export interface AppliedPolicy {
+  name: string;
+  config_hash: string;
+  overrides: boolean;
+}
 /** The members a `receipt-core-v1` signature covers. */
 export type ReceiptCore = z.infer<typeof receiptCoreSchema>;
 export type Receipt = z.infer<typeof receiptSchema>;
@@ -128,10 +140,20 @@ export function signReceipt(core: ReceiptCore, signer: ReceiptSigner): Unchained
   return { ...core, attestations: [attestation] };
 }
 
-/** `chain.receipt_hash` (contract §4): over evidence, policy, replay and attestations. */
+/**
+ * `chain.receipt_hash`: for `receipt-core-v2` H({core, attestations}) (contract §8), else the
+ * v1 hash over evidence, policy, replay and attestations (§4). Throws when a v2 receipt lacks
+ * a member of its core.
+ */
 export function receiptHash(
   receipt: Pick<Receipt, 'evidence' | 'policy' | 'replay' | 'attestations'>,
 ): string {
+  const record = receipt as unknown as Record<string, unknown>;
+  if ((record.signed_fields as { contract?: unknown } | undefined)?.contract === RECEIPT_CORE_V2) {
+    const core = signedCoreOf(record);
+    if (!core) throw new TypeError('receipt-core-v2 receipt without its declared core');
+    return hashCanonical({ core, attestations: receipt.attestations });
+  }
   return hashCanonical({
     evidence: receipt.evidence,
     policy: receipt.policy,
@@ -159,22 +181,97 @@ export function chainReceipt(
   };
 }
 
-/** Picks the members a receipt declares signed; null when the declaration is not v1's. */
-export function signedCoreOf(receipt: Record<string, unknown>): Record<string, unknown> | null {
+const CONTRACT_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  [RECEIPT_CORE_V1]: SIGNED_FIELDS_V1,
+  [RECEIPT_CORE_V2]: SIGNED_FIELDS_V2,
+};
+
+/** The contract a receipt declares, when it is one this code knows with its exact field list. */
+export function contractOf(receipt: Record<string, unknown>): string | null {
   const declared = receipt.signed_fields as { contract?: unknown; fields?: unknown } | undefined;
-  if (!declared || declared.contract !== RECEIPT_CORE_V1 || !Array.isArray(declared.fields))
+  if (typeof declared !== 'object' || declared === null || !Array.isArray(declared.fields))
     return null;
+  const expected =
+    typeof declared.contract === 'string' ? CONTRACT_FIELDS[declared.contract] : undefined;
   const fields = declared.fields as unknown[];
-  if (
-    fields.length !== SIGNED_FIELDS_V1.length ||
-    fields.some((f, i) => f !== SIGNED_FIELDS_V1[i])
-  ) {
+  if (!expected || fields.length !== expected.length || fields.some((f, i) => f !== expected[i]))
     return null;
-  }
+  return declared.contract as string;
+}
+
+/** Picks the members a receipt declares signed; null when the declaration is not a known one. */
+export function signedCoreOf(receipt: Record<string, unknown>): Record<string, unknown> | null {
+  const contract = contractOf(receipt);
+  if (!contract) return null;
   const core: Record<string, unknown> = {};
-  for (const field of SIGNED_FIELDS_V1) {
+  for (const field of CONTRACT_FIELDS[contract]!) {
     if (!Object.hasOwn(receipt, field)) return null;
     core[field] = receipt[field];
   }
   return core;
 }
+
+/** A v2 receipt before its ledger position is known: everything but `position`. */
+export type ReceiptDraft = Omit<ReceiptCore, 'position'> & {
+  submitter: Submitter;
+  policy: ReceiptCore['policy'] & AppliedPolicy;
+};
+
+/** The members of a `receipt-core-v2` receipt that do not depend on its ledger position. */
+export function buildReceiptDraft(input: {
+  receiptId: string;
+  issuedAt: string;
+  claim: ClaimInput;
+  evaluation: Evaluation;
+  policy: AppliedPolicy;
+  submitter: Submitter;
+}): ReceiptDraft {
+  const v1 = buildReceiptCore(input);
+  return {
+    ...v1,
+    policy: { ...v1.policy, ...input.policy },
+    signed_fields: { contract: RECEIPT_CORE_V2, fields: [...SIGNED_FIELDS_V2] },
+    submitter: input.submitter,
+  };
+}
+
+/**
+ * Signs a draft at the ledger head it extends: `position` is part of the signed core, so this
+ * runs inside the store's serialized append. Pure, and cheap enough for that critical section:
+ * the core is canonicalized once, and the receipt hash reuses that text.
+ */
+export function sealReceipt(
+  draft: ReceiptDraft,
+  head: ChainHead,
+  options: { signer: ReceiptSigner; log: string },
+): Receipt {
+  const position: SignedPosition = {
+    log: options.log,
+    sequence: head.sequence + 1,
+    previous_receipt_hash: head.receipt_hash,
+  };
+  const core = { ...draft, position };
+  const coreText = canonicalize(core);
+  const attestation: Attestation = {
+    signer: SIGNER_NAME,
+    algorithm: 'Ed25519',
+    key_id: options.signer.keyId,
+    signature: toBase64(options.signer.sign(utf8Bytes(coreText))),
+    timestamp: core.issued_at,
+  };
+  const attestations = [attestation];
+  return {
+    ...core,
+    attestations,
+    chain: {
+      sequence: position.sequence,
+      previous_receipt_hash: position.previous_receipt_hash,
+      receipt_hash: v2HashFromText(coreText, attestations),
+    },
+  };
+}
+
+// JCS of {core, attestations} is the two canonical texts under sorted keys ("attestations"
+// sorts before "core"), so the already canonical core text is spliced in, not recomputed.
+const v2HashFromText = (coreText: string, attestations: unknown): string =>
+  sha256Prefixed(utf8Bytes(`{"attestations":${canonicalize(attestations)},"core":${coreText}}`));

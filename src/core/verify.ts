@@ -2,7 +2,16 @@ import { canonicalBytes, HASH_PATTERN } from './canonical.js';
 import { SOURCE_TYPES } from './claim-schema.js';
 import { verifyEd25519Strict } from './ed25519.js';
 import { fromBase64 } from './encoding.js';
-import { RECEIPT_ID_PATTERN, receiptHash, signedCoreOf, type Receipt } from './receipt.js';
+import {
+  contractOf,
+  RECEIPT_CORE_V2,
+  RECEIPT_ID_PATTERN,
+  receiptHash,
+  signedCoreOf,
+  type Receipt,
+  type SignedPosition,
+  type Submitter,
+} from './receipt.js';
 
 export type CheckStatus = 'PASS' | 'FAIL' | 'UNVERIFIED' | 'SKIPPED';
 export type CheckLayer = 'structural' | 'cryptographic' | 'ledger';
@@ -14,12 +23,32 @@ export interface VerifyCheck {
   detail?: string;
 }
 
+/** What a relying party requires of a receipt (contract §8); each member optional. */
+export interface VerifyExpectations {
+  /** The policy name the receipt must have been evaluated under. */
+  policy?: string;
+  /** The `policy.config_hash` it must carry. */
+  configHash?: string;
+  /** The submitter: an API key's `kid_<ULID>`, or `github_app:<app_id>:<installation_id>`. */
+  submitter?: string;
+}
+
+/** The signed statements of a receipt whose signature verified; v1 signs no policy identity. */
+export interface SignedFacts {
+  contract: string;
+  submitter: Submitter | null;
+  policy: { name: string; config_hash: string; overrides: boolean } | null;
+  position: SignedPosition | null;
+}
+
 export interface VerifyResult {
   valid: boolean;
   receipt_id: string | null;
   admissibility: string | null;
   verification_depth: 'cryptographic';
   checks: VerifyCheck[];
+  /** Reported only when `signature_valid` passed: then these members are what the key signed. */
+  signed: SignedFacts | null;
 }
 
 export type Ed25519Verify = (
@@ -39,6 +68,14 @@ export interface VerifyOptions {
    * when the ledger does not know the receipt, undefined when no ledger is consulted (offline).
    */
   ledgerHash?: string | null;
+  /**
+   * The ledger's stored `chain.receipt_hash` of the receipt at `position.sequence - 1`: a
+   * string when found, null when the ledger does not hold it, undefined when not consulted.
+   */
+  previousLedgerHash?: string | null;
+  /** The ledger's origin; when given, a v2 receipt's `position.log` must equal it. */
+  logOrigin?: string;
+  expect?: VerifyExpectations;
 }
 
 type Json = Record<string, unknown>;
@@ -121,21 +158,20 @@ const STRUCTURE: [name: string, test: (r: Json) => string | null][] = [
  */
 export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyResult {
   const receipt: Json = isObject(input) ? input : {};
-  const checks: VerifyCheck[] = STRUCTURE.map(([name, test]) => {
+  const v2 = contractOf(receipt) === RECEIPT_CORE_V2;
+  const structure = v2 ? [...STRUCTURE, ...STRUCTURE_V2] : STRUCTURE;
+  const checks: VerifyCheck[] = structure.map(([name, test]) => {
     const problem = test(receipt);
     return problem
       ? { name, layer: 'structural', status: 'FAIL', detail: problem }
       : { name, layer: 'structural', status: 'PASS' };
   });
-  checks.push(checkSignature(receipt, options));
+  const signature = checkSignature(receipt, options);
+  checks.push(signature);
   checks.push(checkHashIntegrity(receipt, options.ledgerHash));
-  checks.push({
-    name: 'chain_linkage',
-    layer: 'ledger',
-    status: 'UNVERIFIED',
-    detail:
-      'receipt-core-v1 does not sign chain coordinates; sequence needs an independently kept ledger head',
-  });
+  checks.push(v2 ? checkLinkageV2(receipt, options) : LINKAGE_V1);
+  const facts = signature.status === 'PASS' ? signedFactsOf(receipt) : null;
+  checks.push(checkPolicyBinding(facts, options.expect));
   const status = (name: string) => checks.find((c) => c.name === name)?.status;
   return {
     valid:
@@ -149,7 +185,156 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
         : null,
     verification_depth: 'cryptographic',
     checks,
+    signed: facts,
   };
+}
+
+const LINKAGE_V1: VerifyCheck = {
+  name: 'chain_linkage',
+  layer: 'ledger',
+  status: 'UNVERIFIED',
+  detail:
+    'receipt-core-v1 does not sign chain coordinates; sequence needs an independently kept ledger head',
+};
+
+const isSafePositive = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 1;
+const isHashOrNull = (v: unknown) => v === null || (isString(v) && HASH_PATTERN.test(v));
+
+// Members receipt-core-v2 adds; checked only for receipts that declare v2.
+const STRUCTURE_V2: [name: string, test: (r: Json) => string | null][] = [
+  [
+    'submitter_present',
+    (r) => (submitterOf(r.submitter) ? null : 'submitter missing or malformed'),
+  ],
+  [
+    'position_present',
+    (r) =>
+      positionOf(r.position)
+        ? null
+        : 'position.log, sequence or previous_receipt_hash missing or malformed',
+  ],
+];
+
+function submitterOf(value: unknown): Submitter | null {
+  if (!isObject(value)) return null;
+  if (value.kind === 'api_key' && isString(value.key_id))
+    return { kind: 'api_key', key_id: value.key_id };
+  if (
+    value.kind === 'github_app' &&
+    Number.isSafeInteger(value.app_id) &&
+    Number.isSafeInteger(value.installation_id)
+  ) {
+    return {
+      kind: 'github_app',
+      app_id: value.app_id as number,
+      installation_id: value.installation_id as number,
+    };
+  }
+  return null;
+}
+
+function positionOf(value: unknown): SignedPosition | null {
+  if (!isObject(value)) return null;
+  const { log, sequence, previous_receipt_hash } = value;
+  if (!isString(log) || !isSafePositive(sequence) || !isHashOrNull(previous_receipt_hash))
+    return null;
+  if ((sequence === 1) !== (previous_receipt_hash === null)) return null;
+  return { log, sequence, previous_receipt_hash: previous_receipt_hash as string | null };
+}
+
+function signedFactsOf(receipt: Json): SignedFacts {
+  const contract = contractOf(receipt)!;
+  const policy = isObject(receipt.policy) ? receipt.policy : {};
+  const v2 = contract === RECEIPT_CORE_V2;
+  return {
+    contract,
+    submitter: v2 ? submitterOf(receipt.submitter) : null,
+    policy:
+      v2 &&
+      isString(policy.name) &&
+      isString(policy.config_hash) &&
+      typeof policy.overrides === 'boolean'
+        ? { name: policy.name, config_hash: policy.config_hash, overrides: policy.overrides }
+        : null,
+    position: v2 ? positionOf(receipt.position) : null,
+  };
+}
+
+/** The display form of a submitter that expectations compare against. */
+export const submitterLabel = (submitter: Submitter): string =>
+  submitter.kind === 'api_key'
+    ? submitter.key_id
+    : `github_app:${submitter.app_id}:${submitter.installation_id}`;
+
+function checkLinkageV2(receipt: Json, options: VerifyOptions): VerifyCheck {
+  const name = 'chain_linkage';
+  const fail = (detail: string): VerifyCheck => ({ name, layer: 'ledger', status: 'FAIL', detail });
+  const position = positionOf(receipt.position);
+  if (!position) return fail('position is missing or malformed');
+  const chain = isObject(receipt.chain) ? receipt.chain : {};
+  if (chain.sequence !== position.sequence)
+    return fail(
+      `chain.sequence ${String(chain.sequence)} differs from the signed position ${position.sequence}`,
+    );
+  if (chain.previous_receipt_hash !== position.previous_receipt_hash)
+    return fail('chain.previous_receipt_hash differs from the signed position');
+  if (options.logOrigin !== undefined && position.log !== options.logOrigin)
+    return fail(
+      `position.log ${JSON.stringify(position.log)} is not this ledger (${JSON.stringify(options.logOrigin)})`,
+    );
+  const previous = options.previousLedgerHash;
+  if (position.sequence > 1 && isString(previous) && previous !== position.previous_receipt_hash)
+    return fail(
+      `the ledger's receipt ${position.sequence - 1} has hash ${previous}, not the signed previous_receipt_hash`,
+    );
+  const pass = (detail?: string): VerifyCheck =>
+    detail
+      ? { name, layer: 'ledger', status: 'PASS', detail }
+      : { name, layer: 'ledger', status: 'PASS' };
+  if (position.sequence === 1 || isString(previous)) return pass();
+  return pass(
+    previous === null
+      ? `the ledger does not hold receipt ${position.sequence - 1}; position checked against chain only`
+      : 'no ledger consulted; position checked against chain only',
+  );
+}
+
+function checkPolicyBinding(
+  facts: SignedFacts | null,
+  expect: VerifyExpectations | undefined,
+): VerifyCheck {
+  const name = 'policy_binding';
+  const stated = Object.entries(expect ?? {}).filter(([, v]) => v !== undefined);
+  if (stated.length === 0)
+    return { name, layer: 'cryptographic', status: 'SKIPPED', detail: 'no expectation stated' };
+  const fail = (detail: string): VerifyCheck => ({
+    name,
+    layer: 'cryptographic',
+    status: 'FAIL',
+    detail,
+  });
+  if (!facts) return fail('the signature did not verify, so nothing signed can be compared');
+  if (facts.contract !== RECEIPT_CORE_V2)
+    return fail(`${facts.contract} signs neither the policy nor the submitter`);
+  const problems: string[] = [];
+  if (expect?.policy !== undefined && facts.policy?.name !== expect.policy)
+    problems.push(
+      `policy ${JSON.stringify(facts.policy?.name)} is not the expected ${JSON.stringify(expect.policy)}`,
+    );
+  if (expect?.configHash !== undefined && facts.policy?.config_hash !== expect.configHash)
+    problems.push(
+      `config_hash ${facts.policy?.config_hash ?? 'missing'} is not the expected ${expect.configHash}`,
+    );
+  if (expect?.submitter !== undefined) {
+    const actual = facts.submitter ? submitterLabel(facts.submitter) : null;
+    if (actual !== expect.submitter)
+      problems.push(
+        `submitter ${JSON.stringify(actual)} is not the expected ${JSON.stringify(expect.submitter)}`,
+      );
+  }
+  return problems.length > 0
+    ? fail(problems.join('; '))
+    : { name, layer: 'cryptographic', status: 'PASS' };
 }
 
 function checkSignature(receipt: Json, options: VerifyOptions): VerifyCheck {
@@ -162,7 +347,7 @@ function checkSignature(receipt: Json, options: VerifyOptions): VerifyCheck {
   const core = signedCoreOf(receipt);
   if (!core)
     return fail(
-      'signed_fields must declare receipt-core-v1 with its exact field list, and every listed member must be present',
+      'signed_fields must declare receipt-core-v1 or receipt-core-v2 with its exact field list, and every listed member must be present',
     );
   const attestations = Array.isArray(receipt.attestations)
     ? receipt.attestations.filter(isObject)

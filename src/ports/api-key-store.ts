@@ -1,23 +1,43 @@
 export const TIERS = ['free', 'pilot', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
 
+/**
+ * One API key. Keys of one account share `id`: a rotation issues a new key (new `keyId`,
+ * new digest) for the same account and revokes the old one.
+ */
 export interface ApiKeyRecord {
+  /** The account: stable across rotations; owns custom policies, rate-limit window, claim_ids. */
   id: string;
+  /** Public identifier of this key (`kid_<ULID>`), random, never derived from the secret. */
+  keyId: string;
   email: string;
-  /** Lowercase hex SHA-256 of the raw key: the lookup handle. The raw key is never stored. */
+  /** Lowercase hex SHA-256 of the raw key: the only form of the secret ever stored. */
   keyDigest: string;
-  /** The raw key encrypted with AES-256-GCM under the server's key-encryption secret. */
-  keyCiphertext: string;
   tier: Tier;
+  /** The policy every claim of this key is evaluated under, when an operator locked it. */
+  lockedPolicy: string | null;
   createdAt: string;
   updatedAt: string;
+  revokedAt: string | null;
 }
 
 export interface ApiKeyStore {
+  /** The key with this digest, revoked or not. */
   findByDigest(keyDigest: string): Promise<ApiKeyRecord | null>;
-  findByEmail(email: string): Promise<ApiKeyRecord | null>;
-  /** Inserts unless the email already has a key; returns whichever record holds the email. */
+  findByKeyId(keyId: string): Promise<ApiKeyRecord | null>;
+  /** The email's key that is not revoked, if any. */
+  findActiveByEmail(email: string): Promise<ApiKeyRecord | null>;
+  /** Inserts unless the email already has an active key; returns whichever record holds it. */
   insertIfAbsent(record: ApiKeyRecord): Promise<ApiKeyRecord>;
-  /** Returns the updated record, or null when no key belongs to the email. */
+  /**
+   * Atomically revokes `keyId` and inserts `next` (same account). Null, and nothing written,
+   * when `keyId` is not an active key.
+   */
+  rotate(keyId: string, next: ApiKeyRecord, at: string): Promise<ApiKeyRecord | null>;
+  /** True when the key was active and is now revoked. */
+  revoke(keyId: string, at: string): Promise<boolean>;
+  /** Changes the tier of the email's active key; null when it has none. */
   setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null>;
+  /** Every key, active and revoked, oldest first. */
+  list(): Promise<ApiKeyRecord[]>;
 }

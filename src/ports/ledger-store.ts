@@ -9,7 +9,7 @@ export interface LedgerEntry {
   claim: ClaimInput;
   /** Outcome parts of the evaluate response that the receipt does not carry in full. */
   evaluation: Pick<Evaluation, 'policy' | 'replay'> & { config: Evaluation['config'] };
-  /** Id of the API key that asked for the receipt, when one did. */
+  /** The account of the API key that asked for the receipt, when one did. */
   apiKeyId: string | null;
 }
 
@@ -20,6 +20,11 @@ export interface OutboxRecord {
 }
 
 export interface AppendRequest {
+  /**
+   * The submitter's idempotency scope: a claim_id is unique within it (contract §7), so two
+   * submitters using the same claim_id get independent receipts.
+   */
+  scope: string;
   claimId: string;
   /**
    * Builds the entry for the given head. Keeps no state between calls: a store may call it
@@ -30,7 +35,7 @@ export interface AppendRequest {
 
 export type AppendResult =
   | { status: 'appended'; entry: LedgerEntry }
-  /** The claim_id was already in the ledger (possibly written by a concurrent request). */
+  /** The scope already holds the claim_id (possibly written by a concurrent request). */
   | { status: 'exists'; entry: LedgerEntry };
 
 export interface LedgerStats {
@@ -56,9 +61,11 @@ export interface LedgerStore {
   append(request: AppendRequest): Promise<AppendResult>;
   head(): Promise<ChainHead>;
   getByReceiptId(receiptId: string): Promise<LedgerEntry | null>;
-  getByClaimId(claimId: string): Promise<LedgerEntry | null>;
+  getByClaimId(scope: string, claimId: string): Promise<LedgerEntry | null>;
   /** The stored `chain.receipt_hash` of a receipt, or null when the ledger does not hold it. */
   receiptHashOf(receiptId: string): Promise<string | null>;
+  /** The stored `chain.receipt_hash` at a sequence, or null when the ledger has none there. */
+  receiptHashAt(sequence: number): Promise<string | null>;
   /** Entries with sequence > after, in sequence order. */
   list(after: number, limit: number): Promise<LedgerEntry[]>;
   stats(): Promise<LedgerStats>;

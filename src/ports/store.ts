@@ -12,5 +12,7 @@ export interface Store {
   readonly policies: PolicyStore;
   /** Resolves when the backend answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
+  /** Resolves when the backend accepts a write (made and undone outside the ledger). */
+  probeWrite(): Promise<void>;
   close(): Promise<void>;
 }

@@ -4,20 +4,21 @@ import { hashCanonical } from '../core/canonical.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { SvcError } from '../core/errors.js';
 import { evaluateClaim, type Evaluation } from '../core/evaluation.js';
-import { builtinPolicy } from '../core/policies.js';
-import { resolvePolicy, type PolicyConfig } from '../core/policy-config.js';
+import { applyOverrides, lockedMode } from '../core/policy-overrides.js';
+import type { PolicyConfig } from '../core/policy-config.js';
 import {
-  buildReceiptCore,
-  chainReceipt,
-  receiptHash,
-  signReceipt,
+  buildReceiptDraft,
+  sealReceipt,
+  type AppliedPolicy,
   type Receipt,
-  type ReceiptCore,
+  type ReceiptDraft,
+  type Submitter,
 } from '../core/receipt.js';
+import type { ApiKeyRecord } from '../ports/api-key-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
-import type { PolicyStore } from '../ports/policy-store.js';
 import type { ServerKey } from '../ports/signer.js';
+import type { PolicyService } from './policies.js';
 
 export interface Decision {
   /** True only for ALLOWED with ACCEPTED admissibility: the one case a gate may proceed. */
@@ -36,18 +37,39 @@ export interface EvaluateResponse {
 }
 
 /** A simulated receipt is never signed nor chained: it cannot pass /v1/verify. */
-export type SimulatedReceipt = ReceiptCore & { attestations: []; chain: null };
+export type SimulatedReceipt = ReceiptDraft & { position: null; attestations: []; chain: null };
 
 export interface SimulateResponse extends Omit<EvaluateResponse, 'receipt'> {
   simulated: true;
   receipt: SimulatedReceipt;
 }
 
+/** Who asks: what the receipt signs as `submitter`, and what that submitter may do. */
+export interface SubmitterContext {
+  submitter: Submitter;
+  /** Idempotency scope: a claim_id is unique within it (contract §7). */
+  scope: string;
+  /** The account whose own policies the claim may name, and that the ledger counts it for. */
+  account: string | null;
+  /** A policy that applies whatever the claim names, with tighten-only overrides. */
+  lockedPolicy: string | null;
+}
+
+/** The submitter context of an API key: its account is the idempotency scope. */
+export const apiKeySubmitter = (key: ApiKeyRecord): SubmitterContext => ({
+  submitter: { kind: 'api_key', key_id: key.keyId },
+  scope: `key:${key.id}`,
+  account: key.id,
+  lockedPolicy: key.lockedPolicy,
+});
+
 export interface ClaimServiceDeps {
   ledger: LedgerStore;
-  policies: PolicyStore;
+  policies: PolicyService;
   serverKey: ServerKey;
   clock: Clock;
+  /** The ledger's origin, signed into every receipt's position (contract §8). */
+  logOrigin: string;
 }
 
 export class ClaimService {
@@ -63,37 +85,30 @@ export class ClaimService {
    */
   async evaluate(
     claim: ClaimInput,
-    context: { apiKeyId: string | null },
+    context: SubmitterContext,
   ): Promise<{ response: EvaluateResponse; replayed: boolean }> {
-    const existing = await this.deps.ledger.getByClaimId(claim.claim_id);
+    const existing = await this.deps.ledger.getByClaimId(context.scope, claim.claim_id);
     if (existing)
       return { response: this.replayed(existing, hashCanonical(claim)), replayed: true };
 
-    const evaluation = evaluateClaim(claim, await this.effectivePolicy(claim));
-    const now = this.deps.clock.now();
-    const core = buildReceiptCore({
-      receiptId: `dr-${this.nextUlid(now)}`,
-      issuedAt: new Date(now).toISOString(),
-      claim,
-      evaluation,
-    });
-    // Signing happens before the append: receipt-core-v1 does not sign the chain position,
-    // so the ledger's critical section only places an already signed receipt.
-    const signed = signReceipt(core, this.deps.serverKey);
-    const hash = receiptHash(signed);
+    const { evaluation, draft } = await this.draft(claim, context, 'dr-');
     const stored = {
       policy: evaluation.policy,
       replay: evaluation.replay,
       config: evaluation.config,
     };
+    const signing = { signer: this.deps.serverKey, log: this.deps.logOrigin };
+    // receipt-core-v2 signs the position, so signing happens inside the store's serialized
+    // append, at the head the receipt extends; a store retrying after a conflict re-signs.
     const result = await this.deps.ledger.append({
+      scope: context.scope,
       claimId: claim.claim_id,
       build: (head) => ({
         entry: {
-          receipt: chainReceipt(signed, head, hash),
+          receipt: sealReceipt(draft, head, signing),
           claim,
           evaluation: stored,
-          apiKeyId: context.apiKeyId,
+          apiKeyId: context.account,
         },
       }),
     });
@@ -104,29 +119,62 @@ export class ClaimService {
   }
 
   /** The evaluation of evaluate, with nothing signed and nothing written. */
-  async simulate(claim: ClaimInput): Promise<SimulateResponse> {
-    const evaluation = evaluateClaim(claim, await this.effectivePolicy(claim));
-    const now = this.deps.clock.now();
-    const core = buildReceiptCore({
-      receiptId: `dr-sim-${this.nextUlid(now)}`,
-      issuedAt: new Date(now).toISOString(),
-      claim,
-      evaluation,
-    });
+  async simulate(claim: ClaimInput, context: SubmitterContext): Promise<SimulateResponse> {
+    const { evaluation, draft } = await this.draft(claim, context, 'dr-sim-');
     return {
       simulated: true,
       ...responseParts(claim, evaluation, evaluation.admissibility.status),
-      receipt: { ...core, attestations: [], chain: null },
+      receipt: { ...draft, position: null, attestations: [], chain: null },
     };
   }
 
-  /** The named policy (built-in first, then custom) with the claim's policyConfig on top. */
-  private async effectivePolicy(claim: ClaimInput): Promise<PolicyConfig> {
-    if (claim.policy === undefined) return resolvePolicy(claim.policyConfig);
-    const named =
-      builtinPolicy(claim.policy)?.config ?? (await this.deps.policies.get(claim.policy))?.config;
-    if (!named) throw new SvcError('validation_failed', `policy: unknown policy "${claim.policy}"`);
-    return resolvePolicy(named, claim.policyConfig);
+  private async draft(
+    claim: ClaimInput,
+    context: SubmitterContext,
+    prefix: string,
+  ): Promise<{ evaluation: Evaluation; draft: ReceiptDraft }> {
+    const { config, applied } = await this.effectivePolicy(claim, context);
+    const evaluation = evaluateClaim(claim, config);
+    const now = this.deps.clock.now();
+    const draft = buildReceiptDraft({
+      receiptId: `${prefix}${this.nextUlid(now)}`,
+      issuedAt: new Date(now).toISOString(),
+      claim,
+      evaluation,
+      policy: applied,
+      submitter: context.submitter,
+    });
+    return { evaluation, draft };
+  }
+
+  /**
+   * The policy a claim is evaluated under: the submitter's locked policy whatever the claim
+   * names, else the named one (`default` when none), with the claim's policyConfig applied as
+   * far as that policy allows.
+   */
+  private async effectivePolicy(
+    claim: ClaimInput,
+    context: SubmitterContext,
+  ): Promise<{ config: PolicyConfig; applied: AppliedPolicy }> {
+    const name = context.lockedPolicy ?? claim.policy ?? 'default';
+    const policy = await this.deps.policies.resolve(name, context.account);
+    if (!policy) {
+      throw context.lockedPolicy
+        ? new SvcError(
+            'validation_failed',
+            `policy: this key is locked to "${name}", which no longer exists; ask the operator`,
+          )
+        : new SvcError('validation_failed', `policy: unknown policy "${name}"`);
+    }
+    const mode = context.lockedPolicy ? lockedMode(policy.overrides) : policy.overrides;
+    const { config, overridden } = applyOverrides(
+      { ...policy, overrides: mode },
+      claim.policyConfig,
+    );
+    return {
+      config,
+      applied: { name, config_hash: hashCanonical(config), overrides: overridden },
+    };
   }
 
   private replayed(entry: LedgerEntry, inputsHash: string): EvaluateResponse {

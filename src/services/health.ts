@@ -22,10 +22,17 @@ export class HealthService {
     this.startedAt = deps.clock.now();
   }
 
-  /** The components svc has: its store and its signing key (docs/OPERATIONS.md). */
+  /**
+   * The components svc has: its store and its signing key (docs/OPERATIONS.md). The store
+   * must answer a read and take a write (made and undone outside the ledger): a store that
+   * can only be read cannot append receipts, so it is unhealthy.
+   */
   async deepChecks(): Promise<Record<'store' | 'signer', ComponentCheck>> {
     return {
-      store: await this.timed(() => this.deps.store.ping()),
+      store: await this.timed(async () => {
+        await this.deps.store.ping();
+        await this.deps.store.probeWrite();
+      }),
       signer: await this.timed(async () => {
         const signature = this.deps.serverKey.sign(PROBE);
         if (!verifyEd25519Strict(signature, PROBE, this.deps.serverKey.publicKeyRaw)) {

@@ -2,11 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { claimInputSchema, type ClaimInput } from '../../src/core/claim-schema.js';
 import { evaluateClaim } from '../../src/core/evaluation.js';
 import { resolvePolicy } from '../../src/core/policy-config.js';
+import { hashCanonical } from '../../src/core/canonical.js';
 import {
   buildReceiptCore,
+  buildReceiptDraft,
   chainReceipt,
+  sealReceipt,
   signReceipt,
   type ChainHead,
+  type ReceiptDraft,
   type ReceiptSigner,
   type UnchainedReceipt,
 } from '../../src/core/receipt.js';
@@ -57,39 +61,64 @@ export function makeClaim(options: ClaimOptions = {}): ClaimInput {
 
 export interface SignedClaim {
   claim: ClaimInput;
-  receipt: UnchainedReceipt;
+  /** The idempotency scope it is appended under. */
+  scope: string;
+  /** A v1 receipt signed already, or a v2 draft signed only once its position is known. */
+  receipt: UnchainedReceipt | ReceiptDraft;
   /** The ledger entry this receipt becomes at the position after `head`. */
   entryAt(head: ChainHead): LedgerEntry;
 }
 
-/** Evaluates and signs a claim as the service does, leaving only its chain position open. */
+/**
+ * Evaluates a claim as the service does: a receipt-core-v2 receipt signed at the position it
+ * is appended at, or with `contract: 'v1'` a legacy receipt signed up front.
+ */
 export function signClaim(
   claim: ClaimInput,
   signer: ReceiptSigner,
-  options: { apiKeyId?: string | null; issuedAt?: string } = {},
+  options: {
+    apiKeyId?: string | null;
+    issuedAt?: string;
+    scope?: string;
+    contract?: 'v1' | 'v2';
+    log?: string;
+  } = {},
 ): SignedClaim {
   const evaluation = evaluateClaim(claim, resolvePolicy(claim.policyConfig));
-  const core = buildReceiptCore({
+  const input = {
     receiptId: `dr-${randomUUID()}`,
     issuedAt: options.issuedAt ?? new Date().toISOString(),
     claim,
     evaluation,
-  });
-  const receipt = signReceipt(core, signer);
+  };
   const stored = {
     policy: evaluation.policy,
     replay: evaluation.replay,
     config: evaluation.config,
   };
+  const apiKeyId = options.apiKeyId ?? null;
+  const scope = options.scope ?? (apiKeyId === null ? 'test' : `key:${apiKeyId}`);
+  const entry = (receipt: LedgerEntry['receipt']): LedgerEntry => ({
+    receipt,
+    claim,
+    evaluation: stored,
+    apiKeyId,
+  });
+  if (options.contract === 'v1') {
+    const receipt = signReceipt(buildReceiptCore(input), signer);
+    return { claim, scope, receipt, entryAt: (head) => entry(chainReceipt(receipt, head)) };
+  }
+  const draft = buildReceiptDraft({
+    ...input,
+    policy: { name: 'default', config_hash: hashCanonical(evaluation.config), overrides: false },
+    submitter: { kind: 'api_key', key_id: `kid_${'0'.repeat(26)}` },
+  });
+  const log = options.log ?? 'svc/test';
   return {
     claim,
-    receipt,
-    entryAt: (head) => ({
-      receipt: chainReceipt(receipt, head),
-      claim,
-      evaluation: stored,
-      apiKeyId: options.apiKeyId ?? null,
-    }),
+    scope,
+    receipt: draft,
+    entryAt: (head) => entry(sealReceipt(draft, head, { signer, log })),
   };
 }
 
@@ -105,6 +134,7 @@ export function appendRequest(
 ): RecordingRequest {
   const heads: ChainHead[] = [];
   return {
+    scope: signed.scope,
     claimId: signed.claim.claim_id,
     heads,
     build(head) {

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { receiptHash, type ChainHead } from '../../src/core/receipt.js';
+import type { PolicyRecord } from '../../src/ports/policy-store.js';
 import type { ApiKeyRecord } from '../../src/ports/api-key-store.js';
 import type {
   AppendRequest,
@@ -128,7 +129,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         ]);
         const before = await snapshot();
 
-        const again = signClaim(claim, serverKey, { apiKeyId: 'key-2' });
+        const again = signClaim(claim, serverKey, { apiKeyId: 'key-2', scope: 'test' });
         const result = await store.ledger.append(
           appendRequest(again, { outbox: [{ topic: 'receipt.created', payload: { n: 2 } }] }),
         );
@@ -138,12 +139,36 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.ledger.getByReceiptId(again.receipt.receipt_id)).toBeNull();
       });
 
+      it('keeps claim_ids per scope: the same claim_id in another scope is a second receipt', async () => {
+        const claim = makeClaim();
+        const first = await append(signClaim(claim, serverKey, { scope: 'key:a' }));
+        const second = await append(signClaim(claim, serverKey, { scope: 'key:b' }));
+        expect(second.receipt.receipt_id).not.toBe(first.receipt.receipt_id);
+        expect(await store.ledger.getByClaimId('key:a', claim.claim_id)).toEqual(first);
+        expect(await store.ledger.getByClaimId('key:b', claim.claim_id)).toEqual(second);
+        expect(await store.ledger.getByClaimId('key:c', claim.claim_id)).toBeNull();
+      });
+
+      it('stores v2 receipts whose signed position is the stored one, and v1 receipts beside them', async () => {
+        await append(signClaim(makeClaim(), serverKey, { contract: 'v1' }));
+        const v2 = await append(sign());
+        const v1 = await append(signClaim(makeClaim(), serverKey, { contract: 'v1' }));
+        expect(v2.receipt.position).toEqual({
+          log: 'svc/test',
+          sequence: 2,
+          previous_receipt_hash: (await store.ledger.list(0, 1))[0]!.receipt.chain.receipt_hash,
+        });
+        expect(v1.receipt.chain.previous_receipt_hash).toBe(v2.receipt.chain.receipt_hash);
+        expect(await store.ledger.receiptHashAt(2)).toBe(v2.receipt.chain.receipt_hash);
+        expect(await store.ledger.receiptHashAt(4)).toBeNull();
+      });
+
       it('round trips entries by receipt id and claim id, and the stored receipt hash', async () => {
         const entries = await appendMany(3);
         for (const entry of entries) {
           const { receipt_id, claim_id, chain } = entry.receipt;
           expect(await store.ledger.getByReceiptId(receipt_id)).toEqual(entry);
-          expect(await store.ledger.getByClaimId(claim_id)).toEqual(entry);
+          expect(await store.ledger.getByClaimId('test', claim_id)).toEqual(entry);
           expect(await store.ledger.receiptHashOf(receipt_id)).toBe(chain.receipt_hash);
         }
       });
@@ -151,11 +176,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       it('answers null for receipt ids and claim ids it does not hold', async () => {
         const entry = await append();
         expect(await store.ledger.getByReceiptId(`dr-${randomUUID()}`)).toBeNull();
-        expect(await store.ledger.getByClaimId('claim-unknown')).toBeNull();
+        expect(await store.ledger.getByClaimId('test', 'claim-unknown')).toBeNull();
         expect(await store.ledger.receiptHashOf(`dr-${randomUUID()}`)).toBeNull();
         // Ids are exact keys, not prefixes or patterns.
         expect(await store.ledger.getByReceiptId(entry.receipt.receipt_id.slice(0, -1))).toBeNull();
-        expect(await store.ledger.getByClaimId(entry.receipt.claim_id.toUpperCase())).toBeNull();
+        expect(
+          await store.ledger.getByClaimId('test', entry.receipt.claim_id.toUpperCase()),
+        ).toBeNull();
       });
 
       it('lists entries after a sequence, in sequence order, at most limit of them', async () => {
@@ -254,6 +281,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         [
           'a sequence that skips one',
           (head, signed) => ({
+            scope: signed.scope,
             claimId: signed.claim.claim_id,
             build: (h) => ({ entry: signed.entryAt({ ...h, sequence: h.sequence + 1 }) }),
           }),
@@ -261,6 +289,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         [
           'a sequence already taken',
           (head, signed) => ({
+            scope: signed.scope,
             claimId: signed.claim.claim_id,
             build: () => ({
               entry: signed.entryAt({ sequence: head.sequence - 1, receipt_hash: null }),
@@ -270,6 +299,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         [
           'a previous hash other than the head hash',
           (_head, signed) => ({
+            scope: signed.scope,
             claimId: signed.claim.claim_id,
             build: (h) => ({ entry: signed.entryAt({ ...h, receipt_hash: OTHER_HASH }) }),
           }),
@@ -277,6 +307,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         [
           'no previous hash after the first receipt',
           (_head, signed) => ({
+            scope: signed.scope,
             claimId: signed.claim.claim_id,
             build: (h) => ({ entry: signed.entryAt({ ...h, receipt_hash: null }) }),
           }),
@@ -284,6 +315,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         [
           'a receipt for another claim_id than the request',
           (_head, signed) => ({
+            scope: signed.scope,
             claimId: 'claim-of-the-request',
             build: (h) => ({ entry: signed.entryAt(h) }),
           }),
@@ -295,6 +327,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         const before = await snapshot();
         const request = requestFor(before.head, sign());
         const withOutbox: AppendRequest = {
+          scope: request.scope,
           claimId: request.claimId,
           build: (h) => ({
             ...request.build(h),
@@ -350,6 +383,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         const before = await snapshot();
         const signed = sign();
         const failing: AppendRequest = {
+          scope: signed.scope,
           claimId: signed.claim.claim_id,
           build: () => {
             throw new Error('build failed');
@@ -357,7 +391,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         };
         await expectRejected(store.ledger.append(failing), 'build failed');
         expect(await snapshot()).toEqual(before);
-        expect(await store.ledger.getByClaimId(signed.claim.claim_id)).toBeNull();
+        expect(await store.ledger.getByClaimId(signed.scope, signed.claim.claim_id)).toBeNull();
 
         // The ledger stays usable and continues from the same head.
         const next = await append(sign());
@@ -370,6 +404,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         const signed = sign();
         // A receipt_id the ledger already holds, under a new claim_id: the store must refuse it.
         const duplicate: AppendRequest = {
+          scope: signed.scope,
           claimId: signed.claim.claim_id,
           build: (head) => {
             const entry = signed.entryAt(head);
@@ -384,47 +419,51 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         };
         await expectRejected(store.ledger.append(duplicate));
         expect(await snapshot()).toEqual(before);
-        expect(await store.ledger.getByClaimId(signed.claim.claim_id)).toBeNull();
+        expect(await store.ledger.getByClaimId(signed.scope, signed.claim.claim_id)).toBeNull();
       });
     });
 
     describe('api keys', () => {
       const record = (overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
         id: randomUUID(),
+        keyId: `kid_${randomUUID().replace(/-/g, '').slice(0, 26).toUpperCase()}`,
         email: `${randomUUID()}@example.com`,
         keyDigest: createHash('sha256').update(randomUUID()).digest('hex'),
-        keyCiphertext: `v1:${randomUUID()}`,
         tier: 'free',
+        lockedPolicy: null,
         createdAt: '2026-01-15T10:00:00.000Z',
         updatedAt: '2026-01-15T10:00:00.000Z',
+        revokedAt: null,
         ...overrides,
       });
 
       it('insertIfAbsent stores a new record and answers it', async () => {
-        const key = record();
+        const key = record({ lockedPolicy: 'strict' });
         expect(await store.apiKeys.insertIfAbsent(key)).toEqual(key);
-        expect(await store.apiKeys.findByEmail(key.email)).toEqual(key);
+        expect(await store.apiKeys.findActiveByEmail(key.email)).toEqual(key);
         expect(await store.apiKeys.findByDigest(key.keyDigest)).toEqual(key);
+        expect(await store.apiKeys.findByKeyId(key.keyId)).toEqual(key);
       });
 
-      it('insertIfAbsent answers the existing record for an email that already has a key', async () => {
+      it('insertIfAbsent answers the existing record for an email that already has an active key', async () => {
         const first = record();
         await store.apiKeys.insertIfAbsent(first);
         const second = record({ email: first.email, tier: 'pilot' });
         expect(await store.apiKeys.insertIfAbsent(second)).toEqual(first);
         expect(await store.apiKeys.findByDigest(second.keyDigest)).toBeNull();
-        expect(await store.apiKeys.findByEmail(first.email)).toEqual(first);
+        expect(await store.apiKeys.findActiveByEmail(first.email)).toEqual(first);
       });
 
-      it('finds by digest and by email, and answers null for unknown ones', async () => {
+      it('finds by digest, key id and email, and answers null for unknown ones', async () => {
         const a = record();
         const b = record();
         await store.apiKeys.insertIfAbsent(a);
         await store.apiKeys.insertIfAbsent(b);
         expect(await store.apiKeys.findByDigest(b.keyDigest)).toEqual(b);
-        expect(await store.apiKeys.findByEmail(a.email)).toEqual(a);
+        expect(await store.apiKeys.findActiveByEmail(a.email)).toEqual(a);
         expect(await store.apiKeys.findByDigest('0'.repeat(64))).toBeNull();
-        expect(await store.apiKeys.findByEmail('nobody@example.com')).toBeNull();
+        expect(await store.apiKeys.findByKeyId('kid_unknown')).toBeNull();
+        expect(await store.apiKeys.findActiveByEmail('nobody@example.com')).toBeNull();
       });
 
       it('setTier updates tier and updatedAt, and answers null for an unknown email', async () => {
@@ -435,7 +474,94 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await store.apiKeys.setTier(key.email, 'enterprise', updatedAt)).toEqual(expected);
         expect(await store.apiKeys.findByDigest(key.keyDigest)).toEqual(expected);
         expect(await store.apiKeys.setTier('nobody@example.com', 'pilot', updatedAt)).toBeNull();
-        expect(await store.apiKeys.findByEmail('nobody@example.com')).toBeNull();
+      });
+
+      it('revoke marks the key revoked once; the email may then hold a new key', async () => {
+        const key = record();
+        await store.apiKeys.insertIfAbsent(key);
+        const at = '2026-02-01T00:00:00.000Z';
+        expect(await store.apiKeys.revoke(key.keyId, at)).toBe(true);
+        expect(await store.apiKeys.revoke(key.keyId, at)).toBe(false);
+        expect(await store.apiKeys.findByDigest(key.keyDigest)).toEqual({
+          ...key,
+          revokedAt: at,
+          updatedAt: at,
+        });
+        expect(await store.apiKeys.findActiveByEmail(key.email)).toBeNull();
+        const next = record({ email: key.email });
+        expect(await store.apiKeys.insertIfAbsent(next)).toEqual(next);
+        expect(await store.apiKeys.setTier(key.email, 'pilot', at)).toEqual({
+          ...next,
+          tier: 'pilot',
+          updatedAt: at,
+        });
+      });
+
+      it('rotate revokes the old key and inserts the new one together, once', async () => {
+        const key = record({ tier: 'pilot', lockedPolicy: 'strict' });
+        await store.apiKeys.insertIfAbsent(key);
+        const at = '2026-02-01T00:00:00.000Z';
+        const next = record({
+          id: key.id,
+          email: key.email,
+          tier: 'pilot',
+          lockedPolicy: 'strict',
+        });
+        expect(await store.apiKeys.rotate(key.keyId, next, at)).toEqual(next);
+        expect((await store.apiKeys.findByKeyId(key.keyId))?.revokedAt).toBe(at);
+        expect(await store.apiKeys.findActiveByEmail(key.email)).toEqual(next);
+        const again = record({ id: key.id, email: key.email });
+        expect(await store.apiKeys.rotate(key.keyId, again, at)).toBeNull();
+        expect(await store.apiKeys.findByKeyId(again.keyId)).toBeNull();
+        expect((await store.apiKeys.list()).map((r) => r.keyId).sort()).toEqual(
+          [key.keyId, next.keyId].sort(),
+        );
+      });
+    });
+
+    describe('policies', () => {
+      const policy = (overrides: Partial<PolicyRecord> = {}): PolicyRecord => ({
+        owner: 'acct-1',
+        name: 'production',
+        description: null,
+        config: { minSources: 2 },
+        overrides: 'tighten',
+        createdAt: '2026-01-15T10:00:00.000Z',
+        ...overrides,
+      });
+
+      it('keeps one namespace per owner and a shared one', async () => {
+        const own = policy();
+        const other = policy({ owner: 'acct-2', config: { minSources: 0 }, overrides: 'any' });
+        const shared = policy({ owner: null, name: 'baseline' });
+        expect(await store.policies.insert(own)).toBe('created');
+        expect(await store.policies.insert(other)).toBe('created');
+        expect(await store.policies.insert(shared)).toBe('created');
+        expect(await store.policies.insert(policy({ config: { minSources: 9 } }))).toBe('exists');
+        expect(await store.policies.get('acct-1', 'production')).toEqual(own);
+        expect(await store.policies.get('acct-2', 'production')).toEqual(other);
+        expect(await store.policies.get(null, 'production')).toBeNull();
+        expect(await store.policies.get(null, 'baseline')).toEqual(shared);
+        expect(await store.policies.listVisible('acct-1')).toEqual([shared, own]);
+        expect(await store.policies.listVisible(null)).toEqual([shared]);
+        expect(await store.policies.listAll()).toHaveLength(3);
+      });
+
+      it("deletes only the owner's policy", async () => {
+        await store.policies.insert(policy());
+        expect(await store.policies.delete('acct-2', 'production')).toBe(false);
+        expect(await store.policies.delete(null, 'production')).toBe(false);
+        expect(await store.policies.delete('acct-1', 'production')).toBe(true);
+        expect(await store.policies.get('acct-1', 'production')).toBeNull();
+      });
+    });
+
+    describe('health', () => {
+      it('probeWrite succeeds on a writable store and leaves the ledger as it was', async () => {
+        await appendMany(2);
+        const before = await snapshot();
+        await store.probeWrite();
+        expect(await snapshot()).toEqual(before);
       });
     });
   });

@@ -41,7 +41,7 @@ describe('svc operator CLI and process entry', () => {
       },
       store,
       serverKey: loadServerKey({ dataDir }).key,
-      box: createAesGcmBox(loadKeyEncryptionSecret({ dataDir })),
+      box: createAesGcmBox(loadKeyEncryptionSecret({ dataDir }).secret),
       clock: systemClock,
       logger: pino({ level: 'silent' }),
     });

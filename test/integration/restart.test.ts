@@ -49,7 +49,8 @@ function start(dataDir: string, env: Record<string, string> = {}): Running {
   });
   const { key, source } = loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
   const box = createAesGcmBox(
-    loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir }),
+    loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir })
+      .secret,
   );
   const store = openSqliteStore(join(config.dataDir, 'ledger.db'));
   const app = createApp({
@@ -230,7 +231,7 @@ describe('processes starting at once on a new data directory', () => {
 
     const later = boot();
     expect(later.key.keyId).toBe(loaded[0]!.keyId);
-    expect(loadKeyEncryptionSecret({ dataDir }).toString('hex')).toBe(loaded[0]!.secret);
+    expect(loadKeyEncryptionSecret({ dataDir }).secret.toString('hex')).toBe(loaded[0]!.secret);
     // Nothing but the secrets themselves (and the ledger opened just now) is left behind.
     expect(
       readdirSync(dataDir)

@@ -110,7 +110,6 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    ['true', true],
     ['false', false],
     ['0', 0],
     ['2', 2],
@@ -169,6 +168,7 @@ describe('loadConfig', () => {
     ['SVC_BASE_URL', 'not a url'],
     ['SVC_SIGNING_KEY', 'not a pem'],
     ['SVC_TRUST_PROXY', 'yes'],
+    ['SVC_TRUST_PROXY', 'true'],
     ['SVC_TRUST_PROXY', 'loopback,not-an-address'],
     ['SVC_TRUST_PROXY', '10.0.0.0/33'],
   ])('refuses %s=%j with a ConfigError naming the variable', (name, value) => {

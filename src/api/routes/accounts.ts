@@ -3,7 +3,12 @@ import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
 import type { SlidingWindowLimiter } from '../../services/rate-limiter.js';
 import { limitSignups, type LimitDeps } from '../middleware/rate-limit.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
-import { accountSchema, signupRequestSchema, signupResponseSchema } from '../schemas/accounts.js';
+import {
+  accountSchema,
+  revokedSchema,
+  signupRequestSchema,
+  signupResponseSchema,
+} from '../schemas/accounts.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const show = (n: number) => (n === Number.POSITIVE_INFINITY ? ('unlimited' as const) : n);
@@ -19,18 +24,20 @@ export function accountRoutes(
       tag: 'Accounts',
       summary: 'Get an API key',
       description:
-        'Issues a free-tier key (sk_svc_<uuid>). An address that already has a key receives the same key again, also with 201. Limited per client address.',
+        'Issues a free-tier key (sk_svc_<uuid>) and its public key_id. The key is shown only in this response. An address that already has a key (compared trimmed and case-folded) is 409 email_registered: rotate the key with POST /v1/account/rotate, or ask the operator to replace a lost one. Limited per client address; not readable cross-origin.',
       access: 'public',
+      crossOrigin: false,
       body: signupRequestSchema,
       before: [limitSignups(deps)],
       response: { status: 201, description: 'The API key.', schema: signupResponseSchema },
+      errors: [409],
       async handle({ body }) {
-        const { apiKey, created } = await deps.apiKeys.signup(body.email);
+        const { apiKey, record } = await deps.apiKeys.signup(body.email);
         return {
           api_key: apiKey,
-          message: created
-            ? 'API key created on the free tier (100 requests per hour). Send it as "X-API-Key: <key>".'
-            : 'This e-mail address already has an API key; here it is again.',
+          key_id: record.keyId,
+          message:
+            'API key created on the free tier (100 requests per hour). Send it as "X-API-Key: <key>". It is shown only now: store it.',
         };
       },
     }),
@@ -39,7 +46,7 @@ export function accountRoutes(
       path: '/v1/account',
       operationId: 'getAccount',
       tag: 'Accounts',
-      summary: 'Tier, rate-limit status and usage of the calling key',
+      summary: 'Key id, tier, lock, rate-limit status and usage of the calling key',
       access: 'key',
       response: { status: 200, description: 'The account of the key.', schema: accountSchema },
       async handle({ res }) {
@@ -47,8 +54,10 @@ export function accountRoutes(
         const limit = TIER_LIMITS[key.tier];
         const status = deps.limiter.peek(`key:${key.id}`, limit);
         return {
+          key_id: key.keyId,
           email: key.email,
           tier: key.tier,
+          locked_policy: key.lockedPolicy,
           limit: show(limit),
           remaining: show(status.remaining),
           window_seconds: 3600,
@@ -59,6 +68,41 @@ export function accountRoutes(
           },
           created_at: key.createdAt,
         };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/account/rotate',
+      operationId: 'rotateKey',
+      tag: 'Accounts',
+      summary: 'Replace the calling key with a new one',
+      description:
+        'Issues a new key (new key_id) for the same account — tier, lock, policies, rate-limit window and claim_id scope carry over — and revokes the calling key at once. No body.',
+      access: 'key',
+      response: { status: 201, description: 'The new key.', schema: signupResponseSchema },
+      async handle({ res }) {
+        const { apiKey, record } = await deps.apiKeys.rotate(res.locals.apiKey!);
+        return {
+          api_key: apiKey,
+          key_id: record.keyId,
+          message: `Key ${res.locals.apiKey!.keyId} is revoked; use this one from now on. It is shown only now: store it.`,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/account',
+      operationId: 'revokeKey',
+      tag: 'Accounts',
+      summary: 'Revoke the calling key',
+      description:
+        'The key answers 401 from now on. Receipts it obtained stay in the ledger and keep verifying. The e-mail address may sign up again.',
+      access: 'key',
+      response: { status: 200, description: 'Revoked.', schema: revokedSchema },
+      async handle({ res }) {
+        const key = res.locals.apiKey!;
+        await deps.apiKeys.revoke(key.keyId);
+        return { revoked: true as const, key_id: key.keyId };
       },
     }),
   ];

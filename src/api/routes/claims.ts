@@ -1,4 +1,4 @@
-import type { ClaimService } from '../../services/claims.js';
+import { apiKeySubmitter, type ClaimService } from '../../services/claims.js';
 import type { Metrics } from '../../services/metrics.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import {
@@ -16,7 +16,7 @@ export function claimRoutes(claims: ClaimService, metrics: Metrics): RouteDef[] 
       tag: 'Claims',
       summary: 'Evaluate a claim and issue a signed receipt',
       description:
-        'Evaluates the claim against its policy, checks replay, signs a receipt and appends it to the ledger. The same claim_id with the same content answers the stored receipt with header Idempotent-Replay: true; with different content 409 claim_conflict.',
+        'Evaluates the claim against its policy (the key\'s locked policy, else the one the claim names, else "default"), checks replay, signs a receipt-core-v2 receipt naming the submitter, the policy and the ledger position, and appends it. claim_id is unique per account: the same claim_id with the same content answers the stored receipt with header Idempotent-Replay: true; with different content 409 claim_conflict. A policyConfig the policy does not allow is 400 policy_override_refused.',
       access: 'key',
       body: claimInputDoc,
       response: {
@@ -26,9 +26,10 @@ export function claimRoutes(claims: ClaimService, metrics: Metrics): RouteDef[] 
       },
       errors: [409],
       async handle({ body, res }) {
-        const { response, replayed } = await claims.evaluate(body, {
-          apiKeyId: res.locals.apiKey!.id,
-        });
+        const { response, replayed } = await claims.evaluate(
+          body,
+          apiKeySubmitter(res.locals.apiKey!),
+        );
         if (replayed) {
           res.setHeader('Idempotent-Replay', 'true');
         } else {
@@ -55,7 +56,7 @@ export function claimRoutes(claims: ClaimService, metrics: Metrics): RouteDef[] 
         description: 'The evaluation and an unsigned receipt preview.',
         schema: simulateResponseSchema,
       },
-      handle: ({ body }) => claims.simulate(body),
+      handle: ({ body, res }) => claims.simulate(body, apiKeySubmitter(res.locals.apiKey!)),
     }),
   ];
 }

@@ -4,6 +4,7 @@ import { defineRoute, type RouteDef } from '../route-table.js';
 import {
   createPolicySchema,
   policyListSchema,
+  policyNameParams,
   policySchema,
   templateListSchema,
 } from '../schemas/policies.js';
@@ -15,28 +16,59 @@ export function policyRoutes(policies: PolicyService): RouteDef[] {
       path: '/v1/policies',
       operationId: 'listPolicies',
       tag: 'Policies',
-      summary: 'Built-in and custom policies',
+      summary: 'Built-in, shared and your own policies',
+      description:
+        "Built-ins first, then shared (operator-created) policies and, with a key, the key's own, by name. Other keys' policies are never listed.",
       access: 'read',
       response: {
         status: 200,
-        description: 'Built-in policies first, then custom ones by name.',
+        description: 'The policies the caller can use.',
         schema: policyListSchema,
       },
-      handle: async () => ({ policies: await policies.list() }),
+      handle: async ({ res }) => ({ policies: await policies.list(res.locals.apiKey?.id ?? null) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/policies/:name',
+      operationId: 'getPolicy',
+      tag: 'Policies',
+      summary: 'One policy, with the config_hash to pin',
+      access: 'read',
+      params: policyNameParams,
+      response: { status: 200, description: 'The policy.', schema: policySchema },
+      errors: [404],
+      handle: ({ params, res }) => policies.get(params.name, res.locals.apiKey?.id ?? null),
     }),
     defineRoute({
       method: 'post',
       path: '/v1/policies',
       operationId: 'createPolicy',
       tag: 'Policies',
-      summary: 'Create a custom policy',
+      summary: 'Create a custom policy of your own',
       description:
-        'Policies are immutable and shared by all callers; a claim names one with its top-level "policy" member, and its policyConfig overrides it. A taken name is 409 policy_conflict.',
+        'The policy belongs to your account: only your keys see it, use it, or delete it. It is immutable; a claim names it with its top-level "policy" member. Its "overrides" (default "tighten") bounds what a claim\'s policyConfig may change. A name that is built in, shared, or already yours is 409 policy_conflict.',
       access: 'key',
       body: createPolicySchema,
       response: { status: 201, description: 'The created policy.', schema: policySchema },
       errors: [409],
       handle: ({ body, res }) => policies.create(body, res.locals.apiKey!.id),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/policies/:name',
+      operationId: 'deletePolicy',
+      tag: 'Policies',
+      summary: 'Delete a policy of your own',
+      description:
+        'Receipts already issued under it keep its name and config_hash. Built-in, shared and other keys’ policies answer 404.',
+      access: 'key',
+      params: policyNameParams,
+      response: { status: 204, description: 'Deleted.' },
+      errors: [404],
+      async handle({ params, res }) {
+        await policies.delete(params.name, res.locals.apiKey!.id);
+        res.status(204).end();
+      },
     }),
     defineRoute({
       method: 'get',

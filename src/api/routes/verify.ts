@@ -3,9 +3,13 @@ import type { ServerKey } from '../../ports/signer.js';
 import { verifyAgainstLedger } from '../../services/verification.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import { textSchema } from '../schemas/system.js';
-import { verifyRequestSchema, verifyResponseSchema } from '../schemas/verify.js';
+import { verifyQuerySchema, verifyRequestSchema, verifyResponseSchema } from '../schemas/verify.js';
 
-export function verifyRoutes(deps: { ledger: LedgerStore; serverKey: ServerKey }): RouteDef[] {
+export function verifyRoutes(deps: {
+  ledger: LedgerStore;
+  serverKey: ServerKey;
+  logOrigin: string;
+}): RouteDef[] {
   return [
     defineRoute({
       method: 'post',
@@ -14,16 +18,22 @@ export function verifyRoutes(deps: { ledger: LedgerStore; serverKey: ServerKey }
       tag: 'Verification',
       summary: 'Check a receipt: structure, signature and ledger hash',
       description:
-        'Issuer-operated and convenient, not independent: check signatures offline against a key whose fingerprint you obtained separately. Any JSON object is checked (problems are FAIL checks); a body that is not an object is 400.',
+        'Issuer-operated and convenient, not independent: check signatures offline against a key whose fingerprint you obtained separately. Any JSON object is checked (problems are FAIL checks); a body that is not an object is 400. For receipt-core-v2, chain_linkage checks the signed position against the chain and the ledger, the signed submitter, policy and position are reported under "signed", and expect_policy, expect_config_hash and expect_submitter make policy_binding PASS or FAIL (SKIPPED without them).',
       access: 'public',
       // Anything that is an object gets the layered checks (a broken receipt is a FAIL, not a 400).
+      query: verifyQuerySchema,
       body: verifyRequestSchema,
       response: {
         status: 200,
         description: 'The checks of the three layers.',
         schema: verifyResponseSchema,
       },
-      handle: ({ body }) => verifyAgainstLedger(body, deps),
+      handle: ({ body, query }) =>
+        verifyAgainstLedger(body, deps, {
+          policy: query.expect_policy,
+          configHash: query.expect_config_hash,
+          submitter: query.expect_submitter,
+        }),
     }),
     defineRoute({
       method: 'get',

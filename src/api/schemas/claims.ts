@@ -48,10 +48,15 @@ export const simulateResponseSchema = z
     simulated: z.literal(true),
     ...evaluationParts,
     receipt: receiptCoreSchema
-      .extend({ attestations: z.array(attestationSchema).max(0), chain: z.null() })
+      .extend({
+        position: z.null(),
+        attestations: z.array(attestationSchema).max(0),
+        chain: z.null(),
+      })
       .meta({
         id: 'SimulatedReceipt',
-        description: 'Unsigned preview: attestations empty, chain null; never passes verify.',
+        description:
+          'Unsigned preview: position null, attestations empty, chain null; never passes verify.',
       }),
   })
   .meta({ id: 'SimulateResponse' });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { policyNameSchema } from '../../core/policies.js';
 import { policyConfigSchema } from '../../core/policy-config.js';
+import { OVERRIDE_MODES } from '../../core/policy-overrides.js';
 import { claimInputSchema } from '../../core/claim-schema.js';
 import { VERDICTS } from '../../core/receipt-schema.js';
 
@@ -11,16 +12,28 @@ export const createPolicySchema = z
     name: policyNameSchema,
     description: z.string().max(1024).optional(),
     config: policyConfigDoc,
+    overrides: z.enum(OVERRIDE_MODES).optional().meta({
+      description:
+        'How far a claim\'s policyConfig may move this policy: "tighten" (default; only stricter values), "none", or "any".',
+    }),
   })
   .meta({ id: 'PolicyCreate' });
+
+export const policyNameParams = z.object({ name: policyNameSchema });
 
 export const policySchema = z
   .object({
     name: z.string(),
     description: z.string().nullable(),
     builtin: z.boolean(),
+    shared: z.boolean().meta({ description: 'Created by the operator and usable by every key.' }),
+    overrides: z.enum(OVERRIDE_MODES),
     config: policyConfigSchema,
     effective: policyConfigSchema.required(),
+    config_hash: z.string().meta({
+      description:
+        'H(effective): a receipt evaluated under this policy without overrides carries it as policy.config_hash; pin it.',
+    }),
     created_at: z.string().nullable(),
   })
   .meta({ id: 'Policy' });

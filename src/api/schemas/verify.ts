@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { signedPositionSchema, submitterSchema } from '../../core/receipt-schema.js';
 
 export const verifyRequestSchema = z
   .looseObject({}, { error: 'expected a receipt object, as returned under "receipt" by evaluate' })
@@ -22,5 +23,35 @@ export const verifyResponseSchema = z
         detail: z.string().optional(),
       }),
     ),
+    signed: z
+      .object({
+        contract: z.string(),
+        submitter: submitterSchema.nullable(),
+        policy: z
+          .object({ name: z.string(), config_hash: z.string(), overrides: z.boolean() })
+          .nullable(),
+        position: signedPositionSchema.nullable(),
+      })
+      .nullable()
+      .meta({
+        description:
+          'What the key signed about who asked, under which policy and where in the ledger (null members for receipt-core-v1); null when the signature did not verify.',
+      }),
   })
   .meta({ id: 'VerifyResponse' });
+
+export const verifyQuerySchema = z.object({
+  expect_policy: z
+    .string()
+    .max(64)
+    .optional()
+    .meta({ description: 'The policy name the receipt must be signed under (policy_binding).' }),
+  expect_config_hash: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/, { error: 'must be "sha256:" + 64 lowercase hex digits' })
+    .optional()
+    .meta({ description: 'The policy.config_hash the receipt must carry.' }),
+  expect_submitter: z.string().max(128).optional().meta({
+    description: 'The submitter: a key_id (kid_…) or github_app:<app_id>:<installation_id>.',
+  }),
+});

@@ -1,7 +1,140 @@
 import type { Database } from 'better-sqlite3';
+import { newKeyId } from '../../core/ids.js';
+
+type Migration = string | ((db: Database) => void);
+
+// Receipts, their indexes and their append-only triggers, as of migration 2.
+const RECEIPTS_V2 = `
+  CREATE TABLE receipts (
+    sequence        INTEGER PRIMARY KEY,
+    receipt_id      TEXT NOT NULL UNIQUE,
+    claim_id        TEXT NOT NULL,
+    -- The submitter's idempotency scope: claim_id is unique per submitter (contract §7).
+    scope           TEXT NOT NULL,
+    inputs_hash     TEXT NOT NULL,
+    receipt_hash    TEXT NOT NULL,
+    issued_at       TEXT NOT NULL,
+    verdict         TEXT NOT NULL,
+    admissibility   TEXT NOT NULL,
+    entity          TEXT NOT NULL,
+    agent           TEXT,
+    repository      TEXT,
+    pull_request    TEXT,
+    api_key_id      TEXT,
+    receipt_json    TEXT NOT NULL,
+    claim_json      TEXT NOT NULL,
+    evaluation_json TEXT NOT NULL,
+    UNIQUE (scope, claim_id)
+  ) STRICT;
+`;
+const RECEIPT_INDEXES = `
+  CREATE INDEX receipts_verdict ON receipts (verdict, sequence);
+  CREATE INDEX receipts_admissibility ON receipts (admissibility, sequence);
+  CREATE INDEX receipts_agent ON receipts (agent, sequence) WHERE agent IS NOT NULL;
+  CREATE INDEX receipts_repository ON receipts (repository, sequence) WHERE repository IS NOT NULL;
+  CREATE INDEX receipts_pull_request ON receipts (repository, pull_request, sequence)
+    WHERE pull_request IS NOT NULL;
+  CREATE INDEX receipts_issued_at ON receipts (issued_at, verdict);
+  CREATE INDEX receipts_api_key ON receipts (api_key_id) WHERE api_key_id IS NOT NULL;
+  CREATE TRIGGER receipts_no_update BEFORE UPDATE ON receipts
+    BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+  CREATE TRIGGER receipts_no_delete BEFORE DELETE ON receipts
+    BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+  CREATE TRIGGER receipts_no_replace BEFORE INSERT ON receipts
+    WHEN EXISTS (SELECT 1 FROM receipts WHERE sequence = NEW.sequence)
+      OR EXISTS (SELECT 1 FROM receipts WHERE receipt_id = NEW.receipt_id)
+      OR EXISTS (SELECT 1 FROM receipts WHERE scope = NEW.scope AND claim_id = NEW.claim_id)
+    BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+`;
+
+/**
+ * Trust model: claim_id unique per submitter; API keys kept as digests only (the reversible
+ * copies are dropped, and secure_delete overwrites their pages), each with a public key_id and
+ * an account shared across rotations; custom policies owned by an account or shared.
+ */
+function trustModel(db: Database): void {
+  db.exec(`
+    ${RECEIPTS_V2.replace('CREATE TABLE receipts', 'CREATE TABLE receipts_next')}
+    INSERT INTO receipts_next (sequence, receipt_id, claim_id, scope, inputs_hash, receipt_hash,
+      issued_at, verdict, admissibility, entity, agent, repository, pull_request, api_key_id,
+      receipt_json, claim_json, evaluation_json)
+    SELECT sequence, receipt_id, claim_id, COALESCE('key:' || api_key_id, ''), inputs_hash,
+      receipt_hash, issued_at, verdict, admissibility, entity, agent, repository, pull_request,
+      api_key_id, receipt_json, claim_json, evaluation_json
+    FROM receipts ORDER BY sequence;
+    DROP TABLE receipts;
+    ALTER TABLE receipts_next RENAME TO receipts;
+    ${RECEIPT_INDEXES}
+
+    CREATE TABLE api_keys_next (
+      key_id        TEXT PRIMARY KEY,
+      account_id    TEXT NOT NULL,
+      email         TEXT NOT NULL,
+      key_digest    TEXT NOT NULL UNIQUE,
+      tier          TEXT NOT NULL CHECK (tier IN ('free', 'pilot', 'enterprise')),
+      locked_policy TEXT,
+      created_at    TEXT NOT NULL,
+      updated_at    TEXT NOT NULL,
+      revoked_at    TEXT
+    ) STRICT;
+  `);
+  const copy = db.prepare(`
+    INSERT INTO api_keys_next (key_id, account_id, email, key_digest, tier, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const old = db
+    .prepare('SELECT id, email, key_digest, tier, created_at, updated_at FROM api_keys')
+    .all() as {
+    id: string;
+    email: string;
+    key_digest: string;
+    tier: string;
+    created_at: string;
+    updated_at: string;
+  }[];
+  for (const row of old) {
+    copy.run(
+      newKeyId(),
+      row.id,
+      row.email,
+      row.key_digest,
+      row.tier,
+      row.created_at,
+      row.updated_at,
+    );
+  }
+  db.exec(`
+    DROP TABLE api_keys;
+    ALTER TABLE api_keys_next RENAME TO api_keys;
+    -- One active key per email; revoked keys stay for the record.
+    CREATE UNIQUE INDEX api_keys_active_email ON api_keys (email) WHERE revoked_at IS NULL;
+    CREATE INDEX api_keys_account ON api_keys (account_id);
+
+    CREATE TABLE policies_next (
+      owner       TEXT NOT NULL, -- '' for shared (operator) policies, else the account id
+      name        TEXT NOT NULL,
+      description TEXT,
+      config_json TEXT NOT NULL,
+      overrides   TEXT NOT NULL CHECK (overrides IN ('any', 'tighten', 'none')),
+      created_at  TEXT NOT NULL,
+      PRIMARY KEY (owner, name)
+    ) STRICT;
+    -- Existing policies keep their owner and become tighten-only, the new default.
+    INSERT INTO policies_next (owner, name, description, config_json, overrides, created_at)
+    SELECT COALESCE(api_key_id, ''), name, description, config_json, 'tighten', created_at
+    FROM policies;
+    DROP TABLE policies;
+    ALTER TABLE policies_next RENAME TO policies;
+    CREATE TRIGGER policies_no_update BEFORE UPDATE ON policies
+      BEGIN SELECT RAISE(ABORT, 'policies are immutable'); END;
+
+    -- Written and rolled back by the deep health check: proves the store takes writes
+    -- without touching the ledger.
+    CREATE TABLE health_probe (id INTEGER PRIMARY KEY, at TEXT NOT NULL) STRICT;
+  `);
+}
 
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1.
-const MIGRATIONS: string[] = [
+const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE receipts (
     sequence        INTEGER PRIMARY KEY,
@@ -126,6 +259,7 @@ const MIGRATIONS: string[] = [
     updated_at     TEXT NOT NULL
   ) STRICT;
   `,
+  trustModel,
 ];
 
 export function migrate(db: Database): void {
@@ -136,13 +270,27 @@ export function migrate(db: Database): void {
       `ledger schema version ${current} is newer than this build understands (${MIGRATIONS.length})`,
     );
   }
-  for (let next = current; next < MIGRATIONS.length; next++) {
-    db.transaction(() => {
-      // Read again under the write lock: another process opening the same file may have
-      // applied this migration since the read above, and running it twice would fail.
-      if (version() > next) return;
-      db.exec(MIGRATIONS[next]!);
-      db.pragma(`user_version = ${next + 1}`);
-    }).immediate();
+  if (current === MIGRATIONS.length) return;
+  // Rebuilding a table that others reference needs foreign keys off (a no-op inside a
+  // transaction), with the references checked before each commit instead.
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+  db.pragma('foreign_keys = OFF');
+  db.pragma('secure_delete = ON');
+  try {
+    for (let next = current; next < MIGRATIONS.length; next++) {
+      db.transaction(() => {
+        // Read again under the write lock: another process opening the same file may have
+        // applied this migration since the read above, and running it twice would fail.
+        if (version() > next) return;
+        const migration = MIGRATIONS[next]!;
+        if (typeof migration === 'string') db.exec(migration);
+        else migration(db);
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length > 0) throw new Error(`migration ${next + 1} broke foreign keys`);
+        db.pragma(`user_version = ${next + 1}`);
+      }).immediate();
+    }
+  } finally {
+    db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`);
   }
 }

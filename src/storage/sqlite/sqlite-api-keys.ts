@@ -2,39 +2,75 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { ApiKeyRecord, ApiKeyStore, Tier } from '../../ports/api-key-store.js';
 
 interface KeyRow {
-  id: string;
+  key_id: string;
+  account_id: string;
   email: string;
   key_digest: string;
-  key_ciphertext: string;
   tier: Tier;
+  locked_policy: string | null;
   created_at: string;
   updated_at: string;
+  revoked_at: string | null;
 }
 
 const toRecord = (row: KeyRow): ApiKeyRecord => ({
-  id: row.id,
+  id: row.account_id,
+  keyId: row.key_id,
   email: row.email,
   keyDigest: row.key_digest,
-  keyCiphertext: row.key_ciphertext,
   tier: row.tier,
+  lockedPolicy: row.locked_policy,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
+  revokedAt: row.revoked_at,
+});
+
+const toRow = (record: ApiKeyRecord): KeyRow => ({
+  key_id: record.keyId,
+  account_id: record.id,
+  email: record.email,
+  key_digest: record.keyDigest,
+  tier: record.tier,
+  locked_policy: record.lockedPolicy,
+  created_at: record.createdAt,
+  updated_at: record.updatedAt,
+  revoked_at: record.revokedAt,
 });
 
 export class SqliteApiKeys implements ApiKeyStore {
   private readonly byDigest: Statement<[string], KeyRow>;
-  private readonly byEmail: Statement<[string], KeyRow>;
-  private readonly insert: Statement;
+  private readonly byKeyId: Statement<[string], KeyRow>;
+  private readonly activeByEmail: Statement<[string], KeyRow>;
+  private readonly insert: Statement<[KeyRow]>;
+  private readonly revokeRow: Statement<[string, string, string]>;
   private readonly updateTier: Statement<[Tier, string, string]>;
+  private readonly all: Statement<[], KeyRow>;
+  private readonly rotateTx: (keyId: string, next: ApiKeyRecord, at: string) => boolean;
 
   constructor(db: Database) {
     this.byDigest = db.prepare('SELECT * FROM api_keys WHERE key_digest = ?');
-    this.byEmail = db.prepare('SELECT * FROM api_keys WHERE email = ?');
+    this.byKeyId = db.prepare('SELECT * FROM api_keys WHERE key_id = ?');
+    this.activeByEmail = db.prepare(
+      'SELECT * FROM api_keys WHERE email = ? AND revoked_at IS NULL',
+    );
     this.insert = db.prepare(`
-      INSERT INTO api_keys (id, email, key_digest, key_ciphertext, tier, created_at, updated_at)
-      VALUES (@id, @email, @keyDigest, @keyCiphertext, @tier, @createdAt, @updatedAt)
-      ON CONFLICT (email) DO NOTHING`);
-    this.updateTier = db.prepare('UPDATE api_keys SET tier = ?, updated_at = ? WHERE email = ?');
+      INSERT INTO api_keys (key_id, account_id, email, key_digest, tier, locked_policy,
+        created_at, updated_at, revoked_at)
+      VALUES (@key_id, @account_id, @email, @key_digest, @tier, @locked_policy,
+        @created_at, @updated_at, @revoked_at)
+      ON CONFLICT (email) WHERE revoked_at IS NULL DO NOTHING`);
+    this.revokeRow = db.prepare(
+      'UPDATE api_keys SET revoked_at = ?, updated_at = ? WHERE key_id = ? AND revoked_at IS NULL',
+    );
+    this.updateTier = db.prepare(
+      'UPDATE api_keys SET tier = ?, updated_at = ? WHERE email = ? AND revoked_at IS NULL',
+    );
+    this.all = db.prepare('SELECT * FROM api_keys ORDER BY created_at, key_id');
+    this.rotateTx = db.transaction((keyId: string, next: ApiKeyRecord, at: string) => {
+      if (this.revokeRow.run(at, at, keyId).changes !== 1) return false;
+      this.insert.run(toRow(next));
+      return true;
+    });
   }
 
   async findByDigest(keyDigest: string): Promise<ApiKeyRecord | null> {
@@ -42,18 +78,36 @@ export class SqliteApiKeys implements ApiKeyStore {
     return row ? toRecord(row) : null;
   }
 
-  async findByEmail(email: string): Promise<ApiKeyRecord | null> {
-    const row = this.byEmail.get(email);
+  async findByKeyId(keyId: string): Promise<ApiKeyRecord | null> {
+    const row = this.byKeyId.get(keyId);
+    return row ? toRecord(row) : null;
+  }
+
+  async findActiveByEmail(email: string): Promise<ApiKeyRecord | null> {
+    const row = this.activeByEmail.get(email);
     return row ? toRecord(row) : null;
   }
 
   async insertIfAbsent(record: ApiKeyRecord): Promise<ApiKeyRecord> {
-    this.insert.run(record);
-    return toRecord(this.byEmail.get(record.email)!);
+    this.insert.run(toRow(record));
+    return toRecord(this.activeByEmail.get(record.email)!);
+  }
+
+  async rotate(keyId: string, next: ApiKeyRecord, at: string): Promise<ApiKeyRecord | null> {
+    // The UPDATE takes the write lock first, so a concurrent rotation of the same key loses.
+    return this.rotateTx(keyId, next, at) ? next : null;
+  }
+
+  async revoke(keyId: string, at: string): Promise<boolean> {
+    return this.revokeRow.run(at, at, keyId).changes === 1;
   }
 
   async setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null> {
     const { changes } = this.updateTier.run(tier, updatedAt, email);
-    return changes ? this.findByEmail(email) : null;
+    return changes ? this.findActiveByEmail(email) : null;
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    return this.all.all().map(toRecord);
   }
 }

@@ -24,9 +24,10 @@ interface Pending {
 const MAX_BATCH = 256;
 
 export class SqliteLedger implements LedgerStore {
-  private readonly byClaim: Statement<[string], ReceiptRow>;
+  private readonly byClaim: Statement<[string, string], ReceiptRow>;
   private readonly byReceipt: Statement<[string], ReceiptRow>;
   private readonly hashByReceipt: Statement<[string], { receipt_hash: string }>;
+  private readonly hashBySequence: Statement<[number], { receipt_hash: string }>;
   private readonly headRow: Statement<[], { sequence: number; receipt_hash: string }>;
   private readonly listRows: Statement<[number, number], ReceiptRow>;
   private readonly agentNames: Statement<[], { v: string }>;
@@ -43,9 +44,12 @@ export class SqliteLedger implements LedgerStore {
     private readonly db: Database,
     private readonly queries: SqliteLedgerQueries,
   ) {
-    this.byClaim = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE claim_id = ?`);
+    this.byClaim = db.prepare(
+      `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE scope = ? AND claim_id = ?`,
+    );
     this.byReceipt = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id = ?`);
     this.hashByReceipt = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
+    this.hashBySequence = db.prepare('SELECT receipt_hash FROM receipts WHERE sequence = ?');
     this.headRow = db.prepare(
       'SELECT sequence, receipt_hash FROM receipts ORDER BY sequence DESC LIMIT 1',
     );
@@ -58,10 +62,10 @@ export class SqliteLedger implements LedgerStore {
     );
     this.countKeyRows = db.prepare('SELECT COUNT(*) AS n FROM receipts WHERE api_key_id = ?');
     this.insert = db.prepare(`
-      INSERT INTO receipts (sequence, receipt_id, claim_id, inputs_hash, receipt_hash, issued_at,
-        verdict, admissibility, entity, agent, repository, pull_request, api_key_id,
+      INSERT INTO receipts (sequence, receipt_id, claim_id, scope, inputs_hash, receipt_hash,
+        issued_at, verdict, admissibility, entity, agent, repository, pull_request, api_key_id,
         receipt_json, claim_json, evaluation_json)
-      VALUES (@sequence, @receipt_id, @claim_id, @inputs_hash, @receipt_hash, @issued_at,
+      VALUES (@sequence, @receipt_id, @claim_id, @scope, @inputs_hash, @receipt_hash, @issued_at,
         @verdict, @admissibility, @entity, @agent, @repository, @pull_request, @api_key_id,
         @receipt_json, @claim_json, @evaluation_json)`);
     this.insertOutbox = db.prepare(
@@ -119,7 +123,7 @@ export class SqliteLedger implements LedgerStore {
   }
 
   private appendLocked(request: AppendRequest): AppendResult {
-    const existing = this.byClaim.get(request.claimId);
+    const existing = this.byClaim.get(request.scope, request.claimId);
     if (existing) return { status: 'exists', entry: toEntry(existing) };
     const head = this.readHead();
     const { entry, outbox = [] } = request.build(head);
@@ -127,7 +131,11 @@ export class SqliteLedger implements LedgerStore {
     if (
       receipt.chain.sequence !== head.sequence + 1 ||
       receipt.chain.previous_receipt_hash !== head.receipt_hash ||
-      receipt.claim_id !== request.claimId
+      receipt.claim_id !== request.claimId ||
+      // A v2 receipt signs its position: it must be the one it is stored at.
+      (receipt.position !== undefined &&
+        (receipt.position.sequence !== receipt.chain.sequence ||
+          receipt.position.previous_receipt_hash !== receipt.chain.previous_receipt_hash))
     ) {
       throw new Error('append: built entry does not extend the ledger head');
     }
@@ -135,6 +143,7 @@ export class SqliteLedger implements LedgerStore {
       sequence: receipt.chain.sequence,
       receipt_id: receipt.receipt_id,
       claim_id: receipt.claim_id,
+      scope: request.scope,
       inputs_hash: receipt.evidence.inputs_hash,
       receipt_hash: receipt.chain.receipt_hash,
       issued_at: receipt.issued_at,
@@ -178,13 +187,17 @@ export class SqliteLedger implements LedgerStore {
     return row ? toEntry(row) : null;
   }
 
-  async getByClaimId(claimId: string): Promise<LedgerEntry | null> {
-    const row = this.byClaim.get(claimId);
+  async getByClaimId(scope: string, claimId: string): Promise<LedgerEntry | null> {
+    const row = this.byClaim.get(scope, claimId);
     return row ? toEntry(row) : null;
   }
 
   async receiptHashOf(receiptId: string): Promise<string | null> {
     return this.hashByReceipt.get(receiptId)?.receipt_hash ?? null;
+  }
+
+  async receiptHashAt(sequence: number): Promise<string | null> {
+    return this.hashBySequence.get(sequence)?.receipt_hash ?? null;
   }
 
   async list(after: number, limit: number): Promise<LedgerEntry[]> {

@@ -1,52 +1,72 @@
 import type { Database, Statement } from 'better-sqlite3';
+import type { OverrideMode } from '../../core/policy-overrides.js';
 import type { PolicyRecord, PolicyStore } from '../../ports/policy-store.js';
 
 interface PolicyRow {
+  owner: string;
   name: string;
   description: string | null;
   config_json: string;
-  api_key_id: string | null;
+  overrides: OverrideMode;
   created_at: string;
 }
 
+// The shared namespace is stored as '' so that (owner, name) can be the primary key.
+const SHARED = '';
+const ownerKey = (owner: string | null) => owner ?? SHARED;
+
 const toRecord = (row: PolicyRow): PolicyRecord => ({
+  owner: row.owner === SHARED ? null : row.owner,
   name: row.name,
   description: row.description,
   config: JSON.parse(row.config_json),
-  apiKeyId: row.api_key_id,
+  overrides: row.overrides,
   createdAt: row.created_at,
 });
 
 export class SqlitePolicies implements PolicyStore {
   private readonly insertRow: Statement;
-  private readonly byName: Statement<[string], PolicyRow>;
+  private readonly byName: Statement<[string, string], PolicyRow>;
+  private readonly visible: Statement<[string, string], PolicyRow>;
   private readonly all: Statement<[], PolicyRow>;
+  private readonly deleteRow: Statement<[string, string]>;
 
   constructor(db: Database) {
     this.insertRow = db.prepare(`
-      INSERT INTO policies (name, description, config_json, api_key_id, created_at)
-      VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`);
-    this.byName = db.prepare('SELECT * FROM policies WHERE name = ?');
-    this.all = db.prepare('SELECT * FROM policies ORDER BY name');
+      INSERT INTO policies (owner, name, description, config_json, overrides, created_at)
+      VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (owner, name) DO NOTHING`);
+    this.byName = db.prepare('SELECT * FROM policies WHERE owner = ? AND name = ?');
+    this.visible = db.prepare('SELECT * FROM policies WHERE owner IN (?, ?) ORDER BY name, owner');
+    this.all = db.prepare('SELECT * FROM policies ORDER BY name, owner');
+    this.deleteRow = db.prepare('DELETE FROM policies WHERE owner = ? AND name = ?');
   }
 
   async insert(record: PolicyRecord): Promise<'created' | 'exists'> {
     const { changes } = this.insertRow.run(
+      ownerKey(record.owner),
       record.name,
       record.description,
       JSON.stringify(record.config),
-      record.apiKeyId,
+      record.overrides,
       record.createdAt,
     );
     return changes === 1 ? 'created' : 'exists';
   }
 
-  async get(name: string): Promise<PolicyRecord | null> {
-    const row = this.byName.get(name);
+  async get(owner: string | null, name: string): Promise<PolicyRecord | null> {
+    const row = this.byName.get(ownerKey(owner), name);
     return row ? toRecord(row) : null;
   }
 
-  async list(): Promise<PolicyRecord[]> {
+  async listVisible(owner: string | null): Promise<PolicyRecord[]> {
+    return this.visible.all(SHARED, ownerKey(owner)).map(toRecord);
+  }
+
+  async listAll(): Promise<PolicyRecord[]> {
     return this.all.all().map(toRecord);
+  }
+
+  async delete(owner: string | null, name: string): Promise<boolean> {
+    return this.deleteRow.run(ownerKey(owner), name).changes === 1;
   }
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Store } from '../../ports/store.js';
@@ -30,18 +30,44 @@ function enableWal(db: Database.Database): void {
   }
 }
 
-/** Opens (creating if needed) the embedded store at `file`; ':memory:' for a throwaway one. */
-export function openSqliteStore(file: string): Store {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
-  enableWal(db);
+// SQLite gives its -wal and -shm files the mode of the database file, so owner-only here
+// keeps every file of the ledger owner-only.
+function createOwnerOnly(file: string): void {
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    if (existsSync(path)) chmodSync(path, 0o600);
+  }
+}
+
+/**
+ * Opens (creating if needed) the embedded store at `file`; ':memory:' for a throwaway one.
+ * `readonly` opens an existing file without writing to it (inspection, tests).
+ */
+export function openSqliteStore(file: string, options: { readonly?: boolean } = {}): Store {
+  const readonly = options.readonly === true;
+  if (file !== ':memory:' && !readonly) {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    createOwnerOnly(file);
+  }
+  const db = new Database(file, {
+    timeout: BUSY_TIMEOUT_MS,
+    readonly,
+    fileMustExist: readonly,
+  });
+  if (!readonly) enableWal(db);
   // FULL, not NORMAL: in WAL mode NORMAL skips the fsync at commit, so a power loss can undo
   // transactions that already committed, and with them receipts whose response was sent.
   // FULL syncs the WAL before a commit returns, so no acknowledged receipt is lost.
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-  migrate(db);
+  if (!readonly) migrate(db);
   const ping = db.prepare('SELECT 1');
+  const probe = db.prepare('INSERT OR REPLACE INTO health_probe (id, at) VALUES (1, ?)');
+  const rollback = new Error('rollback');
+  const probeWrite = db.transaction(() => {
+    probe.run(new Date().toISOString());
+    throw rollback;
+  });
   const queries = new SqliteLedgerQueries(db);
   return {
     kind: 'sqlite',
@@ -51,6 +77,14 @@ export function openSqliteStore(file: string): Store {
     apiKeys: new SqliteApiKeys(db),
     async ping() {
       ping.get();
+    },
+    async probeWrite() {
+      try {
+        // IMMEDIATE takes the write lock, so a store that cannot be written fails here.
+        probeWrite.immediate();
+      } catch (error) {
+        if (error !== rollback) throw error;
+      }
     },
     async close() {
       if (db.open) db.close();

@@ -354,7 +354,7 @@ describe('rate limits', () => {
         'Rate limit of 2 signups per hour exceeded; retry in 3600 s',
       );
       expect(refused.headers['retry-after']).toBe('3600');
-      expect(await small.store.apiKeys.findByEmail('t@example.com')).toBeNull();
+      expect(await small.store.apiKeys.findActiveByEmail('t@example.com')).toBeNull();
       // Other anonymous requests are not affected by the signup budget.
       expect((await request(small.app).get('/v1/status')).status).toBe(200);
       small.clock.advance(HOUR_MS);

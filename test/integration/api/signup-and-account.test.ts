@@ -25,7 +25,7 @@ describe('POST /v1/signup', () => {
     expect(res.body.message).toBe(
       'API key created on the free tier (100 requests per hour). Send it as "X-API-Key: <key>".',
     );
-    const record = await t.store.apiKeys.findByEmail('new@example.com');
+    const record = await t.store.apiKeys.findActiveByEmail('new@example.com');
     expect(record).toMatchObject({ email: 'new@example.com', tier: 'free' });
     // The raw key is never stored.
     expect(JSON.stringify(record)).not.toContain(res.body.api_key);
@@ -99,7 +99,7 @@ describe('POST /v1/signup', () => {
   it('400 for unknown members', async () => {
     const res = await signup(t, { email: 'x@example.com', tier: 'enterprise' });
     expect(expectError(res, 400, 'validation_failed')).toMatch(/^\(root\): .*"tier"/);
-    expect(await t.store.apiKeys.findByEmail('x@example.com')).toBeNull();
+    expect(await t.store.apiKeys.findActiveByEmail('x@example.com')).toBeNull();
   });
 
   it('400 for an empty body, malformed_json for a broken one', async () => {

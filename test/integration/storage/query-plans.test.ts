@@ -168,7 +168,7 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
       const appended = [];
       for (let i = start; i < Math.min(N, start + BATCH); i++) {
         appended.push(
-          ledger.append({ claimId: `claim-${i}`, build: (head) => ({ entry: entryAt(i, head) }) }),
+          ledger.append({ scope: 'bench', claimId: `claim-${i}`, build: (head) => ({ entry: entryAt(i, head) }) }),
         );
       }
       for (const result of await Promise.all(appended)) expect(result.status).toBe('appended');
@@ -232,7 +232,7 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
     await reads.agents({ limit: 10, after: 'agent-100' });
     await reads.overview();
     await ledger.stats();
-    await ledger.getByClaimId('claim-4242');
+    await ledger.getByClaimId('bench', 'claim-4242');
     await ledger.receiptHashOf('dr-00004242');
     await ledger.countByApiKey('key-7');
     recorder.on = false;

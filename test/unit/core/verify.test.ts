@@ -30,6 +30,7 @@ const LAYERS = {
   signature_valid: 'cryptographic',
   hash_integrity: 'ledger',
   chain_linkage: 'ledger',
+  policy_binding: 'cryptographic',
 };
 
 function coreFor(claimOverrides: Record<string, unknown> = {}): ReceiptCore {
@@ -85,11 +86,15 @@ describe('verifyReceipt: an intact receipt', () => {
     expect(result.checks.map((c) => [c.name, c.layer])).toEqual(Object.entries(LAYERS));
   });
 
-  it('passes every check but chain_linkage, which is UNVERIFIED for receipt-core-v1', () => {
+  it('passes every check but chain_linkage, UNVERIFIED for receipt-core-v1, and policy_binding, SKIPPED without expectations', () => {
     for (const c of result.checks) {
       expect([c.name, c.status]).toEqual([
         c.name,
-        c.name === 'chain_linkage' ? 'UNVERIFIED' : 'PASS',
+        c.name === 'chain_linkage'
+          ? 'UNVERIFIED'
+          : c.name === 'policy_binding'
+            ? 'SKIPPED'
+            : 'PASS',
       ]);
     }
     expect(check(result, 'chain_linkage').detail).toMatch(/receipt-core-v1/);
@@ -238,15 +243,20 @@ describe('verifyReceipt: structural checks', () => {
     ['a string', JSON.stringify(receipt)],
     ['a number', 42],
     ['an empty object', {}],
-  ])('fails every check but chain_linkage for %s, without throwing', (_, input) => {
-    const result = verifyReceipt(input, options());
-    expect(result.valid).toBe(false);
-    expect(result.receipt_id).toBeNull();
-    expect(result.admissibility).toBeNull();
-    for (const c of result.checks.filter((x) => x.name !== 'chain_linkage')) {
-      expect([c.name, c.status]).toEqual([c.name, 'FAIL']);
-    }
-  });
+  ])(
+    'fails every check but chain_linkage and policy_binding for %s, without throwing',
+    (_, input) => {
+      const result = verifyReceipt(input, options());
+      expect(result.valid).toBe(false);
+      expect(result.receipt_id).toBeNull();
+      expect(result.admissibility).toBeNull();
+      for (const c of result.checks.filter(
+        (x) => x.name !== 'chain_linkage' && x.name !== 'policy_binding',
+      )) {
+        expect([c.name, c.status]).toEqual([c.name, 'FAIL']);
+      }
+    },
+  );
 });
 
 describe('verifyReceipt: signature_valid', () => {
