@@ -74,14 +74,14 @@ describe('SQLite ledger below the application', () => {
     ['DELETE of all receipts', 'DELETE FROM receipts'],
     [
       'INSERT OR REPLACE over an existing sequence',
-      `INSERT OR REPLACE INTO receipts SELECT sequence, 'dr-forged', 'claim-forged', inputs_hash,
+      `INSERT OR REPLACE INTO receipts SELECT sequence, 'dr-forged', 'claim-forged', scope, inputs_hash,
          'sha256:forged', issued_at, verdict, admissibility, entity, agent, repository,
          pull_request, api_key_id, receipt_json, claim_json, evaluation_json
        FROM receipts WHERE sequence = 1`,
     ],
     [
-      'REPLACE over an existing claim_id',
-      `REPLACE INTO receipts SELECT 99, 'dr-forged', claim_id, inputs_hash, 'sha256:forged',
+      'REPLACE over an existing claim_id of the same submitter',
+      `REPLACE INTO receipts SELECT 99, 'dr-forged', claim_id, scope, inputs_hash, 'sha256:forged',
          issued_at, verdict, admissibility, entity, agent, repository, pull_request, api_key_id,
          receipt_json, claim_json, evaluation_json
        FROM receipts WHERE sequence = 2`,
