@@ -14,6 +14,7 @@ import {
 } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { receiptHash } from '../../../src/core/receipt.js';
+import { referenceHash } from '../../unit/core/reference.js';
 import type { LedgerEntry } from '../../../src/ports/ledger-store.js';
 import type { Store } from '../../../src/ports/store.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
@@ -174,6 +175,21 @@ describe('appends from several processes', () => {
       const entries = await store.ledger.list(0, 1000);
       expect(entries).toHaveLength(WORKERS * PER_WORKER);
       expectGapFreeChain(entries);
+      // receipt-core-v2: each process signed inside its append, so every signed position is
+      // the one the receipt is stored at, and the hash covers that signed core.
+      for (const { receipt } of entries) {
+        expect(receipt.signed_fields.contract).toBe('receipt-core-v2');
+        expect(receipt.position).toEqual({
+          log: 'svc/test',
+          sequence: receipt.chain.sequence,
+          previous_receipt_hash: receipt.chain.previous_receipt_hash,
+        });
+        const fields = receipt.signed_fields.fields as (keyof typeof receipt)[];
+        const core = Object.fromEntries(fields.map((f) => [f, receipt[f]]));
+        expect(receipt.chain.receipt_hash).toBe(
+          referenceHash({ core, attestations: receipt.attestations }),
+        );
+      }
       expect(new Set(entries.map((e) => e.receipt.claim_id))).toEqual(
         new Set(
           names.flatMap((name) => Array.from({ length: PER_WORKER }, (_, i) => `${name}-${i}`)),
