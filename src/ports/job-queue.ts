@@ -1,12 +1,7 @@
 import type { Clock } from './clock.js';
 
 export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | JsonValue[]
-  | { [key: string]: JsonValue };
+  null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** One run of a job, as a handler sees it. */
 export interface Job {
