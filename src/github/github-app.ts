@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { Probot, ProbotOctokit } from 'probot';
+import type { ProbotOctokit } from 'probot';
+import { Probot } from 'probot';
 import type { Logger } from 'pino';
 import type { JobQueue, JobResult } from '../ports/job-queue.js';
 import type { Clock } from '../ports/clock.js';
