@@ -169,13 +169,12 @@ export function createApp(deps: AppDeps): Express {
       log: deps.logger,
     }),
   );
-  app.all(WEBHOOK_PATH, (req) => {
+  app.use(WEBHOOK_PATH, (req, _res, next) => {
+    if (req.method === 'OPTIONS' || req.path !== '/') return next();
     throw new SvcError(
       'method_not_allowed',
       `${req.method} is not allowed on ${WEBHOOK_PATH}; use POST`,
-      {
-        headers: { Allow: 'POST, OPTIONS' },
-      },
+      { headers: { Allow: 'POST, OPTIONS' } },
     );
   });
   app.use(crossOriginHeaders(routes, config));
