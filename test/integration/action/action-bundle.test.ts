@@ -112,15 +112,21 @@ describe('the bundled Action', () => {
 
   it('fails on a pinned-key mismatch whatever fail-on says', async () => {
     const other = newServerKey();
-    for (const inputs of [
-      { 'key-fingerprint': other.keyId, 'fail-on': 'never' },
-      { 'public-key': other.publicKeyPem, 'fail-on': 'never' },
-    ]) {
-      const run = await runAction({ ...base(), ...inputs });
+    const cases: [Record<string, string>, RegExp][] = [
+      [
+        { 'key-fingerprint': other.keyId },
+        /pinned key mismatch: .* serves a key with fingerprint sha256:\w+, not the pinned/,
+      ],
+      [{ 'public-key': other.publicKeyPem }, /tampered with or not signed by the trusted key/],
+      [
+        { 'public-key': live.t.serverKey.publicKeyPem, 'key-fingerprint': other.keyId },
+        /pinned key mismatch: input public-key has fingerprint/,
+      ],
+    ];
+    for (const [inputs, message] of cases) {
+      const run = await runAction({ ...base(), ...inputs, 'fail-on': 'never' });
       expect(run.code).toBe(1);
-      expect(run.errors.join('\n')).toMatch(
-        /pinned key mismatch|tampered with or not signed by the trusted key/,
-      );
+      expect(run.errors.join('\n')).toMatch(message);
     }
   });
 
