@@ -29,6 +29,8 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | n
   if (value === null) return null;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // Only the IMF-fixdate form of RFC 9110: Date.parse reads far more (even "-3" as a year).
+  if (!/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) return null;
   const date = Date.parse(text);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
