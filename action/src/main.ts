@@ -50,6 +50,14 @@ function parseReceipt(text: string, where: string) {
   }
 }
 
+function readReceiptFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ActionFailure(`cannot read receipt-file ${path}: ${(error as Error).message}`);
+  }
+}
+
 /** The claim sent: the given one or one from context, with the policy inputs applied. */
 function claimToSend(inputs: ActionInputs, context: WorkflowContext): Json {
   const claim = { ...(inputs.claim ?? buildClaim(context)) };
@@ -113,7 +121,7 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
   let sentClaim: Json | null = null;
   if (inputs.mode === 'verify') {
     receipt = parseReceipt(
-      readFileSync(inputs.receiptFile!, 'utf8'),
+      readReceiptFile(inputs.receiptFile!),
       `receipt-file ${inputs.receiptFile}`,
     ).receipt;
   } else {

@@ -278,6 +278,14 @@ describe('the bundled Action', () => {
       [{ ...base(), 'public-key': 'nope' }, /input public-key: public key refused/],
       [{ 'api-url': live.url }, /mode evaluate needs input api-key/],
       [{ mode: 'verify', 'receipt-file': 'r.json' }, /no key to verify with/],
+      [
+        {
+          mode: 'verify',
+          'receipt-file': 'gone.json',
+          'public-key': live.t.serverKey.publicKeyPem,
+        },
+        /cannot read receipt-file .*gone\.json/,
+      ],
     ];
     for (const [inputs, message] of cases) {
       const run = await runAction(inputs);
