@@ -110,44 +110,50 @@ function verdictProblem(
     : `verdict ${verdict ?? 'missing'}, admissibility ${admissibility ?? 'missing'}: not ALLOWED and ACCEPTED (fail-on: not-allowed)`;
 }
 
+interface Obtained {
+  receipt: Json;
+  /** The evaluate or simulate response, with every rule; null in verify mode. */
+  response: Json | null;
+  sentClaim: Json | null;
+}
+
+/** The receipt to judge: from svc (evaluate, simulate) or from receipt-file (verify). */
+async function obtainReceipt(inputs: ActionInputs, deps: ActionDeps): Promise<Obtained> {
+  if (inputs.mode === 'verify') {
+    const text = readReceiptFile(inputs.receiptFile!);
+    const { receipt } = parseReceipt(text, `receipt-file ${inputs.receiptFile}`);
+    return { receipt, response: null, sentClaim: null };
+  }
+  const sentClaim = claimToSend(inputs, deps.context);
+  deps.info(`svc ${inputs.mode}: claim ${String(sentClaim.claim_id)}`);
+  const res = await callSvc(
+    `${inputs.apiUrl}/v1/${inputs.mode}`,
+    { method: 'POST', apiKey: inputs.apiKey!, body: sentClaim },
+    deps.http,
+  );
+  if (res.status !== 200)
+    throw new ActionFailure(describeFailure(res, `the ${inputs.mode} request`));
+  // The answer is as untrusted as any receipt: read it strictly, then verify it.
+  const parsed = parseReceipt(res.text, `the ${inputs.mode} response`);
+  if (!parsed.fromEvaluateResponse)
+    throw new ActionFailure(`the ${inputs.mode} response carries no receipt`);
+  // Parsed strictly above, so the plain parse sees the same members.
+  return { receipt: parsed.receipt, response: JSON.parse(res.text) as Json, sentClaim };
+}
+
 /**
  * One use of the Action: obtain a receipt (evaluate, simulate) or read one (verify), verify it
  * offline against a trusted key, write it to the workspace, set the outputs and the summary,
  * then fail the step when trust failed (whatever fail-on says) or the verdict fails fail-on.
  */
 export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outcome> {
-  let response: Json | null = null;
-  let receipt: Json;
-  let sentClaim: Json | null = null;
-  if (inputs.mode === 'verify') {
-    receipt = parseReceipt(
-      readReceiptFile(inputs.receiptFile!),
-      `receipt-file ${inputs.receiptFile}`,
-    ).receipt;
-  } else {
-    sentClaim = claimToSend(inputs, deps.context);
-    deps.info(`svc ${inputs.mode}: claim ${String(sentClaim.claim_id)}`);
-    const res = await callSvc(
-      `${inputs.apiUrl}/v1/${inputs.mode}`,
-      { method: 'POST', apiKey: inputs.apiKey!, body: sentClaim },
-      deps.http,
-    );
-    if (res.status !== 200)
-      throw new ActionFailure(describeFailure(res, `the ${inputs.mode} request`));
-    // The answer is as untrusted as any receipt: read it strictly, then verify it.
-    const parsed = parseReceipt(res.text, `the ${inputs.mode} response`);
-    if (!parsed.fromEvaluateResponse)
-      throw new ActionFailure(`the ${inputs.mode} response carries no receipt`);
-    // Parsed strictly above, so the plain parse sees the same members.
-    response = JSON.parse(res.text) as Json;
-    receipt = parsed.receipt;
-  }
-
+  const { receipt, response, sentClaim } = await obtainReceipt(inputs, deps);
   const problems: string[] = [];
   let verification: VerifyResult | null = null;
   let key: TrustedKey | null = null;
   if (inputs.mode !== 'simulate') {
     key = await trustedKey(inputs, deps.http, deps.warning);
+    // What the workflow asked for is what the signed policy must say (contract §8).
     const asked = sentClaim ? str(sentClaim.policy) : null;
     const expect: VerifyExpectations = { ...inputs.expect };
     if (expect.policy === undefined && asked) expect.policy = asked;
