@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -152,6 +152,31 @@ describe('svc-verify', () => {
     const unpinned = await cli(receiptPath, '--key-url', live.url);
     expect(unpinned.code).toBe(2);
     expect(unpinned.stderr).toContain('--key-url needs --fingerprint');
+  });
+
+  it('verifies the golden v1 and v2 receipts, reporting v1 chain linkage as UNVERIFIED', async () => {
+    const vectors = JSON.parse(
+      readFileSync(new URL('../fixtures/receipt-vectors.json', import.meta.url), 'utf8'),
+    ) as Json;
+    const key = file('golden.pem', vectors.signer.public_key_pem);
+    const golden: [string, Json][] = [
+      ...vectors.receipts.map((v: Json) => ['v1', v.receipt]),
+      ...vectors.receipts_v2.map((v: Json) => ['v2', v.receipt]),
+    ];
+    for (const [contract, receipt] of golden) {
+      const run = await cli(
+        file(`golden-${receipt.receipt_id}.json`, JSON.stringify(receipt)),
+        '--key',
+        key,
+      );
+      expect({ contract, code: run.code }).toEqual({ contract, code: 0 });
+      expect(run.stdout).toContain(`contract      receipt-core-${contract}`);
+      expect(run.stdout).toMatch(
+        contract === 'v1'
+          ? /^UNVERIFIED\s+chain_linkage\s+receipt-core-v1 does not sign/m
+          : /^PASS\s+chain_linkage/m,
+      );
+    }
   });
 
   it('exits 2 with the reason for unusable input', async () => {
