@@ -208,6 +208,11 @@ describe('svc-verify', () => {
         /--fingerprint: fingerprint must be/,
       ],
       [[receiptPath, '--key', keyPath, '--nope'], /Unknown option '--nope'/],
+      [
+        [receiptPath, '--key', keyPath, '--fingerprint', `sha256:${'0'.repeat(64)}`],
+        /key fingerprint sha256:\w+ differs from the pinned sha256:0{64}; refusing the key/,
+      ],
+      [[receiptPath, '--key', keyPath, '--key-url', 'http://127.0.0.1:1'], /not both/],
       [['--key', keyPath], /exactly one receipt file/],
       [[receiptPath, '--key', keyPath, '--expect-submitter', 'bob'], /expected submitter must be/],
     ];
