@@ -213,6 +213,14 @@ describe('svc-verify', () => {
         /key fingerprint sha256:\w+ differs from the pinned sha256:0{64}; refusing the key/,
       ],
       [[receiptPath, '--key', keyPath, '--key-url', 'http://127.0.0.1:1'], /not both/],
+      [
+        [receiptPath, '--fingerprint', fingerprint, '--key-url', 'http://127.0.0.1:1'],
+        /cannot fetch http:\/\/127\.0\.0\.1:1\/v1\/keys\/server/,
+      ],
+      [
+        [receiptPath, '--fingerprint', fingerprint, '--key-url', `${live.url}/elsewhere`],
+        /elsewhere\/v1\/keys\/server answered HTTP 404/,
+      ],
       [['--key', keyPath], /exactly one receipt file/],
       [[receiptPath, '--key', keyPath, '--expect-submitter', 'bob'], /expected submitter must be/],
     ];
