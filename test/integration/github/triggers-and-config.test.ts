@@ -221,14 +221,12 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
     let { claim } = await receiptOf(lastOutput().external_id!);
     expect(claim.sources.map((s) => s.type)).not.toContain('human_approval');
 
-    state.reviews
-      .get(7)!
-      .push({
-        user: 'maintainer',
-        state: 'APPROVED',
-        commit_id: SHA,
-        submitted_at: '2026-01-15T09:00:00Z',
-      });
+    state.reviews.get(7)!.push({
+      user: 'maintainer',
+      state: 'APPROVED',
+      commit_id: SHA,
+      submitted_at: '2026-01-15T09:00:00Z',
+    });
     await run('pull_request_review', reviewEvent('submitted', operated, 'maintainer'));
     ({ claim } = await receiptOf(lastOutput().external_id!));
     const approval = claim.sources.find((s) => s.type === 'human_approval');
