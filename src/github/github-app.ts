@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { Probot, ProbotOctokit } from 'probot';
+import type { ProbotOctokit } from 'probot';
+import { Probot } from 'probot';
 import type { Logger } from 'pino';
 import type { JobQueue, JobResult } from '../ports/job-queue.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse } from '../services/claims.js';
 import { gateEvents, IncompletePayload } from './events.js';
-import { PullRequestGate } from './gate.js';
+import { isTransient, PullRequestGate } from './gate.js';
 import { DELIVERY_JOB, type DeliveryJob } from './webhook-route.js';
 
 export interface GithubAppConfig {
@@ -108,6 +109,14 @@ export async function startGithubApp(deps: {
         );
         return { outcome: 'done' };
       }
+      if (!errorsOf(error).some(isTransient)) {
+        // A deleted branch or repository, a revoked installation: another run cannot help.
+        log.warn(
+          { delivery: delivery.id, event: delivery.name, err: error },
+          'delivery ended: GitHub refused it for good',
+        );
+        return { outcome: 'done' };
+      }
       const message = errorsOf(error)
         .map((e) => (e as Error).message)
         .join('; ');
@@ -131,7 +140,11 @@ export async function startGithubApp(deps: {
         },
         'delivery will be retried',
       );
-      return { outcome: 'retry', at: deps.clock.now() + delaySeconds * 1000, error: message };
+      return {
+        outcome: 'retry',
+        at: Math.ceil(deps.clock.now() + delaySeconds * 1000),
+        error: message,
+      };
     } finally {
       finalRuns.delete(delivery.id);
     }
