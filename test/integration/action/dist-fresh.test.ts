@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +27,11 @@ describe('action/dist', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+  // Runners check the repository out and run the file: it must be tracked, not ignored.
+  (existsSync(join(ROOT, '.git')) ? it : it.skip)('is tracked by git', () => {
+    const listed = execFileSync('git', ['ls-files', 'action/dist/index.js'], { cwd: ROOT });
+    expect(listed.toString().trim()).toBe('action/dist/index.js');
   });
 });
 
