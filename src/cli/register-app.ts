@@ -631,6 +631,14 @@ export async function runRegisterApp(argv: string[], io: RegisterIo): Promise<nu
 async function register(options: Options, io: RegisterIo): Promise<number> {
   const appYml = readOptional(options.manifestPath);
   if (appYml === null) throw new RegistrationError(`no manifest at ${options.manifestPath}`);
+  const manifestFor = (origin: string) =>
+    buildManifest(appYml, {
+      webhookUrl: options.webhookUrl,
+      redirectUrl: `${origin}/`,
+      ...(options.name === undefined ? {} : { name: options.name }),
+    });
+  // A broken manifest is reported before anything listens; the real port is known only later.
+  manifestFor(`http://127.0.0.1:${options.port}`);
 
   // Refuse before anything is created on GitHub: a private key GitHub has issued cannot be
   // fetched again, so finding the conflict after the exchange would be too late.
@@ -653,11 +661,7 @@ async function register(options: Options, io: RegisterIo): Promise<number> {
   });
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
-  const manifest = buildManifest(appYml, {
-    webhookUrl: options.webhookUrl,
-    redirectUrl: `${origin}/`,
-    ...(options.name === undefined ? {} : { name: options.name }),
-  });
+  const manifest = manifestFor(origin);
   const formAction = `${options.urls.createAppUrl}?state=${state}`;
   const hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
 

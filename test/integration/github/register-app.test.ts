@@ -264,6 +264,29 @@ describe('npm run register-app, in process with GitHub intercepted', () => {
     scope.done();
   });
 
+  it('reports a broken manifest or a busy port with exit code 1, leaving nothing running', async () => {
+    writeFileSync(join(dir, 'app.yml'), 'name: svc\nurl: https://example.com\n');
+    const broken = startInProcess(['--manifest', join(dir, 'app.yml')], dir);
+    expect(await broken.done).toBe(1);
+    expect(broken.err).toEqual([
+      'register-app: the manifest is not a GitHub App manifest: default_permissions: Invalid input: expected record, received undefined; default_events: Invalid input: expected array, received undefined',
+    ]);
+    expect(broken.out).toEqual([]);
+
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = String((busy.address() as AddressInfo).port);
+    try {
+      const run = startInProcess([...args(), '--port', port], dir);
+      expect(await run.done).toBe(1);
+      expect(run.err).toEqual([
+        `register-app: port ${port} is in use; pass --port <n> (0 picks a free one)`,
+      ]);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  });
+
   it('answers only requests addressed to the loopback names, and gives up in time', async () => {
     // A later --timeout wins: about one second.
     const run = startInProcess([...args(), '--timeout', '0.02'], dir);
