@@ -774,6 +774,12 @@ async function register(options: Options, io: RegisterIo): Promise<number> {
       void handle(req, res);
     });
 
+    // Allowed, since a tunnel may forward it, but it is a common first mistake.
+    if (LOOPBACK.has(new URL(options.webhookUrl).hostname)) {
+      io.err(
+        `register-app: warning: GitHub cannot deliver events to ${options.webhookUrl}; for local development use a https://smee.io channel as --webhook-url (docs/GITHUB_APP.md)`,
+      );
+    }
     io.err(`register-app: listening on ${origin}/ (Ctrl-C to stop)`);
     io.out(`Open ${origin}/ in your browser to create the GitHub App "${manifest.name}".`);
   });

@@ -289,7 +289,10 @@ describe('npm run register-app, in process with GitHub intercepted', () => {
 
   it('answers only requests addressed to the loopback names, and gives up in time', async () => {
     // A later --timeout wins: about one second.
-    const run = startInProcess([...args(), '--timeout', '0.02'], dir);
+    const run = startInProcess(
+      [...args(), '--timeout', '0.02', '--webhook-url', 'http://localhost:3000/v1/webhook/scm'],
+      dir,
+    );
     const url = new URL(await run.opened);
     const status = await new Promise<number>((resolve, reject) => {
       httpRequest(
@@ -303,6 +306,9 @@ describe('npm run register-app, in process with GitHub intercepted', () => {
         .end();
     });
     expect(status).toBe(421);
+    expect(run.err[0]).toBe(
+      'register-app: warning: GitHub cannot deliver events to http://localhost:3000/v1/webhook/scm; for local development use a https://smee.io channel as --webhook-url (docs/GITHUB_APP.md)',
+    );
     expect((await fetch(new URL('/other', url))).status).toBe(404);
     // The timeout ends this run: nothing was written.
     expect(await run.done).toBe(1);
