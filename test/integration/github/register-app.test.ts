@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { getPrivateKey } from '@probot/get-private-key';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import {
   existsSync,
@@ -471,6 +471,13 @@ describe('npm run register-app as a child process', () => {
     // The existing file held no secret before; now it does, so it is owner-only.
     expect(statSync(join(dir, '.env')).mode & 0o777).toBe(0o600);
     expect(getPrivateKey({ env: { PRIVATE_KEY: parseEnv(text).PRIVATE_KEY } })).toBe(PEM);
+    // As the docs start svc: node --env-file, whose value svc's config un-escapes (\n).
+    const loaded = execFileSync(
+      process.execPath,
+      [`--env-file=${join(dir, '.env')}`, '-e', 'process.stdout.write(process.env.PRIVATE_KEY)'],
+      { encoding: 'utf8', env: env() },
+    );
+    expect(loaded.replace(/\\n/g, '\n')).toBe(PEM);
     expect(stderr).toContain(
       `register-app: wrote APP_ID, PRIVATE_KEY, WEBHOOK_SECRET, GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET to ${join(dir, '.env')} (mode 0600); replaced APP_ID`,
     );
