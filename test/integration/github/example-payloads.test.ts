@@ -18,7 +18,7 @@ type Example = Record<string, unknown> & { action?: string };
 
 /** A payload GitHub documents, moved to the test repository and installation. */
 function example(event: string, action: string | undefined, patch: (p: Example) => void): Example {
-  const found = (examples as { name: string; examples: Example[] }[])
+  const found = (examples as unknown as { name: string; examples: Example[] }[])
     .find((e) => e.name === event)!
     .examples.find((e) => action === undefined || e.action === action);
   const payload = structuredClone(found!);
