@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { createApp } from './app.js';
 import { appPrivateKey } from './github/github-app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
@@ -8,7 +7,7 @@ import { systemClock } from './ports/clock.js';
 import { createAesGcmBox, loadKeyEncryptionSecret } from './secrets/key-encryption.js';
 import { loadServerKey } from './secrets/server-key.js';
 import { secureDataDir } from './storage/data-dir.js';
-import { openSqliteStore } from './storage/sqlite/sqlite-store.js';
+import { createStore } from './storage/create-store.js';
 
 function configOrExit(): Config {
   try {
@@ -44,7 +43,9 @@ async function main(): Promise<void> {
       );
     }
     box = createAesGcmBox(encryption.secret);
-    store = openSqliteStore(join(config.dataDir, 'ledger.db'));
+    store = await createStore(config, {
+      onJobQueueError: (error) => logger.error({ err: error }, 'job queue error'),
+    });
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { policyNameSchema } from '../core/policies.js';
@@ -11,7 +10,7 @@ import { systemClock } from '../ports/clock.js';
 import type { Store } from '../ports/store.js';
 import { ApiKeyService, TIER_LIMITS } from '../services/api-keys.js';
 import { PolicyService } from '../services/policies.js';
-import { openSqliteStore } from '../storage/sqlite/sqlite-store.js';
+import { createStore } from '../storage/create-store.js';
 
 const HELP = `svc — operator commands for the svc service
 
@@ -56,14 +55,9 @@ const tierOf = (value: string | undefined): Tier =>
     ? (value as Tier)
     : usage(`tier must be one of ${TIERS.join(', ')}; got "${value ?? ''}"`);
 
-function openStore(): Store {
-  const config = loadConfig();
-  if (process.env.MONGODB_URI) {
-    throw new Error(
-      'MONGODB_URI is set, but this build has only the embedded store; unset it to work on SVC_DATA_DIR',
-    );
-  }
-  return openSqliteStore(join(config.dataDir, 'ledger.db'));
+/** The store the service uses: MongoDB when MONGODB_URI is set, else SVC_DATA_DIR's file. */
+function openStore(): Promise<Store> {
+  return createStore(loadConfig());
 }
 
 type Out = (line: string) => void;
@@ -212,7 +206,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const [group, ...rest] = argv;
   if (group !== 'keys' && group !== 'policies') return usage(`unknown command "${group}"`);
-  const store = openStore();
+  const store = await openStore();
   const out: Out = (line) => void process.stdout.write(`${line}\n`);
   try {
     return group === 'keys' ? await keys(store, rest, out) : await policyCommands(store, rest, out);

@@ -103,6 +103,15 @@ const envSchema = z.object({
   SVC_SIGNUP_LIMIT_PER_HOUR: hourlyLimit.default(20),
   SVC_TRUST_PROXY: trustProxy.default(false),
   SVC_PUBLIC_READS: boolean.default(true),
+  // The production store; the embedded SQLite store when unset.
+  MONGODB_URI: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\/\S+$/, { error: 'must be a mongodb:// or mongodb+srv:// URI' })
+    .optional(),
+  MONGODB_DATABASE: z
+    .string()
+    .regex(/^[^/\\. "$*<>:|?]{1,63}$/, { error: 'must be a MongoDB database name' })
+    .optional(),
 });
 
 export interface Config {
@@ -137,6 +146,10 @@ export interface Config {
   trustProxy: false | number | string[];
   /** Whether ledger reads (search, analytics, metrics, ...) need no API key. */
   publicReads: boolean;
+  /** The MongoDB deployment (a replica set) to store everything in; unset: embedded SQLite. */
+  mongodbUri?: string;
+  /** The database; default: the URI's, else `svc`. */
+  mongodbDatabase?: string;
 }
 
 export class ConfigError extends Error {
@@ -187,5 +200,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signupLimitPerHour: e.SVC_SIGNUP_LIMIT_PER_HOUR,
     trustProxy: e.SVC_TRUST_PROXY,
     publicReads: e.SVC_PUBLIC_READS,
+    mongodbUri: e.MONGODB_URI,
+    mongodbDatabase: e.MONGODB_DATABASE,
   };
 }

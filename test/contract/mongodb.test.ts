@@ -1,24 +1,38 @@
-import { describe, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, describe, it } from '@jest/globals';
+import { MongoClient } from 'mongodb';
 import type { Store } from '../../src/ports/store.js';
+import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 
+// Set in CI (a single-node replica set); locally: MONGODB_URI=mongodb://... npm test.
 const uri = process.env.MONGODB_URI;
 
-// Becomes the adapter's opener once src/storage/mongo exists; until then there is nothing to
-// run the contract against, with or without a server.
-const openMongoStore = null as ((uri: string) => Promise<Store>) | null;
+// One fresh database per case, dropped afterwards, so cases never see each other's data.
+const databases: string[] = [];
+let admin: MongoClient | undefined;
 
-const skipReason = !uri
-  ? 'MONGODB_URI is not set'
-  : !openMongoStore
-    ? 'there is no MongoDB store adapter yet'
-    : null;
+afterEach(async () => {
+  if (!uri || databases.length === 0) return;
+  admin ??= await new MongoClient(uri, { serverSelectionTimeoutMS: 10_000 }).connect();
+  for (const name of databases.splice(0)) await admin.db(name).dropDatabase();
+});
 
-(skipReason === null ? describe : describe.skip)(
-  skipReason === null ? 'MongoDB' : `MongoDB (skipped: ${skipReason})`,
+afterAll(async () => {
+  await admin?.close();
+});
+
+async function openFresh(): Promise<Store> {
+  const database = `svc_contract_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  databases.push(database);
+  return openMongoStore(uri!, { database });
+}
+
+(uri ? describe : describe.skip)(
+  uri ? 'MongoDB' : 'MongoDB (skipped: MONGODB_URI is not set)',
   () => {
-    if (uri && openMongoStore) {
-      describeStoreContract('MongoDB', () => openMongoStore(uri));
+    if (uri) {
+      describeStoreContract('MongoDB', openFresh);
     } else {
       // A skipped describe needs one case for the reason to show in the report.
       it('runs the store contract against a MongoDB server', () => {});

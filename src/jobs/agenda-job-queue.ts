@@ -1,0 +1,311 @@
+import { randomUUID } from 'node:crypto';
+import type { Agenda, Job as AgendaJob } from 'agenda';
+import { ObjectId, type Collection, type Db, type WithId } from 'mongodb';
+import type { Clock } from '../ports/clock.js';
+import type {
+  EnqueueOptions,
+  EnqueueResult,
+  Job,
+  JobHandler,
+  JobQueue,
+  JobQueueOptions,
+  JobRecord,
+  JobResult,
+  JobStats,
+  JsonValue,
+} from '../ports/job-queue.js';
+import { COLLECTIONS, duplicateKeyFields } from '../storage/mongo/documents.js';
+import { newJobDocument, type JobDocument } from '../storage/mongo/job-documents.js';
+
+const DEFAULTS = {
+  pollIntervalMs: 1000,
+  // Well above the longest handler (a webhook POST times out after 10 s), so a live worker
+  // never loses a job it is still running. agenda's own default is 10 minutes.
+  leaseMs: 60_000,
+  concurrency: 4,
+  retryDelaysMs: [60_000, 300_000, 1_800_000],
+};
+
+const MAX_ERROR_LENGTH = 1000;
+
+const isObjectIdHex = (id: string) => /^[0-9a-f]{24}$/i.test(id);
+
+/**
+ * The job queue when svc runs on MongoDB: agenda (with its MongoDB backend) polls, locks and
+ * runs the jobs, in its own collection `agendaJobs`, shared by every instance.
+ *
+ * - A job document carries agenda's fields and, under `svc`, this queue's state (pending,
+ *   done, failed), attempts, last error and dedupe key; agenda never writes `svc`.
+ * - The lease is agenda's lock: `lockedAt`, expired after `leaseMs` (agenda's lock
+ *   lifetime); a job whose worker died is then taken again by any instance (at-least-once).
+ * - Retries and failures follow JobQueueOptions, not agenda's backoff: the handler never
+ *   throws into agenda; the queue records the outcome and, for a retry, sets `nextRunAt`.
+ * - Dedupe keys are a partial unique index on `svc.dedupeKey`.
+ * - `runDue` claims due jobs itself with the injected clock, in the same documents and with the
+ *   same lease rule, so tests need neither real time nor agenda's timers.
+ *
+ * agenda is imported only when the queue starts, and only on this path: the embedded mode
+ * never loads it.
+ */
+export class AgendaJobQueue implements JobQueue {
+  private readonly clock: Clock;
+  private readonly options: typeof DEFAULTS;
+  /** Identifies this worker in `lastModifiedBy`. */
+  private readonly owner = `svc-${randomUUID()}`;
+  private readonly handlers = new Map<string, JobHandler>();
+  private readonly jobs: Collection<JobDocument>;
+  private agenda: Agenda | undefined;
+  private starting: Promise<void> | undefined;
+  private started = false;
+
+  constructor(
+    private readonly db: Db,
+    options: JobQueueOptions,
+    private readonly onError: (error: unknown) => void = () => undefined,
+  ) {
+    this.clock = options.clock;
+    this.options = {
+      pollIntervalMs: options.pollIntervalMs ?? DEFAULTS.pollIntervalMs,
+      leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+      concurrency: options.concurrency ?? DEFAULTS.concurrency,
+      retryDelaysMs: options.retryDelaysMs ?? DEFAULTS.retryDelaysMs,
+    };
+    this.jobs = db.collection<JobDocument>(COLLECTIONS.jobs);
+  }
+
+  async enqueue(
+    name: string,
+    payload: JsonValue,
+    options: EnqueueOptions = {},
+  ): Promise<EnqueueResult> {
+    const now = this.clock.now();
+    const doc = newJobDocument(name, payload, {
+      dedupeKey: options.dedupeKey,
+      runAt: options.runAt ?? now,
+      createdAt: now,
+    });
+    try {
+      const { insertedId } = await this.jobs.insertOne(doc);
+      return { id: insertedId.toHexString(), created: true };
+    } catch (error) {
+      if (options.dedupeKey === undefined || !duplicateKeyFields(error)?.includes('svc.dedupeKey'))
+        throw error;
+      const existing = await this.jobs.findOne(
+        { 'svc.dedupeKey': options.dedupeKey },
+        { projection: { _id: 1 } },
+      );
+      if (!existing) throw error;
+      return { id: existing._id.toHexString(), created: false };
+    }
+  }
+
+  handle(name: string, handler: JobHandler): void {
+    if (this.handlers.has(name)) throw new TypeError(`a handler for "${name}" is registered`);
+    this.handlers.set(name, handler);
+    if (this.agenda) this.define(this.agenda, name);
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.starting = this.startAgenda().catch((error: unknown) => {
+      this.started = false;
+      this.onError(error);
+    });
+  }
+
+  private async startAgenda(): Promise<void> {
+    const [{ Agenda }, { MongoBackend }] = await Promise.all([
+      import('agenda'),
+      import('@agendajs/mongo-backend'),
+    ]);
+    // The Db of the store's connected client: agenda opens no connection of its own (its
+    // constructor's connect has no error handler). Its index is created with the store's.
+    const agenda = new Agenda({
+      backend: new MongoBackend({
+        mongo: this.db,
+        collection: COLLECTIONS.jobs,
+        ensureIndex: false,
+      }),
+      name: this.owner,
+      processEvery: this.options.pollIntervalMs,
+      defaultConcurrency: this.options.concurrency,
+      maxConcurrency: this.options.concurrency,
+      defaultLockLifetime: this.options.leaseMs,
+    });
+    agenda.on('error', (error: Error) => this.onError(error));
+    for (const name of this.handlers.keys()) this.define(agenda, name);
+    this.agenda = agenda;
+    if (!this.started) return;
+    await agenda.start();
+  }
+
+  private define(agenda: Agenda, name: string): void {
+    agenda.define(
+      name,
+      async (agendaJob: AgendaJob) => {
+        const id = new ObjectId(String(agendaJob.attrs._id));
+        // agenda has locked the job; count the run before it starts, so a crash counts too.
+        const doc = await this.jobs.findOneAndUpdate(
+          { _id: id, 'svc.state': 'pending' },
+          { $inc: { 'svc.attempts': 1 } },
+          { returnDocument: 'after' },
+        );
+        if (!doc) return; // finished meanwhile (a run that outlived its lease): nothing to do
+        const result = await this.execute(doc);
+        const retryAt = await this.finish(id, {}, result);
+        // agenda saves its own fields after the processor returns: nextRunAt null (one-time
+        // job, never picked again) unless a retry is due.
+        agendaJob.attrs.nextRunAt = retryAt === null ? null : new Date(retryAt);
+      },
+      { concurrency: this.options.concurrency, lockLifetime: this.options.leaseMs },
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    await this.starting;
+    this.starting = undefined;
+    const agenda = this.agenda;
+    this.agenda = undefined;
+    // Stops polling and waits for the jobs already running; the store's client stays open.
+    if (agenda) await agenda.drain({ closeConnection: false });
+  }
+
+  async runDue(limit = 1000): Promise<number> {
+    let ran = 0;
+    while (ran < limit && this.handlers.size > 0) {
+      const now = this.clock.now();
+      const lockedAt = new Date(now);
+      const doc = await this.jobs.findOneAndUpdate(
+        {
+          name: { $in: [...this.handlers.keys()] },
+          disabled: { $ne: true },
+          'svc.state': 'pending',
+          // agenda's own rule: due and unlocked, or locked longer ago than the lease.
+          $or: [
+            { lockedAt: null, nextRunAt: { $lte: lockedAt } },
+            { lockedAt: { $lte: new Date(now - this.options.leaseMs) } },
+          ],
+        },
+        {
+          $set: { lockedAt, nextRunAt: null, lastModifiedBy: this.owner },
+          $inc: { 'svc.attempts': 1 },
+        },
+        { sort: { nextRunAt: 1, _id: 1 }, returnDocument: 'after' },
+      );
+      if (!doc) break;
+      const result = await this.execute(doc);
+      // Conditional on still holding the lease: a worker that overran it must not overwrite
+      // what the worker that took the job over decided.
+      await this.finish(doc._id, { lockedAt }, result);
+      ran++;
+    }
+    return ran;
+  }
+
+  private async execute(doc: WithId<JobDocument>): Promise<JobResult> {
+    const job: Job = {
+      id: doc._id.toHexString(),
+      name: doc.name,
+      payload: doc.data,
+      attempt: doc.svc.attempts,
+      runAt: doc.svc.runAt,
+      createdAt: doc.svc.createdAt,
+    };
+    try {
+      const handler = this.handlers.get(doc.name);
+      if (!handler) throw new Error(`no handler for "${doc.name}"`);
+      return (await handler(job)) ?? { outcome: 'done' };
+    } catch (error) {
+      const delay = this.options.retryDelaysMs[job.attempt - 1];
+      const message = error instanceof Error ? error.message : String(error);
+      return delay === undefined
+        ? { outcome: 'failed', error: message }
+        : { outcome: 'retry', at: this.clock.now() + delay, error: message };
+    }
+  }
+
+  /** Records the outcome; answers when the job is due again, or null. */
+  private async finish(
+    id: ObjectId,
+    lease: { lockedAt?: Date },
+    result: JobResult,
+  ): Promise<number | null> {
+    const now = this.clock.now();
+    const filter = { _id: id, 'svc.state': 'pending' as const, ...lease };
+    switch (result.outcome) {
+      case 'done':
+        await this.jobs.updateOne(filter, {
+          $set: {
+            'svc.state': 'done',
+            'svc.finishedAt': now,
+            'svc.lastError': null,
+            lockedAt: null,
+            nextRunAt: null,
+          },
+        });
+        return null;
+      case 'retry': {
+        // Never due again within the same instant, so runDue() cannot spin on one job.
+        const at = Math.max(result.at, now + 1);
+        await this.jobs.updateOne(filter, {
+          $set: {
+            'svc.runAt': at,
+            'svc.lastError': result.error.slice(0, MAX_ERROR_LENGTH),
+            lockedAt: null,
+            nextRunAt: new Date(at),
+          },
+        });
+        return at;
+      }
+      case 'failed':
+        await this.jobs.updateOne(filter, {
+          $set: {
+            'svc.state': 'failed',
+            'svc.finishedAt': now,
+            'svc.lastError': result.error.slice(0, MAX_ERROR_LENGTH),
+            lockedAt: null,
+            nextRunAt: null,
+          },
+        });
+        return null;
+    }
+  }
+
+  async stats(name?: string): Promise<JobStats> {
+    const byName = name === undefined ? {} : { name };
+    const pending = await this.jobs.countDocuments({ ...byName, 'svc.state': 'pending' });
+    const failed = await this.jobs.countDocuments({ ...byName, 'svc.state': 'failed' });
+    const oldest =
+      pending === 0
+        ? null
+        : await this.jobs.findOne(
+            { ...byName, 'svc.state': 'pending' },
+            { sort: { 'svc.createdAt': 1 }, projection: { 'svc.createdAt': 1 } },
+          );
+    return {
+      pending,
+      failed,
+      oldestPendingAgeMs: oldest ? Math.max(0, this.clock.now() - oldest.svc.createdAt) : null,
+    };
+  }
+
+  async get(id: string): Promise<JobRecord | null> {
+    if (!isObjectIdHex(id)) return null;
+    const doc = await this.jobs.findOne({ _id: new ObjectId(id) });
+    if (!doc) return null;
+    return {
+      id: doc._id.toHexString(),
+      name: doc.name,
+      payload: doc.data,
+      state: doc.svc.state,
+      attempts: doc.svc.attempts,
+      runAt: doc.svc.runAt,
+      createdAt: doc.svc.createdAt,
+      finishedAt: doc.svc.finishedAt,
+      lastError: doc.svc.lastError,
+      dedupeKey: doc.svc.dedupeKey ?? null,
+    };
+  }
+}

@@ -1,0 +1,25 @@
+import { join } from 'node:path';
+import type { Config } from '../config/config.js';
+import type { Store } from '../ports/store.js';
+
+export type StoreConfig = Pick<Config, 'dataDir' | 'mongodbUri' | 'mongodbDatabase'>;
+
+/**
+ * Opens the configured store: MongoDB when MONGODB_URI is set, else the embedded SQLite file
+ * in the data directory. Each backend is imported only when chosen, so the embedded mode
+ * never loads the MongoDB driver or agenda, and the MongoDB mode never loads better-sqlite3.
+ */
+export async function createStore(
+  config: StoreConfig,
+  options: { onJobQueueError?: (error: unknown) => void } = {},
+): Promise<Store> {
+  if (config.mongodbUri !== undefined) {
+    const { openMongoStore } = await import('./mongo/mongo-store.js');
+    return openMongoStore(config.mongodbUri, {
+      database: config.mongodbDatabase,
+      onJobQueueError: options.onJobQueueError,
+    });
+  }
+  const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
+  return openSqliteStore(join(config.dataDir, 'ledger.db'));
+}

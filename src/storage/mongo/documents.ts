@@ -1,0 +1,203 @@
+import type { AdmissibilityStatus } from '../../core/evaluation.js';
+import type { Verdict } from '../../core/policy.js';
+import type { OverrideMode } from '../../core/policy-overrides.js';
+import type { Tier } from '../../ports/api-key-store.js';
+import type { LedgerEntry } from '../../ports/ledger-store.js';
+import type { DeliveryStatus } from '../../ports/webhook-store.js';
+
+/** Collection names, in one place: indexes, the ledger's transaction and the readers share them. */
+export const COLLECTIONS = {
+  receipts: 'receipts',
+  outbox: 'outbox',
+  totals: 'ledger_totals',
+  repositories: 'repository_stats',
+  agents: 'agent_stats',
+  daily: 'daily_counts',
+  apiKeys: 'api_keys',
+  policies: 'policies',
+  receivers: 'webhook_receivers',
+  receiverOwners: 'webhook_receiver_owners',
+  deliveries: 'webhook_deliveries',
+  attempts: 'webhook_attempts',
+  jobs: 'agendaJobs',
+  healthProbe: 'health_probe',
+} as const;
+
+/**
+ * One receipt. The receipt, claim and evaluation are kept as the JSON text that was appended
+ * (as the SQLite store does), so what is read back is byte for byte what was written — BSON
+ * would turn an `undefined` member into null and cannot tell 1 from 1.0. The other fields are
+ * copies for the indexes.
+ */
+export interface ReceiptDocument {
+  sequence: number;
+  receipt_id: string;
+  claim_id: string;
+  scope: string;
+  inputs_hash: string;
+  receipt_hash: string;
+  issued_at: string;
+  verdict: Verdict;
+  admissibility: AdmissibilityStatus;
+  entity: string;
+  agent: string | null;
+  repository: string | null;
+  pull_request: string | null;
+  api_key_id: string | null;
+  /** Lower-cased, diacritic-free words of claim text, entity, repository and agent. */
+  words: string[];
+  receipt_json: string;
+  claim_json: string;
+  evaluation_json: string;
+}
+
+export const ENTRY_PROJECTION = {
+  _id: 0,
+  receipt_json: 1,
+  claim_json: 1,
+  evaluation_json: 1,
+  api_key_id: 1,
+} as const;
+
+export type EntryFields = Pick<
+  ReceiptDocument,
+  'receipt_json' | 'claim_json' | 'evaluation_json' | 'api_key_id'
+>;
+
+export const toEntry = (doc: EntryFields): LedgerEntry => ({
+  receipt: JSON.parse(doc.receipt_json),
+  claim: JSON.parse(doc.claim_json),
+  evaluation: JSON.parse(doc.evaluation_json),
+  apiKeyId: doc.api_key_id,
+});
+
+export interface OutboxDocument {
+  /** receipt sequence × OUTBOX_PER_RECEIPT + position: grows in write order, no counter. */
+  _id: number;
+  topic: string;
+  receipt_id: string;
+  payload_json: string;
+  created_at: string;
+  dispatched_at: string | null;
+}
+
+export const OUTBOX_PER_RECEIPT = 1000;
+
+export interface Counters {
+  total: number;
+  allowed: number;
+  blocked: number;
+  escalated: number;
+  accepted: number;
+  non_deterministic: number;
+  rejected: number;
+}
+
+export interface TotalsDocument {
+  _id: string;
+  verdict: Verdict;
+  admissibility: AdmissibilityStatus;
+  n: number;
+}
+
+export interface RepositoryStatsDocument extends Counters {
+  _id: string;
+  last_sequence: number;
+  last_receipt_id: string;
+  last_issued_at: string;
+}
+
+export interface AgentStatsDocument extends Counters {
+  _id: string;
+  first_seen: string;
+  last_seen: string;
+  models: string[];
+}
+
+export interface DailyCountDocument {
+  _id: string;
+  day: string;
+  /** '' for receipts without a repository, as in the SQLite store. */
+  repository: string;
+  verdict: Verdict;
+  n: number;
+}
+
+export interface ApiKeyDocument {
+  /** The key id. */
+  _id: string;
+  account_id: string;
+  email: string;
+  key_digest: string;
+  tier: Tier;
+  locked_policy: string | null;
+  created_at: string;
+  updated_at: string;
+  revoked_at: string | null;
+  /**
+   * Present (true) only while the key is not revoked: the partial unique index on email
+   * filters on it, because a partial index cannot filter on `revoked_at: null`.
+   */
+  active?: true;
+}
+
+export interface PolicyDocument {
+  /** null: the shared namespace. */
+  owner: string | null;
+  name: string;
+  description: string | null;
+  /** JSON text, for the same reason as the receipt's. */
+  config_json: string;
+  overrides: OverrideMode;
+  created_at: string;
+}
+
+export interface ReceiverDocument {
+  _id: string;
+  owner: string;
+  url: string;
+  event: string;
+  secret_sealed: string;
+  status: 'active' | 'disabled' | 'deleted';
+  created_at: string;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+}
+
+export interface DeliveryDocument {
+  _id: string;
+  receiver_id: string;
+  receipt_id: string;
+  event: string;
+  status: DeliveryStatus;
+  attempts: number;
+  created_at: string;
+  finished_at: string | null;
+  /** Write order (receipt sequence × OUTBOX_PER_RECEIPT + position), to break ties. */
+  order: number;
+}
+
+export interface AttemptDocument {
+  delivery_id: string;
+  attempt: number;
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_attempt_at: string | null;
+}
+
+/** A MongoDB duplicate-key error, and the index fields it names. */
+export function duplicateKeyFields(error: unknown): string[] | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { code, keyPattern, message } = error as {
+    code?: unknown;
+    keyPattern?: unknown;
+    message?: unknown;
+  };
+  if (code !== 11000 && code !== 11001) return null;
+  if (keyPattern && typeof keyPattern === 'object') return Object.keys(keyPattern);
+  // Older servers name only the index in the message: "index: scope_1_claim_id_1 dup key".
+  const index = typeof message === 'string' ? /index: (\S+)/.exec(message)?.[1] : undefined;
+  return index ? index.split('_').filter((_, i) => i % 2 === 0) : [];
+}

@@ -1,0 +1,120 @@
+import type { MongoClient, Db } from 'mongodb';
+import type { ApiKeyRecord, ApiKeyStore, Tier } from '../../ports/api-key-store.js';
+import { COLLECTIONS, duplicateKeyFields, type ApiKeyDocument } from './documents.js';
+import { TRANSACTION_OPTIONS } from './mongo-ledger.js';
+
+const toRecord = (doc: ApiKeyDocument): ApiKeyRecord => ({
+  id: doc.account_id,
+  keyId: doc._id,
+  email: doc.email,
+  keyDigest: doc.key_digest,
+  tier: doc.tier,
+  lockedPolicy: doc.locked_policy,
+  createdAt: doc.created_at,
+  updatedAt: doc.updated_at,
+  revokedAt: doc.revoked_at,
+});
+
+const toDocument = (record: ApiKeyRecord): ApiKeyDocument => ({
+  _id: record.keyId,
+  account_id: record.id,
+  email: record.email,
+  key_digest: record.keyDigest,
+  tier: record.tier,
+  locked_policy: record.lockedPolicy,
+  created_at: record.createdAt,
+  updated_at: record.updatedAt,
+  revoked_at: record.revokedAt,
+  ...(record.revokedAt === null ? { active: true as const } : {}),
+});
+
+class NotActive extends Error {}
+
+/**
+ * API keys on MongoDB. "One active key per email" is the partial unique index on
+ * `{email}` over documents with `active: true`, so two signups racing on two instances
+ * cannot both win.
+ */
+export class MongoApiKeys implements ApiKeyStore {
+  constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+  ) {}
+
+  private get keys() {
+    return this.db.collection<ApiKeyDocument>(COLLECTIONS.apiKeys);
+  }
+
+  async findByDigest(keyDigest: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.keys.findOne({ key_digest: keyDigest });
+    return doc ? toRecord(doc) : null;
+  }
+
+  async findByKeyId(keyId: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.keys.findOne({ _id: keyId });
+    return doc ? toRecord(doc) : null;
+  }
+
+  async findActiveByEmail(email: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.keys.findOne({ email, active: true });
+    return doc ? toRecord(doc) : null;
+  }
+
+  async insertIfAbsent(record: ApiKeyRecord): Promise<ApiKeyRecord> {
+    try {
+      await this.keys.insertOne(toDocument(record));
+      return record;
+    } catch (error) {
+      // Only a taken email means "already has a key"; a taken digest or key id is a bug.
+      if (!duplicateKeyFields(error)?.includes('email')) throw error;
+      const existing = await this.findActiveByEmail(record.email);
+      if (!existing) throw error;
+      return existing;
+    }
+  }
+
+  async rotate(keyId: string, next: ApiKeyRecord, at: string): Promise<ApiKeyRecord | null> {
+    const session = this.client.startSession();
+    try {
+      // A transaction: the old key revoked and the new one inserted, or neither. Two
+      // rotations of one key conflict on its document; the one that retries finds it revoked.
+      await session.withTransaction(async (s) => {
+        const revoked = await this.keys.updateOne(
+          { _id: keyId, active: true },
+          { $set: { revoked_at: at, updated_at: at }, $unset: { active: '' } },
+          { session: s },
+        );
+        if (revoked.modifiedCount !== 1) throw new NotActive();
+        await this.keys.insertOne(toDocument(next), { session: s });
+      }, TRANSACTION_OPTIONS);
+      return next;
+    } catch (error) {
+      if (error instanceof NotActive) return null;
+      throw error;
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  async revoke(keyId: string, at: string): Promise<boolean> {
+    const { modifiedCount } = await this.keys.updateOne(
+      { _id: keyId, active: true },
+      { $set: { revoked_at: at, updated_at: at }, $unset: { active: '' } },
+    );
+    return modifiedCount === 1;
+  }
+
+  async setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.keys.findOneAndUpdate(
+      { email, active: true },
+      { $set: { tier, updated_at: updatedAt } },
+      { returnDocument: 'after' },
+    );
+    return doc ? toRecord(doc) : null;
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    const docs = await this.keys.find({}).sort({ created_at: 1, _id: 1 }).toArray();
+    return docs.map(toRecord);
+  }
+}

@@ -1,0 +1,184 @@
+import type { Db } from 'mongodb';
+import type { Verdict } from '../../core/policy.js';
+import type { Receipt } from '../../core/receipt.js';
+import type {
+  AdmissibilityCounts,
+  AgentSummary,
+  LedgerQueries,
+  LedgerTotals,
+  NamePage,
+  ReceiptFilter,
+  RepositorySummary,
+  SequencePage,
+  TimelineRow,
+  VerdictCounts,
+} from '../../ports/ledger-queries.js';
+import type { LedgerEntry } from '../../ports/ledger-store.js';
+import {
+  COLLECTIONS,
+  ENTRY_PROJECTION,
+  toEntry,
+  type AgentStatsDocument,
+  type Counters,
+  type DailyCountDocument,
+  type ReceiptDocument,
+  type RepositoryStatsDocument,
+  type TotalsDocument,
+} from './documents.js';
+import { searchQuery } from './receipt-query.js';
+
+const verdictsOf = (r: Counters): VerdictCounts => ({
+  ALLOWED: r.allowed,
+  BLOCKED: r.blocked,
+  ESCALATED: r.escalated,
+});
+const admissibilityOf = (r: Counters): AdmissibilityCounts => ({
+  ACCEPTED: r.accepted,
+  NON_DETERMINISTIC: r.non_deterministic,
+  REJECTED: r.rejected,
+});
+
+/** SQLite orders text by its UTF-8 bytes; so does MongoDB's default (binary) comparison. */
+const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/**
+ * The read model on MongoDB: listings from the receipts' indexes, summaries from the aggregate
+ * documents the ledger updates in each append's transaction. Answers as the SQLite store does.
+ */
+export class MongoLedgerQueries implements LedgerQueries {
+  constructor(private readonly db: Db) {}
+
+  private get receipts() {
+    return this.db.collection<ReceiptDocument>(COLLECTIONS.receipts);
+  }
+
+  async search(filter: ReceiptFilter, page: SequencePage): Promise<Receipt[]> {
+    const query = searchQuery(filter, page);
+    if (!query || page.limit <= 0) return [];
+    const docs = await this.receipts
+      .find(query.filter, { projection: { _id: 0, receipt_json: 1 } })
+      .sort(query.sort)
+      .limit(page.limit)
+      .toArray();
+    return docs.map((doc) => JSON.parse(doc.receipt_json) as Receipt);
+  }
+
+  async getMany(receiptIds: string[]): Promise<LedgerEntry[]> {
+    if (receiptIds.length === 0) return [];
+    const docs = await this.receipts
+      .find({ receipt_id: { $in: receiptIds } }, { projection: ENTRY_PROJECTION })
+      .sort({ sequence: 1 })
+      .toArray();
+    return docs.map(toEntry);
+  }
+
+  async pullRequestHistory(
+    repository: string,
+    pullRequest: string,
+    limit: number,
+  ): Promise<LedgerEntry[]> {
+    if (limit <= 0) return [];
+    const docs = await this.receipts
+      .find({ repository, pull_request: pullRequest }, { projection: ENTRY_PROJECTION })
+      .sort({ sequence: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(toEntry);
+  }
+
+  async timeline(options: {
+    repository?: string;
+    since: string;
+    until: string;
+  }): Promise<TimelineRow[]> {
+    const match: Record<string, unknown> = { day: { $gte: options.since, $lt: options.until } };
+    if (options.repository !== undefined) match.repository = options.repository;
+    const rows = await this.db
+      .collection<DailyCountDocument>(COLLECTIONS.daily)
+      .aggregate<{ _id: { day: string; verdict: Verdict }; count: number }>([
+        { $match: match },
+        { $group: { _id: { day: '$day', verdict: '$verdict' }, count: { $sum: '$n' } } },
+        { $sort: { '_id.day': 1, '_id.verdict': 1 } },
+      ])
+      .toArray();
+    return rows.map((row) => ({ day: row._id.day, verdict: row._id.verdict, count: row.count }));
+  }
+
+  async repositories(page: NamePage): Promise<RepositorySummary[]> {
+    if (page.limit <= 0) return [];
+    const docs = await this.db
+      .collection<RepositoryStatsDocument>(COLLECTIONS.repositories)
+      .find({ _id: { $gt: page.after ?? '' } })
+      .sort({ _id: 1 })
+      .limit(page.limit)
+      .toArray();
+    return docs.map((r) => ({
+      repository: r._id,
+      total: r.total,
+      by_verdict: verdictsOf(r),
+      by_admissibility: admissibilityOf(r),
+      last_receipt: {
+        receipt_id: r.last_receipt_id,
+        sequence: r.last_sequence,
+        issued_at: r.last_issued_at,
+      },
+    }));
+  }
+
+  async agents(page: NamePage): Promise<AgentSummary[]> {
+    if (page.limit <= 0) return [];
+    const docs = await this.db
+      .collection<AgentStatsDocument>(COLLECTIONS.agents)
+      .find({ _id: { $gt: page.after ?? '' } })
+      .sort({ _id: 1 })
+      .limit(page.limit)
+      .toArray();
+    return docs.map((r) => ({
+      agent: r._id,
+      total: r.total,
+      by_verdict: verdictsOf(r),
+      by_admissibility: admissibilityOf(r),
+      models: [...(r.models ?? [])].sort(byUtf8),
+      first_seen: r.first_seen,
+      last_seen: r.last_seen,
+    }));
+  }
+
+  async totals(): Promise<LedgerTotals> {
+    const by_verdict: VerdictCounts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 };
+    const by_admissibility: AdmissibilityCounts = {
+      ACCEPTED: 0,
+      NON_DETERMINISTIC: 0,
+      REJECTED: 0,
+    };
+    let total = 0;
+    const rows = await this.db.collection<TotalsDocument>(COLLECTIONS.totals).find({}).toArray();
+    for (const row of rows) {
+      by_verdict[row.verdict] += row.n;
+      by_admissibility[row.admissibility] += row.n;
+      total += row.n;
+    }
+    return {
+      total,
+      by_verdict,
+      by_admissibility,
+      agents: await this.db.collection(COLLECTIONS.agents).countDocuments(),
+      repositories: await this.db.collection(COLLECTIONS.repositories).countDocuments(),
+    };
+  }
+
+  async countSince(since: string): Promise<VerdictCounts & { total: number }> {
+    const counts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0, total: 0 };
+    const rows = await this.receipts
+      .aggregate<{ _id: Verdict; n: number }>([
+        { $match: { issued_at: { $gte: since } } },
+        { $group: { _id: '$verdict', n: { $sum: 1 } } },
+      ])
+      .toArray();
+    for (const row of rows) {
+      counts[row._id] += row.n;
+      counts.total += row.n;
+    }
+    return counts;
+  }
+}

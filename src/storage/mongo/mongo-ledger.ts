@@ -1,0 +1,385 @@
+import { randomUUID } from 'node:crypto';
+import type { ClientSession, Db, MongoClient, TransactionOptions } from 'mongodb';
+import type { ChainHead } from '../../core/receipt.js';
+import type {
+  AppendRequest,
+  AppendResult,
+  LedgerEntry,
+  LedgerStats,
+  LedgerStore,
+  StoredOutboxRecord,
+} from '../../ports/ledger-store.js';
+import { DELIVERY_JOB } from '../../ports/webhook-store.js';
+import {
+  COLLECTIONS,
+  ENTRY_PROJECTION,
+  OUTBOX_PER_RECEIPT,
+  duplicateKeyFields,
+  toEntry,
+  type AgentStatsDocument,
+  type DailyCountDocument,
+  type DeliveryDocument,
+  type OutboxDocument,
+  type ReceiptDocument,
+  type ReceiverDocument,
+  type RepositoryStatsDocument,
+  type TotalsDocument,
+} from './documents.js';
+import { newJobDocument, type JobDocument } from './job-documents.js';
+import type { MongoLedgerQueries } from './mongo-ledger-queries.js';
+import { receiptWords } from './receipt-query.js';
+
+/**
+ * Snapshot reads and majority writes: the head read in the transaction is the head the
+ * transaction commits on top of, or the commit fails.
+ */
+export const TRANSACTION_OPTIONS: TransactionOptions = {
+  readConcern: { level: 'snapshot' },
+  writeConcern: { w: 'majority' },
+  readPreference: 'primary',
+};
+
+/** Appends lost to another instance this many times in a row give up (never seen in practice). */
+const MAX_SEQUENCE_RETRIES = 100;
+
+class ClaimTaken extends Error {}
+
+/**
+ * The ledger on MongoDB.
+ *
+ * Concurrency: each append is ONE multi-document transaction (so MongoDB must run as a replica
+ * set, a single node is enough) that reads the head, calls `build(head)` — which signs the
+ * receipt at that position — and writes the receipt together with everything that must never
+ * exist without it: the read-model aggregates, the outbox records, and one webhook delivery
+ * plus its job per active receiver. A transaction is needed for that atomicity anyway; the gap-
+ * free chain comes from the unique index on `sequence`: two instances that read the same head
+ * both try to insert the same sequence, and the loser fails — with a write conflict while the
+ * winner is uncommitted (the driver's withTransaction retries the callback), or with a
+ * duplicate key once it committed (retried here). Either way the loser re-reads the new head
+ * and calls `build` again, which re-signs the receipt at its new position; only the last
+ * result is written. Within one process appends are queued, so only instances race.
+ */
+export class MongoLedger implements LedgerStore {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+    private readonly queries: MongoLedgerQueries,
+  ) {}
+
+  private get receipts() {
+    return this.db.collection<ReceiptDocument>(COLLECTIONS.receipts);
+  }
+
+  append(request: AppendRequest): Promise<AppendResult> {
+    const run = this.tail.then(() => this.appendWithRetry(request));
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async appendWithRetry(request: AppendRequest): Promise<AppendResult> {
+    for (let attempt = 0; ; attempt++) {
+      const existing = await this.getByClaimId(request.scope, request.claimId);
+      if (existing) return { status: 'exists', entry: existing };
+      const session = this.client.startSession();
+      try {
+        const entry = await session.withTransaction(
+          (s) => this.appendInTransaction(request, s),
+          TRANSACTION_OPTIONS,
+        );
+        return { status: 'appended', entry };
+      } catch (error) {
+        if (error instanceof ClaimTaken) continue;
+        const fields = duplicateKeyFields(error);
+        // Another instance appended the same claim first: answer its receipt.
+        if (fields?.includes('claim_id')) continue;
+        // Another instance took this sequence: read the new head and build again.
+        if (fields?.includes('sequence') && attempt < MAX_SEQUENCE_RETRIES) continue;
+        throw error;
+      } finally {
+        await session.endSession();
+      }
+    }
+  }
+
+  private async appendInTransaction(
+    request: AppendRequest,
+    session: ClientSession,
+  ): Promise<LedgerEntry> {
+    const taken = await this.receipts.findOne(
+      { scope: request.scope, claim_id: request.claimId },
+      { session, projection: { _id: 1 } },
+    );
+    if (taken) throw new ClaimTaken();
+    const head = await this.readHead(session);
+    const { entry, outbox = [] } = request.build(head);
+    const { receipt } = entry;
+    if (
+      receipt.chain.sequence !== head.sequence + 1 ||
+      receipt.chain.previous_receipt_hash !== head.receipt_hash ||
+      receipt.claim_id !== request.claimId ||
+      // A v2 receipt signs its position: it must be the one it is stored at.
+      (receipt.position !== undefined &&
+        (receipt.position.sequence !== receipt.chain.sequence ||
+          receipt.position.previous_receipt_hash !== receipt.chain.previous_receipt_hash))
+    ) {
+      throw new Error('append: built entry does not extend the ledger head');
+    }
+    if (outbox.length >= OUTBOX_PER_RECEIPT) {
+      throw new Error(`append: at most ${OUTBOX_PER_RECEIPT - 1} outbox records per receipt`);
+    }
+    const sequence = receipt.chain.sequence;
+    const agent = receipt.subject.agent ?? null;
+    const repository = receipt.subject.repository ?? null;
+    await this.receipts.insertOne(
+      {
+        sequence,
+        receipt_id: receipt.receipt_id,
+        claim_id: receipt.claim_id,
+        scope: request.scope,
+        inputs_hash: receipt.evidence.inputs_hash,
+        receipt_hash: receipt.chain.receipt_hash,
+        issued_at: receipt.issued_at,
+        verdict: receipt.policy.verdict,
+        admissibility: receipt.admissibility.status,
+        entity: entry.claim.entity,
+        agent,
+        repository,
+        pull_request:
+          receipt.subject.pull_request === undefined ? null : String(receipt.subject.pull_request),
+        api_key_id: entry.apiKeyId,
+        words: receiptWords([entry.claim.claim, entry.claim.entity, repository, agent]),
+        receipt_json: JSON.stringify(receipt),
+        claim_json: JSON.stringify(entry.claim),
+        evaluation_json: JSON.stringify(entry.evaluation),
+      },
+      { session },
+    );
+    await this.recordAggregates(entry, session);
+    // In this transaction, so a receipt never exists without its webhook deliveries.
+    await this.fanOut(sequence, receipt.receipt_id, receipt.issued_at, session);
+    if (outbox.length > 0) {
+      await this.db.collection<OutboxDocument>(COLLECTIONS.outbox).insertMany(
+        outbox.map((record, i) => ({
+          _id: sequence * OUTBOX_PER_RECEIPT + i,
+          topic: record.topic,
+          receipt_id: receipt.receipt_id,
+          payload_json: JSON.stringify(record.payload),
+          created_at: receipt.issued_at,
+          dispatched_at: null,
+        })),
+        { session, ordered: true },
+      );
+    }
+    return entry;
+  }
+
+  /** Keeps the read model's summaries current, in the append transaction. */
+  private async recordAggregates(entry: LedgerEntry, session: ClientSession): Promise<void> {
+    const { receipt, claim } = entry;
+    const verdict = receipt.policy.verdict;
+    const status = receipt.admissibility.status;
+    const { agent, repository } = receipt.subject;
+    const counters = {
+      total: 1,
+      allowed: Number(verdict === 'ALLOWED'),
+      blocked: Number(verdict === 'BLOCKED'),
+      escalated: Number(verdict === 'ESCALATED'),
+      accepted: Number(status === 'ACCEPTED'),
+      non_deterministic: Number(status === 'NON_DETERMINISTIC'),
+      rejected: Number(status === 'REJECTED'),
+    };
+    await this.db
+      .collection<TotalsDocument>(COLLECTIONS.totals)
+      .updateOne(
+        { _id: `${verdict}|${status}` },
+        { $inc: { n: 1 }, $setOnInsert: { verdict, admissibility: status } },
+        { upsert: true, session },
+      );
+    if (repository !== undefined) {
+      await this.db.collection<RepositoryStatsDocument>(COLLECTIONS.repositories).updateOne(
+        { _id: repository },
+        {
+          $inc: counters,
+          $set: {
+            last_sequence: receipt.chain.sequence,
+            last_receipt_id: receipt.receipt_id,
+            last_issued_at: receipt.issued_at,
+          },
+        },
+        { upsert: true, session },
+      );
+    }
+    if (agent !== undefined) {
+      const model = claim.action?.agent_model;
+      await this.db.collection<AgentStatsDocument>(COLLECTIONS.agents).updateOne(
+        { _id: agent },
+        {
+          $inc: counters,
+          $set: { last_seen: receipt.issued_at },
+          $setOnInsert: { first_seen: receipt.issued_at },
+          ...(model ? { $addToSet: { models: model } } : {}),
+        },
+        { upsert: true, session },
+      );
+    }
+    const day = receipt.issued_at.slice(0, 10);
+    const dailyRepository = repository ?? '';
+    await this.db
+      .collection<DailyCountDocument>(COLLECTIONS.daily)
+      .updateOne(
+        { _id: JSON.stringify([day, dailyRepository, verdict]) },
+        { $inc: { n: 1 }, $setOnInsert: { day, repository: dailyRepository, verdict } },
+        { upsert: true, session },
+      );
+  }
+
+  /**
+   * One delivery and one due job per receiver active in the transaction's snapshot: a
+   * registration that commits later is not sent this receipt.
+   */
+  private async fanOut(
+    sequence: number,
+    receiptId: string,
+    issuedAt: string,
+    session: ClientSession,
+  ): Promise<void> {
+    const receivers = await this.db
+      .collection<ReceiverDocument>(COLLECTIONS.receivers)
+      .find(
+        { status: 'active', event: 'receipt.created' },
+        { session, projection: { _id: 1, event: 1 }, sort: { created_at: 1, _id: 1 } },
+      )
+      .toArray();
+    if (receivers.length === 0) return;
+    // Due at once; the receipt's time comes from the app's clock, as the queue's does.
+    const now = Date.parse(issuedAt);
+    const deliveries: DeliveryDocument[] = [];
+    const jobs: JobDocument[] = [];
+    receivers.forEach((receiver, i) => {
+      const id = randomUUID();
+      deliveries.push({
+        _id: id,
+        receiver_id: receiver._id,
+        receipt_id: receiptId,
+        event: receiver.event,
+        status: 'pending',
+        attempts: 0,
+        created_at: issuedAt,
+        finished_at: null,
+        order: sequence * OUTBOX_PER_RECEIPT + i,
+      });
+      jobs.push(
+        newJobDocument(
+          DELIVERY_JOB,
+          { delivery_id: id },
+          {
+            dedupeKey: `delivery:${id}`,
+            runAt: now,
+            createdAt: now,
+          },
+        ),
+      );
+    });
+    await this.db
+      .collection<DeliveryDocument>(COLLECTIONS.deliveries)
+      .insertMany(deliveries, { session });
+    await this.db.collection<JobDocument>(COLLECTIONS.jobs).insertMany(jobs, { session });
+  }
+
+  private async readHead(session?: ClientSession): Promise<ChainHead> {
+    const doc = await this.receipts.findOne(
+      {},
+      { session, sort: { sequence: -1 }, projection: { _id: 0, sequence: 1, receipt_hash: 1 } },
+    );
+    return doc
+      ? { sequence: doc.sequence, receipt_hash: doc.receipt_hash }
+      : { sequence: 0, receipt_hash: null };
+  }
+
+  head(): Promise<ChainHead> {
+    return this.readHead();
+  }
+
+  async getByReceiptId(receiptId: string): Promise<LedgerEntry | null> {
+    const doc = await this.receipts.findOne(
+      { receipt_id: receiptId },
+      { projection: ENTRY_PROJECTION },
+    );
+    return doc ? toEntry(doc) : null;
+  }
+
+  async getByClaimId(scope: string, claimId: string): Promise<LedgerEntry | null> {
+    const doc = await this.receipts.findOne(
+      { scope, claim_id: claimId },
+      { projection: ENTRY_PROJECTION },
+    );
+    return doc ? toEntry(doc) : null;
+  }
+
+  async receiptHashOf(receiptId: string): Promise<string | null> {
+    const doc = await this.receipts.findOne(
+      { receipt_id: receiptId },
+      { projection: { _id: 0, receipt_hash: 1 } },
+    );
+    return doc?.receipt_hash ?? null;
+  }
+
+  async receiptHashAt(sequence: number): Promise<string | null> {
+    const doc = await this.receipts.findOne(
+      { sequence },
+      { projection: { _id: 0, receipt_hash: 1 } },
+    );
+    return doc?.receipt_hash ?? null;
+  }
+
+  async list(after: number, limit: number): Promise<LedgerEntry[]> {
+    if (limit <= 0) return [];
+    const docs = await this.receipts
+      .find({ sequence: { $gt: after } }, { projection: ENTRY_PROJECTION })
+      .sort({ sequence: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(toEntry);
+  }
+
+  async stats(): Promise<LedgerStats> {
+    const totals = await this.queries.totals();
+    const names = (collection: string) =>
+      this.db
+        .collection<{ _id: string }>(collection)
+        .find({}, { projection: { _id: 1 } })
+        .sort({ _id: 1 })
+        .toArray()
+        .then((docs) => docs.map((doc) => doc._id));
+    return {
+      total: totals.total,
+      by_verdict: totals.by_verdict,
+      by_admissibility: totals.by_admissibility,
+      agents: await names(COLLECTIONS.agents),
+      repositories: await names(COLLECTIONS.repositories),
+    };
+  }
+
+  countByApiKey(apiKeyId: string): Promise<number> {
+    return this.receipts.countDocuments({ api_key_id: apiKeyId });
+  }
+
+  async pendingOutbox(limit: number): Promise<StoredOutboxRecord[]> {
+    if (limit <= 0) return [];
+    const docs = await this.db
+      .collection<OutboxDocument>(COLLECTIONS.outbox)
+      .find({ dispatched_at: null })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((doc) => ({
+      id: doc._id,
+      topic: doc.topic,
+      receiptId: doc.receipt_id,
+      payload: JSON.parse(doc.payload_json),
+      createdAt: doc.created_at,
+    }));
+  }
+}

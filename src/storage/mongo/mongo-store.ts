@@ -1,0 +1,175 @@
+import { MongoClient, type Db, type IndexDescription } from 'mongodb';
+import { AgendaJobQueue } from '../../jobs/agenda-job-queue.js';
+import type { Store } from '../../ports/store.js';
+import { COLLECTIONS } from './documents.js';
+import { MongoApiKeys } from './mongo-api-keys.js';
+import { MongoLedger, TRANSACTION_OPTIONS } from './mongo-ledger.js';
+import { MongoLedgerQueries } from './mongo-ledger-queries.js';
+import { MongoPolicies } from './mongo-policies.js';
+import { MongoWebhooks } from './mongo-webhooks.js';
+
+export interface MongoStoreOptions {
+  /** Database name; default: the one in the URI, else `svc`. */
+  database?: string;
+  /** How long to wait for a reachable server before failing (default 10 s). */
+  serverSelectionTimeoutMS?: number;
+  /** Reports errors of the background job queue (agenda). */
+  onJobQueueError?: (error: unknown) => void;
+}
+
+/**
+ * Every index the store relies on, per collection. Created at start with createIndexes, which
+ * does nothing for an index that exists with the same definition, so every instance may run it.
+ */
+export const INDEXES: Record<string, IndexDescription[]> = {
+  [COLLECTIONS.receipts]: [
+    // The chain's guard: two instances can never both store one position.
+    { key: { sequence: 1 }, name: 'sequence_unique', unique: true },
+    { key: { receipt_id: 1 }, name: 'receipt_id_unique', unique: true },
+    // claim_id is unique per submitter scope (contract §7), not globally.
+    { key: { scope: 1, claim_id: 1 }, name: 'scope_claim_id_unique', unique: true },
+    { key: { verdict: 1, sequence: 1 }, name: 'verdict_sequence' },
+    { key: { admissibility: 1, sequence: 1 }, name: 'admissibility_sequence' },
+    { key: { agent: 1, sequence: 1 }, name: 'agent_sequence' },
+    { key: { repository: 1, sequence: 1 }, name: 'repository_sequence' },
+    { key: { repository: 1, pull_request: 1, sequence: 1 }, name: 'pull_request_sequence' },
+    { key: { issued_at: 1 }, name: 'issued_at' },
+    { key: { api_key_id: 1 }, name: 'api_key_id' },
+    // The word index behind `q` (see receipt-query.ts for why not a $text index).
+    { key: { words: 1, sequence: 1 }, name: 'words_sequence' },
+  ],
+  [COLLECTIONS.outbox]: [
+    { key: { dispatched_at: 1, _id: 1 }, name: 'pending' },
+    { key: { receipt_id: 1 }, name: 'receipt_id' },
+  ],
+  [COLLECTIONS.daily]: [{ key: { day: 1, repository: 1 }, name: 'day_repository' }],
+  [COLLECTIONS.apiKeys]: [
+    { key: { key_digest: 1 }, name: 'key_digest_unique', unique: true },
+    // One active key per email; revoked keys keep their email and do not count.
+    {
+      key: { email: 1 },
+      name: 'email_active_unique',
+      unique: true,
+      partialFilterExpression: { active: true },
+    },
+    { key: { email: 1, created_at: 1 }, name: 'email' },
+    { key: { created_at: 1, _id: 1 }, name: 'created_at' },
+  ],
+  [COLLECTIONS.policies]: [
+    // owner null is the shared namespace.
+    { key: { owner: 1, name: 1 }, name: 'owner_name_unique', unique: true },
+    { key: { name: 1, owner: 1 }, name: 'name_owner' },
+  ],
+  [COLLECTIONS.receivers]: [
+    { key: { owner: 1, status: 1, created_at: 1 }, name: 'owner_status' },
+    { key: { status: 1, event: 1, created_at: 1 }, name: 'active' },
+  ],
+  [COLLECTIONS.deliveries]: [
+    { key: { receiver_id: 1, created_at: -1, order: -1 }, name: 'receiver_newest' },
+    { key: { receiver_id: 1, status: 1 }, name: 'receiver_status' },
+  ],
+  [COLLECTIONS.attempts]: [
+    { key: { delivery_id: 1, attempt: 1 }, name: 'delivery_attempt_unique', unique: true },
+  ],
+  [COLLECTIONS.jobs]: [
+    // agenda's own lookup index (created here, so agenda's connect has nothing to create).
+    {
+      key: { name: 1, nextRunAt: 1, priority: -1, lockedAt: 1, disabled: 1 },
+      name: 'findAndLockNextJobIndex',
+    },
+    {
+      key: { 'svc.dedupeKey': 1 },
+      name: 'dedupe_key_unique',
+      unique: true,
+      partialFilterExpression: { 'svc.dedupeKey': { $type: 'string' } },
+    },
+    { key: { 'svc.state': 1, name: 1, 'svc.createdAt': 1 }, name: 'state_name_created' },
+  ],
+};
+
+/**
+ * Creates every collection and index (idempotent). Collections are created here, outside any
+ * transaction, because a transaction may create one only under restrictions (read concern
+ * "local"), and the ledger's transactions read at "snapshot".
+ */
+export async function ensureIndexes(db: Db): Promise<void> {
+  const existing = new Set(
+    (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
+  );
+  for (const collection of Object.values(COLLECTIONS)) {
+    if (existing.has(collection)) continue;
+    try {
+      await db.createCollection(collection);
+    } catch (error) {
+      // Another instance created it first (NamespaceExists).
+      if ((error as { code?: unknown }).code !== 48) throw error;
+    }
+  }
+  for (const [collection, indexes] of Object.entries(INDEXES)) {
+    await db.collection(collection).createIndexes(indexes);
+  }
+}
+
+// The database named in the URI's path, if any: mongodb://host/name?options.
+function databaseInUri(uri: string): string | undefined {
+  const name = /^mongodb(?:\+srv)?:\/\/[^/?]*\/([^?]*)/.exec(uri)?.[1];
+  return name ? decodeURIComponent(name) : undefined;
+}
+
+/**
+ * Opens the store on a MongoDB deployment. It must be a replica set (a single node is
+ * enough): appends, key rotations and webhook registrations are multi-document transactions.
+ * Connects first (failing within serverSelectionTimeoutMS when no server answers), then
+ * creates the indexes.
+ */
+export async function openMongoStore(uri: string, options: MongoStoreOptions = {}): Promise<Store> {
+  const client = new MongoClient(uri, {
+    serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
+    appName: 'svc',
+  });
+  await client.connect();
+  try {
+    const db = client.db(options.database ?? databaseInUri(uri) ?? 'svc');
+    await ensureIndexes(db);
+    const queries = new MongoLedgerQueries(db);
+    let closed = false;
+    return {
+      kind: 'mongodb',
+      ledger: new MongoLedger(client, db, queries),
+      queries,
+      apiKeys: new MongoApiKeys(client, db),
+      policies: new MongoPolicies(db),
+      webhooks: new MongoWebhooks(client, db),
+      openJobQueue: (queueOptions) => new AgendaJobQueue(db, queueOptions, options.onJobQueueError),
+      async ping() {
+        await db.command({ ping: 1 });
+      },
+      async probeWrite() {
+        // A write in a transaction that is then aborted: needs a writable primary, leaves
+        // nothing behind.
+        const session = client.startSession();
+        try {
+          session.startTransaction(TRANSACTION_OPTIONS);
+          await db
+            .collection<{ _id: string; at: string }>(COLLECTIONS.healthProbe)
+            .updateOne(
+              { _id: 'probe' },
+              { $set: { at: new Date().toISOString() } },
+              { upsert: true, session },
+            );
+        } finally {
+          if (session.inTransaction()) await session.abortTransaction();
+          await session.endSession();
+        }
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        await client.close();
+      },
+    };
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+}
