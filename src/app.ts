@@ -16,12 +16,17 @@ import { ledgerRoutes } from './api/routes/ledger.js';
 import { policyRoutes } from './api/routes/policies.js';
 import { systemRoutes } from './api/routes/system.js';
 import { verifyRoutes } from './api/routes/verify.js';
+import { webhookRoutes } from './api/routes/webhooks.js';
 import type { Config } from './config/config.js';
 import { SERVICE_VERSION, SPEC_VERSION } from './core/version.js';
+import { DELIVERY_TIMEOUT_MS, webhookDeliveryHandler } from './jobs/webhook-delivery.js';
+import { newWebhookSecret } from './jobs/webhook-signing.js';
 import type { Clock } from './ports/clock.js';
+import type { JobQueue } from './ports/job-queue.js';
 import type { SecretBox } from './ports/secret-box.js';
 import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
+import { DELIVERY_JOB } from './ports/webhook-store.js';
 import { ApiKeyService } from './services/api-keys.js';
 import { ClaimService } from './services/claims.js';
 import { HealthService } from './services/health.js';
@@ -29,15 +34,26 @@ import { LedgerReadService } from './services/ledger-reads.js';
 import { Metrics } from './services/metrics.js';
 import { PolicyService } from './services/policies.js';
 import { SlidingWindowLimiter } from './services/rate-limiter.js';
+import { systemResolver, type ResolveHost } from './services/webhook-url-guard.js';
+import { WebhookService } from './services/webhooks.js';
+
+const DEFAULT_RETRY_DELAYS = [60, 300, 1800, 7200, 21600];
 
 export interface AppDeps {
   config: Pick<Config, 'anonLimitPerHour' | 'signupLimitPerHour' | 'trustProxy' | 'publicReads'> &
-    Partial<Pick<Config, 'baseUrl'>>;
+    Partial<Pick<Config, 'baseUrl' | 'allowPrivateWebhookUrls' | 'webhookRetryDelays'>>;
   store: Store;
   serverKey: ServerKey;
   box: SecretBox;
   clock: Clock;
   logger: Logger;
+  /**
+   * The queue that runs webhook deliveries; createApp registers its handler, the process
+   * entry starts and stops it. Default: a queue of the store, never started.
+   */
+  jobs?: JobQueue;
+  /** Overrides for tests: DNS answers, the per-attempt timeout, the jitter. */
+  webhookDelivery?: { resolve?: ResolveHost; timeoutMs?: number; random?: () => number };
 }
 
 const EXPOSED_HEADERS = [
@@ -55,7 +71,25 @@ const EXPOSED_HEADERS = [
 /** The composition root: wires every part into an Express app. Never listens. */
 export function createApp(deps: AppDeps): Express {
   const { store, serverKey, clock, config } = deps;
-  const metrics = new Metrics({ ledger: store.ledger, queries: store.queries });
+  const jobs = deps.jobs ?? store.openJobQueue({ clock });
+  const metrics = new Metrics({ ledger: store.ledger, queries: store.queries, jobs });
+  const allowPrivate = config.allowPrivateWebhookUrls ?? false;
+  const resolve = deps.webhookDelivery?.resolve ?? systemResolver;
+  jobs.handle(
+    DELIVERY_JOB,
+    webhookDeliveryHandler({
+      webhooks: store.webhooks,
+      box: deps.box,
+      clock,
+      logger: deps.logger,
+      retryDelaysMs: (config.webhookRetryDelays ?? DEFAULT_RETRY_DELAYS).map((s) => s * 1000),
+      timeoutMs: deps.webhookDelivery?.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+      allowPrivate,
+      resolve,
+      random: deps.webhookDelivery?.random,
+      onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+    }),
+  );
   const apiKeys = new ApiKeyService({ keys: store.apiKeys, box: deps.box, clock });
   const limits = {
     apiKeys,
@@ -64,7 +98,7 @@ export function createApp(deps: AppDeps): Express {
     signupLimitPerHour: config.signupLimitPerHour,
     onRefused: (scope: string) => metrics.rateLimited.inc({ scope }),
   };
-  const health = new HealthService({ store, serverKey, clock });
+  const health = new HealthService({ store, serverKey, clock, jobs });
   let openapi: object | undefined;
   const routes: RouteDef[] = [
     ...systemRoutes({
@@ -80,6 +114,16 @@ export function createApp(deps: AppDeps): Express {
     ...verifyRoutes({ ledger: store.ledger, serverKey }),
     ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),
     ...policyRoutes(new PolicyService({ policies: store.policies, clock })),
+    ...webhookRoutes(
+      new WebhookService({
+        webhooks: store.webhooks,
+        box: deps.box,
+        clock,
+        allowPrivate,
+        resolve,
+        newSecret: newWebhookSecret,
+      }),
+    ),
   ];
 
   const app = express();
@@ -117,7 +161,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     cors({
       origin: '*',
-      methods: ['GET', 'POST', 'OPTIONS'],
+      methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
       allowedHeaders: ['Content-Type', 'X-API-Key', 'Authorization', 'X-Request-Id'],
       exposedHeaders: EXPOSED_HEADERS,
       optionsSuccessStatus: 204,

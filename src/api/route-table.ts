@@ -17,6 +17,11 @@ interface JsonResponse<R extends z.ZodType> {
   description: string;
   schema: R;
 }
+interface EmptyResponse {
+  status: 204;
+  description: string;
+  empty: true;
+}
 interface TextResponse {
   status: number;
   description: string;
@@ -43,7 +48,7 @@ export interface RouteDef<
   B extends z.ZodType = z.ZodType,
   R extends z.ZodType = z.ZodType,
 > {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** Express syntax: /v1/receipts/:id */
   path: string;
   operationId: string;
@@ -55,7 +60,7 @@ export interface RouteDef<
   params?: P;
   body?: B;
   /** A JSON response checked against `schema` at compile time, or a text response written by the handler. */
-  response: JsonResponse<R> | TextResponse;
+  response: JsonResponse<R> | TextResponse | EmptyResponse;
   /** Error statuses beyond the ones every route can answer (429, 500). */
   errors?: number[];
   /** Extra middleware run before validation (after authentication). */
@@ -77,7 +82,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'Malformed JSON (`malformed_json`) or invalid input (`validation_failed`); the message names the field.',
   401: 'Missing or invalid API key (`unauthorized`).',
   404: 'Not found (`not_found`).',
-  409: 'Conflict (`claim_conflict`, `policy_conflict`).',
+  409: 'Conflict (`claim_conflict`, `policy_conflict`, `receiver_limit`).',
   413: 'Body over 1 MiB (`payload_too_large`).',
   429: 'Rate limit exceeded (`rate_limited`); see Retry-After.',
   500: 'Internal error (`internal`).',
@@ -99,8 +104,9 @@ export function mountRoutes(
         req,
         res,
       });
-      if ('schema' in route.response && !res.headersSent)
-        res.status(route.response.status).json(result);
+      if (res.headersSent) return;
+      if ('schema' in route.response) res.status(route.response.status).json(result);
+      else if ('empty' in route.response) res.status(route.response.status).end();
     };
     const label: RequestHandler = (_req, res, next) => {
       res.locals.route = route.path;
@@ -151,11 +157,13 @@ export function registerRoutes(
             headers: RATE_HEADERS,
             content: { 'application/json': { schema: response.schema } },
           }
-        : {
-            description: response.description,
-            headers: RATE_HEADERS,
-            content: { [response.contentType]: { schema: response.text } },
-          };
+        : 'empty' in response
+          ? { description: response.description, headers: RATE_HEADERS }
+          : {
+              description: response.description,
+              headers: RATE_HEADERS,
+              content: { [response.contentType]: { schema: response.text } },
+            };
     const responses: RouteConfig['responses'] = { [response.status]: success };
     for (const status of [...errors].sort()) {
       responses[status] = {

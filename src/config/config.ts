@@ -42,6 +42,19 @@ const trustProxy = z
       'must be true, false, a hop count, or a comma list of IP addresses, subnets, loopback, linklocal or uniquelocal',
   });
 
+// Seconds between delivery attempts; at most a week each, so a typo cannot park a delivery
+// for years.
+const retryDelays = z
+  .string()
+  .transform((v) => v.split(',').map((part) => part.trim()))
+  .refine(
+    (parts) =>
+      parts.length <= 20 &&
+      parts.every((p) => /^\d{1,6}$/.test(p) && Number(p) >= 1 && Number(p) <= 604_800),
+    { error: 'must be a comma list of at most 20 delays in whole seconds, each 1 to 604800' },
+  )
+  .transform((parts) => parts.map(Number));
+
 const secret32 = z
   .string()
   .transform((v) =>
@@ -69,6 +82,7 @@ const envSchema = z.object({
   SVC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   WEBHOOK_SECRET: z.string().optional(),
   SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
+  SVC_WEBHOOK_RETRY_DELAYS: retryDelays.default([60, 300, 1800, 7200, 21600]),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
   SVC_ANON_LIMIT_PER_HOUR: hourlyLimit.default(1000),
@@ -85,6 +99,8 @@ export interface Config {
   baseUrl: string;
   webhookSecret?: string;
   allowPrivateWebhookUrls: boolean;
+  /** Seconds before the 2nd, 3rd, ... delivery attempt (jittered ±20 %). */
+  webhookRetryDelays: number[];
   logLevel: (typeof LOG_LEVELS)[number];
   keyEncryptionSecret?: Buffer;
   anonLimitPerHour: number;
@@ -118,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     webhookSecret: e.WEBHOOK_SECRET,
     allowPrivateWebhookUrls: e.SVC_ALLOW_PRIVATE_WEBHOOK_URLS,
+    webhookRetryDelays: e.SVC_WEBHOOK_RETRY_DELAYS,
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,
     anonLimitPerHour: e.SVC_ANON_LIMIT_PER_HOUR,

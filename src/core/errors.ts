@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'not_found'
   | 'claim_conflict'
   | 'policy_conflict'
+  | 'receiver_limit'
   | 'payload_too_large'
   | 'rate_limited'
   | 'internal'

@@ -9,6 +9,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   not_found: 404,
   claim_conflict: 409,
   policy_conflict: 409,
+  receiver_limit: 409,
   payload_too_large: 413,
   rate_limited: 429,
   internal: 500,
