@@ -42,6 +42,7 @@ export function buildTestApp(
     clock?: ManualClock;
     config?: Partial<AppDeps['config']>;
     webhookDelivery?: AppDeps['webhookDelivery'];
+    logger?: AppDeps['logger'];
   } = {},
 ): TestApp {
   const store = options.store ?? openSqliteStore(':memory:');
@@ -60,7 +61,7 @@ export function buildTestApp(
     serverKey,
     box: createAesGcmBox(Buffer.alloc(32, 7)),
     clock,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     jobs,
     webhookDelivery: options.webhookDelivery,
   });
