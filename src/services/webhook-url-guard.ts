@@ -47,15 +47,15 @@ const METADATA = new Set(
 const ALWAYS_REFUSED = new Set(['unspecified', 'multicast', 'broadcast']);
 
 const RANGE_NAMES: Record<string, string> = {
-  loopback: 'loopback',
-  private: 'private',
-  linkLocal: 'link-local',
-  uniqueLocal: 'unique-local',
-  carrierGradeNat: 'carrier-grade NAT',
-  unspecified: 'unspecified',
-  multicast: 'multicast',
-  broadcast: 'broadcast',
-  reserved: 'reserved',
+  loopback: 'a loopback',
+  private: 'a private',
+  linkLocal: 'a link-local',
+  uniqueLocal: 'a unique-local',
+  carrierGradeNat: 'a carrier-grade NAT',
+  unspecified: 'an unspecified',
+  multicast: 'a multicast',
+  broadcast: 'a broadcast',
+  reserved: 'a reserved',
 };
 
 /** Why an address may not receive webhooks, or null when it may. */
@@ -69,7 +69,7 @@ export function refusalOf(address: string, allowPrivate: boolean): string | null
   const range = ip.range();
   if (range === 'unicast') return null;
   if (allowPrivate && !ALWAYS_REFUSED.has(range)) return null;
-  return `${shown} is a ${RANGE_NAMES[range] ?? `special-purpose (${range})`} address`;
+  return `${shown} is ${RANGE_NAMES[range] ?? `a special-purpose (${range})`} address`;
 }
 
 /**
