@@ -120,7 +120,14 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHandler {
       resolve: deps.resolve,
     });
     if (!target.ok) return { statusCode: null, error: `refused: ${target.reason}` };
-    const secret = deps.box.open(receiver.secretSealed, receiverSecretContext(receiver.id));
+    let secret: string;
+    try {
+      secret = deps.box.open(receiver.secretSealed, receiverSecretContext(receiver.id));
+    } catch {
+      // A changed SVC_KEY_ENCRYPTION_SECRET: recorded as a failed attempt like any other, so
+      // the delivery still ends (failed) instead of staying pending for ever.
+      return { statusCode: null, error: 'the receiver secret cannot be opened' };
+    }
     const headers = {
       'Content-Type': 'application/json',
       'User-Agent': `svc-webhooks/${SERVICE_VERSION}`,
