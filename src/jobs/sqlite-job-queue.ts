@@ -212,10 +212,14 @@ export class SqliteJobQueue implements JobQueue {
       while (this.running.size < this.options.concurrency) {
         const row = this.claim();
         if (!row) break;
-        const run: Promise<void> = this.run(row).finally(() => {
-          this.running.delete(run);
-          this.schedule(0);
-        });
+        const run: Promise<void> = this.run(row)
+          // A finish that could not be written (busy or closing database) leaves the lease to
+          // expire, and the job runs again: at-least-once, never lost.
+          .catch(() => undefined)
+          .finally(() => {
+            this.running.delete(run);
+            this.schedule(0);
+          });
         this.running.add(run);
       }
     } catch {
@@ -225,19 +229,19 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   private async run(row: JobRow): Promise<void> {
-    const job: Job = {
-      id: String(row.id),
-      name: row.name,
-      payload: JSON.parse(row.payload_json) as JsonValue,
-      attempt: row.attempts,
-      runAt: row.run_at,
-      createdAt: row.created_at,
-    };
     let result: JobResult;
     try {
+      const job: Job = {
+        id: String(row.id),
+        name: row.name,
+        payload: JSON.parse(row.payload_json) as JsonValue,
+        attempt: row.attempts,
+        runAt: row.run_at,
+        createdAt: row.created_at,
+      };
       result = (await this.handlers.get(row.name)!(job)) ?? { outcome: 'done' };
     } catch (error) {
-      const delay = this.options.retryDelaysMs[job.attempt - 1];
+      const delay = this.options.retryDelaysMs[row.attempts - 1];
       const message = error instanceof Error ? error.message : String(error);
       result =
         delay === undefined

@@ -115,10 +115,13 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHandler {
     body: string,
   ): Promise<PostOutcome> {
     // Checked again at every attempt: the host may resolve elsewhere since registration.
-    const target = await checkWebhookUrl(receiver.url, {
-      allowPrivate: deps.allowPrivate,
-      resolve: deps.resolve,
-    });
+    // The resolver shares the attempt's time budget: a hanging DNS answer must not hold
+    // the job past its lease.
+    const target = await withTimeout(
+      checkWebhookUrl(receiver.url, { allowPrivate: deps.allowPrivate, resolve: deps.resolve }),
+      deps.timeoutMs,
+      { ok: false, reason: `url: resolving the host timed out after ${deps.timeoutMs} ms` },
+    );
     if (!target.ok) return { statusCode: null, error: `refused: ${target.reason}` };
     let secret: string;
     try {
@@ -137,6 +140,14 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHandler {
     };
     return postPinned(target.url, target.address, body, headers, deps.timeoutMs);
   }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 function describeFailure(sent: PostOutcome): string {

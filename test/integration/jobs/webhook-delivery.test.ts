@@ -6,6 +6,9 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
+import { createApp } from '../../../src/app.js';
+import { DELIVERY_JOB } from '../../../src/ports/webhook-store.js';
+import { createAesGcmBox } from '../../../src/secrets/key-encryption.js';
 import type { ResolveHost } from '../../../src/services/webhook-url-guard.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import {
@@ -414,6 +417,69 @@ describe('receipt.created deliveries', () => {
     expect(await s.t.jobs.runDue()).toBe(1);
     expect(s.receiver.received).toHaveLength(0);
     expect(await s.t.jobs.stats()).toEqual({ pending: 0, failed: 0, oldestPendingAgeMs: null });
+  });
+});
+
+describe('delivery edge cases', () => {
+  it('send nothing when a job runs again for a delivery already settled', async () => {
+    const s = await setup();
+    const hook = await register(s);
+    await evaluate(s);
+    expect(await s.t.jobs.runDue()).toBe(1);
+    const [delivery] = (await deliveries(s, hook.id)).deliveries;
+    // What a worker that died after sending but before finishing its job would leave behind.
+    await s.t.jobs.enqueue(DELIVERY_JOB, { delivery_id: delivery!.id as string });
+    expect(await s.t.jobs.runDue()).toBe(1);
+    expect(s.receiver.received).toHaveLength(1);
+    expect((await deliveries(s, hook.id)).deliveries[0]!.attempts).toHaveLength(1);
+  });
+
+  it('record a failed attempt when the receiver secret cannot be opened', async () => {
+    const s = await setup();
+    const hook = await register(s);
+    await evaluate(s);
+    // The same data under another key-encryption secret (an operator changed it).
+    const jobs = s.t.store.openJobQueue({ clock: s.t.clock });
+    cleanups.push(() => jobs.stop());
+    createApp({
+      config: {
+        anonLimitPerHour: 10,
+        signupLimitPerHour: 10,
+        trustProxy: false,
+        publicReads: true,
+        allowPrivateWebhookUrls: true,
+      },
+      store: s.t.store,
+      serverKey: s.t.serverKey,
+      box: createAesGcmBox(Buffer.alloc(32, 9)),
+      clock: s.t.clock,
+      logger: pino({ level: 'silent' }),
+      jobs,
+      webhookDelivery: { random: () => 0.5 },
+    });
+    expect(await jobs.runDue()).toBe(1);
+    expect(s.receiver.received).toHaveLength(0);
+    expect((await deliveries(s, hook.id)).deliveries[0]).toMatchObject({
+      status: 'pending',
+      attempts: [{ status_code: null, error: 'the receiver secret cannot be opened' }],
+    });
+  });
+
+  it('bound a hanging DNS answer by the attempt timeout', async () => {
+    let hang = false;
+    const resolve: ResolveHost = (host) =>
+      hang
+        ? new Promise(() => undefined)
+        : Promise.resolve(host ? [{ address: '93.184.216.34', family: 4 }] : []);
+    const s = await setup({ allowPrivate: false, resolve, timeoutMs: 100 });
+    const hook = await register(s, 'https://slow-dns.example.test/hook');
+    hang = true;
+    await evaluate(s);
+    expect(await s.t.jobs.runDue()).toBe(1);
+    expect((await deliveries(s, hook.id)).deliveries[0]!.attempts[0]).toMatchObject({
+      status_code: null,
+      error: 'refused: url: resolving the host timed out after 100 ms',
+    });
   });
 });
 
