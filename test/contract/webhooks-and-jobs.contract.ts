@@ -151,9 +151,7 @@ export function describeWebhookAndJobContract(name: string, open: () => Promise<
         const r = receiver('k1');
         await store.webhooks.insertReceiver(r, 20);
         await append();
-        const [{ delivery }] = (await store.webhooks.listDeliveries(r.id, 10)) as [
-          { delivery: { id: string } },
-        ];
+        const { delivery } = (await store.webhooks.listDeliveries(r.id, 10))[0]!;
         const first = {
           deliveryId: delivery.id,
           attempt: 1,
@@ -192,9 +190,7 @@ export function describeWebhookAndJobContract(name: string, open: () => Promise<
         const r = receiver('k1');
         await store.webhooks.insertReceiver(r, 20);
         await append();
-        const [{ delivery }] = (await store.webhooks.listDeliveries(r.id, 10)) as [
-          { delivery: { id: string } },
-        ];
+        const { delivery } = (await store.webhooks.listDeliveries(r.id, 10))[0]!;
         await store.webhooks.deleteReceiver('k1', r.id, '2026-03-02T00:00:00.000Z');
         const work = await store.webhooks.deliveryWork(delivery.id);
         expect(work!.receiver).toBeNull();
