@@ -82,12 +82,16 @@ export class SqliteJobQueue implements JobQueue {
     this.insert = prepareJobInsert(db);
     this.byDedupeKey = db.prepare('SELECT id FROM jobs WHERE dedupe_key = ?');
     this.byId = db.prepare('SELECT * FROM jobs WHERE id = ?');
-    const due = db.prepare<[{ now: number; names: string }], JobRow>(`
-      SELECT * FROM jobs
+    const dueWhere = `
       WHERE state = 'pending' AND run_at <= @now
         AND (lease_until IS NULL OR lease_until <= @now)
-        AND name IN (SELECT value FROM json_each(@names))
-      ORDER BY run_at, id LIMIT 1`);
+        AND name IN (SELECT value FROM json_each(@names))`;
+    const due = db.prepare<[{ now: number; names: string }], JobRow>(
+      `SELECT * FROM jobs ${dueWhere} ORDER BY run_at, id LIMIT 1`,
+    );
+    const anyDue = db.prepare<[{ now: number; names: string }], { one: number }>(
+      `SELECT 1 AS one FROM jobs ${dueWhere} LIMIT 1`,
+    );
     const lease = db.prepare<[string, number, number]>(
       'UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ?',
     );
@@ -98,7 +102,12 @@ export class SqliteJobQueue implements JobQueue {
       lease.run(this.owner, now + this.options.leaseMs, row.id);
       return { ...row, attempts: row.attempts + 1 };
     });
-    this.claimTx = (names) => claim.immediate(names);
+    // An idle poll only reads: the write lock, which appends need too, is taken only when a
+    // job is due (and the claim then reads again under it).
+    this.claimTx = (names) =>
+      anyDue.get({ now: this.clock.now(), names: JSON.stringify(names) })
+        ? claim.immediate(names)
+        : null;
     // Every finish is conditional on still holding the lease: a worker that overran its lease
     // must not overwrite what the worker that took the job over decided.
     this.finishDone = db.prepare(`
