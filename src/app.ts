@@ -17,7 +17,7 @@ import { policyRoutes } from './api/routes/policies.js';
 import { systemRoutes } from './api/routes/system.js';
 import { verifyRoutes } from './api/routes/verify.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
-import type { Config } from './config/config.js';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS, type Config } from './config/config.js';
 import { SERVICE_VERSION, SPEC_VERSION } from './core/version.js';
 import { DELIVERY_TIMEOUT_MS, webhookDeliveryHandler } from './jobs/webhook-delivery.js';
 import { newWebhookSecret } from './jobs/webhook-signing.js';
@@ -36,8 +36,6 @@ import { PolicyService } from './services/policies.js';
 import { SlidingWindowLimiter } from './services/rate-limiter.js';
 import { systemResolver, type ResolveHost } from './services/webhook-url-guard.js';
 import { WebhookService } from './services/webhooks.js';
-
-const DEFAULT_RETRY_DELAYS = [60, 300, 1800, 7200, 21600];
 
 export interface AppDeps {
   config: Pick<Config, 'anonLimitPerHour' | 'signupLimitPerHour' | 'trustProxy' | 'publicReads'> &
@@ -82,7 +80,9 @@ export function createApp(deps: AppDeps): Express {
       box: deps.box,
       clock,
       logger: deps.logger,
-      retryDelaysMs: (config.webhookRetryDelays ?? DEFAULT_RETRY_DELAYS).map((s) => s * 1000),
+      retryDelaysMs: (config.webhookRetryDelays ?? DEFAULT_WEBHOOK_RETRY_DELAYS).map(
+        (s) => s * 1000,
+      ),
       timeoutMs: deps.webhookDelivery?.timeoutMs ?? DELIVERY_TIMEOUT_MS,
       allowPrivate,
       resolve,

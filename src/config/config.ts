@@ -42,6 +42,9 @@ const trustProxy = z
       'must be true, false, a hop count, or a comma list of IP addresses, subnets, loopback, linklocal or uniquelocal',
   });
 
+/** Seconds before the 2nd, 3rd, ... webhook delivery attempt, unless configured. */
+export const DEFAULT_WEBHOOK_RETRY_DELAYS = [60, 300, 1800, 7200, 21600];
+
 // Seconds between delivery attempts; at most a week each, so a typo cannot park a delivery
 // for years.
 const retryDelays = z
@@ -82,7 +85,7 @@ const envSchema = z.object({
   SVC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   WEBHOOK_SECRET: z.string().optional(),
   SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
-  SVC_WEBHOOK_RETRY_DELAYS: retryDelays.default([60, 300, 1800, 7200, 21600]),
+  SVC_WEBHOOK_RETRY_DELAYS: retryDelays.default(DEFAULT_WEBHOOK_RETRY_DELAYS),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
   SVC_ANON_LIMIT_PER_HOUR: hourlyLimit.default(1000),
