@@ -127,7 +127,7 @@ describe('headers and error envelope', () => {
       expect(res.status).toBe(204);
       expect(res.text).toBe('');
       expect(res.headers['access-control-allow-origin']).toBe('*');
-      expect(res.headers['access-control-allow-methods']).toBe('GET,POST,OPTIONS');
+      expect(res.headers['access-control-allow-methods']).toBe('GET,POST,DELETE,OPTIONS');
       const allowed = String(res.headers['access-control-allow-headers']).toLowerCase();
       for (const header of ['content-type', 'x-api-key', 'authorization', 'x-request-id']) {
         expect(allowed).toContain(header);
