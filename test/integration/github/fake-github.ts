@@ -219,7 +219,12 @@ export interface AppUnderTest {
 }
 
 export function appWithGithub(
-  options: { store?: Store; github?: boolean; secret?: string | undefined } = {},
+  options: {
+    store?: Store;
+    github?: boolean;
+    secret?: string | undefined;
+    allowPrivateWebhookUrls?: boolean;
+  } = {},
 ): AppUnderTest {
   const store = options.store ?? openSqliteStore(':memory:');
   const clock = new ManualClock();
@@ -231,6 +236,7 @@ export function appWithGithub(
       trustProxy: false,
       publicReads: true,
       baseUrl: BASE_URL,
+      allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
       webhookSecret: 'secret' in options ? options.secret : SECRET,
       github:
         options.github === false
