@@ -1,6 +1,5 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import examples from '@octokit/webhooks-examples';
-import nock from 'nock';
 import request from 'supertest';
 import {
   appWithGithub,
@@ -12,6 +11,7 @@ import {
   REPO,
   type AppUnderTest,
   type RepoState,
+  closedNetwork,
 } from './fake-github.js';
 import { startReceiver } from '../../support/webhook-receiver.js';
 
@@ -37,20 +37,13 @@ describe('GitHub App on documented payloads (@octokit/webhooks-examples)', () =>
   let state: RepoState;
   let github: ReturnType<typeof fakeGitHub>;
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => nock.enableNetConnect());
+  closedNetwork();
   beforeEach(() => {
     state = newRepoState();
     github = fakeGitHub(state);
     t = appWithGithub();
   });
-  afterEach(async () => {
-    nock.cleanAll();
-    await t.close();
-  });
+  afterEach(() => t.close());
 
   it('pull_request.opened by a bot: evaluated, and the receipt verifies', async () => {
     const payload = example('pull_request', 'opened', (p) => {
@@ -112,11 +105,7 @@ describe('GitHub App on documented payloads (@octokit/webhooks-examples)', () =>
 });
 
 describe('GitHub App receipts reach outbound webhook receivers', () => {
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => nock.enableNetConnect());
+  closedNetwork();
 
   it('emits receipt.created for a receipt the App wrote, exactly as evaluate does', async () => {
     const receiver = await startReceiver();

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { sign } from '@octokit/webhooks-methods';
+import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import nock from 'nock';
 import { pino } from 'pino';
 import { ProbotOctokit } from 'probot';
@@ -381,4 +382,14 @@ export function mergeGroupEvent(headSha: string, numbers: number[], base = 'main
     },
     ...common(),
   };
+}
+
+/** Closes the network for a describe block: GitHub only through nock, loopback allowed. */
+export function closedNetwork(): void {
+  beforeAll(() => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+  });
+  afterAll(() => nock.enableNetConnect());
+  afterEach(() => nock.cleanAll());
 }
