@@ -4,6 +4,7 @@ import { MongoClient } from 'mongodb';
 import type { Store } from '../../src/ports/store.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
+import { describeWebhookAndJobContract } from './webhooks-and-jobs.contract.js';
 
 // Set in CI (a single-node replica set); locally: MONGODB_URI=mongodb://... npm test.
 const uri = process.env.MONGODB_URI;
@@ -33,6 +34,7 @@ async function openFresh(): Promise<Store> {
   () => {
     if (uri) {
       describeStoreContract('MongoDB', openFresh);
+      describeWebhookAndJobContract('MongoDB', openFresh);
     } else {
       // A skipped describe needs one case for the reason to show in the report.
       it('runs the store contract against a MongoDB server', () => {});

@@ -524,7 +524,11 @@ describe('SVC_PUBLIC_READS=false', () => {
     const gets = servedRoutes(t.app)
       .filter((r) => r.method === 'get' && !r.path.startsWith('/docs'))
       .map((r) => r.path);
-    const keyOnly = ['/v1/account'];
+    const keyOnly = [
+      '/v1/account',
+      '/v1/webhooks/outbound',
+      '/v1/webhooks/outbound/:id/deliveries',
+    ];
     expect(gets.filter((p) => ![...ALWAYS_PUBLIC_GETS, ...keyOnly].includes(p)).sort()).toEqual(
       [...READS].sort(),
     );
