@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Agenda, Job as AgendaJob } from 'agenda';
+import type { Agenda, AgendaBackend, Job as AgendaJob } from 'agenda';
 import { ObjectId, type Collection, type Db, type WithId } from 'mongodb';
 import type { Clock } from '../ports/clock.js';
 import type {
@@ -119,14 +119,33 @@ export class AgendaJobQueue implements JobQueue {
       import('agenda'),
       import('@agendajs/mongo-backend'),
     ]);
-    // The Db of the store's connected client: agenda opens no connection of its own (its
-    // constructor's connect has no error handler). Its index is created with the store's.
+    // The Db of the store's connected client: agenda opens no connection of its own. Agenda's
+    // constructor calls backend.connect() without handling a rejection, which would crash
+    // the process when MongoDB is unreachable: connect here, where a failure is an error we
+    // report, and hand agenda a backend whose connect() has nothing left to do.
+    const mongoBackend = new MongoBackend({
+      mongo: this.db,
+      collection: COLLECTIONS.jobs,
+      // Its lookup index is created with the store's (mongo-store.ts).
+      ensureIndex: false,
+    });
+    await mongoBackend.connect();
+    const backend: AgendaBackend = {
+      name: mongoBackend.name,
+      get repository() {
+        return mongoBackend.repository;
+      },
+      get logger() {
+        return mongoBackend.logger;
+      },
+      notificationChannel: undefined,
+      // The store owns the client and closes it.
+      ownsConnection: false,
+      connect: async () => undefined,
+      disconnect: async () => undefined,
+    };
     const agenda = new Agenda({
-      backend: new MongoBackend({
-        mongo: this.db,
-        collection: COLLECTIONS.jobs,
-        ensureIndex: false,
-      }),
+      backend,
       name: this.owner,
       processEvery: this.options.pollIntervalMs,
       defaultConcurrency: this.options.concurrency,
