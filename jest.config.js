@@ -1,3 +1,12 @@
+// MONGODB_URI selects the store of every svc process: the tests that start svc or its CLI on
+// a data directory (with the test's environment) must not inherit it. The MongoDB contract
+// suites read it as SVC_TEST_MONGODB_URI instead. Done here, in Jest's parent process, so
+// no worker and no child process sees MONGODB_URI.
+if (process.env.MONGODB_URI) {
+  process.env.SVC_TEST_MONGODB_URI ??= process.env.MONGODB_URI;
+  delete process.env.MONGODB_URI;
+}
+
 /** @type {import('jest').Config} */
 export default {
   testEnvironment: 'node',

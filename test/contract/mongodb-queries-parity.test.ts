@@ -15,7 +15,8 @@ import { appendRequest, makeClaim, signClaim, type ClaimKind } from './ledger-fi
 
 // Every read of the ledger answers on MongoDB exactly what it answers on SQLite: the same
 // receipts are appended to both, then each query is asked of both.
-const uri = process.env.MONGODB_URI;
+// jest.config.js moves MONGODB_URI here, out of the environment of the processes tests start.
+const uri = process.env.SVC_TEST_MONGODB_URI;
 
 const TEXTS = [
   'Merge PR #42 after CI passed',

@@ -7,7 +7,8 @@ import { describeStoreContract } from './ledger-store.contract.js';
 import { describeWebhookAndJobContract } from './webhooks-and-jobs.contract.js';
 
 // Set in CI (a single-node replica set); locally: MONGODB_URI=mongodb://... npm test.
-const uri = process.env.MONGODB_URI;
+// jest.config.js moves MONGODB_URI here, out of the environment of the processes tests start.
+const uri = process.env.SVC_TEST_MONGODB_URI;
 
 // One fresh database per case, dropped afterwards, so cases never see each other's data.
 const databases: string[] = [];
