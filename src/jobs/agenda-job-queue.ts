@@ -163,19 +163,27 @@ export class AgendaJobQueue implements JobQueue {
     agenda.define(
       name,
       async (agendaJob: AgendaJob) => {
-        const id = new ObjectId(String(agendaJob.attrs._id));
-        // agenda has locked the job; count the run before it starts, so a crash counts too.
-        const doc = await this.jobs.findOneAndUpdate(
-          { _id: id, 'svc.state': 'pending' },
-          { $inc: { 'svc.attempts': 1 } },
-          { returnDocument: 'after' },
-        );
-        if (!doc) return; // finished meanwhile (a run that outlived its lease): nothing to do
-        const result = await this.execute(doc);
-        const retryAt = await this.finish(id, {}, result);
-        // agenda saves its own fields after the processor returns: nextRunAt null (one-time
-        // job, never picked again) unless a retry is due.
-        agendaJob.attrs.nextRunAt = retryAt === null ? null : new Date(retryAt);
+        try {
+          const id = new ObjectId(String(agendaJob.attrs._id));
+          // agenda has locked the job; count the run before it starts, so a crash counts too.
+          const doc = await this.jobs.findOneAndUpdate(
+            { _id: id, 'svc.state': 'pending' },
+            { $inc: { 'svc.attempts': 1 } },
+            { returnDocument: 'after' },
+          );
+          if (!doc) return; // finished meanwhile (a run that outlived its lease): nothing to do
+          const result = await this.execute(doc);
+          const retryAt = await this.finish(id, {}, result);
+          // agenda saves its own fields after the processor returns: nextRunAt null (a
+          // one-time job, never picked again) unless a retry is due.
+          agendaJob.attrs.nextRunAt = retryAt === null ? null : new Date(retryAt);
+        } catch (error) {
+          // The outcome could not be recorded (MongoDB unavailable). Thrown into agenda, the
+          // job would be saved unlocked with no next run, pending forever: run it again after
+          // a lease instead (at-least-once).
+          this.onError(error);
+          agendaJob.attrs.nextRunAt = new Date(Date.now() + this.options.leaseMs);
+        }
       },
       { concurrency: this.options.concurrency, lockLifetime: this.options.leaseMs },
     );
