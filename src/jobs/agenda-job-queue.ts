@@ -14,7 +14,7 @@ import type {
   JobStats,
   JsonValue,
 } from '../ports/job-queue.js';
-import { COLLECTIONS, duplicateKeyFields } from '../storage/mongo/documents.js';
+import { COLLECTIONS, isDuplicateOn } from '../storage/mongo/documents.js';
 import { newJobDocument, type JobDocument } from '../storage/mongo/job-documents.js';
 
 const DEFAULTS = {
@@ -88,8 +88,7 @@ export class AgendaJobQueue implements JobQueue {
       const { insertedId } = await this.jobs.insertOne(doc);
       return { id: insertedId.toHexString(), created: true };
     } catch (error) {
-      if (options.dedupeKey === undefined || !duplicateKeyFields(error)?.includes('svc.dedupeKey'))
-        throw error;
+      if (options.dedupeKey === undefined || !isDuplicateOn(error, 'dedupe')) throw error;
       const existing = await this.jobs.findOne(
         { 'svc.dedupeKey': options.dedupeKey },
         { projection: { _id: 1 } },

@@ -187,7 +187,11 @@ export interface AttemptDocument {
   next_attempt_at: string | null;
 }
 
-/** A MongoDB duplicate-key error, and the index fields it names. */
+/**
+ * The fields of the unique index a duplicate-key error names, or null for any other error.
+ * Servers name them in `keyPattern`; without it, the index's name (which, for this store's
+ * indexes, spells out its fields) stands in.
+ */
 export function duplicateKeyFields(error: unknown): string[] | null {
   if (typeof error !== 'object' || error === null) return null;
   const { code, keyPattern, message } = error as {
@@ -197,7 +201,13 @@ export function duplicateKeyFields(error: unknown): string[] | null {
   };
   if (code !== 11000 && code !== 11001) return null;
   if (keyPattern && typeof keyPattern === 'object') return Object.keys(keyPattern);
-  // Older servers name only the index in the message: "index: scope_1_claim_id_1 dup key".
+  // "E11000 duplicate key error collection: svc.receipts index: scope_claim_id_unique dup key"
   const index = typeof message === 'string' ? /index: (\S+)/.exec(message)?.[1] : undefined;
-  return index ? index.split('_').filter((_, i) => i % 2 === 0) : [];
+  return index ? [index] : [];
+}
+
+/** Whether `error` is a duplicate key on a unique index over `field`. */
+export function isDuplicateOn(error: unknown, field: string): boolean {
+  const fields = duplicateKeyFields(error);
+  return fields !== null && fields.some((f) => f === field || f.includes(field));
 }

@@ -1,6 +1,6 @@
 import type { MongoClient, Db } from 'mongodb';
 import type { ApiKeyRecord, ApiKeyStore, Tier } from '../../ports/api-key-store.js';
-import { COLLECTIONS, duplicateKeyFields, type ApiKeyDocument } from './documents.js';
+import { COLLECTIONS, isDuplicateOn, type ApiKeyDocument } from './documents.js';
 import { TRANSACTION_OPTIONS } from './mongo-ledger.js';
 
 const toRecord = (doc: ApiKeyDocument): ApiKeyRecord => ({
@@ -66,7 +66,7 @@ export class MongoApiKeys implements ApiKeyStore {
       return record;
     } catch (error) {
       // Only a taken email means "already has a key"; a taken digest or key id is a bug.
-      if (!duplicateKeyFields(error)?.includes('email')) throw error;
+      if (!isDuplicateOn(error, 'email')) throw error;
       const existing = await this.findActiveByEmail(record.email);
       if (!existing) throw error;
       return existing;

@@ -14,7 +14,7 @@ import {
   COLLECTIONS,
   ENTRY_PROJECTION,
   OUTBOX_PER_RECEIPT,
-  duplicateKeyFields,
+  isDuplicateOn,
   toEntry,
   type AgentStatsDocument,
   type DailyCountDocument,
@@ -91,11 +91,10 @@ export class MongoLedger implements LedgerStore {
         return { status: 'appended', entry };
       } catch (error) {
         if (error instanceof ClaimTaken) continue;
-        const fields = duplicateKeyFields(error);
         // Another instance appended the same claim first: answer its receipt.
-        if (fields?.includes('claim_id')) continue;
+        if (isDuplicateOn(error, 'claim_id')) continue;
         // Another instance took this sequence: read the new head and build again.
-        if (fields?.includes('sequence') && attempt < MAX_SEQUENCE_RETRIES) continue;
+        if (isDuplicateOn(error, 'sequence') && attempt < MAX_SEQUENCE_RETRIES) continue;
         throw error;
       } finally {
         await session.endSession();

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { PolicyRecord, PolicyStore } from '../../ports/policy-store.js';
-import { COLLECTIONS, duplicateKeyFields, type PolicyDocument } from './documents.js';
+import { COLLECTIONS, isDuplicateOn, type PolicyDocument } from './documents.js';
 
 const toRecord = (doc: PolicyDocument): PolicyRecord => ({
   owner: doc.owner,
@@ -37,7 +37,7 @@ export class MongoPolicies implements PolicyStore {
       });
       return 'created';
     } catch (error) {
-      if (duplicateKeyFields(error)?.includes('name')) return 'exists';
+      if (isDuplicateOn(error, 'name')) return 'exists';
       throw error;
     }
   }
