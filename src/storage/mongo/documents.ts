@@ -173,8 +173,11 @@ export interface DeliveryDocument {
   attempts: number;
   created_at: string;
   finished_at: string | null;
-  /** Write order (receipt sequence × OUTBOX_PER_RECEIPT + position), to break ties. */
-  order: number;
+  /**
+   * The receipt's sequence: breaks ties of created_at in a receiver's listing (a receiver
+   * has at most one delivery per receipt).
+   */
+  sequence: number;
 }
 
 export interface AttemptDocument {

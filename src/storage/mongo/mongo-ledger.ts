@@ -125,8 +125,8 @@ export class MongoLedger implements LedgerStore {
     ) {
       throw new Error('append: built entry does not extend the ledger head');
     }
-    if (outbox.length >= OUTBOX_PER_RECEIPT) {
-      throw new Error(`append: at most ${OUTBOX_PER_RECEIPT - 1} outbox records per receipt`);
+    if (outbox.length > OUTBOX_PER_RECEIPT) {
+      throw new Error(`append: at most ${OUTBOX_PER_RECEIPT} outbox records per receipt`);
     }
     const sequence = receipt.chain.sequence;
     const agent = receipt.subject.agent ?? null;
@@ -256,7 +256,7 @@ export class MongoLedger implements LedgerStore {
     const now = Date.parse(issuedAt);
     const deliveries: DeliveryDocument[] = [];
     const jobs: JobDocument[] = [];
-    receivers.forEach((receiver, i) => {
+    for (const receiver of receivers) {
       const id = randomUUID();
       deliveries.push({
         _id: id,
@@ -267,7 +267,7 @@ export class MongoLedger implements LedgerStore {
         attempts: 0,
         created_at: issuedAt,
         finished_at: null,
-        order: sequence * OUTBOX_PER_RECEIPT + i,
+        sequence,
       });
       jobs.push(
         newJobDocument(
@@ -280,7 +280,7 @@ export class MongoLedger implements LedgerStore {
           },
         ),
       );
-    });
+    }
     await this.db
       .collection<DeliveryDocument>(COLLECTIONS.deliveries)
       .insertMany(deliveries, { session });

@@ -65,7 +65,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { status: 1, event: 1, created_at: 1 }, name: 'active' },
   ],
   [COLLECTIONS.deliveries]: [
-    { key: { receiver_id: 1, created_at: -1, order: -1 }, name: 'receiver_newest' },
+    { key: { receiver_id: 1, created_at: -1, sequence: -1 }, name: 'receiver_newest' },
     { key: { receiver_id: 1, status: 1 }, name: 'receiver_status' },
   ],
   [COLLECTIONS.attempts]: [

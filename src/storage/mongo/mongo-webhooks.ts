@@ -216,7 +216,7 @@ export class MongoWebhooks implements WebhookStore {
     if (limit <= 0) return [];
     const deliveries = await this.deliveries
       .find({ receiver_id: receiverId })
-      .sort({ created_at: -1, order: -1 })
+      .sort({ created_at: -1, sequence: -1 })
       .limit(limit)
       .toArray();
     const attempts = await this.attempts
