@@ -48,6 +48,56 @@ export default tseslint.config(
     },
   },
   {
+    // Each store backend is imported dynamically by storage/create-store.ts, and only when
+    // chosen: the embedded mode never loads the MongoDB driver or agenda, nor the MongoDB mode
+    // better-sqlite3. A static import anywhere else would load a backend in both modes. This
+    // block holds the SQLite adapter to it, the next one everything outside both adapters
+    // (and the directory rules further down, which replace it, forbid stores outright).
+    files: ['src/**/*.ts'],
+    ignores: ['src/storage/mongo/**', 'src/jobs/agenda-job-queue.ts'],
+    rules: {
+      'no-restricted-imports': forbidden([
+        {
+          group: [
+            'mongodb',
+            'agenda',
+            '@agendajs/*',
+            '**/storage/mongo/**',
+            '**/agenda-job-queue.js',
+          ],
+          message: 'Import the MongoDB store only through createStore (storage/create-store.ts).',
+        },
+      ]),
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: [
+      'src/storage/mongo/**',
+      'src/jobs/agenda-job-queue.ts',
+      'src/storage/sqlite/**',
+      'src/jobs/sqlite-job-queue.ts',
+    ],
+    rules: {
+      'no-restricted-imports': forbidden([
+        {
+          group: [
+            'mongodb',
+            'agenda',
+            '@agendajs/*',
+            '**/storage/mongo/**',
+            '**/agenda-job-queue.js',
+          ],
+          message: 'Import the MongoDB store only through createStore (storage/create-store.ts).',
+        },
+        {
+          group: ['better-sqlite3', '**/storage/sqlite/**', '**/sqlite-job-queue.js'],
+          message: 'Import the SQLite store only through createStore (storage/create-store.ts).',
+        },
+      ]),
+    },
+  },
+  {
     files: ['src/core/**/*.ts'],
     rules: {
       'no-restricted-imports': forbidden([
