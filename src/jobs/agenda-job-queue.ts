@@ -28,6 +28,9 @@ const DEFAULTS = {
 
 const MAX_ERROR_LENGTH = 1000;
 
+/** Pause before starting agenda again after it could not start. */
+const START_RETRY_MS = 5000;
+
 const isObjectIdHex = (id: string) => /^[0-9a-f]{24}$/i.test(id);
 
 /**
@@ -56,6 +59,7 @@ export class AgendaJobQueue implements JobQueue {
   private readonly jobs: Collection<JobDocument>;
   private agenda: Agenda | undefined;
   private starting: Promise<void> | undefined;
+  private retry: NodeJS.Timeout | undefined;
   private started = false;
 
   constructor(
@@ -107,9 +111,15 @@ export class AgendaJobQueue implements JobQueue {
   start(): void {
     if (this.started) return;
     this.started = true;
+    this.launch();
+  }
+
+  private launch(): void {
     this.starting = this.startAgenda().catch((error: unknown) => {
-      this.started = false;
       this.onError(error);
+      // Deliveries must not stop for good because MongoDB was away for a moment: try again
+      // for as long as the queue should run.
+      if (this.started) this.retry = setTimeout(() => this.launch(), START_RETRY_MS).unref();
     });
   }
 
@@ -153,9 +163,14 @@ export class AgendaJobQueue implements JobQueue {
     });
     agenda.on('error', (error: Error) => this.onError(error));
     for (const name of this.handlers.keys()) this.define(agenda, name);
-    this.agenda = agenda;
     if (!this.started) return;
-    await agenda.start();
+    this.agenda = agenda;
+    try {
+      await agenda.start();
+    } catch (error) {
+      this.agenda = undefined;
+      throw error;
+    }
   }
 
   private define(agenda: Agenda, name: string): void {
@@ -190,6 +205,7 @@ export class AgendaJobQueue implements JobQueue {
 
   async stop(): Promise<void> {
     this.started = false;
+    clearTimeout(this.retry);
     await this.starting;
     this.starting = undefined;
     const agenda = this.agenda;
