@@ -61,8 +61,7 @@ export const ZEROED_CONFIG = {
 };
 
 let counter = 0;
-export const trustEmail = (prefix = 'trust') =>
-  `${prefix}-${process.pid}-${++counter}@example.com`;
+export const trustEmail = (prefix = 'trust') => `${prefix}-${process.pid}-${++counter}@example.com`;
 
 export interface Account {
   apiKey: string;

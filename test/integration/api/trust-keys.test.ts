@@ -9,8 +9,7 @@ import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js
 import { API_KEY, expectError, ledgerState } from './helpers.js';
 import { KEY_ID, evaluate, signupAccount, textOf, trustEmail } from './trust-helpers.js';
 
-const signup = (t: TestApp, email: unknown) =>
-  request(t.app).post('/v1/signup').send({ email });
+const signup = (t: TestApp, email: unknown) => request(t.app).post('/v1/signup').send({ email });
 const account = (t: TestApp, key: string) =>
   request(t.app).get('/v1/account').set('X-API-Key', key);
 const now = (t: TestApp) => new Date(t.clock.now()).toISOString();
@@ -221,9 +220,7 @@ describe('POST /v1/account/rotate and DELETE /v1/account', () => {
     const used = await evaluate(t, body.api_key, validClaim({ policy: 'kept' }));
     expect(used.status).toBe(200);
     expect(used.body.receipt.policy.name).toBe('kept');
-    const deleted = await request(t.app)
-      .delete('/v1/policies/kept')
-      .set('X-API-Key', body.api_key);
+    const deleted = await request(t.app).delete('/v1/policies/kept').set('X-API-Key', body.api_key);
     expect(deleted.status).toBe(204);
   });
 
@@ -266,14 +263,15 @@ describe('stored keys: no reversible copy of the raw key anywhere in the databas
   function dump(): string {
     const db = new Database(join(dir, 'ledger.db'), { readonly: true });
     try {
-      const tables = db
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-        .all() as { name: string }[];
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
+        name: string;
+      }[];
       const cells: string[] = [];
       for (const { name } of tables) {
         for (const row of db.prepare(`SELECT * FROM "${name}"`).all() as Json[]) {
           for (const value of Object.values(row)) {
-            if (value instanceof Buffer) cells.push(value.toString('latin1'), value.toString('hex'));
+            if (value instanceof Buffer)
+              cells.push(value.toString('latin1'), value.toString('hex'));
             else if (value !== null) cells.push(String(value));
           }
         }

@@ -112,19 +112,22 @@ describe('tighten-only overrides, field by field', () => {
     ['permissive', 'minConfidence up', { minConfidence: 0.31 }],
     ['permissive', 'several at once', { minSources: 2, maxRiskScope: 9, requireReplay: true }],
   ];
-  it.each(STRICTER)('%s: %s is accepted, overrides true, config_hash of the effective config', async (policy, _name, policyConfig) => {
-    const base = policy === 'strict' ? STRICT_CONFIG : PERMISSIVE_CONFIG;
-    const res = await evaluate(t, a.apiKey, validClaim({ policy, policyConfig }));
-    expect(res.status).toBe(200);
-    const effective = { ...base, ...policyConfig };
-    expect(res.body.policy.config).toEqual(effective);
-    expect(res.body.receipt.policy).toMatchObject({
-      name: policy,
-      config_hash: H(effective),
-      overrides: true,
-    });
-    await expectValidV2(res.body.receipt, publicKey, { keyId: a.keyId });
-  });
+  it.each(STRICTER)(
+    '%s: %s is accepted, overrides true, config_hash of the effective config',
+    async (policy, _name, policyConfig) => {
+      const base = policy === 'strict' ? STRICT_CONFIG : PERMISSIVE_CONFIG;
+      const res = await evaluate(t, a.apiKey, validClaim({ policy, policyConfig }));
+      expect(res.status).toBe(200);
+      const effective = { ...base, ...policyConfig };
+      expect(res.body.policy.config).toEqual(effective);
+      expect(res.body.receipt.policy).toMatchObject({
+        name: policy,
+        config_hash: H(effective),
+        overrides: true,
+      });
+      await expectValidV2(res.body.receipt, publicKey, { keyId: a.keyId });
+    },
+  );
 
   const LOOSER: [string, string, Record<string, unknown>][] = [
     ['strict', 'minSources', { minSources: 1 }],
@@ -139,12 +142,15 @@ describe('tighten-only overrides, field by field', () => {
     ['permissive', 'minConfidence', { minConfidence: 0.29 }],
     ['permissive', 'maxRiskScope', { maxRiskScope: 11 }],
   ];
-  it.each(LOOSER)('%s: a looser %s is refused, naming the field; ledger unchanged', async (policy, field, policyConfig) => {
-    const before = await ledgerState(t);
-    const res = await evaluate(t, a.apiKey, validClaim({ policy, policyConfig }));
-    expect(expectError(res, 400, 'policy_override_refused')).toContain(`policyConfig.${field}`);
-    expect(await ledgerState(t)).toEqual(before);
-  });
+  it.each(LOOSER)(
+    '%s: a looser %s is refused, naming the field; ledger unchanged',
+    async (policy, field, policyConfig) => {
+      const before = await ledgerState(t);
+      const res = await evaluate(t, a.apiKey, validClaim({ policy, policyConfig }));
+      expect(expectError(res, 400, 'policy_override_refused')).toContain(`policyConfig.${field}`);
+      expect(await ledgerState(t)).toEqual(before);
+    },
+  );
 
   it('one looser field among stricter ones refuses the whole claim, naming that field', async () => {
     const res = await evaluate(
@@ -245,7 +251,11 @@ describe('tighten-only overrides, field by field', () => {
       .send({ name: 'fixed', config: { minSources: 2 }, overrides: 'none' });
     expect(created.status).toBe(201);
     expect(created.body.overrides).toBe('none');
-    for (const policyConfig of [{ minSources: 3 }, { minSources: 1 }, { requireProvenance: true }]) {
+    for (const policyConfig of [
+      { minSources: 3 },
+      { minSources: 1 },
+      { requireProvenance: true },
+    ]) {
       const res = await evaluate(t, a.apiKey, validClaim({ policy: 'fixed', policyConfig }));
       expect(expectError(res, 400, 'policy_override_refused')).toContain(
         `policyConfig.${Object.keys(policyConfig)[0]}`,
@@ -343,11 +353,18 @@ describe('policies: creation, views and config_hash', () => {
     );
   });
 
-  it.each(['default', 'strict', 'permissive'])('the built-in name %s is 409 policy_conflict', async (name) => {
-    expectError(await create(a.apiKey, { name, config: { minSources: 0 } }), 409, 'policy_conflict');
-    const got = await request(t.app).get(`/v1/policies/${name}`);
-    expect(got.body.builtin).toBe(true);
-  });
+  it.each(['default', 'strict', 'permissive'])(
+    'the built-in name %s is 409 policy_conflict',
+    async (name) => {
+      expectError(
+        await create(a.apiKey, { name, config: { minSources: 0 } }),
+        409,
+        'policy_conflict',
+      );
+      const got = await request(t.app).get(`/v1/policies/${name}`);
+      expect(got.body.builtin).toBe(true);
+    },
+  );
 
   it.each([
     ['default', DEFAULT_CONFIG, 'any'],
@@ -377,7 +394,11 @@ describe('policy ownership: a custom policy belongs to the account that created 
     const res = await request(t.app)
       .post('/v1/policies')
       .set('X-API-Key', owner.apiKey)
-      .send({ name: 'production', config: { minSources: 1, minConfidence: 0.1 }, overrides: 'any' });
+      .send({
+        name: 'production',
+        config: { minSources: 1, minConfidence: 0.1 },
+        overrides: 'any',
+      });
     expect(res.status).toBe(201);
   });
   afterEach(() => t.close());

@@ -167,7 +167,7 @@ describe('POST /v1/verify for receipt-core-v2', () => {
     expect(res.body.valid).toBe(true);
     expect(statusOf(res).policy_binding).toBe('PASS');
     for (const query of [
-      { expect_policy: 'strict' },
+      { expect_policy: 'strict' } as Record<string, string>,
       { expect_config_hash: H(STRICT_CONFIG) },
       { expect_submitter: a.keyId },
     ]) {
@@ -200,24 +200,36 @@ describe('POST /v1/verify for receipt-core-v2', () => {
     ['submitter.key_id', (r) => ((r.submitter as Json).key_id = 'kid_01ARZ3NDEKTSV4RRFFQ69G5FAV')],
     ['position.sequence', (r) => ((r.position as Json).sequence = 7)],
     ['position.log', (r) => ((r.position as Json).log = 'svc/0000000000000000')],
-    ['position.previous_receipt_hash', (r) => ((r.position as Json).previous_receipt_hash = OTHER_HASH)],
-    ['signed_fields.contract back to v1', (r) => ((r.signed_fields as Json).contract = 'receipt-core-v1')],
+    [
+      'position.previous_receipt_hash',
+      (r) => ((r.position as Json).previous_receipt_hash = OTHER_HASH),
+    ],
+    [
+      'signed_fields.contract back to v1',
+      (r) => ((r.signed_fields as Json).contract = 'receipt-core-v1'),
+    ],
     ['submitter removed', (r) => delete r.submitter],
     ['position removed', (r) => delete r.position],
   ];
-  it.each(TAMPER)('tampering with %s makes valid false and the signature FAIL', async (_name, change) => {
-    const tampered = clone(second);
-    change(tampered);
-    const res = await verify(t, tampered);
-    expect(res.status).toBe(200);
-    expect(res.body.valid).toBe(false);
-    expect(statusOf(res).signature_valid).toBe('FAIL');
-    expect(res.body.signed).toBeNull();
-  });
+  it.each(TAMPER)(
+    'tampering with %s makes valid false and the signature FAIL',
+    async (_name, change) => {
+      const tampered = clone(second);
+      change(tampered);
+      const res = await verify(t, tampered);
+      expect(res.status).toBe(200);
+      expect(res.body.valid).toBe(false);
+      expect(statusOf(res).signature_valid).toBe('FAIL');
+      expect(res.body.signed).toBeNull();
+    },
+  );
 
   it.each([
     ['position.sequence', (r: Json) => ((r.position as Json).sequence = 1)],
-    ['position.previous_receipt_hash', (r: Json) => ((r.position as Json).previous_receipt_hash = OTHER_HASH)],
+    [
+      'position.previous_receipt_hash',
+      (r: Json) => ((r.position as Json).previous_receipt_hash = OTHER_HASH),
+    ],
   ])('a changed %s also fails chain_linkage', async (_name, change) => {
     const tampered = clone(second);
     change(tampered);
@@ -227,14 +239,20 @@ describe('POST /v1/verify for receipt-core-v2', () => {
 
   it.each([
     ['chain.sequence', (r: Json) => ((r.chain as Json).sequence = 5)],
-    ['chain.previous_receipt_hash', (r: Json) => ((r.chain as Json).previous_receipt_hash = OTHER_HASH)],
-  ])('%s differing from position: chain_linkage FAIL, valid false (signature still PASS)', async (_name, change) => {
-    const tampered = clone(second);
-    change(tampered);
-    const res = await verify(t, tampered);
-    expect(res.body.valid).toBe(false);
-    expect(statusOf(res)).toMatchObject({ signature_valid: 'PASS', chain_linkage: 'FAIL' });
-  });
+    [
+      'chain.previous_receipt_hash',
+      (r: Json) => ((r.chain as Json).previous_receipt_hash = OTHER_HASH),
+    ],
+  ])(
+    '%s differing from position: chain_linkage FAIL, valid false (signature still PASS)',
+    async (_name, change) => {
+      const tampered = clone(second);
+      change(tampered);
+      const res = await verify(t, tampered);
+      expect(res.body.valid).toBe(false);
+      expect(statusOf(res)).toMatchObject({ signature_valid: 'PASS', chain_linkage: 'FAIL' });
+    },
+  );
 
   it('the tampered receipts really differ in what they sign (the test can fail)', async () => {
     const publicKey = await serverPublicKey(t);
