@@ -86,6 +86,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
     expect(list.stdout).toContain(keyId);
     expect(list.stdout).toContain('ops@example.com');
     expect(list.stdout).toContain('enterprise');
+    expect(list.stdout).toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
     expect(list.stdout).not.toMatch(/sk_svc_/);
     expect(list.stdout).not.toContain(apiKey.slice('sk_svc_'.length));
   });

@@ -339,3 +339,23 @@ describe('trust proxy by hop count: a spoofed leftmost X-Forwarded-For gives no 
     expect(other.status).toBe(201);
   });
 });
+
+describe('trust proxy by address: loopback trusted, the first untrusted hop from the right is the client', () => {
+  let t: TestApp;
+  beforeEach(() => {
+    t = buildTestApp({ config: { trustProxy: ['loopback'], signupLimitPerHour: 2 } });
+  });
+  afterEach(() => t.close());
+
+  it('spoofed leftmost addresses do not give extra signups', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await request(t.app)
+        .post('/v1/signup')
+        .set('X-Forwarded-For', `198.51.100.${i + 1}, 203.0.113.7`)
+        .send({ email: `loop-${i}@example.com` });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([201, 201, 429, 429]);
+  });
+});

@@ -347,3 +347,32 @@ describe('a ledger holding v1 receipts then v2 receipts is one chain', () => {
     expect(res.body.valid).toBe(false);
   });
 });
+
+describe('a configured ledger origin (SVC_LOG_ORIGIN, or the host of SVC_BASE_URL)', () => {
+  let t: TestApp;
+  let other: TestApp;
+  beforeAll(() => {
+    t = buildTestApp({ config: { logOrigin: 'svc.example.com/ledger' } });
+    other = buildTestApp({ serverKey: t.serverKey, config: { logOrigin: 'other.example/ledger' } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await other.close();
+  });
+
+  it('is the signed position.log, reported by verify; another ledger does not hold the receipt', async () => {
+    const a = await signupAccount(t);
+    const res = await evaluate(t, a.apiKey, validClaim());
+    expect(res.status).toBe(200);
+    await expectValidV2(res.body.receipt, await serverPublicKey(t), {
+      log: 'svc.example.com/ledger',
+      keyId: a.keyId,
+    });
+    expect((await verify(t, res.body.receipt)).body.valid).toBe(true);
+    // Same signing key, another ledger: the receipt is not that ledger's.
+    const elsewhere = await verify(other, res.body.receipt);
+    expect(elsewhere.body.valid).toBe(false);
+    expect(statusOf(elsewhere)).toMatchObject({ signature_valid: 'PASS', hash_integrity: 'FAIL' });
+    expect(elsewhere.body.signed.position.log).toBe('svc.example.com/ledger');
+  });
+});
