@@ -9,7 +9,7 @@ import { jsonBody } from './api/middleware/json-body.js';
 import { authenticateAndLimit } from './api/middleware/rate-limit.js';
 import { assignRequestId } from './api/middleware/request-id.js';
 import { buildOpenApiDocument } from './api/openapi.js';
-import { crossOriginRouter, mountRoutes, type RouteDef } from './api/route-table.js';
+import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
 import { claimRoutes } from './api/routes/claims.js';
 import { ledgerRoutes } from './api/routes/ledger.js';
@@ -123,9 +123,7 @@ export function createApp(deps: AppDeps): Express {
       strictTransportSecurity: false,
     }),
   );
-  const crossOrigin = express.Router();
-  crossOriginRouter(crossOrigin, routes, config);
-  app.use(crossOrigin);
+  app.use(crossOriginHeaders(routes, config));
   app.use(authenticateAndLimit(limits));
   // Preflights end here, once the limiter has set its headers.
   app.use((req, res, next) => (req.method === 'OPTIONS' ? void res.status(204).end() : next()));

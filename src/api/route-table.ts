@@ -134,22 +134,44 @@ const byPath = (routes: RouteDef[]) => {
   return paths;
 };
 
+// Express path syntax to a matcher of its own, so that nothing here decodes path parameters:
+// a malformed escape must reach the routes, which answer it with a proper 400.
+const pathMatcher = (path: string): RegExp =>
+  new RegExp(
+    `^${path
+      .split('/')
+      .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/')}/?$`,
+  );
+
 /**
  * CORS headers for the routes browsers may read cross-origin, and for their preflights.
- * Mounted before authentication, so errors of those routes are readable too.
+ * Runs before authentication, so the errors of those routes are readable too.
  */
-export function crossOriginRouter(
-  router: Router,
+export function crossOriginHeaders(
   routes: RouteDef[],
   options: { publicReads: boolean },
-): void {
-  for (const [path, defs] of byPath(routes)) {
-    const open = defs.filter((route) => crossOriginFor(route, options.publicReads));
-    if (open.length === 0) continue;
-    const handler = corsFor(open.map((route) => route.method.toUpperCase()));
-    router.options(path, handler);
-    for (const route of open) router[route.method](path, handler);
-  }
+): RequestHandler {
+  const open = [...byPath(routes)]
+    .map(([path, defs]) => ({
+      matches: pathMatcher(path),
+      methods: defs
+        .filter((route) => crossOriginFor(route, options.publicReads))
+        .map((route) => route.method.toUpperCase()),
+    }))
+    .filter((entry) => entry.methods.length > 0)
+    .map((entry) => ({ ...entry, handler: corsFor(entry.methods) }));
+  return (req, res, next) => {
+    const asked =
+      req.method === 'OPTIONS'
+        ? String(req.headers['access-control-request-method'] ?? '').toUpperCase()
+        : req.method === 'HEAD'
+          ? 'GET'
+          : req.method;
+    const entry = open.find((e) => e.matches.test(req.path) && e.methods.includes(asked));
+    if (entry) entry.handler(req, res, next);
+    else next();
+  };
 }
 
 export function mountRoutes(

@@ -52,7 +52,8 @@ describe('svc operator CLI and process entry', () => {
     for (const args of [['--help'], []]) {
       const run = await cli(...args);
       expect(run.code).toBe(0);
-      expect(run.stdout).toContain('svc keys set-tier <email> <tier>');
+      expect(run.stdout).toContain('svc keys set-tier <email|key_id> <tier>');
+      expect(run.stdout).toContain('svc keys create --email <e>');
       expect(run.stdout).toContain(
         'free (100 requests/hour), pilot (10,000/hour), enterprise (unlimited)',
       );
@@ -82,10 +83,10 @@ describe('svc operator CLI and process entry', () => {
       expect((await request(app).get('/v1/account').set('X-API-Key', key)).body.tier).toBe('free');
 
       const run = await cli('keys', 'set-tier', 'ops@example.com', 'pilot');
-      expect(run).toMatchObject({
-        code: 0,
-        stdout: 'ops@example.com: tier pilot (10000 requests/hour)\n',
-      });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(
+        `${signup.body.key_id}  ops@example.com  tier pilot (10000 requests/hour)  policy -  created `,
+      );
 
       const account = await request(app).get('/v1/account').set('X-API-Key', key);
       expect(account.body).toMatchObject({ tier: 'pilot', limit: 10000 });
@@ -94,7 +95,7 @@ describe('svc operator CLI and process entry', () => {
       const show = await cli('keys', 'show', ' OPS@example.com ');
       expect(show.code).toBe(0);
       expect(show.stdout).toMatch(
-        /^ops@example\.com: tier pilot \(10000 requests\/hour\), key created \d{4}-/,
+        /^kid_\w{26} {2}ops@example\.com {2}tier pilot \(10000 requests\/hour\) {2}policy - {2}created \d{4}-.* {2}active\n$/,
       );
     } finally {
       await store.close();
@@ -104,7 +105,7 @@ describe('svc operator CLI and process entry', () => {
   it('fails with exit code 1 for an address that has no key', async () => {
     const run = await cli('keys', 'set-tier', 'nobody@example.com', 'enterprise');
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe('svc: no API key belongs to nobody@example.com\n');
+    expect(run.stderr).toBe('svc: no active key matches nobody@example.com\n');
   });
 
   it('stops the server with one clear line and exit code 1 on a bad configuration', async () => {

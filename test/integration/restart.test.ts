@@ -49,8 +49,7 @@ function start(dataDir: string, env: Record<string, string> = {}): Running {
   });
   const { key, source } = loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
   const box = createAesGcmBox(
-    loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir })
-      .secret,
+    loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir }).secret,
   );
   const store = openSqliteStore(join(config.dataDir, 'ledger.db'));
   const app = createApp({
@@ -128,10 +127,11 @@ describe('a restart on the same data directory', () => {
       previous_receipt_hash: receipts[1].chain.receipt_hash,
     });
 
-    // The stored key is still readable: the key-encryption secret survived too.
+    // The key still authenticates (its digest is stored), and its email stays registered.
+    const account = await request(second.app).get('/v1/account').set('X-API-Key', apiKey);
+    expect(account.body.email).toBe(email);
     const again = await request(second.app).post('/v1/signup').send({ email });
-    expect(again.status).toBe(201);
-    expect(again.body.api_key).toBe(apiKey);
+    expect(again.status).toBe(409);
   });
 
   it('keeps the signing key and the API-key secret in owner-only files', () => {

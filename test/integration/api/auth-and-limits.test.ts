@@ -347,8 +347,9 @@ describe('rate limits', () => {
       const first = await request(small.app).post('/v1/signup').send({ email: 's@example.com' });
       expect(first.status).toBe(201);
       expect(limitHeaders(first)).toEqual({ limit: '2', remaining: '1' });
+      // A refused repeat spends the budget too: addresses cannot be probed for free.
       const repeat = await request(small.app).post('/v1/signup').send({ email: 's@example.com' });
-      expect(repeat.status).toBe(201);
+      expectError(repeat, 409, 'email_registered');
       const refused = await request(small.app).post('/v1/signup').send({ email: 't@example.com' });
       expect(expectError(refused, 429, 'rate_limited')).toBe(
         'Rate limit of 2 signups per hour exceeded; retry in 3600 s',

@@ -321,9 +321,10 @@ describe.each(['/v1/evaluate', '/v1/simulate'])('POST %s refuses bad input', (pa
           request(t.app)
             .post(path)
             .set('X-API-Key', key)
-            .set('Content-Type', 'application/octet-stream')
+            .set('Content-Type', 'application/json')
             .set('Content-Encoding', 'gzip')
-            .send(body),
+            .serialize((data: unknown) => data as string)
+            .send(body as unknown as string),
         413,
         'payload_too_large',
       );

@@ -51,14 +51,15 @@ describe('concurrent requests', () => {
       const { chain } = entry.receipt;
       expect(chain.sequence).toBe(i + 1);
       expect(chain.previous_receipt_hash).toBe(previous);
-      expect(chain.receipt_hash).toBe(
-        H({
-          evidence: entry.receipt.evidence,
-          policy: entry.receipt.policy,
-          replay: entry.receipt.replay,
-          attestations: entry.receipt.attestations,
-        }),
-      );
+      // The signed position is the stored one: signing happened inside the serialized append.
+      expect(entry.receipt.position).toEqual({
+        log: expect.any(String),
+        sequence: chain.sequence,
+        previous_receipt_hash: chain.previous_receipt_hash,
+      });
+      const fields = entry.receipt.signed_fields.fields as (keyof typeof entry.receipt)[];
+      const core = Object.fromEntries(fields.map((f) => [f, entry.receipt[f]]));
+      expect(chain.receipt_hash).toBe(H({ core, attestations: entry.receipt.attestations }));
       previous = chain.receipt_hash;
     });
     expect(entries[0]!.receipt.chain.previous_receipt_hash).toBeNull();
@@ -126,7 +127,7 @@ describe('concurrent requests', () => {
     }
   });
 
-  it('concurrent signups for one email all get the same key', async () => {
+  it('concurrent signups for one email issue exactly one key; the others are 409', async () => {
     const email = uniqueEmail('race');
     const responses = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
@@ -135,8 +136,11 @@ describe('concurrent requests', () => {
           .send({ email: i % 2 ? email.toUpperCase() : email }),
       ),
     );
-    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(201));
-    expect(new Set(responses.map((r) => r.body.api_key)).size).toBe(1);
+    expect(responses.map((r) => r.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+    for (const refused of responses.filter((r) => r.status === 409)) {
+      expect(refused.body.code).toBe('email_registered');
+      expect(JSON.stringify(refused.body)).not.toContain('sk_svc_');
+    }
   });
 
   it('a free key hit by 120 requests at once gets exactly 100 through', async () => {

@@ -38,6 +38,8 @@ const SIGNED_FIELDS = [
   'replay',
   'policy',
   'signed_fields',
+  'submitter',
+  'position',
 ];
 
 const RULES = [
@@ -138,8 +140,24 @@ describe('POST /v1/evaluate', () => {
         },
         evidence: { inputs_hash: inputsHash, source_count: 2, source_types: ['ci', 'code_review'] },
         replay: { deterministic: true, replay_hash: replayHash },
-        policy: { status: 'PASS', verdict: 'ALLOWED', checks: [] },
-        signed_fields: { contract: 'receipt-core-v1', fields: SIGNED_FIELDS },
+        policy: {
+          status: 'PASS',
+          verdict: 'ALLOWED',
+          checks: [],
+          name: 'default',
+          config_hash: H(DEFAULT_CONFIG),
+          overrides: false,
+        },
+        signed_fields: { contract: 'receipt-core-v2', fields: SIGNED_FIELDS },
+        submitter: {
+          kind: 'api_key',
+          key_id: expect.stringMatching(/^kid_[0-9A-HJKMNP-TV-Z]{26}$/),
+        },
+        position: {
+          log: `svc/${t.serverKey.keyId.slice('sha256:'.length, 'sha256:'.length + 16)}`,
+          sequence: 1,
+          previous_receipt_hash: null,
+        },
         attestations: [
           {
             signer: 'svc-server',
@@ -158,14 +176,11 @@ describe('POST /v1/evaluate', () => {
     });
     expect(Object.keys(receipt).sort()).toEqual([...SIGNED_FIELDS, 'attestations', 'chain'].sort());
     expect(Buffer.from(receipt.attestations[0].signature, 'base64')).toHaveLength(64);
-    expect(receipt.chain.receipt_hash).toBe(
-      H({
-        evidence: receipt.evidence,
-        policy: receipt.policy,
-        replay: receipt.replay,
-        attestations: receipt.attestations,
-      }),
-    );
+    // receipt-core-v2: the chain hash covers the whole signed core and the attestations.
+    const core = Object.fromEntries(SIGNED_FIELDS.map((f) => [f, receipt[f]]));
+    expect(receipt.chain.receipt_hash).toBe(H({ core, attestations: receipt.attestations }));
+    const account = await request(t.app).get('/v1/account').set('X-API-Key', key);
+    expect(receipt.submitter.key_id).toBe(account.body.key_id);
   });
 
   it('the key_id is SHA-256 over the DER SubjectPublicKeyInfo of the published key', async () => {
@@ -190,7 +205,7 @@ describe('POST /v1/evaluate', () => {
 
     expect(await nobleVerifies(receipt, publicKey)).toBe(true);
 
-    // The message is the JCS of exactly the signed members: the chain is not among them.
+    // The message is the JCS of exactly the signed members: position is, the chain is not.
     const core = Object.fromEntries(SIGNED_FIELDS.map((f) => [f, receipt[f]]));
     expect(new TextDecoder().decode(signedMessage(receipt))).toBe(sortedJson(core));
     const tampered = clone(receipt);
@@ -199,6 +214,9 @@ describe('POST /v1/evaluate', () => {
     const moved = clone(receipt);
     (moved.chain as Json).sequence = 99;
     expect(await nobleVerifies(moved, publicKey)).toBe(true);
+    const repositioned = clone(receipt);
+    (repositioned.position as Json).sequence = 99;
+    expect(await nobleVerifies(repositioned, publicKey)).toBe(false);
   });
 
   it('appends exactly one ledger entry holding the receipt, the claim and the key', async () => {

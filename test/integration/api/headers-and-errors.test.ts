@@ -118,23 +118,66 @@ describe('headers and error envelope', () => {
   });
 
   describe('CORS preflight', () => {
-    it('answers 204 with the allowed methods and headers and an empty body', async () => {
+    it('answers 204 with the allowed methods and headers and an empty body for /v1/verify', async () => {
       const res = await request(t.app)
-        .options('/v1/evaluate')
+        .options('/v1/verify')
         .set('Origin', 'https://app.example')
         .set('Access-Control-Request-Method', 'POST')
-        .set('Access-Control-Request-Headers', 'X-API-Key, Content-Type');
+        .set('Access-Control-Request-Headers', 'Content-Type');
       expect(res.status).toBe(204);
       expect(res.text).toBe('');
       expect(res.headers['access-control-allow-origin']).toBe('*');
-      expect(res.headers['access-control-allow-methods']).toBe('GET,POST,OPTIONS');
+      expect(res.headers['access-control-allow-methods']).toBe('POST,OPTIONS');
       const allowed = String(res.headers['access-control-allow-headers']).toLowerCase();
-      for (const header of ['content-type', 'x-api-key', 'authorization', 'x-request-id']) {
-        expect(allowed).toContain(header);
-      }
+      for (const header of ['content-type', 'x-request-id']) expect(allowed).toContain(header);
+      // A page on another origin cannot send a key through its visitor's browser.
+      for (const header of ['x-api-key', 'authorization']) expect(allowed).not.toContain(header);
     });
 
-    it('answers 204 on any path, even unknown ones, without running a handler', async () => {
+    it.each([
+      ['/v1/evaluate', 'POST'],
+      ['/v1/simulate', 'POST'],
+      ['/v1/signup', 'POST'],
+      ['/v1/account', 'GET'],
+      ['/v1/account/rotate', 'POST'],
+      ['/v1/policies', 'POST'],
+    ])('grants no cross-origin access to %s %s (key routes and signup)', async (path, method) => {
+      const preflight = await request(t.app)
+        .options(path)
+        .set('Origin', 'https://app.example')
+        .set('Access-Control-Request-Method', method);
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+      const actual =
+        method === 'GET'
+          ? await request(t.app)
+              .get(path)
+              .set('Origin', 'https://app.example')
+              .set('X-API-Key', key)
+          : await request(t.app)
+              .post(path)
+              .set('Origin', 'https://app.example')
+              .set('X-API-Key', key)
+              .send({});
+      expect(actual.headers['access-control-allow-origin']).toBeUndefined();
+    });
+
+    it.each([
+      ['GET', '/v1/ledger/stats'],
+      ['GET', '/v1/keys/server'],
+      ['GET', '/health'],
+      ['GET', '/v1/receipts/search'],
+      ['POST', '/v1/verify'],
+    ])('grants cross-origin reads of %s %s, errors included', async (method, path) => {
+      const res =
+        method === 'GET'
+          ? await request(t.app).get(path).set('Origin', 'https://app.example')
+          : await postRaw(t, path, null, '{').set('Origin', 'https://app.example');
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(res.headers['access-control-expose-headers']).toContain('X-Request-Id');
+    });
+
+    it('answers 204 on any path, even unknown ones, without running a handler or granting access', async () => {
       const before = await ledgerState(t);
       for (const path of ['/v1/verify', '/v1/signup', '/health', '/v1/does-not-exist']) {
         const res = await request(t.app)
@@ -143,6 +186,9 @@ describe('headers and error envelope', () => {
           .set('Access-Control-Request-Method', 'POST');
         expect(res.status).toBe(204);
         expectCommonHeaders(res);
+        expect(res.headers['access-control-allow-origin']).toBe(
+          path === '/v1/verify' ? '*' : undefined,
+        );
       }
       expect(await ledgerState(t)).toEqual(before);
     });
@@ -234,11 +280,22 @@ describe('headers and error envelope', () => {
       expect(expectError(res, 404, 'not_found')).toBe('No route for GET /v1/unknown-thing');
     });
 
-    it('404 for a known path with another method', async () => {
+    it('405 with Allow for a known path with another method', async () => {
       const res = await request(t.app).get('/v1/evaluate').set('X-API-Key', key);
-      expectError(res, 404, 'not_found');
+      expect(expectError(res, 405, 'method_not_allowed')).toBe(
+        'GET is not allowed on /v1/evaluate; use POST',
+      );
+      expect(res.headers.allow).toBe('POST, OPTIONS');
       const post = await request(t.app).post('/health').send({});
-      expectError(post, 404, 'not_found');
+      expectError(post, 405, 'method_not_allowed');
+      expect(post.headers.allow).toBe('GET, HEAD, OPTIONS');
+      const del = await request(t.app).delete('/v1/ledger/stats');
+      expectError(del, 405, 'method_not_allowed');
+      expect(del.headers.allow).toBe('GET, HEAD, OPTIONS');
+      const receipt = await request(t.app).put('/v1/receipts/dr-x');
+      expectError(receipt, 405, 'method_not_allowed');
+      // Unknown paths stay 404.
+      expectError(await request(t.app).delete('/v1/nothing-here'), 404, 'not_found');
     });
 
     it.each(['/v1/signup', '/v1/evaluate', '/v1/simulate', '/v1/verify'])(
@@ -261,9 +318,32 @@ describe('headers and error envelope', () => {
       expectError(res, 400, 'malformed_json');
     });
 
-    it('POST bodies are JSON whatever the Content-Type says', async () => {
+    it('POST bodies must be sent as application/json or +json: anything else is 415', async () => {
       const claim = validClaim();
+      const before = await ledgerState(t);
       for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+        const res = await request(t.app)
+          .post('/v1/evaluate')
+          .set('X-API-Key', key)
+          .set('Content-Type', type)
+          .send(JSON.stringify(claim));
+        expectError(res, 415, 'unsupported_media_type');
+      }
+      // The harvesting attack: a page posts text/plain, which browsers send without preflight.
+      const signup = await request(t.app)
+        .post('/v1/signup')
+        .set('Content-Type', 'text/plain')
+        .send('{"email":"victim@example.com"}');
+      expectError(signup, 415, 'unsupported_media_type');
+      const untyped = await request(t.app)
+        .post('/v1/signup')
+        .serialize((data: unknown) => data as string)
+        .send('{"email":"victim@example.com"}' as unknown as object)
+        .unset('Content-Type');
+      expectError(untyped, 415, 'unsupported_media_type');
+      expect(await ledgerState(t)).toEqual(before);
+      expect(await t.store.apiKeys.findActiveByEmail('victim@example.com')).toBeNull();
+      for (const type of ['application/json; charset=utf-8', 'application/vnd.svc+json']) {
         const res = await request(t.app)
           .post('/v1/simulate')
           .set('X-API-Key', key)
@@ -272,11 +352,6 @@ describe('headers and error envelope', () => {
         expect(res.status).toBe(200);
         expect(res.body.claim).toEqual(claim);
       }
-      const form = await request(t.app)
-        .post('/v1/signup')
-        .set('Content-Type', 'application/x-www-form-urlencoded')
-        .send('email=a%40example.com');
-      expectError(form, 400, 'malformed_json');
     });
 
     it('an empty POST body is a validation failure, not malformed JSON', async () => {
@@ -332,12 +407,12 @@ describe('headers and error envelope', () => {
       }
     });
 
-    it('receipts declare the signing contract receipt-core-v1', async () => {
+    it('receipts declare the signing contract receipt-core-v2', async () => {
       const res = await request(t.app)
         .post('/v1/evaluate')
         .set('X-API-Key', key)
         .send(validClaim());
-      expect(res.body.receipt.signed_fields.contract).toBe('receipt-core-v1');
+      expect(res.body.receipt.signed_fields.contract).toBe('receipt-core-v2');
     });
   });
 });

@@ -81,6 +81,7 @@ const READS = [
   '/v1/agents',
   '/v1/overview',
   '/v1/policies',
+  '/v1/policies/:name',
   '/v1/templates',
   '/v1/metrics',
 ];
@@ -477,7 +478,9 @@ describe('POST /v1/checkout', () => {
   });
 
   it('is POST only', async () => {
-    expectError(await request(t.app).get('/v1/checkout'), 404, 'not_found');
+    const res = await request(t.app).get('/v1/checkout');
+    expectError(res, 405, 'method_not_allowed');
+    expect(res.headers.allow).toBe('POST, OPTIONS');
   });
 });
 
@@ -499,7 +502,7 @@ describe('SVC_PUBLIC_READS=false', () => {
     '/v1/receipts/compare': { ids: 'dr-x' },
     '/v1/receipts/diff': { repository: 'acme/web', pr: '42' },
   };
-  const pathOf = (path: string) => path.replace(':id', receiptId);
+  const pathOf = (path: string) => path.replace(':id', receiptId).replace(':name', 'strict');
 
   it.each(READS)('%s needs a key (401 without, 200 with)', async (path) => {
     const query = QUERIES[path] ?? {};

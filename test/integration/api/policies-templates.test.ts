@@ -85,8 +85,11 @@ describe('GET /v1/policies and POST /v1/policies', () => {
         name,
         description: expect.any(String),
         builtin: true,
+        shared: false,
+        overrides: name === 'default' ? 'any' : 'tighten',
         config,
         effective: config,
+        config_hash: H(config),
         created_at: null,
       })),
     });
@@ -104,8 +107,11 @@ describe('GET /v1/policies and POST /v1/policies', () => {
       name: 'team-b.prod_v2',
       description: 'Two sources for team B',
       builtin: false,
+      shared: false,
+      overrides: 'tighten',
       config: { minSources: 2, requireHumanApproval: true },
       effective: { ...DEFAULT, minSources: 2, requireHumanApproval: true },
+      config_hash: H({ ...DEFAULT, minSources: 2, requireHumanApproval: true }),
       created_at: '2026-01-15T10:00:00.000Z',
     });
     t.clock.advance(1000);
@@ -114,7 +120,7 @@ describe('GET /v1/policies and POST /v1/policies', () => {
     expect(other.body).toMatchObject({ description: null, config: {}, effective: DEFAULT });
     expect(other.body.created_at).toMatch(ISO);
 
-    const list = await request(t.app).get('/v1/policies');
+    const list = await request(t.app).get('/v1/policies').set('X-API-Key', key);
     expect(list.body.policies.map((p: Json) => p.name)).toEqual([
       'default',
       'strict',
@@ -132,7 +138,7 @@ describe('GET /v1/policies and POST /v1/policies', () => {
     for (const name of ['default', 'strict', 'permissive']) {
       expectError(await create({ name, config: {} }), 409, 'policy_conflict');
     }
-    const list = await request(t.app).get('/v1/policies');
+    const list = await request(t.app).get('/v1/policies').set('X-API-Key', key);
     expect(list.body.policies).toHaveLength(4);
     expect(list.body.policies[3].config).toEqual({ minSources: 3 });
   });
@@ -246,29 +252,43 @@ describe('claims naming a policy', () => {
     expect(spelled.replay.replay_hash).toBe(replayHashOf(spelled));
   });
 
-  it('policyConfig overrides the named policy member by member', async () => {
+  it('policyConfig overrides the named policy member by member, tighter only under strict', async () => {
     const res = await post(
       '/v1/evaluate',
       validClaim({
         policy: 'strict',
-        policyConfig: {
-          requireProvenance: false,
-          requireHumanApproval: false,
-          minConfidence: 0.85,
-        },
+        policyConfig: { minConfidence: 0.85, maxRiskScope: 2 },
       }),
     );
     expect(res.status).toBe(200);
     const body = res.body as Evaluated;
-    expect(body.policy.config).toEqual({
-      ...STRICT,
-      requireProvenance: false,
-      requireHumanApproval: false,
-      minConfidence: 0.85,
-    });
-    // The average confidence of validClaim is 0.85: exactly the minimum passes.
-    expect(body.policy.verdict).toBe('ALLOWED');
+    expect(body.policy.config).toEqual({ ...STRICT, minConfidence: 0.85, maxRiskScope: 2 });
     expect(body.replay.replay_hash).toBe(replayHashOf(body));
+    expect(res.body.receipt.policy).toMatchObject({
+      name: 'strict',
+      config_hash: H(body.policy.config),
+      overrides: true,
+    });
+    const looser = await post(
+      '/v1/evaluate',
+      validClaim({ policy: 'strict', policyConfig: { requireHumanApproval: false } }),
+    );
+    expect(expectError(looser, 400, 'policy_override_refused')).toMatch(
+      /^policyConfig\.requireHumanApproval: /,
+    );
+  });
+
+  it("the default policy keeps the specification's per-request overrides, and the receipt says so", async () => {
+    const res = await post(
+      '/v1/evaluate',
+      validClaim({ policyConfig: { minConfidence: 0, requireReplay: false } }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.receipt.policy).toMatchObject({
+      name: 'default',
+      config_hash: H({ ...DEFAULT, minConfidence: 0, requireReplay: false }),
+      overrides: true,
+    });
   });
 
   it('permissive drops the replay requirement', async () => {
@@ -294,9 +314,23 @@ describe('claims naming a policy', () => {
     expect(body.policy.verdict).toBe('BLOCKED');
     expect(body.policy.rules[0]).toMatchObject({ rule: 'min_sources', passed: false });
     expect(body.replay.replay_hash).toBe(replayHashOf(body));
-    const overridden = await post(
+    // New custom policies are tighten-only by default.
+    const loosened = await post(
       '/v1/evaluate',
       validClaim({ policy: 'three-sources', policyConfig: { minSources: 2 } }),
+    );
+    expect(expectError(loosened, 400, 'policy_override_refused')).toBe(
+      'policyConfig.minSources: policy "three-sources" allows only stricter values here (at least 3); got 2',
+    );
+    const anyPolicy = await post('/v1/policies', {
+      name: 'three-sources-any',
+      config: { minSources: 3 },
+      overrides: 'any',
+    });
+    expect(anyPolicy.body.overrides).toBe('any');
+    const overridden = await post(
+      '/v1/evaluate',
+      validClaim({ policy: 'three-sources-any', policyConfig: { minSources: 2 } }),
     );
     expect(overridden.body.policy.config).toEqual({ ...DEFAULT, minSources: 2 });
     expect(overridden.body.policy.verdict).toBe('ALLOWED');

@@ -16,14 +16,15 @@ describe('POST /v1/signup', () => {
   });
   afterEach(() => t.close());
 
-  it('201 with exactly {api_key, message}; the key is sk_svc_<uuid> on the free tier', async () => {
+  it('201 with exactly {api_key, key_id, message}; the key is sk_svc_<uuid> on the free tier', async () => {
     const res = await signup(t, { email: 'new@example.com' });
     expect(res.status).toBe(201);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(Object.keys(res.body).sort()).toEqual(['api_key', 'message']);
+    expect(Object.keys(res.body).sort()).toEqual(['api_key', 'key_id', 'message']);
     expect(res.body.api_key).toMatch(API_KEY);
+    expect(res.body.key_id).toMatch(/^kid_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(res.body.message).toBe(
-      'API key created on the free tier (100 requests per hour). Send it as "X-API-Key: <key>".',
+      'API key created on the free tier (100 requests per hour). Send it as "X-API-Key: <key>". It is shown only now: store it.',
     );
     const record = await t.store.apiKeys.findActiveByEmail('new@example.com');
     expect(record).toMatchObject({ email: 'new@example.com', tier: 'free' });
@@ -31,7 +32,7 @@ describe('POST /v1/signup', () => {
     expect(JSON.stringify(record)).not.toContain(res.body.api_key);
   });
 
-  it('the same email gets the same key again, also 201, case and white space ignored', async () => {
+  it('an email that has a key is 409 email_registered with no key, case and white space ignored', async () => {
     const first = await signup(t, { email: 'Same@Example.com' });
     expect(first.status).toBe(201);
     for (const email of [
@@ -42,11 +43,8 @@ describe('POST /v1/signup', () => {
       ' Same@Example.Com\n',
     ]) {
       const again = await signup(t, { email });
-      expect(again.status).toBe(201);
-      expect(again.body).toEqual({
-        api_key: first.body.api_key,
-        message: 'This e-mail address already has an API key; here it is again.',
-      });
+      expect(expectError(again, 409, 'email_registered')).toMatch(/already has an API key/);
+      expect(JSON.stringify(again.body)).not.toContain('sk_svc_');
     }
     const account = await request(t.app).get('/v1/account').set('X-API-Key', first.body.api_key);
     expect(account.body.email).toBe('same@example.com');
@@ -58,11 +56,13 @@ describe('POST /v1/signup', () => {
     expect(a.body.api_key).not.toBe(b.body.api_key);
   });
 
-  it('a repeated signup keeps the tier the key has', async () => {
-    await newKey(t, 'pilot', 'upgraded@example.com');
-    const again = await signup(t, { email: 'upgraded@example.com' });
-    const account = await request(t.app).get('/v1/account').set('X-API-Key', again.body.api_key);
-    expect(account.body.tier).toBe('pilot');
+  it('a repeated signup for an enterprise key reveals nothing and changes nothing', async () => {
+    const key = await newKey(t, 'enterprise', 'upgraded@example.com');
+    const again = await signup(t, { email: ' UPGRADED@example.com ' });
+    expectError(again, 409, 'email_registered');
+    expect(JSON.stringify(again.body)).not.toContain(key);
+    const account = await request(t.app).get('/v1/account').set('X-API-Key', key);
+    expect(account.body.tier).toBe('enterprise');
   });
 
   it('the new key works at once', async () => {
@@ -127,7 +127,9 @@ describe('GET /v1/account', () => {
     const res = await request(t.app).get('/v1/account').set('X-API-Key', key);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
+      key_id: expect.stringMatching(/^kid_[0-9A-HJKMNP-TV-Z]{26}$/),
       email: 'acct@example.com',
+      locked_policy: null,
       tier: 'free',
       limit: 100,
       remaining: 99,
@@ -181,7 +183,9 @@ describe('GET /v1/account', () => {
       .get('/v1/account')
       .set('X-API-Key', await newKey(t, 'enterprise', 'big@example.com'));
     expect(enterprise.body).toEqual({
+      key_id: expect.any(String),
       email: 'big@example.com',
+      locked_policy: null,
       tier: 'enterprise',
       limit: 'unlimited',
       remaining: 'unlimited',

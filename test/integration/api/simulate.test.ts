@@ -53,7 +53,7 @@ describe('POST /v1/simulate', () => {
       admissibility: { status: 'ACCEPTED', reason: 'verdict ALLOWED; replay passed' },
       evidence: { inputs_hash: H(claim), source_count: 2, source_types: ['ci', 'code_review'] },
       policy: { status: 'PASS', verdict: 'ALLOWED', checks: [] },
-      signed_fields: { contract: 'receipt-core-v1' },
+      signed_fields: { contract: 'receipt-core-v2' },
     });
   });
 

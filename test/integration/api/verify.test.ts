@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtures.js';
 import {
   clone,
   expectCommonHeaders,
@@ -26,11 +27,28 @@ const CHAIN_LINKAGE = {
   detail:
     'receipt-core-v1 does not sign chain coordinates; sequence needs an independently kept ledger head',
 };
-const ALL_PASS = [
+const NO_EXPECTATION = {
+  name: 'policy_binding',
+  layer: 'cryptographic',
+  status: 'SKIPPED',
+  detail: 'no expectation stated',
+};
+/** The checks of an intact receipt-core-v1 receipt. */
+const ALL_PASS_V1 = [
   ...STRUCTURAL.map((name) => ({ name, layer: 'structural', status: 'PASS' })),
   { name: 'signature_valid', layer: 'cryptographic', status: 'PASS' },
   { name: 'hash_integrity', layer: 'ledger', status: 'PASS' },
   CHAIN_LINKAGE,
+  NO_EXPECTATION,
+];
+const STRUCTURAL_V2 = [...STRUCTURAL, 'submitter_present', 'position_present'];
+/** The checks of an intact receipt-core-v2 receipt. */
+const ALL_PASS = [
+  ...STRUCTURAL_V2.map((name) => ({ name, layer: 'structural', status: 'PASS' })),
+  { name: 'signature_valid', layer: 'cryptographic', status: 'PASS' },
+  { name: 'hash_integrity', layer: 'ledger', status: 'PASS' },
+  { name: 'chain_linkage', layer: 'ledger', status: 'PASS' },
+  NO_EXPECTATION,
 ];
 
 type Check = { name: string; layer: string; status: string; detail?: string };
@@ -42,6 +60,7 @@ describe('POST /v1/verify', () => {
   let t: TestApp;
   let key: string;
   let receipt: Json;
+  let receiptV1: Json;
 
   const verify = (body: unknown) =>
     request(t.app)
@@ -55,6 +74,11 @@ describe('POST /v1/verify', () => {
     const res = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(validClaim());
     expect(res.status).toBe(200);
     receipt = res.body.receipt;
+    // A receipt-core-v1 receipt as an older version of svc wrote it, in the same chain.
+    const legacy = await t.store.ledger.append(
+      appendRequest(signClaim(makeClaim(), t.serverKey, { contract: 'v1' })),
+    );
+    receiptV1 = legacy.entry.receipt as unknown as Json;
   });
   afterAll(() => t.close());
 
@@ -69,8 +93,34 @@ describe('POST /v1/verify', () => {
       admissibility: 'ACCEPTED',
       verification_depth: 'cryptographic',
       checks: ALL_PASS,
+      signed: {
+        contract: 'receipt-core-v2',
+        submitter: receipt.submitter,
+        policy: {
+          name: 'default',
+          config_hash: (receipt.policy as Json).config_hash,
+          overrides: false,
+        },
+        position: receipt.position,
+      },
     });
     expect(await ledgerState(t)).toEqual(before);
+  });
+
+  it('a receipt-core-v1 receipt of the same ledger stays valid, chain_linkage UNVERIFIED', async () => {
+    expect((receiptV1.signed_fields as Json).contract).toBe('receipt-core-v1');
+    expect((receiptV1.chain as Json).previous_receipt_hash).toBe(
+      (receipt.chain as Json).receipt_hash,
+    );
+    const res = await verify(receiptV1);
+    expect(res.body).toEqual({
+      valid: true,
+      receipt_id: receiptV1.receipt_id,
+      admissibility: 'ACCEPTED',
+      verification_depth: 'cryptographic',
+      checks: ALL_PASS_V1,
+      signed: { contract: 'receipt-core-v1', submitter: null, policy: null, position: null },
+    });
   });
 
   it('needs no key, and a valid key does not change the answer', async () => {
@@ -111,7 +161,11 @@ describe('POST /v1/verify', () => {
     expect((await verify(again.body.receipt)).body.valid).toBe(true);
   });
 
-  describe('tampering', () => {
+  describe.each([
+    ['receipt-core-v2', () => receipt],
+    ['receipt-core-v1', () => receiptV1],
+  ])('tampering with a %s receipt', (contract, original) => {
+    const v2 = contract === 'receipt-core-v2';
     const cases: [string, (r: Json) => void, { signature: string; hash: string }][] = [
       [
         'subject.entity',
@@ -181,8 +235,12 @@ describe('POST /v1/verify', () => {
       ],
       [
         'signed_fields.contract',
-        (r) => ((r.signed_fields as Json).contract = 'receipt-core-v2'),
-        { signature: 'FAIL', hash: 'PASS' },
+        (r) =>
+          ((r.signed_fields as Json).contract =
+            (r.signed_fields as Json).contract === 'receipt-core-v2'
+              ? 'receipt-core-v1'
+              : 'receipt-core-v2'),
+        { signature: 'FAIL', hash: 'FAIL' },
       ],
       [
         'the signature',
@@ -207,7 +265,7 @@ describe('POST /v1/verify', () => {
     ];
 
     it.each(cases)('%s: valid false', async (_name, mutate, expected) => {
-      const tampered = clone(receipt);
+      const tampered = clone(original());
       mutate(tampered);
       const res = await verify(tampered);
       expect(res.status).toBe(200);
@@ -215,8 +273,10 @@ describe('POST /v1/verify', () => {
       expect(res.body.verification_depth).toBe('cryptographic');
       const statuses = statusOf(res.body.checks);
       expect(statuses.signature_valid).toBe(expected.signature);
-      expect(statuses.hash_integrity).toBe(expected.hash);
-      expect(statuses.chain_linkage).toBe('UNVERIFIED');
+      // The v2 receipt hash covers the whole signed core, the v1 hash only part of it.
+      expect(statuses.hash_integrity).toBe(v2 ? 'FAIL' : expected.hash);
+      if (!v2) expect(statuses.chain_linkage).toBe('UNVERIFIED');
+      expect(res.body.signed).toBe(expected.signature === 'PASS' ? res.body.signed : null);
       for (const c of res.body.checks as Check[]) {
         expect(['PASS', 'FAIL', 'UNVERIFIED', 'SKIPPED']).toContain(c.status);
         if (c.status === 'FAIL') expect(c.detail).toEqual(expect.any(String));
@@ -224,6 +284,7 @@ describe('POST /v1/verify', () => {
     });
 
     it('the echo fields report the submitted receipt', async () => {
+      const receipt = original();
       const tampered = clone(receipt);
       (tampered.admissibility as Json).status = 'REJECTED';
       const res = await verify(tampered);
@@ -234,6 +295,7 @@ describe('POST /v1/verify', () => {
     });
 
     it('a changed hash reports both values', async () => {
+      const receipt = original();
       const tampered = clone(receipt);
       (tampered.evidence as Json).source_count = 3;
       const res = await verify(tampered);
@@ -245,27 +307,45 @@ describe('POST /v1/verify', () => {
     });
 
     it('only chain.receipt_hash changed: still valid (hash_integrity recomputes from the content)', async () => {
-      const tampered = clone(receipt);
+      const tampered = clone(original());
       (tampered.chain as Json).receipt_hash = ANOTHER_HASH;
       const res = await verify(tampered);
-      expect(res.body).toMatchObject({ valid: true, checks: ALL_PASS });
+      expect(res.body).toMatchObject({ valid: true, checks: v2 ? ALL_PASS : ALL_PASS_V1 });
     });
 
-    it('chain.sequence and previous_receipt_hash are unsigned: changing them is not detected', async () => {
-      const tampered = clone(receipt);
-      Object.assign(tampered.chain as Json, { sequence: 77, previous_receipt_hash: ANOTHER_HASH });
-      const res = await verify(tampered);
-      expect(res.body).toMatchObject({ valid: true, checks: ALL_PASS });
-      expect(check(res.body.checks, 'chain_linkage')).toEqual(CHAIN_LINKAGE);
-    });
+    it(
+      v2
+        ? 'chain.sequence and previous_receipt_hash that differ from the signed position fail chain_linkage'
+        : 'chain.sequence and previous_receipt_hash are unsigned: changing them is not detected',
+      async () => {
+        const tampered = clone(original());
+        Object.assign(tampered.chain as Json, {
+          sequence: 77,
+          previous_receipt_hash: ANOTHER_HASH,
+        });
+        const res = await verify(tampered);
+        if (v2) {
+          expect(res.body.valid).toBe(false);
+          expect(check(res.body.checks, 'chain_linkage')).toEqual({
+            name: 'chain_linkage',
+            layer: 'ledger',
+            status: 'FAIL',
+            detail: 'chain.sequence 77 differs from the signed position 1',
+          });
+        } else {
+          expect(res.body).toMatchObject({ valid: true, checks: ALL_PASS_V1 });
+          expect(check(res.body.checks, 'chain_linkage')).toEqual(CHAIN_LINKAGE);
+        }
+      },
+    );
 
     it('a member outside the signed core and the hash does not change the result', async () => {
-      const res = await verify({ ...receipt, note: 'added by a relay' });
+      const res = await verify({ ...original(), note: 'added by a relay' });
       expect(res.body.valid).toBe(true);
     });
 
     it('a signature that is not 64 bytes of base64', async () => {
-      const tampered = clone(receipt);
+      const tampered = clone(original());
       (tampered.attestations as Json[])[0]!.signature = 'AAAA';
       const res = await verify(tampered);
       expect(check(res.body.checks, 'signature_valid')).toEqual({
@@ -284,7 +364,7 @@ describe('POST /v1/verify', () => {
       ['attestations', 'attestation_present'],
       ['receipt_id', 'receipt_id_valid'],
     ])('without %s: %s fails, and the signature with it', async (member, failing) => {
-      const stripped = clone(receipt);
+      const stripped = clone(original());
       delete stripped[member];
       const res = await verify(stripped);
       expect(res.status).toBe(200);
@@ -297,7 +377,7 @@ describe('POST /v1/verify', () => {
     });
 
     it('an unknown source type fails evidence_present', async () => {
-      const tampered = clone(receipt);
+      const tampered = clone(original());
       (tampered.evidence as Json).source_types = ['ci', 'telepathy'];
       const res = await verify(tampered);
       expect(statusOf(res.body.checks).evidence_present).toBe('FAIL');
@@ -320,15 +400,17 @@ describe('POST /v1/verify', () => {
         admissibility: 'ACCEPTED',
         verification_depth: 'cryptographic',
         checks: [
-          ...ALL_PASS.slice(0, 7),
+          ...ALL_PASS.slice(0, 9),
           {
             name: 'hash_integrity',
             layer: 'ledger',
             status: 'FAIL',
             detail: 'receipt_id is unknown to this ledger',
           },
-          CHAIN_LINKAGE,
+          { name: 'chain_linkage', layer: 'ledger', status: 'PASS' },
+          NO_EXPECTATION,
         ],
+        signed: expect.objectContaining({ contract: 'receipt-core-v2' }),
       });
     } finally {
       await other.close();
@@ -377,10 +459,14 @@ describe('POST /v1/verify', () => {
       policy_present: 'PASS',
       evidence_present: 'PASS',
       attestation_present: 'FAIL',
+      submitter_present: 'PASS',
+      position_present: 'FAIL',
       signature_valid: 'FAIL',
       hash_integrity: 'FAIL',
-      chain_linkage: 'UNVERIFIED',
+      chain_linkage: 'FAIL',
+      policy_binding: 'SKIPPED',
     });
+    expect(res.body.signed).toBeNull();
   });
 
   it('an empty object gets every check, all failing', async () => {
@@ -392,6 +478,7 @@ describe('POST /v1/verify', () => {
       ['signature_valid', 'cryptographic', 'FAIL'],
       ['hash_integrity', 'ledger', 'FAIL'],
       ['chain_linkage', 'ledger', 'UNVERIFIED'],
+      ['policy_binding', 'cryptographic', 'SKIPPED'],
     ]);
   });
 
@@ -441,13 +528,13 @@ describe('POST /v1/verify', () => {
         'an unsafe integer',
         '"sequence":1',
         '"sequence":9007199254740993',
-        'chain.sequence: integer outside',
+        'position.sequence: integer outside',
       ],
       [
         'a non-finite number',
         '"sequence":1',
         '"sequence":1e400',
-        'chain.sequence: number out of range',
+        'position.sequence: number out of range',
       ],
       [
         'a lone surrogate',

@@ -69,6 +69,15 @@ function entriesFrom(bases: LedgerEntry[]) {
         claim_id: claim.claim_id,
         issued_at: issuedAt(i),
         subject,
+        ...(base.receipt.position
+          ? {
+              position: {
+                ...base.receipt.position,
+                sequence: head.sequence + 1,
+                previous_receipt_hash: head.receipt_hash,
+              },
+            }
+          : {}),
         chain: {
           sequence: head.sequence + 1,
           previous_receipt_hash: head.receipt_hash,
@@ -168,7 +177,11 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
       const appended = [];
       for (let i = start; i < Math.min(N, start + BATCH); i++) {
         appended.push(
-          ledger.append({ scope: 'bench', claimId: `claim-${i}`, build: (head) => ({ entry: entryAt(i, head) }) }),
+          ledger.append({
+            scope: 'bench',
+            claimId: `claim-${i}`,
+            build: (head) => ({ entry: entryAt(i, head) }),
+          }),
         );
       }
       for (const result of await Promise.all(appended)) expect(result.status).toBe('appended');

@@ -14,6 +14,7 @@ import {
 } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { receiptHash } from '../../../src/core/receipt.js';
+import { referenceHash } from '../../unit/core/reference.js';
 import type { LedgerEntry } from '../../../src/ports/ledger-store.js';
 import type { Store } from '../../../src/ports/store.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
@@ -74,14 +75,14 @@ describe('SQLite ledger below the application', () => {
     ['DELETE of all receipts', 'DELETE FROM receipts'],
     [
       'INSERT OR REPLACE over an existing sequence',
-      `INSERT OR REPLACE INTO receipts SELECT sequence, 'dr-forged', 'claim-forged', inputs_hash,
+      `INSERT OR REPLACE INTO receipts SELECT sequence, 'dr-forged', 'claim-forged', scope, inputs_hash,
          'sha256:forged', issued_at, verdict, admissibility, entity, agent, repository,
          pull_request, api_key_id, receipt_json, claim_json, evaluation_json
        FROM receipts WHERE sequence = 1`,
     ],
     [
-      'REPLACE over an existing claim_id',
-      `REPLACE INTO receipts SELECT 99, 'dr-forged', claim_id, inputs_hash, 'sha256:forged',
+      'REPLACE over an existing claim_id of the same submitter',
+      `REPLACE INTO receipts SELECT 99, 'dr-forged', claim_id, scope, inputs_hash, 'sha256:forged',
          issued_at, verdict, admissibility, entity, agent, repository, pull_request, api_key_id,
          receipt_json, claim_json, evaluation_json
        FROM receipts WHERE sequence = 2`,
@@ -174,6 +175,21 @@ describe('appends from several processes', () => {
       const entries = await store.ledger.list(0, 1000);
       expect(entries).toHaveLength(WORKERS * PER_WORKER);
       expectGapFreeChain(entries);
+      // receipt-core-v2: each process signed inside its append, so every signed position is
+      // the one the receipt is stored at, and the hash covers that signed core.
+      for (const { receipt } of entries) {
+        expect(receipt.signed_fields.contract).toBe('receipt-core-v2');
+        expect(receipt.position).toEqual({
+          log: 'svc/test',
+          sequence: receipt.chain.sequence,
+          previous_receipt_hash: receipt.chain.previous_receipt_hash,
+        });
+        const fields = receipt.signed_fields.fields as (keyof typeof receipt)[];
+        const core = Object.fromEntries(fields.map((f) => [f, receipt[f]]));
+        expect(receipt.chain.receipt_hash).toBe(
+          referenceHash({ core, attestations: receipt.attestations }),
+        );
+      }
       expect(new Set(entries.map((e) => e.receipt.claim_id))).toEqual(
         new Set(
           names.flatMap((name) => Array.from({ length: PER_WORKER }, (_, i) => `${name}-${i}`)),
