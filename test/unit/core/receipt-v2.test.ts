@@ -36,6 +36,12 @@ const V2_FIELDS = [
 const fixture = loadFixture<{
   signer: { secret_key: string; public_key: string; public_key_pem: string; key_id: string };
   receipts: { name: string; receipt: Receipt }[];
+  receipts_v2?: {
+    name: string;
+    policy_name: string;
+    effective_policy: Json;
+    receipt: Receipt;
+  }[];
 }>('receipt-vectors.json');
 
 // The RFC 8032 TEST 1 key of the shared vectors, as a node:crypto signer for the code under test.
@@ -317,5 +323,49 @@ describe('receipt-core-v1 vectors keep verifying', () => {
       policy: null,
       position: null,
     });
+  });
+});
+
+describe('the shared receipt-core-v2 vectors continue the v1 chain', () => {
+  const v1 = fixture.receipts.map((v) => v.receipt as unknown as Json);
+  const v2 = (fixture.receipts_v2 ?? []).map((v) => ({ ...v, r: v.receipt as unknown as Json }));
+
+  it('exist', () => {
+    expect(v2.length).toBeGreaterThan(0);
+  });
+
+  it('one gap-free chain from v1 into v2; each v2 vector is self-consistent and verifies', () => {
+    const all = [...v1, ...v2.map((v) => v.r)];
+    all.forEach((r, i) => {
+      const chain = r.chain as Json;
+      expect(chain.sequence).toBe(i + 1);
+      expect(chain.previous_receipt_hash).toBe(
+        i === 0 ? null : (all[i - 1]!.chain as Json).receipt_hash,
+      );
+    });
+    for (const { r, policy_name, effective_policy } of v2) {
+      expect(r.signed_fields).toEqual({ contract: 'receipt-core-v2', fields: V2_FIELDS });
+      const chain = r.chain as Json;
+      expect(r.position).toMatchObject({
+        sequence: chain.sequence,
+        previous_receipt_hash: chain.previous_receipt_hash,
+      });
+      expect(chain.receipt_hash).toBe(
+        referenceHash({ core: coreOf(r), attestations: r.attestations }),
+      );
+      expect(r.policy).toMatchObject({
+        name: policy_name,
+        config_hash: referenceHash(effective_policy),
+      });
+      expect(nobleOk(r)).toBe(true);
+      const previous = all[(chain.sequence as number) - 2]!.chain as Json;
+      const result = verifyReceipt(
+        r,
+        options(r, { previousLedgerHash: previous.receipt_hash as string }),
+      );
+      expect(result.valid).toBe(true);
+      expect(statusOf(result).chain_linkage).toBe('PASS');
+      expect(result.signed?.policy?.name).toBe(policy_name);
+    }
   });
 });
