@@ -63,7 +63,7 @@ describe('the attack of issue 8: a gated agent choosing its own gate', () => {
   });
 
   it.each(Object.entries(ZEROED_CONFIG))(
-    'strict: loosening %s alone is refused, and the message names policyConfig.%s',
+    'strict: loosening %s alone (to %j) is refused, and the message names the field',
     async (field, value) => {
       const before = await ledgerState(t);
       const res = await evaluate(
