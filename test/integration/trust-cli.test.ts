@@ -414,6 +414,86 @@ describe('svc keys and svc policies (operator CLI)', () => {
       expect(loosened.body.receipt.policy).toMatchObject({ name: 'open', overrides: true });
     });
 
+    it('a locked key cannot put a policy of its own in place of the lock', async () => {
+      expect(
+        (
+          await cli(
+            'policies',
+            'create',
+            'gate',
+            '--config',
+            '{"minSources":2}',
+            '--overrides',
+            'none',
+          )
+        ).code,
+      ).toBe(0);
+      const { apiKey } = issued(
+        (
+          await cli(
+            'keys',
+            'create',
+            '--email',
+            'agent6@example.com',
+            '--policy',
+            'gate',
+            '--locked',
+          )
+        ).stdout,
+      );
+      const a = app();
+      // While the shared policy exists the name is taken.
+      const zeroed = {
+        name: 'gate',
+        config: { minSources: 0, minSourceTypes: 0, minConfidence: 0, requireReplay: false },
+        overrides: 'any',
+      };
+      expectError(
+        await request(a).post('/v1/policies').set('X-API-Key', apiKey).send(zeroed),
+        409,
+        'policy_conflict',
+      );
+      // The operator deletes the shared policy (or is refused, which is as safe).
+      await cli('policies', 'delete', 'gate');
+      const own = await request(a).post('/v1/policies').set('X-API-Key', apiKey).send(zeroed);
+      expect([201, 409]).toContain(own.status);
+      const before = await store!.ledger.head();
+      const res = await request(a)
+        .post('/v1/evaluate')
+        .set('X-API-Key', apiKey)
+        .send(
+          validClaim({
+            sources: [
+              {
+                id: 'ci',
+                type: 'ci',
+                uri: 'https://ci.example/9',
+                confidence: 0.01,
+                content: 'tests FAILED',
+              },
+            ],
+          }),
+        );
+      // Evaluated under the operator's gate, or refused; never under the key's own config.
+      if (res.status === 200) {
+        expect(res.body.policy.config).toMatchObject({ minSources: 2, requireReplay: true });
+        expect(res.body.decision.proceed).toBe(false);
+      } else {
+        expect(res.status).toBe(400);
+        expect(await store!.ledger.head()).toEqual(before);
+      }
+    });
+
+    it('a shared policy is listed for anonymous callers too', async () => {
+      expect((await cli('policies', 'create', 'visible', '--config', '{}')).code).toBe(0);
+      const a = app();
+      const list = await request(a).get('/v1/policies');
+      expect(list.body.policies.map((p: { name: string }) => p.name)).toContain('visible');
+      const one = await request(a).get('/v1/policies/visible');
+      expect(one.status).toBe(200);
+      expect(one.body).toMatchObject({ shared: true, builtin: false, overrides: 'tighten' });
+    });
+
     it('rotation keeps the lock', async () => {
       const { apiKey } = issued(
         (

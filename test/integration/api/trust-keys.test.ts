@@ -55,6 +55,22 @@ describe('signup: an address that has a key gets 409, never the key (issue 8, ac
     expectError(await signup(t, 'alice@example.com'), 409, 'email_registered');
   });
 
+  it('concurrent signups of one address: exactly one 201, the rest 409 without a key', async () => {
+    const answers = await Promise.all(
+      ['race@example.com', ' RACE@example.com', 'Race@Example.com ', 'race@EXAMPLE.com'].map((e) =>
+        signup(t, e),
+      ),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+    for (const r of answers.filter((x) => x.status === 409)) {
+      expectError(r, 409, 'email_registered');
+      expect(textOf(r)).not.toMatch(/sk_svc_/);
+    }
+    expect(
+      (await t.store.apiKeys.list()).filter((k) => k.email === 'race@example.com'),
+    ).toHaveLength(1);
+  });
+
   it('an enterprise key is not handed out either', async () => {
     const first = await signup(t, 'boss@example.com');
     const upgraded = await t.store.apiKeys.setTier('boss@example.com', 'enterprise', now(t));
@@ -144,6 +160,24 @@ describe('POST /v1/account/rotate and DELETE /v1/account', () => {
     const now = await account(t, res.body.api_key);
     expect(now.status).toBe(200);
     expect(now.body).toMatchObject({ key_id: res.body.key_id, email: a.email, tier: 'free' });
+  });
+
+  it('two rotations with the same key at once: one new key, the other 401', async () => {
+    const a = await signupAccount(t);
+    const both = await Promise.all([rotate(a.apiKey), rotate(a.apiKey)]);
+    expect(both.map((r) => r.status).sort()).toEqual([201, 401]);
+    const keys = (await t.store.apiKeys.list()).filter((k) => k.email === a.email);
+    expect(keys.filter((k) => k.revokedAt === null)).toHaveLength(1);
+  });
+
+  it('a revoked key is refused in the Bearer form too', async () => {
+    const a = await signupAccount(t);
+    await request(t.app).delete('/v1/account').set('Authorization', `Bearer ${a.apiKey}`);
+    expectError(
+      await request(t.app).get('/v1/account').set('Authorization', `Bearer ${a.apiKey}`),
+      401,
+      'unauthorized',
+    );
   });
 
   it('rotate keeps the tier and the locked policy', async () => {
