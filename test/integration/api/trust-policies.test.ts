@@ -200,6 +200,44 @@ describe('tighten-only overrides, field by field', () => {
     expect(statusOf(pinned).policy_binding).toBe('FAIL');
   });
 
+  it('under default, a policyConfig that repeats the defaults is not an override', async () => {
+    const res = await evaluate(
+      t,
+      a.apiKey,
+      validClaim({ policyConfig: { minSources: 1, requireReplay: true, maxRiskScope: 5 } }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.receipt.policy).toMatchObject({
+      name: 'default',
+      config_hash: H(DEFAULT_CONFIG),
+      overrides: false,
+    });
+  });
+
+  it('a custom policy’s unset members are its defaults, and tighten-only applies to them too', async () => {
+    await request(t.app)
+      .post('/v1/policies')
+      .set('X-API-Key', a.apiKey)
+      .send({ name: 'two', config: { minSources: 2 } });
+    const looser = await evaluate(
+      t,
+      a.apiKey,
+      validClaim({ policy: 'two', policyConfig: { minConfidence: 0.4 } }),
+    );
+    expect(expectError(looser, 400, 'policy_override_refused')).toContain(
+      'policyConfig.minConfidence',
+    );
+    const tighter = await evaluate(
+      t,
+      a.apiKey,
+      validClaim({ policy: 'two', policyConfig: { minConfidence: 0.6 } }),
+    );
+    expect(tighter.status).toBe(200);
+    expect(tighter.body.receipt.policy.config_hash).toBe(
+      H({ ...DEFAULT_CONFIG, minSources: 2, minConfidence: 0.6 }),
+    );
+  });
+
   it('policy "default" named explicitly behaves as no policy', async () => {
     const res = await evaluate(
       t,

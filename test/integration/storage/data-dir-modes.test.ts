@@ -1,5 +1,13 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -97,6 +105,11 @@ describe('data at rest: the server makes its data directory private', () => {
     expect(run.code).toBeNull();
     expect(modeOf(dataDir)).toBe(0o700);
     expect(modeOf(join(dataDir, 'ledger.db'))).toBe(0o600);
+    // Every file the service keeps there (WAL, shared memory, keys, secret) is owner-only.
+    const files = readdirSync(dataDir);
+    expect(files).toContain('ledger.db');
+    for (const name of files)
+      expect({ name, mode: modeOf(join(dataDir, name)) }).toEqual({ name, mode: 0o600 });
   });
 
   it('an existing 0755 data dir becomes 0700; an existing 0644 ledger.db becomes 0600', async () => {
