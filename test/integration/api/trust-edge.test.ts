@@ -281,6 +281,12 @@ describe('405 for a known path with the wrong method; 404 for unknown paths', ()
     expect(allow(res)).toContain(expected);
   });
 
+  it('/v1/policies/:name lists GET and DELETE', async () => {
+    const res = await request(t.app).put('/v1/policies/strict');
+    expectError(res, 405, 'method_not_allowed');
+    expect(allow(res)).toEqual(expect.arrayContaining(['GET', 'DELETE']));
+  });
+
   it('/v1/account lists GET and DELETE', async () => {
     const res = await request(t.app).put('/v1/account');
     expect(allow(res)).toEqual(expect.arrayContaining(['GET', 'DELETE']));

@@ -163,6 +163,16 @@ describe('data at rest: the server makes its data directory private', () => {
     expect(() => statSync(join(dataDir, 'encryption-secret'))).toThrow();
   });
 
+  it('a SVC_KEY_ENCRYPTION_SECRET_FILE that cannot be read stops the start with exit 1, naming it', async () => {
+    const missing = join(root, 'no-such-secret');
+    const run = await start(join(root, 'missing-secret'), {
+      SVC_KEY_ENCRYPTION_SECRET_FILE: missing,
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('SVC_KEY_ENCRYPTION_SECRET_FILE');
+    expect(run.stdout).not.toContain('svc listening');
+  });
+
   it('SVC_TRUST_PROXY=true is refused at start with exit 1, saying what to set', async () => {
     const run = await start(join(root, 'proxy'), { SVC_TRUST_PROXY: 'true' });
     expect(run.code).toBe(1);
