@@ -137,6 +137,15 @@ describe('CORS by route', () => {
     },
   );
 
+  it.each(['/v1/ledger/stats', '/v1/keys/server', '/health'])(
+    'the preflight of GET %s allows any origin',
+    async (path) => {
+      const pre = await preflight(path, 'GET');
+      expect(pre.status).toBeLessThan(300);
+      expect(pre.headers['access-control-allow-origin']).toBe('*');
+    },
+  );
+
   it('POST /v1/verify and its preflight allow any origin, without key headers', async () => {
     const res = await request(t.app).post('/v1/verify').set('Origin', ORIGIN).send({});
     expect(res.status).toBe(200);
