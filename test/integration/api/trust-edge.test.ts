@@ -374,3 +374,23 @@ describe('trust proxy by address: loopback trusted, the first untrusted hop from
     expect(statuses).toEqual([201, 201, 429, 429]);
   });
 });
+
+describe('no trusted proxy (the default): X-Forwarded-For is ignored', () => {
+  let t: TestApp;
+  beforeEach(() => {
+    t = buildTestApp({ config: { trustProxy: false, signupLimitPerHour: 2 } });
+  });
+  afterEach(() => t.close());
+
+  it('spoofed addresses give no extra signups', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await request(t.app)
+        .post('/v1/signup')
+        .set('X-Forwarded-For', `198.51.100.${i + 1}`)
+        .send({ email: `noproxy-${i}@example.com` });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([201, 201, 429, 429]);
+  });
+});
