@@ -1,7 +1,9 @@
 import type { ApiKeyStore } from './api-key-store.js';
+import type { JobQueue, JobQueueOptions } from './job-queue.js';
 import type { LedgerQueries } from './ledger-queries.js';
 import type { LedgerStore } from './ledger-store.js';
 import type { PolicyStore } from './policy-store.js';
+import type { WebhookStore } from './webhook-store.js';
 
 /** Everything persistent, behind one handle so the composition root can open and close it. */
 export interface Store {
@@ -10,6 +12,12 @@ export interface Store {
   readonly queries: LedgerQueries;
   readonly apiKeys: ApiKeyStore;
   readonly policies: PolicyStore;
+  readonly webhooks: WebhookStore;
+  /**
+   * The store's durable job queue. Open one per process (or test); receipts' webhook
+   * deliveries land in it in the append transaction.
+   */
+  openJobQueue(options: JobQueueOptions): JobQueue;
   /** Resolves when the backend answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
   /** Resolves when the backend accepts a write (made and undone outside the ledger). */

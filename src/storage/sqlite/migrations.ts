@@ -260,6 +260,65 @@ const MIGRATIONS: Migration[] = [
   ) STRICT;
   `,
   trustModel,
+  `
+  -- Durable jobs (src/jobs/sqlite-job-queue.ts). A job is claimed under BEGIN IMMEDIATE by
+  -- setting a lease; a lease that ran out (its process died) may be taken over.
+  CREATE TABLE jobs (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    name         TEXT NOT NULL,
+    payload_json TEXT NOT NULL,
+    dedupe_key   TEXT UNIQUE,
+    state        TEXT NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+    run_at       INTEGER NOT NULL,
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    lease_owner  TEXT,
+    lease_until  INTEGER,
+    last_error   TEXT,
+    created_at   INTEGER NOT NULL,
+    finished_at  INTEGER
+  ) STRICT;
+  CREATE INDEX jobs_due ON jobs (run_at, id) WHERE state = 'pending';
+  CREATE INDEX jobs_pending_age ON jobs (name, created_at) WHERE state = 'pending';
+
+  CREATE TABLE webhook_receivers (
+    id              TEXT PRIMARY KEY,
+    owner           TEXT NOT NULL,
+    url             TEXT NOT NULL,
+    event           TEXT NOT NULL,
+    secret_sealed   TEXT NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('active', 'disabled', 'deleted')),
+    created_at      TEXT NOT NULL,
+    disabled_at     TEXT,
+    disabled_reason TEXT
+  ) STRICT;
+  CREATE INDEX webhook_receivers_owner ON webhook_receivers (owner, created_at)
+    WHERE status <> 'deleted';
+  CREATE INDEX webhook_receivers_active ON webhook_receivers (event) WHERE status = 'active';
+
+  -- Written in the receipt's append transaction: this table is the webhook outbox.
+  CREATE TABLE webhook_deliveries (
+    id          TEXT PRIMARY KEY,
+    receiver_id TEXT NOT NULL REFERENCES webhook_receivers (id),
+    receipt_id  TEXT NOT NULL REFERENCES receipts (receipt_id),
+    event       TEXT NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    created_at  TEXT NOT NULL,
+    finished_at TEXT
+  ) STRICT;
+  CREATE INDEX webhook_deliveries_receiver ON webhook_deliveries (receiver_id, created_at);
+
+  CREATE TABLE webhook_attempts (
+    delivery_id     TEXT NOT NULL REFERENCES webhook_deliveries (id),
+    attempt         INTEGER NOT NULL,
+    at              TEXT NOT NULL,
+    status_code     INTEGER,
+    error           TEXT,
+    duration_ms     INTEGER NOT NULL,
+    next_attempt_at TEXT,
+    PRIMARY KEY (delivery_id, attempt)
+  ) STRICT;
+  `,
 ];
 
 export function migrate(db: Database): void {

@@ -11,6 +11,7 @@ import type {
 import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
 import { SqliteAggregates } from './sqlite-aggregates.js';
 import type { SqliteLedgerQueries } from './sqlite-ledger-queries.js';
+import { SqliteWebhookFanOut } from './sqlite-webhooks.js';
 
 type Outcome = { result: AppendResult } | { error: unknown };
 
@@ -37,6 +38,7 @@ export class SqliteLedger implements LedgerStore {
   private readonly insertOutbox: Statement;
   private readonly commitBatch: (requests: AppendRequest[]) => Outcome[];
   private readonly aggregates: SqliteAggregates;
+  private readonly webhooks: SqliteWebhookFanOut;
   private queue: Pending[] = [];
   private flushScheduled = false;
 
@@ -72,6 +74,7 @@ export class SqliteLedger implements LedgerStore {
       'INSERT INTO outbox (topic, receipt_id, payload_json, created_at) VALUES (?, ?, ?, ?)',
     );
     this.aggregates = new SqliteAggregates(db);
+    this.webhooks = new SqliteWebhookFanOut(db);
     // Inside the batch transaction each append is its own savepoint: one failing request
     // rolls back alone, and the others still commit.
     const one = db.transaction((request: AppendRequest) => this.appendLocked(request));
@@ -160,6 +163,8 @@ export class SqliteLedger implements LedgerStore {
       evaluation_json: JSON.stringify(entry.evaluation),
     });
     this.aggregates.record(entry);
+    // In this transaction, so a receipt never exists without its webhook deliveries.
+    this.webhooks.receiptCreated(receipt.receipt_id, receipt.issued_at);
     for (const record of outbox) {
       this.insertOutbox.run(
         record.topic,

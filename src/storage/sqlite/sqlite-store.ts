@@ -1,12 +1,14 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { SqliteJobQueue } from '../../jobs/sqlite-job-queue.js';
 import type { Store } from '../../ports/store.js';
 import { migrate } from './migrations.js';
 import { SqliteApiKeys } from './sqlite-api-keys.js';
 import { SqliteLedger } from './sqlite-ledger.js';
 import { SqliteLedgerQueries } from './sqlite-ledger-queries.js';
 import { SqlitePolicies } from './sqlite-policies.js';
+import { SqliteWebhooks } from './sqlite-webhooks.js';
 
 const BUSY_TIMEOUT_MS = 5000;
 
@@ -75,6 +77,8 @@ export function openSqliteStore(file: string, options: { readonly?: boolean } = 
     queries,
     policies: new SqlitePolicies(db),
     apiKeys: new SqliteApiKeys(db),
+    webhooks: new SqliteWebhooks(db),
+    openJobQueue: (options) => new SqliteJobQueue(db, options),
     async ping() {
       ping.get();
     },

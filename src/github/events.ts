@@ -1,0 +1,158 @@
+import type { ApplicationFunction, Context } from 'probot';
+import type { Logger } from 'pino';
+import { REEVALUATE } from './check-run.js';
+import { openPullRequestsFor, type RepoRef } from './github-evidence.js';
+import { mergeQueueBase, type Installation, type PullRequestGate } from './gate.js';
+
+/** A payload without a member a handler needs: logged and acknowledged, never retried. */
+export class IncompletePayload extends Error {
+  override name = 'IncompletePayload';
+}
+
+interface Common {
+  repository?: { name?: string; owner?: { login?: string } };
+  installation?: { id?: number };
+  sender?: { login?: string; type?: string };
+}
+
+function targetOf(
+  context: Context,
+  finalAttempt: boolean,
+): { ref: RepoRef; installation: Installation } {
+  const payload = context.payload as Common;
+  const owner = payload.repository?.owner?.login;
+  const repo = payload.repository?.name;
+  const id = payload.installation?.id;
+  if (!owner || !repo || typeof id !== 'number')
+    throw new IncompletePayload(`${context.name}: repository or installation missing`);
+  return { ref: { owner, repo }, installation: { octokit: context.octokit, id, finalAttempt } };
+}
+
+const need = <T>(value: T | null | undefined, what: string): T => {
+  if (value === null || value === undefined) throw new IncompletePayload(`${what} missing`);
+  return value;
+};
+
+/**
+ * The Probot application: which deliveries evaluate what. Every verdict follows its evidence:
+ * pushes, reviews and other apps' CI re-evaluate the open pull requests of the commit.
+ */
+export function gateEvents(
+  gate: PullRequestGate,
+  options: { appId: number; log: Logger; isFinalAttempt: () => boolean },
+): ApplicationFunction {
+  return (app) => {
+    const target = (context: Context) => targetOf(context, options.isFinalAttempt());
+
+    // A commit's open pull requests, or its merge group when the commit is a queue branch's.
+    const evaluateCommit = async (
+      context: Context,
+      sha: string,
+      branch: string | null,
+      known: number[],
+    ) => {
+      const { ref, installation } = target(context);
+      const base = branch ? mergeQueueBase(branch) : null;
+      if (base && branch) {
+        await gate.mergeGroup(installation, ref, { headSha: sha, headRef: branch, baseRef: base });
+        return;
+      }
+      const numbers = known.length
+        ? known
+        : await openPullRequestsFor(installation.octokit, ref, sha);
+      for (const number of numbers) await gate.pullRequest(installation, ref, number);
+    };
+
+    app.on(
+      [
+        'pull_request.opened',
+        'pull_request.reopened',
+        'pull_request.synchronize',
+        'pull_request.ready_for_review',
+      ],
+      async (context) => {
+        const { ref, installation } = target(context);
+        const number = need(context.payload.pull_request?.number, 'pull_request.number');
+        const sender = context.payload.sender;
+        await gate.pullRequest(installation, ref, number, {
+          sender: sender?.login,
+          senderIsBot: sender?.type === 'Bot',
+        });
+      },
+    );
+
+    app.on(['pull_request_review.submitted', 'pull_request_review.dismissed'], async (context) => {
+      const { ref, installation } = target(context);
+      await gate.pullRequest(
+        installation,
+        ref,
+        need(context.payload.pull_request?.number, 'pull_request.number'),
+      );
+    });
+
+    app.on('check_suite.completed', async (context) => {
+      const suite = need(context.payload.check_suite, 'check_suite');
+      if (suite.app?.id === options.appId) return;
+      await evaluateCommit(
+        context,
+        need(suite.head_sha, 'check_suite.head_sha'),
+        suite.head_branch ?? null,
+        (suite.pull_requests ?? []).map((pr) => pr.number),
+      );
+    });
+
+    app.on('check_run.completed', async (context) => {
+      const run = need(context.payload.check_run, 'check_run');
+      if (run.app?.id === options.appId) return;
+      await evaluateCommit(
+        context,
+        need(run.head_sha, 'check_run.head_sha'),
+        run.check_suite?.head_branch ?? null,
+        (run.pull_requests ?? []).map((pr) => pr.number),
+      );
+    });
+
+    app.on('status', async (context) => {
+      const sha = need(context.payload.sha, 'sha');
+      const branch = context.payload.branches?.map((b) => b.name).find((n) => mergeQueueBase(n));
+      await evaluateCommit(context, sha, branch ?? null, []);
+    });
+
+    // Someone asked for a fresh verdict: the "Re-run" of our check, or its button.
+    app.on(['check_run.rerequested', 'check_run.requested_action'], async (context) => {
+      const run = need(context.payload.check_run, 'check_run');
+      if (run.app?.id !== options.appId) return;
+      if (
+        context.payload.action === 'requested_action' &&
+        context.payload.requested_action?.identifier !== REEVALUATE.identifier
+      )
+        return;
+      await evaluateCommit(
+        context,
+        run.head_sha,
+        run.check_suite?.head_branch ?? null,
+        (run.pull_requests ?? []).map((pr) => pr.number),
+      );
+    });
+
+    app.on('check_suite.rerequested', async (context) => {
+      const suite = need(context.payload.check_suite, 'check_suite');
+      await evaluateCommit(
+        context,
+        suite.head_sha,
+        suite.head_branch ?? null,
+        (suite.pull_requests ?? []).map((pr) => pr.number),
+      );
+    });
+
+    app.on('merge_group.checks_requested', async (context) => {
+      const { ref, installation } = target(context);
+      const group = need(context.payload.merge_group, 'merge_group');
+      await gate.mergeGroup(installation, ref, {
+        headSha: need(group.head_sha, 'merge_group.head_sha'),
+        headRef: need(group.head_ref, 'merge_group.head_ref'),
+        baseRef: need(group.base_ref, 'merge_group.base_ref'),
+      });
+    });
+  };
+}

@@ -1,0 +1,362 @@
+import type { Logger } from 'pino';
+import { hashCanonical } from '../core/canonical.js';
+import { claimInputSchema, type ClaimInput } from '../core/claim-schema.js';
+import { isSvcError } from '../core/errors.js';
+import type { LedgerQueries } from '../ports/ledger-queries.js';
+import type { ClaimService, EvaluateResponse, SubmitterContext } from '../services/claims.js';
+import {
+  REEVALUATE,
+  renderEvaluation,
+  renderWithoutReceipt,
+  type CheckRunOutput,
+} from './check-run.js';
+import {
+  loadCi,
+  loadPullRequest,
+  loadReviews,
+  type Octokit,
+  type RepoRef,
+} from './github-evidence.js';
+import { COLLECTOR, ciSource, buildPullRequestClaim } from './pull-request-claim.js';
+import { DEFAULT_CHECK_NAME, isAgent, parseRepoConfig, type RepoConfig } from './repo-config.js';
+
+export const CONFIG_PATH = '.github/svc.yml';
+const MERGE_QUEUE_BRANCH = /^(?:refs\/heads\/)?gh-readonly-queue\/(.+)\/pr-\d+-[0-9a-f]+$/;
+
+export interface GateDeps {
+  claims: ClaimService;
+  queries: LedgerQueries;
+  appId: number;
+  /** The service's public base URL, for receipt links in check runs. */
+  baseUrl: string;
+  /** The GitHub host, named in the sources' chain of custody. */
+  host: string;
+  log: Logger;
+  onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
+}
+
+export interface Installation {
+  octokit: Octokit;
+  id: number;
+  /** The job's last attempt: a transient failure then ends the check instead of retrying. */
+  finalAttempt?: boolean;
+}
+
+/** The submitter of the App's receipts: idempotency is per installation (contract §7). */
+export const githubSubmitter = (appId: number, installationId: number): SubmitterContext => ({
+  submitter: { kind: 'github_app', app_id: appId, installation_id: installationId },
+  scope: `app:${appId}:${installationId}`,
+  account: null,
+  lockedPolicy: null,
+});
+
+/** Whether a GitHub API failure is worth another attempt of the whole job. */
+export const isTransient = (error: unknown): boolean => {
+  const status = (error as { status?: unknown }).status;
+  if (typeof status !== 'number') return !isSvcError(error);
+  return status >= 500 || status === 429 || status === 403;
+};
+
+/** The base branch of a merge-queue branch (`gh-readonly-queue/<base>/pr-<n>-<sha>`). */
+export const mergeQueueBase = (branch: string): string | null =>
+  MERGE_QUEUE_BRANCH.exec(branch)?.[1] ?? null;
+
+/** The pull requests a merge-queue branch name lists (`…/pr-104-<sha>`). */
+export const mergeQueuePullRequests = (headRef: string): number[] =>
+  [...headRef.matchAll(/pr-(\d+)-[0-9a-f]+/g)].map((m) => Number(m[1]));
+
+/**
+ * Evaluates pull requests and merge groups through the same ClaimService as POST /v1/evaluate
+ * and reports each result as a check run on the evaluated commit.
+ */
+export class PullRequestGate {
+  constructor(private readonly deps: GateDeps) {}
+
+  async loadConfig(
+    octokit: Octokit,
+    ref: RepoRef,
+    branch: string,
+  ): Promise<{ ok: true; config: RepoConfig } | { ok: false; problem: string }> {
+    let raw: unknown;
+    try {
+      // The base branch, never the head: a pull request cannot loosen its own gate. The
+      // plugin falls back to the owner's .github repository when the file is absent.
+      const { files } = await octokit.config.get({ ...ref, path: CONFIG_PATH, branch });
+      raw = files.find((file) => file.config !== null)?.config ?? null;
+    } catch (error) {
+      if (isTransient(error) && (error as { status?: unknown }).status !== undefined) throw error;
+      return { ok: false, problem: `${CONFIG_PATH}: ${(error as Error).message}` };
+    }
+    const parsed = parseRepoConfig(raw);
+    return parsed.ok
+      ? parsed
+      : { ok: false, problem: `${CONFIG_PATH} on ${branch}: ${parsed.problem}` };
+  }
+
+  /** Evaluates one pull request at its current head and reports a check run. */
+  async pullRequest(
+    installation: Installation,
+    ref: RepoRef,
+    number: number,
+    trigger: { sender?: string | null; senderIsBot?: boolean } = {},
+  ): Promise<void> {
+    const { octokit } = installation;
+    const pr = await loadPullRequest(octokit, ref, number);
+    if (!pr.open) return;
+    const loaded = await this.loadConfig(octokit, ref, pr.facts.baseRef);
+    const config = loaded.ok ? loaded.config : null;
+    if (config && pr.draft && !config.drafts) {
+      this.deps.log.info({ repository: pr.facts.repository, pr: number }, 'draft skipped');
+      return;
+    }
+    const check = await this.startCheck(octokit, ref, pr.facts.headSha, config?.check_name);
+    await this.finish(installation, ref, check, async () => {
+      if (!loaded.ok) {
+        return renderWithoutReceipt(
+          'failure',
+          `Invalid ${CONFIG_PATH}`,
+          `svc could not use the repository's configuration, so it did not evaluate this pull request.\n\n${loaded.problem}\n\nFix the file on the base branch \`${pr.facts.baseRef}\`; a pull request cannot change its own gate.`,
+        );
+      }
+      const agent = isAgent(pr.facts.author, loaded.config.agents) ? pr.facts.author : null;
+      if (!agent && !loaded.config.gate_humans) {
+        return renderWithoutReceipt(
+          'neutral',
+          'Not gated: opened by a human',
+          `@${pr.facts.author} is not one of the agents in ${CONFIG_PATH} (\`agents: ${JSON.stringify(loaded.config.agents)}\`), and \`gate_humans\` is false, so svc does not evaluate this pull request.`,
+        );
+      }
+      const [ci, reviews] = await Promise.all([
+        loadCi(octokit, ref, pr.facts.headSha, this.deps.appId),
+        loadReviews(octokit, ref, number),
+      ]);
+      const humanOperator =
+        trigger.sender &&
+        !trigger.senderIsBot &&
+        trigger.sender.toLowerCase() !== pr.facts.author.toLowerCase()
+          ? trigger.sender
+          : (pr.assignees.find((a) => a.toLowerCase() !== pr.facts.author.toLowerCase()) ?? null);
+      const claim = buildPullRequestClaim(
+        { pr: pr.facts, ci, reviews, agent, humanOperator, host: this.deps.host },
+        loaded.config,
+      );
+      return this.evaluate(installation, claim, `Pull request #${number}`);
+    });
+  }
+
+  /**
+   * A merge group (merge queue) at its head commit: the current receipts of the pull requests
+   * it contains, plus CI of the group's own head — judged on the merged result.
+   */
+  async mergeGroup(
+    installation: Installation,
+    ref: RepoRef,
+    group: { headSha: string; headRef: string; baseRef: string },
+  ): Promise<void> {
+    const { octokit } = installation;
+    const baseRef = group.baseRef.replace(/^refs\/heads\//, '');
+    const repository = `${ref.owner}/${ref.repo}`;
+    const loaded = await this.loadConfig(octokit, ref, baseRef);
+    const check = await this.startCheck(
+      octokit,
+      ref,
+      group.headSha,
+      loaded.ok ? loaded.config.check_name : undefined,
+    );
+    await this.finish(installation, ref, check, async () => {
+      if (!loaded.ok) {
+        return renderWithoutReceipt('failure', `Invalid ${CONFIG_PATH}`, loaded.problem);
+      }
+      const numbers = mergeQueuePullRequests(group.headRef);
+      const ciRuns = await loadCi(octokit, ref, group.headSha, this.deps.appId);
+      // The newest evidence time, so the same evidence always makes the same claim.
+      const capturedAt = ciRuns
+        .map((r) => r.at)
+        .filter((t): t is string => t !== null)
+        .reduce((a, b) => (b > a ? b : a), new Date(0).toISOString());
+      const provenance = (via: string) => ({
+        captured_at: capturedAt,
+        snapshot_id: group.headSha,
+        collector: COLLECTOR,
+        chain_of_custody: [`${this.deps.host}:${via}`, COLLECTOR],
+      });
+      const sources: ClaimInput['sources'] = [];
+      for (const number of numbers) {
+        const pr = await loadPullRequest(octokit, ref, number);
+        const receipt = await this.currentReceipt(
+          repository,
+          number,
+          pr.facts.headSha,
+          installation.id,
+        );
+        const allowed =
+          receipt?.policy.verdict === 'ALLOWED' && receipt.admissibility.status === 'ACCEPTED';
+        sources.push({
+          id: `receipt:pr-${number}`,
+          type: 'policy_check',
+          uri: receipt ? `${this.deps.baseUrl}/v1/receipts/${receipt.receipt_id}` : pr.facts.url,
+          confidence: allowed ? 0.95 : 0.05,
+          content: receipt
+            ? `Pull request #${number} at ${pr.facts.headSha.slice(0, 12)}: receipt ${receipt.receipt_id}, ${receipt.policy.verdict} · ${receipt.admissibility.status}`
+            : `Pull request #${number} at ${pr.facts.headSha.slice(0, 12)} has no receipt of this installation`,
+          admissibility: allowed
+            ? { state: 'ADMISSIBLE', reason: 'its own gate allowed it', required: true }
+            : {
+                state: 'INADMISSIBLE',
+                reason: receipt ? 'its own gate did not allow it' : 'not evaluated by svc',
+                required: true,
+              },
+          provenance: provenance('pulls'),
+        });
+      }
+      const ci = ciSource(
+        ciRuns,
+        group.headSha,
+        `https://${this.deps.host}/${repository}/commit/${group.headSha}`,
+        provenance('checks'),
+      );
+      if (ci) sources.push(ci);
+      else {
+        sources.push({
+          id: `ci@${group.headSha.slice(0, 12)}`,
+          type: 'ci',
+          uri: `https://${this.deps.host}/${repository}/commit/${group.headSha}`,
+          confidence: 0.3,
+          content: 'No CI has reported on the merge group yet',
+          admissibility: {
+            state: 'INADMISSIBLE',
+            reason:
+              'CI has not started on the merged result; svc evaluates again when it completes',
+            required: true,
+          },
+          provenance: provenance('checks'),
+        });
+      }
+      const body = {
+        entity: repository,
+        claim: `Merge queue group ${group.headSha.slice(0, 12)} into ${baseRef}: pull requests ${numbers.map((n) => `#${n}`).join(', ') || 'none'}`,
+        action: {
+          action_type: 'merge' as const,
+          target_system: 'github',
+          repository,
+          commit: group.headSha,
+          branch: baseRef,
+        },
+        sources,
+        ...(loaded.config.policy ? { policy: loaded.config.policy } : {}),
+        ...(loaded.config.policyConfig ? { policyConfig: loaded.config.policyConfig } : {}),
+      };
+      const digest = hashCanonical(body).slice(7, 23);
+      const claim = {
+        claim_id: `gh:${repository}:merge-group@${group.headSha}:${digest}`,
+        ...body,
+      };
+      return this.evaluate(installation, claim, 'This merge group');
+    });
+  }
+
+  private async currentReceipt(
+    repository: string,
+    number: number,
+    headSha: string,
+    installationId: number,
+  ) {
+    const history = await this.deps.queries.pullRequestHistory(repository, String(number), 200);
+    return (
+      history
+        .map((entry) => entry.receipt)
+        .filter(
+          (r) =>
+            r.subject.commit === headSha &&
+            r.submitter?.kind === 'github_app' &&
+            r.submitter.app_id === this.deps.appId &&
+            r.submitter.installation_id === installationId,
+        )
+        .at(-1) ?? null
+    );
+  }
+
+  private async evaluate(
+    installation: Installation,
+    input: unknown,
+    subject: string,
+  ): Promise<CheckRunOutput & { receiptId?: string }> {
+    const claim = claimInputSchema.parse(input);
+    const { response, replayed } = await this.deps.claims.evaluate(
+      claim,
+      githubSubmitter(this.deps.appId, installation.id),
+    );
+    this.deps.onReceipt?.(response, replayed);
+    this.deps.log.info(
+      {
+        receipt_id: response.receipt.receipt_id,
+        verdict: response.decision.verdict,
+        claim_id: claim.claim_id,
+        replayed,
+      },
+      'pull request evaluated',
+    );
+    return {
+      ...renderEvaluation(response, { baseUrl: this.deps.baseUrl, subject }),
+      receiptId: response.receipt.receipt_id,
+    };
+  }
+
+  private async startCheck(
+    octokit: Octokit,
+    ref: RepoRef,
+    headSha: string,
+    name = DEFAULT_CHECK_NAME,
+  ): Promise<{ id: number; name: string }> {
+    const { data } = await octokit.rest.checks.create({
+      ...ref,
+      name,
+      head_sha: headSha,
+      status: 'in_progress',
+      started_at: new Date().toISOString(),
+      output: { title: 'Evaluating', summary: 'svc is evaluating this commit.' },
+    });
+    return { id: data.id, name };
+  }
+
+  /**
+   * Completes the check with what `work` decides. A GitHub failure worth retrying propagates
+   * (the job runs again); anything else ends the check with its reason, never in_progress.
+   */
+  private async finish(
+    installation: Installation,
+    ref: RepoRef,
+    check: { id: number },
+    work: () => Promise<CheckRunOutput & { receiptId?: string }>,
+  ): Promise<void> {
+    const { octokit } = installation;
+    let output: CheckRunOutput & { receiptId?: string };
+    try {
+      output = await work();
+    } catch (error) {
+      if (isTransient(error) && !installation.finalAttempt) throw error;
+      const message = isSvcError(error) ? error.message : (error as Error).message;
+      output = renderWithoutReceipt(
+        'failure',
+        'svc could not evaluate this commit',
+        `The evaluation stopped: ${message}`,
+      );
+      this.deps.log.warn({ err: error, check_run_id: check.id }, 'evaluation failed');
+    }
+    await octokit.rest.checks.update({
+      ...ref,
+      check_run_id: check.id,
+      status: 'completed',
+      conclusion: output.conclusion,
+      completed_at: new Date().toISOString(),
+      output: { title: output.title, summary: output.summary },
+      actions: [REEVALUATE],
+      ...(output.receiptId
+        ? {
+            external_id: output.receiptId,
+            details_url: `${this.deps.baseUrl}/v1/receipts/${output.receiptId}`,
+          }
+        : {}),
+    });
+  }
+}

@@ -1,0 +1,181 @@
+import type { ProbotOctokit } from 'probot';
+import type { CiRun, PullRequestFacts, Review } from './pull-request-claim.js';
+
+export type Octokit = InstanceType<typeof ProbotOctokit>;
+
+export interface RepoRef {
+  owner: string;
+  repo: string;
+}
+
+interface PullRequestPayload {
+  number: number;
+  title: string;
+  html_url: string;
+  user: { login: string } | null;
+  head: { sha: string; ref: string };
+  base: { ref: string };
+  additions?: number;
+  deletions?: number;
+  changed_files?: number;
+  updated_at: string;
+  draft?: boolean;
+  state: string;
+  assignees?: { login: string; type?: string }[] | null;
+}
+
+export interface LoadedPullRequest {
+  facts: PullRequestFacts;
+  draft: boolean;
+  open: boolean;
+  assignees: string[];
+}
+
+export function pullRequestFacts(repository: string, pr: PullRequestPayload): LoadedPullRequest {
+  return {
+    facts: {
+      repository,
+      number: pr.number,
+      title: pr.title,
+      url: pr.html_url,
+      author: pr.user?.login ?? 'ghost',
+      headSha: pr.head.sha,
+      headRef: pr.head.ref,
+      baseRef: pr.base.ref,
+      additions: pr.additions ?? 0,
+      deletions: pr.deletions ?? 0,
+      changedFiles: pr.changed_files ?? 0,
+      updatedAt: pr.updated_at,
+    },
+    draft: pr.draft === true,
+    open: pr.state === 'open',
+    assignees: (pr.assignees ?? []).filter((a) => a.type !== 'Bot').map((a) => a.login),
+  };
+}
+
+/** The pull request as GitHub has it now (a payload may be older than the evidence). */
+export async function loadPullRequest(
+  octokit: Octokit,
+  ref: RepoRef,
+  number: number,
+): Promise<LoadedPullRequest> {
+  const { data } = await octokit.rest.pulls.get({ ...ref, pull_number: number });
+  return pullRequestFacts(`${ref.owner}/${ref.repo}`, data as PullRequestPayload);
+}
+
+/** Open pull requests whose head is `sha` (the targets of a CI or status event). */
+export async function openPullRequestsFor(
+  octokit: Octokit,
+  ref: RepoRef,
+  sha: string,
+): Promise<number[]> {
+  const { data } = await octokit.rest.repos.listPullRequestsAssociatedWithCommit({
+    ...ref,
+    commit_sha: sha,
+    per_page: 100,
+  });
+  return data.filter((pr) => pr.state === 'open' && pr.head.sha === sha).map((pr) => pr.number);
+}
+
+const checkState = (status: string | null, conclusion: string | null): CiRun['state'] => {
+  if (status !== 'completed') return 'pending';
+  switch (conclusion) {
+    case 'success':
+      return 'success';
+    case 'neutral':
+    case 'skipped':
+      return 'neutral';
+    default:
+      return 'failure';
+  }
+};
+
+const statusState = (state: string): CiRun['state'] =>
+  state === 'success' ? 'success' : state === 'pending' ? 'pending' : 'failure';
+
+/**
+ * CI of a commit: other apps' check runs (never our own, which would judge itself) and commit
+ * statuses, latest per name.
+ */
+export async function loadCi(
+  octokit: Octokit,
+  ref: RepoRef,
+  sha: string,
+  ownAppId: number,
+): Promise<CiRun[]> {
+  const [checks, combined] = await Promise.all([
+    octokit.paginate(octokit.rest.checks.listForRef, { ...ref, ref: sha, per_page: 100 }),
+    octokit.rest.repos.getCombinedStatusForRef({ ...ref, ref: sha, per_page: 100 }),
+  ]);
+  const runs: CiRun[] = [];
+  for (const run of checks) {
+    if (run.app?.id === ownAppId) continue;
+    runs.push({
+      name: run.name,
+      kind: 'check_run',
+      state: checkState(run.status, run.conclusion),
+      url: run.html_url ?? null,
+      at: run.completed_at ?? run.started_at ?? null,
+    });
+  }
+  for (const status of combined.data.statuses) {
+    runs.push({
+      name: status.context,
+      kind: 'status',
+      state: statusState(status.state),
+      url: status.target_url ?? null,
+      at: status.updated_at,
+    });
+  }
+  // Re-runs leave older runs of the same name behind: the newest one counts.
+  const newest = new Map<string, CiRun>();
+  for (const run of runs) {
+    const key = `${run.kind}:${run.name}`;
+    const seen = newest.get(key);
+    if (!seen || (run.at ?? '') >= (seen.at ?? '')) newest.set(key, run);
+  }
+  return [...newest.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+type Permission = NonNullable<Review['permission']>;
+
+/** Reviews, with the permission of each approver looked up (separation of duties needs it). */
+export async function loadReviews(
+  octokit: Octokit,
+  ref: RepoRef,
+  number: number,
+): Promise<Review[]> {
+  const raw = await octokit.paginate(octokit.rest.pulls.listReviews, {
+    ...ref,
+    pull_number: number,
+    per_page: 100,
+  });
+  const reviews: Review[] = raw
+    .filter((r) => r.user && r.commit_id && r.submitted_at)
+    .map((r) => ({
+      reviewer: r.user!.login,
+      state: r.state as Review['state'],
+      commitId: r.commit_id!,
+      submittedAt: r.submitted_at!,
+      url: r.html_url,
+    }));
+  const approvers = [
+    ...new Set(reviews.filter((r) => r.state === 'APPROVED').map((r) => r.reviewer)),
+  ];
+  const permissions = new Map<string, Permission>();
+  for (const login of approvers) {
+    const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({
+      ...ref,
+      username: login,
+    });
+    // role_name tells maintain from write; permission alone folds it into write.
+    const role = (data as { role_name?: string }).role_name;
+    permissions.set(
+      login,
+      (role === 'maintain' ? 'maintain' : (data.permission as Permission)) ?? 'none',
+    );
+  }
+  return reviews.map((r) =>
+    permissions.has(r.reviewer) ? { ...r, permission: permissions.get(r.reviewer) } : r,
+  );
+}

@@ -1,0 +1,97 @@
+import type { Clock } from './clock.js';
+
+export type JsonValue =
+  null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** One run of a job, as a handler sees it. */
+export interface Job {
+  id: string;
+  name: string;
+  payload: JsonValue;
+  /** 1 on the first run. Counts every run, also one cut short by a crash. */
+  attempt: number;
+  /** When the job was due (ms since the epoch). */
+  runAt: number;
+  createdAt: number;
+}
+
+/**
+ * What a handler decides. Returning nothing means done; throwing means a failed run that the
+ * queue retries on its own schedule (JobQueueOptions.retryDelaysMs), then records as failed.
+ */
+export type JobResult =
+  | { outcome: 'done' }
+  | { outcome: 'retry'; at: number; error: string }
+  | { outcome: 'failed'; error: string };
+
+export type JobHandler = (job: Job) => Promise<JobResult | void>;
+
+export interface EnqueueOptions {
+  /**
+   * At most one job ever holds a key: enqueueing a key that exists writes nothing and
+   * answers `created: false` with the existing job's id.
+   */
+  dedupeKey?: string;
+  /** Not before this time (ms since the epoch); default now. */
+  runAt?: number;
+}
+
+export interface EnqueueResult {
+  id: string;
+  created: boolean;
+}
+
+export type JobState = 'pending' | 'done' | 'failed';
+
+export interface JobRecord {
+  id: string;
+  name: string;
+  payload: JsonValue;
+  state: JobState;
+  attempts: number;
+  runAt: number;
+  createdAt: number;
+  finishedAt: number | null;
+  lastError: string | null;
+  dedupeKey: string | null;
+}
+
+export interface JobStats {
+  /** Jobs not finished yet: due, scheduled for a retry, or running. */
+  pending: number;
+  /** Jobs that failed permanently. */
+  failed: number;
+  /** Age of the oldest pending job (now − its creation), or null when none is pending. */
+  oldestPendingAgeMs: number | null;
+}
+
+export interface JobQueueOptions {
+  clock: Clock;
+  /** Pause of the polling loop when nothing is due. */
+  pollIntervalMs?: number;
+  /** How long a claimed job belongs to one worker; a job whose lease ran out is taken over. */
+  leaseMs?: number;
+  /** Jobs one worker runs at once. */
+  concurrency?: number;
+  /** Delays after the 1st, 2nd, ... failed run of a handler that throws; then failed. */
+  retryDelaysMs?: number[];
+}
+
+/**
+ * Durable named jobs with at-least-once execution: a job runs until its handler finishes it,
+ * and a run cut short (crash, kill) is run again once its lease expires. Handlers must
+ * therefore be idempotent.
+ */
+export interface JobQueue {
+  enqueue(name: string, payload: JsonValue, options?: EnqueueOptions): Promise<EnqueueResult>;
+  /** Registers the handler of a job name; a worker claims only names it has handlers for. */
+  handle(name: string, handler: JobHandler): void;
+  /** Starts the polling loop. */
+  start(): void;
+  /** Stops claiming and resolves once the jobs already running have finished. */
+  stop(): Promise<void>;
+  /** Runs the jobs due now, one after another, without the polling loop; answers how many ran. */
+  runDue(limit?: number): Promise<number>;
+  stats(name?: string): Promise<JobStats>;
+  get(id: string): Promise<JobRecord | null>;
+}
