@@ -27,9 +27,16 @@ interface Started {
 }
 
 /** Starts `node server.js` and resolves once it listens, or once it exits. */
-function startServer(script: string, env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<Started> {
+function startServer(
+  script: string,
+  env: Record<string, string | undefined>,
+  timeoutMs = 20_000,
+): Promise<Started> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(process.execPath, [script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: env as NodeJS.ProcessEnv,
+    });
     const state: Started = {
       code: null,
       stdout: '',
