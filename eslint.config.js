@@ -27,6 +27,9 @@ const io = {
     'node:fs',
     'node:http',
     'fs',
+    'probot',
+    '@octokit/*',
+    'agenda',
   ],
   message: 'The core does no I/O.',
 };
@@ -57,6 +60,17 @@ export default tseslint.config(
   {
     files: ['src/ports/**/*.ts'],
     rules: { 'no-restricted-imports': forbidden([outward, io]) },
+  },
+  {
+    files: ['src/github/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbidden([
+        {
+          group: ['**/api/**', '**/storage/**', '**/app.js', '**/server.js'],
+          message: 'The GitHub App reaches the store through services and ports only.',
+        },
+      ]),
+    },
   },
   {
     files: ['src/services/**/*.ts'],

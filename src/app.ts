@@ -17,8 +17,13 @@ import { policyRoutes } from './api/routes/policies.js';
 import { systemRoutes } from './api/routes/system.js';
 import { verifyRoutes } from './api/routes/verify.js';
 import type { Config } from './config/config.js';
+import { SvcError } from './core/errors.js';
 import { SERVICE_VERSION, SPEC_VERSION } from './core/version.js';
+import type { ProbotOctokit } from 'probot';
+import { startGithubApp } from './github/github-app.js';
+import { WEBHOOK_PATH, webhookRoute } from './github/webhook-route.js';
 import type { Clock } from './ports/clock.js';
+import type { JobQueue } from './ports/job-queue.js';
 import type { SecretBox } from './ports/secret-box.js';
 import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
@@ -32,7 +37,11 @@ import { SlidingWindowLimiter } from './services/rate-limiter.js';
 
 export interface AppDeps {
   config: Pick<Config, 'anonLimitPerHour' | 'signupLimitPerHour' | 'trustProxy' | 'publicReads'> &
-    Partial<Pick<Config, 'baseUrl' | 'logOrigin'>>;
+    Partial<Pick<Config, 'baseUrl' | 'logOrigin' | 'webhookSecret' | 'github'>>;
+  /** The durable job queue (GitHub deliveries); opened on the store when not given. */
+  jobs?: JobQueue;
+  /** Octokit defaults for the GitHub App (tests turn retries and throttling off). */
+  githubOctokit?: typeof ProbotOctokit;
   store: Store;
   serverKey: ServerKey;
   box: SecretBox;
@@ -54,6 +63,36 @@ export function createApp(deps: AppDeps): Express {
   const apiKeys = new ApiKeyService({ keys: store.apiKeys, clock });
   const policies = new PolicyService({ policies: store.policies, clock });
   const logOrigin = logOriginFor(config.logOrigin, serverKey.keyId);
+  const claims = new ClaimService({ ledger: store.ledger, policies, serverKey, clock, logOrigin });
+  const jobs = deps.jobs ?? store.openJobQueue({ clock });
+  const github = config.github;
+  const githubReady = github?.appId !== undefined && github.privateKey !== undefined;
+  if (github && githubReady) {
+    // Registers the delivery handler on the queue at once; Probot finishes initializing on
+    // its own and every delivery waits for it.
+    void startGithubApp({
+      config: {
+        ...github,
+        appId: github.appId!,
+        privateKey: github.privateKey!,
+        webhookSecret: config.webhookSecret,
+      },
+      queue: jobs,
+      claims,
+      queries: store.queries,
+      clock,
+      baseUrl: config.baseUrl ?? 'http://localhost:3000',
+      log: deps.logger,
+      Octokit: deps.githubOctokit,
+      onReceipt: (response, replayed) => {
+        if (!replayed)
+          metrics.receiptsIssued.inc({
+            verdict: response.receipt.policy.verdict,
+            admissibility: response.receipt.admissibility.status,
+          });
+      },
+    }).catch((error: unknown) => deps.logger.error({ err: error }, 'GitHub App failed to start'));
+  }
   const limits = {
     apiKeys,
     limiter: new SlidingWindowLimiter(clock),
@@ -70,10 +109,7 @@ export function createApp(deps: AppDeps): Express {
       openapi: () => (openapi ??= buildOpenApiDocument(routes, config)),
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger }),
-    ...claimRoutes(
-      new ClaimService({ ledger: store.ledger, policies, serverKey, clock, logOrigin }),
-      metrics,
-    ),
+    ...claimRoutes(claims, metrics),
     ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin }),
     ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),
     ...policyRoutes(policies),
@@ -123,6 +159,25 @@ export function createApp(deps: AppDeps): Express {
       strictTransportSecurity: false,
     }),
   );
+  // Before the rate limiter: GitHub's deliveries are authenticated by their signature and
+  // come from a few addresses that an address budget would soon refuse.
+  app.post(
+    WEBHOOK_PATH,
+    ...webhookRoute({
+      secret: config.webhookSecret,
+      queue: githubReady ? jobs : null,
+      log: deps.logger,
+    }),
+  );
+  app.all(WEBHOOK_PATH, (req) => {
+    throw new SvcError(
+      'method_not_allowed',
+      `${req.method} is not allowed on ${WEBHOOK_PATH}; use POST`,
+      {
+        headers: { Allow: 'POST, OPTIONS' },
+      },
+    );
+  });
   app.use(crossOriginHeaders(routes, config));
   app.use(authenticateAndLimit(limits));
   // Preflights end here, once the limiter has set its headers.

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { createApp } from './app.js';
+import { appPrivateKey } from './github/github-app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { SERVICE_VERSION } from './core/version.js';
 import { createLogger } from './logger.js';
@@ -54,13 +55,38 @@ async function main(): Promise<void> {
     'ledger opened',
   );
 
-  const app = createApp({ config, store, serverKey: key, box, clock: systemClock, logger });
+  let privateKey: string | undefined;
+  try {
+    privateKey = appPrivateKey(config.github);
+  } catch (error) {
+    process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  const github = { ...config.github, privateKey };
+  if (github.appId !== undefined && privateKey !== undefined) {
+    logger.info({ app_id: github.appId, api: github.apiBaseUrl }, 'GitHub App enabled');
+  } else if (config.webhookSecret) {
+    logger.warn(
+      'WEBHOOK_SECRET is set but APP_ID or PRIVATE_KEY is not: GitHub deliveries are acknowledged and not processed',
+    );
+  }
+  const jobs = store.openJobQueue({ clock: systemClock });
+  const app = createApp({
+    config: { ...config, github },
+    store,
+    serverKey: key,
+    box,
+    clock: systemClock,
+    logger,
+    jobs,
+  });
   const server = app.listen(config.port, config.host, () => {
     logger.info(
       { url: config.baseUrl, host: config.host, port: config.port, version: SERVICE_VERSION },
       'svc listening',
     );
   });
+  jobs.start();
   server.on('error', (error) => {
     logger.fatal({ err: error }, 'cannot listen');
     process.exit(1);
@@ -73,7 +99,10 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     // Requests in flight finish (and their receipts commit) before the store closes.
     server.close(() => {
-      void store.close().then(() => process.exit(0));
+      void jobs
+        .stop()
+        .then(() => store.close())
+        .then(() => process.exit(0));
     });
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 10_000).unref();

@@ -73,6 +73,23 @@ const envSchema = z.object({
     .optional(),
   SVC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   WEBHOOK_SECRET: z.string().optional(),
+  // The GitHub App, configured the way Probot apps are.
+  APP_ID: z
+    .string()
+    .regex(/^\d+$/, { error: 'must be the numeric App ID' })
+    .transform(Number)
+    .optional(),
+  PRIVATE_KEY: z
+    .string()
+    .transform((v) => v.replace(/\\n/g, '\n'))
+    .refine((v) => v.includes('-----BEGIN'), { error: 'must be a PEM private key' })
+    .optional(),
+  PRIVATE_KEY_PATH: z.string().optional(),
+  GHE_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+(:\d+)?$/, { error: 'must be a host name, without scheme or path' })
+    .optional(),
+  GHE_PROTOCOL: z.enum(['https', 'http']).default('https'),
   SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
@@ -95,6 +112,16 @@ export interface Config {
   signingKeyPem?: string;
   baseUrl: string;
   webhookSecret?: string;
+  /** The GitHub App; `appId` and `privateKey` absent when it is not configured. */
+  github: {
+    appId?: number;
+    privateKey?: string;
+    privateKeyPath?: string;
+    /** REST API base URL: api.github.com, or `<GHE_PROTOCOL>://<GHE_HOST>/api/v3`. */
+    apiBaseUrl: string;
+    /** The web host, e.g. github.com. */
+    host: string;
+  };
   allowPrivateWebhookUrls: boolean;
   logLevel: (typeof LOG_LEVELS)[number];
   keyEncryptionSecret?: Buffer;
@@ -140,6 +167,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signingKeyPem: e.SVC_SIGNING_KEY,
     baseUrl: (e.SVC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     webhookSecret: e.WEBHOOK_SECRET,
+    github: {
+      appId: e.APP_ID,
+      privateKey: e.PRIVATE_KEY,
+      privateKeyPath: e.PRIVATE_KEY_PATH,
+      apiBaseUrl: e.GHE_HOST
+        ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}/api/v3`
+        : 'https://api.github.com',
+      host: e.GHE_HOST ?? 'github.com',
+    },
     allowPrivateWebhookUrls: e.SVC_ALLOW_PRIVATE_WEBHOOK_URLS,
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,

@@ -39,10 +39,10 @@ const need = <T>(value: T | null | undefined, what: string): T => {
  */
 export function gateEvents(
   gate: PullRequestGate,
-  options: { appId: number; log: Logger; isFinalAttempt: () => boolean },
+  options: { appId: number; log: Logger; isFinalAttempt: (deliveryId: string) => boolean },
 ): ApplicationFunction {
   return (app) => {
-    const target = (context: Context) => targetOf(context, options.isFinalAttempt());
+    const target = (context: Context) => targetOf(context, options.isFinalAttempt(context.id));
 
     // A commit's open pull requests, or its merge group when the commit is a queue branch's.
     const evaluateCommit = async (

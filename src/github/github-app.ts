@@ -1,0 +1,154 @@
+import { readFileSync } from 'node:fs';
+import type { ProbotOctokit } from 'probot';
+import { Probot } from 'probot';
+import type { Logger } from 'pino';
+import type { JobQueue, JobResult } from '../ports/job-queue.js';
+import type { Clock } from '../ports/clock.js';
+import type { LedgerQueries } from '../ports/ledger-queries.js';
+import type { ClaimService, EvaluateResponse } from '../services/claims.js';
+import { gateEvents, IncompletePayload } from './events.js';
+import { isTransient, PullRequestGate } from './gate.js';
+import { DELIVERY_JOB, type DeliveryJob } from './webhook-route.js';
+
+export interface GithubAppConfig {
+  appId?: number;
+  privateKey?: string;
+  privateKeyPath?: string;
+  webhookSecret?: string;
+  apiBaseUrl: string;
+  host: string;
+}
+
+/** How many runs a delivery gets before its check is ended with the reason. */
+export const DELIVERY_ATTEMPTS = 5;
+
+/** The App's private key: PRIVATE_KEY, else the file PRIVATE_KEY_PATH names. */
+export function appPrivateKey(config: GithubAppConfig): string | undefined {
+  if (config.privateKey) return config.privateKey;
+  if (!config.privateKeyPath) return undefined;
+  try {
+    return readFileSync(config.privateKeyPath, 'utf8');
+  } catch (error) {
+    throw new Error(`PRIVATE_KEY_PATH ${config.privateKeyPath}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+const errorsOf = (error: unknown): unknown[] =>
+  error instanceof AggregateError ? error.errors.flatMap(errorsOf) : [error];
+
+/** Seconds GitHub asked us to wait (secondary rate limits), when it said. */
+function retryAfterSeconds(error: unknown): number | null {
+  for (const e of errorsOf(error)) {
+    const headers = (e as { response?: { headers?: Record<string, unknown> } }).response?.headers;
+    const value = headers?.['retry-after'];
+    if (value !== undefined && /^\d+$/.test(String(value))) return Number(value);
+  }
+  return null;
+}
+
+/**
+ * The GitHub App inside the service process: Probot with the gate's handlers, fed from the
+ * durable job queue (webhook-route.ts records each delivery there first).
+ */
+export async function startGithubApp(deps: {
+  config: GithubAppConfig & { appId: number; privateKey: string };
+  queue: JobQueue;
+  claims: ClaimService;
+  queries: LedgerQueries;
+  clock: Clock;
+  baseUrl: string;
+  log: Logger;
+  onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
+  /** Octokit defaults, e.g. retries and throttling off in tests. */
+  Octokit?: typeof ProbotOctokit;
+}): Promise<Probot> {
+  const log = deps.log.child({ component: 'github-app' });
+  const probot = new Probot({
+    appId: deps.config.appId,
+    privateKey: deps.config.privateKey,
+    // Deliveries were verified by the route already; Probot only needs a value here.
+    secret: deps.config.webhookSecret ?? 'verified-by-the-route',
+    baseUrl: deps.config.apiBaseUrl,
+    log,
+    ...(deps.Octokit ? { Octokit: deps.Octokit } : {}),
+  });
+  const gate = new PullRequestGate({
+    claims: deps.claims,
+    queries: deps.queries,
+    appId: deps.config.appId,
+    baseUrl: deps.baseUrl,
+    host: deps.config.host,
+    log,
+    onReceipt: deps.onReceipt,
+  });
+  // Deliveries on their last run: a transient failure then ends the check with its reason.
+  const finalRuns = new Set<string>();
+
+  // Handlers are registered once Probot initialized: every delivery waits for that.
+  const loaded = probot.load(
+    gateEvents(gate, { appId: deps.config.appId, log, isFinalAttempt: (id) => finalRuns.has(id) }),
+  );
+  deps.queue.handle(DELIVERY_JOB, async (job): Promise<JobResult | void> => {
+    await loaded;
+    const delivery = job.payload as unknown as DeliveryJob;
+    if (job.attempt >= DELIVERY_ATTEMPTS) finalRuns.add(delivery.id);
+    try {
+      await probot.receive({
+        id: delivery.id,
+        name: delivery.name,
+        payload: delivery.payload,
+      } as never);
+    } catch (error) {
+      const incomplete = errorsOf(error).find((e) => e instanceof IncompletePayload);
+      if (incomplete) {
+        log.warn(
+          { delivery: delivery.id, event: delivery.name, reason: (incomplete as Error).message },
+          'delivery acknowledged, not processed',
+        );
+        return { outcome: 'done' };
+      }
+      if (!errorsOf(error).some(isTransient)) {
+        // A deleted branch or repository, a revoked installation: another run cannot help.
+        log.warn(
+          { delivery: delivery.id, event: delivery.name, err: error },
+          'delivery ended: GitHub refused it for good',
+        );
+        return { outcome: 'done' };
+      }
+      const message = errorsOf(error)
+        .map((e) => (e as Error).message)
+        .join('; ');
+      if (job.attempt >= DELIVERY_ATTEMPTS) {
+        log.error(
+          { delivery: delivery.id, event: delivery.name, err: error },
+          'delivery failed for good',
+        );
+        return { outcome: 'failed', error: message };
+      }
+      const wait = retryAfterSeconds(error);
+      const backoff = Math.min(30 * 2 ** (job.attempt - 1), 1800);
+      const delaySeconds = Math.max(wait ?? 0, backoff) * (1 + Math.random() * 0.2);
+      log.warn(
+        {
+          delivery: delivery.id,
+          event: delivery.name,
+          attempt: job.attempt,
+          retry_in_s: Math.round(delaySeconds),
+          err: error,
+        },
+        'delivery will be retried',
+      );
+      return {
+        outcome: 'retry',
+        at: Math.ceil(deps.clock.now() + delaySeconds * 1000),
+        error: message,
+      };
+    } finally {
+      finalRuns.delete(delivery.id);
+    }
+  });
+  await loaded;
+  return probot;
+}

@@ -1,0 +1,378 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { sign } from '@octokit/webhooks-methods';
+import nock from 'nock';
+import { pino } from 'pino';
+import { ProbotOctokit } from 'probot';
+import request from 'supertest';
+import { createApp } from '../../../src/app.js';
+import type { JobQueue } from '../../../src/ports/job-queue.js';
+import type { Store } from '../../../src/ports/store.js';
+import { createAesGcmBox } from '../../../src/secrets/key-encryption.js';
+import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
+import { ManualClock, newServerKey } from '../../support/harness.js';
+
+export const API = 'https://api.github.com';
+export const APP_ID = 4242;
+export const INSTALLATION = 777;
+export const SECRET = 'webhook-secret-for-tests';
+export const OWNER = 'acme';
+export const REPO = 'web';
+export const BASE_URL = 'https://svc.example.com';
+
+export const appKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  .privateKey.export({ format: 'pem', type: 'pkcs8' })
+  .toString();
+
+// Probot's retries and throttling would make every failure test wait seconds.
+export const TestOctokit = ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+  ...options,
+  retry: { enabled: false },
+  throttle: { ...(options.throttle as object), enabled: false },
+}));
+
+export interface PullRequestState {
+  number: number;
+  author: string;
+  authorType?: 'User' | 'Bot';
+  headSha: string;
+  baseRef?: string;
+  title?: string;
+  draft?: boolean;
+  state?: 'open' | 'closed';
+  assignees?: string[];
+}
+
+export interface RepoState {
+  pulls: Map<number, PullRequestState>;
+  /** .github/svc.yml per branch (null: no file). */
+  config: Map<string, string | null>;
+  /** Fallback config in the owner's .github repository. */
+  orgConfig: string | null;
+  reviews: Map<number, { user: string; state: string; commit_id: string; submitted_at: string }[]>;
+  checkRuns: Map<
+    string,
+    {
+      name: string;
+      status: string;
+      conclusion: string | null;
+      app_id: number;
+      completed_at?: string;
+    }[]
+  >;
+  statuses: Map<string, { context: string; state: string; updated_at: string }[]>;
+  permissions: Map<string, string>;
+}
+
+export const newRepoState = (): RepoState => ({
+  pulls: new Map(),
+  config: new Map(),
+  orgConfig: null,
+  reviews: new Map(),
+  checkRuns: new Map(),
+  statuses: new Map(),
+  permissions: new Map(),
+});
+
+export interface CheckRunWrite {
+  method: 'POST' | 'PATCH';
+  id: number;
+  body: Record<string, unknown>;
+}
+
+function prJson(pr: PullRequestState) {
+  return {
+    number: pr.number,
+    title: pr.title ?? `Change ${pr.number}`,
+    html_url: `https://github.com/${OWNER}/${REPO}/pull/${pr.number}`,
+    user: { login: pr.author, type: pr.authorType ?? 'User' },
+    head: { sha: pr.headSha, ref: `feature-${pr.number}` },
+    base: { ref: pr.baseRef ?? 'main' },
+    additions: 10,
+    deletions: 2,
+    changed_files: 3,
+    updated_at: '2026-01-15T09:00:00Z',
+    draft: pr.draft ?? false,
+    state: pr.state ?? 'open',
+    assignees: (pr.assignees ?? []).map((login) => ({ login, type: 'User' })),
+  };
+}
+
+/**
+ * GitHub's REST API as the App uses it, answered from `state` through nock. Check-run writes
+ * are recorded in order, so tests assert the exact requests.
+ */
+export function fakeGitHub(state: RepoState) {
+  const writes: CheckRunWrite[] = [];
+  let nextCheck = 1000;
+  const repo = `/repos/${OWNER}/${REPO}`;
+  const scope = nock(API)
+    .persist()
+    .post(`/app/installations/${INSTALLATION}/access_tokens`)
+    .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z', permissions: {} })
+    .get(new RegExp(`^${repo}/pulls/(\\d+)$`))
+    .reply((uri) => {
+      const pr = state.pulls.get(Number(/pulls\/(\d+)$/.exec(uri)![1]));
+      return pr ? [200, prJson(pr)] : [404, { message: 'Not Found' }];
+    })
+    .get(new RegExp(`^${repo}/pulls/(\\d+)/reviews`))
+    .reply((uri) => {
+      const number = Number(/pulls\/(\d+)\/reviews/.exec(uri)![1]);
+      return [
+        200,
+        (state.reviews.get(number) ?? []).map((r, i) => ({
+          id: i + 1,
+          user: { login: r.user },
+          state: r.state,
+          commit_id: r.commit_id,
+          submitted_at: r.submitted_at,
+          html_url: `https://github.com/${OWNER}/${REPO}/pull/${number}#review-${i + 1}`,
+        })),
+      ];
+    })
+    .get(new RegExp(`^${repo}/collaborators/([^/]+)/permission`))
+    .reply((uri) => {
+      const login = decodeURIComponent(/collaborators\/([^/]+)\/permission/.exec(uri)![1]!);
+      const permission = state.permissions.get(login) ?? 'read';
+      return [
+        200,
+        {
+          permission: permission === 'maintain' ? 'write' : permission,
+          role_name: permission,
+          user: { login },
+        },
+      ];
+    })
+    .get(new RegExp(`^${repo}/commits/([0-9a-f]+)/check-runs`))
+    .reply((uri) => {
+      const sha = /commits\/([0-9a-f]+)\/check-runs/.exec(uri)![1]!;
+      const runs = state.checkRuns.get(sha) ?? [];
+      return [
+        200,
+        {
+          total_count: runs.length,
+          check_runs: runs.map((r, i) => ({
+            id: 500 + i,
+            name: r.name,
+            status: r.status,
+            conclusion: r.conclusion,
+            html_url: `https://github.com/${OWNER}/${REPO}/runs/${500 + i}`,
+            started_at: '2026-01-15T08:00:00Z',
+            completed_at:
+              r.completed_at ?? (r.status === 'completed' ? '2026-01-15T08:30:00Z' : null),
+            app: { id: r.app_id },
+          })),
+        },
+      ];
+    })
+    .get(new RegExp(`^${repo}/commits/([0-9a-f]+)/status`))
+    .reply((uri) => {
+      const sha = /commits\/([0-9a-f]+)\/status/.exec(uri)![1]!;
+      const statuses = state.statuses.get(sha) ?? [];
+      return [
+        200,
+        {
+          state: 'success',
+          statuses: statuses.map((s) => ({ ...s, target_url: `https://ci.example/${s.context}` })),
+        },
+      ];
+    })
+    .get(new RegExp(`^${repo}/commits/([0-9a-f]+)/pulls`))
+    .reply((uri) => {
+      const sha = /commits\/([0-9a-f]+)\/pulls/.exec(uri)![1]!;
+      return [200, [...state.pulls.values()].filter((p) => p.headSha === sha).map(prJson)];
+    })
+    .get(new RegExp(`^${repo}/contents/\\.github(%2F|/)svc\\.yml`))
+    .reply((uri) => {
+      const ref = new URL(uri, API).searchParams.get('ref') ?? 'main';
+      const text = state.config.get(ref);
+      return text
+        ? [200, text, { 'content-type': 'text/plain; charset=utf-8' }]
+        : [404, { message: 'Not Found' }];
+    })
+    .get(new RegExp(`^/repos/${OWNER}/\\.github/contents/`))
+    .reply(() =>
+      state.orgConfig
+        ? [200, state.orgConfig, { 'content-type': 'text/plain; charset=utf-8' }]
+        : [404, { message: 'Not Found' }],
+    )
+    .post(`${repo}/check-runs`)
+    .reply((_uri, body) => {
+      const id = nextCheck++;
+      writes.push({ method: 'POST', id, body: body as Record<string, unknown> });
+      return [201, { id }];
+    })
+    .patch(new RegExp(`^${repo}/check-runs/(\\d+)$`))
+    .reply((uri, body) => {
+      const id = Number(/check-runs\/(\d+)$/.exec(uri)![1]);
+      writes.push({ method: 'PATCH', id, body: body as Record<string, unknown> });
+      return [200, { id }];
+    });
+  return { scope, writes };
+}
+
+export interface AppUnderTest {
+  app: ReturnType<typeof createApp>;
+  store: Store;
+  jobs: JobQueue;
+  clock: ManualClock;
+  close(): Promise<void>;
+}
+
+export function appWithGithub(
+  options: { store?: Store; github?: boolean; secret?: string | undefined } = {},
+): AppUnderTest {
+  const store = options.store ?? openSqliteStore(':memory:');
+  const clock = new ManualClock();
+  const jobs = store.openJobQueue({ clock, retryDelaysMs: [1000, 1000] });
+  const app = createApp({
+    config: {
+      anonLimitPerHour: 10_000,
+      signupLimitPerHour: 1_000,
+      trustProxy: false,
+      publicReads: true,
+      baseUrl: BASE_URL,
+      webhookSecret: 'secret' in options ? options.secret : SECRET,
+      github:
+        options.github === false
+          ? { apiBaseUrl: API, host: 'github.com' }
+          : { appId: APP_ID, privateKey: appKey, apiBaseUrl: API, host: 'github.com' },
+    },
+    store,
+    serverKey: newServerKey(),
+    box: createAesGcmBox(Buffer.alloc(32, 7)),
+    clock,
+    logger: pino({ level: 'silent' }),
+    jobs,
+    githubOctokit: TestOctokit,
+  });
+  return {
+    app,
+    store,
+    jobs,
+    clock,
+    close: async () => {
+      await jobs.stop();
+      await store.close();
+    },
+  };
+}
+
+let deliveries = 0;
+
+/** Sends a delivery the way GitHub does: raw JSON, signed over its bytes. */
+export async function deliver(
+  t: { app: AppUnderTest['app'] },
+  event: string,
+  payload: object,
+  options: { id?: string; secret?: string; signature?: string | null } = {},
+) {
+  const body = JSON.stringify(payload);
+  const id = options.id ?? `delivery-${++deliveries}-${Date.now()}`;
+  const req = request(t.app)
+    .post('/v1/webhook/scm')
+    .set('Content-Type', 'application/json')
+    .set('X-GitHub-Event', event)
+    .set('X-GitHub-Delivery', id);
+  const signature =
+    options.signature === undefined
+      ? await sign(options.secret ?? SECRET, body)
+      : options.signature;
+  if (signature !== null) req.set('X-Hub-Signature-256', signature);
+  return req.send(body);
+}
+
+const common = () => ({
+  repository: {
+    id: 1,
+    name: REPO,
+    full_name: `${OWNER}/${REPO}`,
+    owner: { login: OWNER, type: 'Organization' },
+  },
+  installation: { id: INSTALLATION },
+});
+
+export function pullRequestEvent(
+  action: string,
+  pr: PullRequestState,
+  sender: { login: string; type?: string } = { login: pr.author, type: pr.authorType ?? 'User' },
+) {
+  return { action, number: pr.number, pull_request: prJson(pr), sender, ...common() };
+}
+
+export function reviewEvent(action: string, pr: PullRequestState, reviewer: string) {
+  return {
+    action,
+    review: { user: { login: reviewer }, state: 'approved', commit_id: pr.headSha },
+    pull_request: prJson(pr),
+    sender: { login: reviewer, type: 'User' },
+    ...common(),
+  };
+}
+
+export function checkSuiteEvent(
+  sha: string,
+  options: { appId?: number; numbers?: number[]; branch?: string } = {},
+) {
+  return {
+    action: 'completed',
+    check_suite: {
+      id: 9,
+      head_sha: sha,
+      head_branch: options.branch ?? 'feature',
+      status: 'completed',
+      conclusion: 'success',
+      app: { id: options.appId ?? 1 },
+      pull_requests: (options.numbers ?? []).map((number) => ({ number, head: { sha } })),
+    },
+    sender: { login: 'ci-bot', type: 'Bot' },
+    ...common(),
+  };
+}
+
+export function statusEvent(sha: string, branches: string[] = ['feature']) {
+  return {
+    id: 1,
+    sha,
+    context: 'ci/legacy',
+    state: 'success',
+    branches: branches.map((name) => ({ name, commit: { sha } })),
+    sender: { login: 'ci-bot', type: 'Bot' },
+    ...common(),
+  };
+}
+
+export function ourCheckRunEvent(
+  action: 'rerequested' | 'requested_action',
+  sha: string,
+  numbers: number[],
+  identifier = 're-evaluate',
+) {
+  return {
+    action,
+    check_run: {
+      id: 1000,
+      head_sha: sha,
+      name: 'svc / admissibility',
+      app: { id: APP_ID },
+      check_suite: { head_branch: 'feature' },
+      pull_requests: numbers.map((number) => ({ number, head: { sha } })),
+    },
+    ...(action === 'requested_action' ? { requested_action: { identifier } } : {}),
+    sender: { login: 'maintainer', type: 'User' },
+    ...common(),
+  };
+}
+
+export function mergeGroupEvent(headSha: string, numbers: number[], base = 'main') {
+  const ref = `refs/heads/gh-readonly-queue/${base}/${numbers.map((n) => `pr-${n}-${'a'.repeat(40)}`).join('-')}`;
+  return {
+    action: 'checks_requested',
+    merge_group: {
+      head_sha: headSha,
+      head_ref: ref,
+      base_sha: 'b'.repeat(40),
+      base_ref: `refs/heads/${base}`,
+    },
+    ...common(),
+  };
+}
