@@ -84,6 +84,28 @@ export default tseslint.config(
     },
   },
   {
+    // The Action and svc-verify use the pure core only: nothing that opens a store or listens,
+    // so they start fast and run where the service is not.
+    files: ['action/src/**/*.ts', 'src/cli/svc-verify.ts'],
+    rules: {
+      'no-restricted-imports': forbidden([
+        {
+          group: [
+            ...outward.group,
+            '**/ports/**',
+            '**/config/**',
+            '**/cli/**',
+            '**/logger.js',
+            'express',
+            'better-sqlite3',
+            'pino',
+          ],
+          message: 'The Action and svc-verify import src/core only.',
+        },
+      ]),
+    },
+  },
+  {
     files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },

@@ -16,17 +16,21 @@ import { ledgerRoutes } from './api/routes/ledger.js';
 import { policyRoutes } from './api/routes/policies.js';
 import { systemRoutes } from './api/routes/system.js';
 import { verifyRoutes } from './api/routes/verify.js';
-import type { Config } from './config/config.js';
+import { webhookRoutes } from './api/routes/webhooks.js';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS, type Config } from './config/config.js';
 import { SvcError } from './core/errors.js';
 import { SERVICE_VERSION, SPEC_VERSION } from './core/version.js';
 import type { ProbotOctokit } from 'probot';
 import { startGithubApp } from './github/github-app.js';
 import { WEBHOOK_PATH, webhookRoute } from './github/webhook-route.js';
+import { DELIVERY_TIMEOUT_MS, webhookDeliveryHandler } from './jobs/webhook-delivery.js';
+import { newWebhookSecret } from './jobs/webhook-signing.js';
 import type { Clock } from './ports/clock.js';
 import type { JobQueue } from './ports/job-queue.js';
 import type { SecretBox } from './ports/secret-box.js';
 import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
+import { DELIVERY_JOB } from './ports/webhook-store.js';
 import { ApiKeyService } from './services/api-keys.js';
 import { ClaimService } from './services/claims.js';
 import { HealthService } from './services/health.js';
@@ -34,12 +38,22 @@ import { LedgerReadService } from './services/ledger-reads.js';
 import { Metrics } from './services/metrics.js';
 import { PolicyService } from './services/policies.js';
 import { SlidingWindowLimiter } from './services/rate-limiter.js';
+import { systemResolver, type ResolveHost } from './services/webhook-url-guard.js';
+import { WebhookService } from './services/webhooks.js';
 
 export interface AppDeps {
   config: Pick<Config, 'anonLimitPerHour' | 'signupLimitPerHour' | 'trustProxy' | 'publicReads'> &
-    Partial<Pick<Config, 'baseUrl' | 'logOrigin' | 'webhookSecret' | 'github'>>;
-  /** The durable job queue (GitHub deliveries); opened on the store when not given. */
-  jobs?: JobQueue;
+    Partial<
+      Pick<
+        Config,
+        | 'baseUrl'
+        | 'logOrigin'
+        | 'webhookSecret'
+        | 'github'
+        | 'allowPrivateWebhookUrls'
+        | 'webhookRetryDelays'
+      >
+    >;
   /** Octokit defaults for the GitHub App (tests turn retries and throttling off). */
   githubOctokit?: typeof ProbotOctokit;
   store: Store;
@@ -47,6 +61,13 @@ export interface AppDeps {
   box: SecretBox;
   clock: Clock;
   logger: Logger;
+  /**
+   * The queue that runs webhook deliveries; createApp registers its handler, the process
+   * entry starts and stops it. Default: a queue of the store, never started.
+   */
+  jobs?: JobQueue;
+  /** Overrides for tests: DNS answers, the per-attempt timeout, the jitter. */
+  webhookDelivery?: { resolve?: ResolveHost; timeoutMs?: number; random?: () => number };
 }
 
 /**
@@ -59,12 +80,31 @@ export const logOriginFor = (configured: string | undefined, keyId: string): str
 /** The composition root: wires every part into an Express app. Never listens. */
 export function createApp(deps: AppDeps): Express {
   const { store, serverKey, clock, config } = deps;
-  const metrics = new Metrics({ ledger: store.ledger, queries: store.queries });
+  const jobs = deps.jobs ?? store.openJobQueue({ clock });
+  const metrics = new Metrics({ ledger: store.ledger, queries: store.queries, jobs });
+  const allowPrivate = config.allowPrivateWebhookUrls ?? false;
+  const resolve = deps.webhookDelivery?.resolve ?? systemResolver;
+  jobs.handle(
+    DELIVERY_JOB,
+    webhookDeliveryHandler({
+      webhooks: store.webhooks,
+      box: deps.box,
+      clock,
+      logger: deps.logger,
+      retryDelaysMs: (config.webhookRetryDelays ?? DEFAULT_WEBHOOK_RETRY_DELAYS).map(
+        (s) => s * 1000,
+      ),
+      timeoutMs: deps.webhookDelivery?.timeoutMs ?? DELIVERY_TIMEOUT_MS,
+      allowPrivate,
+      resolve,
+      random: deps.webhookDelivery?.random,
+      onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+    }),
+  );
   const apiKeys = new ApiKeyService({ keys: store.apiKeys, clock });
   const policies = new PolicyService({ policies: store.policies, clock });
   const logOrigin = logOriginFor(config.logOrigin, serverKey.keyId);
   const claims = new ClaimService({ ledger: store.ledger, policies, serverKey, clock, logOrigin });
-  const jobs = deps.jobs ?? store.openJobQueue({ clock });
   const github = config.github;
   const githubReady = github?.appId !== undefined && github.privateKey !== undefined;
   if (github && githubReady) {
@@ -100,7 +140,7 @@ export function createApp(deps: AppDeps): Express {
     signupLimitPerHour: config.signupLimitPerHour,
     onRefused: (scope: string) => metrics.rateLimited.inc({ scope }),
   };
-  const health = new HealthService({ store, serverKey, clock });
+  const health = new HealthService({ store, serverKey, clock, jobs });
   let openapi: object | undefined;
   const routes: RouteDef[] = [
     ...systemRoutes({
@@ -113,6 +153,16 @@ export function createApp(deps: AppDeps): Express {
     ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin }),
     ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),
     ...policyRoutes(policies),
+    ...webhookRoutes(
+      new WebhookService({
+        webhooks: store.webhooks,
+        box: deps.box,
+        clock,
+        allowPrivate,
+        resolve,
+        newSecret: newWebhookSecret,
+      }),
+    ),
   ];
 
   const app = express();
@@ -169,13 +219,12 @@ export function createApp(deps: AppDeps): Express {
       log: deps.logger,
     }),
   );
-  app.all(WEBHOOK_PATH, (req) => {
+  app.use(WEBHOOK_PATH, (req, _res, next) => {
+    if (req.method === 'OPTIONS' || req.path !== '/') return next();
     throw new SvcError(
       'method_not_allowed',
       `${req.method} is not allowed on ${WEBHOOK_PATH}; use POST`,
-      {
-        headers: { Allow: 'POST, OPTIONS' },
-      },
+      { headers: { Allow: 'POST, OPTIONS' } },
     );
   });
   app.use(crossOriginHeaders(routes, config));

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createApp } from './app.js';
 import { appPrivateKey } from './github/github-app.js';
@@ -81,12 +82,15 @@ async function main(): Promise<void> {
     jobs,
   });
   const server = app.listen(config.port, config.host, () => {
+    // The bound port, which differs from the configured one for PORT=0.
+    const { port } = server.address() as AddressInfo;
     logger.info(
-      { url: config.baseUrl, host: config.host, port: config.port, version: SERVICE_VERSION },
+      { url: config.baseUrl, host: config.host, port, version: SERVICE_VERSION },
       'svc listening',
     );
+    // Deliveries left pending by an earlier run (or another process) are picked up here.
+    jobs.start();
   });
-  jobs.start();
   server.on('error', (error) => {
     logger.fatal({ err: error }, 'cannot listen');
     process.exit(1);
@@ -97,13 +101,12 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    // Requests in flight finish (and their receipts commit) before the store closes.
-    server.close(() => {
-      void jobs
-        .stop()
-        .then(() => store.close())
-        .then(() => process.exit(0));
-    });
+    // Requests in flight finish (and their receipts commit), and deliveries being sent
+    // finish, before the store closes.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    void Promise.all([closed, jobs.stop()])
+      .then(() => store.close())
+      .then(() => process.exit(0));
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 10_000).unref();
   };

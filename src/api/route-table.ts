@@ -19,16 +19,16 @@ interface JsonResponse<R extends z.ZodType> {
   description: string;
   schema: R;
 }
+interface EmptyResponse {
+  status: 204;
+  description: string;
+  empty: true;
+}
 interface TextResponse {
   status: number;
   description: string;
   text: z.ZodType;
   contentType: string;
-}
-/** No body (204): the handler ends the response itself. */
-interface EmptyResponse {
-  status: number;
-  description: string;
 }
 
 export interface RouteInput<Q extends AnyObject, P extends AnyObject, B extends z.ZodType> {
@@ -90,7 +90,7 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'Malformed JSON (`malformed_json`) or invalid input (`validation_failed`); the message names the field.',
   401: 'Missing or invalid API key (`unauthorized`).',
   404: 'Not found (`not_found`).',
-  409: 'Conflict (`claim_conflict`, `policy_conflict`, `email_registered`).',
+  409: 'Conflict (`claim_conflict`, `policy_conflict`, `email_registered`, `receiver_limit`).',
   413: 'Body over 1 MiB (`payload_too_large`).',
   415: 'Body not sent as application/json (`unsupported_media_type`).',
   429: 'Rate limit exceeded (`rate_limited`); see Retry-After.',
@@ -189,8 +189,9 @@ export function mountRoutes(
         req,
         res,
       });
-      if ('schema' in route.response && !res.headersSent)
-        res.status(route.response.status).json(result);
+      if (res.headersSent) return;
+      if ('schema' in route.response) res.status(route.response.status).json(result);
+      else if ('empty' in route.response) res.status(route.response.status).end();
     };
     const label: RequestHandler = (_req, res, next) => {
       res.locals.route = route.path;

@@ -47,6 +47,22 @@ const trustProxy = z
       'must be false, a hop count, or a comma list of IP addresses, subnets, loopback, linklocal or uniquelocal',
   });
 
+/** Seconds before the 2nd, 3rd, ... webhook delivery attempt, unless configured. */
+export const DEFAULT_WEBHOOK_RETRY_DELAYS = [60, 300, 1800, 7200, 21600];
+
+// Seconds between delivery attempts; at most a week each, so a typo cannot park a delivery
+// for years.
+const retryDelays = z
+  .string()
+  .transform((v) => v.split(',').map((part) => part.trim()))
+  .refine(
+    (parts) =>
+      parts.length <= 20 &&
+      parts.every((p) => /^\d{1,6}$/.test(p) && Number(p) >= 1 && Number(p) <= 604_800),
+    { error: 'must be a comma list of at most 20 delays in whole seconds, each 1 to 604800' },
+  )
+  .transform((parts) => parts.map(Number));
+
 const secret32 = z
   .string()
   .transform((v) =>
@@ -91,6 +107,7 @@ const envSchema = z.object({
     .optional(),
   GHE_PROTOCOL: z.enum(['https', 'http']).default('https'),
   SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
+  SVC_WEBHOOK_RETRY_DELAYS: retryDelays.default(DEFAULT_WEBHOOK_RETRY_DELAYS),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
   SVC_KEY_ENCRYPTION_SECRET_FILE: z.string().optional(),
@@ -123,6 +140,8 @@ export interface Config {
     host: string;
   };
   allowPrivateWebhookUrls: boolean;
+  /** Seconds before the 2nd, 3rd, ... delivery attempt (jittered ±20 %). */
+  webhookRetryDelays: number[];
   logLevel: (typeof LOG_LEVELS)[number];
   keyEncryptionSecret?: Buffer;
   /** A file holding the encryption secret (a mounted secret); read at start. */
@@ -177,6 +196,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       host: e.GHE_HOST ?? 'github.com',
     },
     allowPrivateWebhookUrls: e.SVC_ALLOW_PRIVATE_WEBHOOK_URLS,
+    webhookRetryDelays: e.SVC_WEBHOOK_RETRY_DELAYS,
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,
     keyEncryptionSecretFile: e.SVC_KEY_ENCRYPTION_SECRET_FILE,

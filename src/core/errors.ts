@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'email_registered'
   | 'method_not_allowed'
   | 'unsupported_media_type'
+  | 'receiver_limit'
   | 'payload_too_large'
   | 'rate_limited'
   | 'internal'

@@ -82,12 +82,16 @@ export class SqliteJobQueue implements JobQueue {
     this.insert = prepareJobInsert(db);
     this.byDedupeKey = db.prepare('SELECT id FROM jobs WHERE dedupe_key = ?');
     this.byId = db.prepare('SELECT * FROM jobs WHERE id = ?');
-    const due = db.prepare<[{ now: number; names: string }], JobRow>(`
-      SELECT * FROM jobs
+    const dueWhere = `
       WHERE state = 'pending' AND run_at <= @now
         AND (lease_until IS NULL OR lease_until <= @now)
-        AND name IN (SELECT value FROM json_each(@names))
-      ORDER BY run_at, id LIMIT 1`);
+        AND name IN (SELECT value FROM json_each(@names))`;
+    const due = db.prepare<[{ now: number; names: string }], JobRow>(
+      `SELECT * FROM jobs ${dueWhere} ORDER BY run_at, id LIMIT 1`,
+    );
+    const anyDue = db.prepare<[{ now: number; names: string }], { one: number }>(
+      `SELECT 1 AS one FROM jobs ${dueWhere} LIMIT 1`,
+    );
     const lease = db.prepare<[string, number, number]>(
       'UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ?',
     );
@@ -98,7 +102,12 @@ export class SqliteJobQueue implements JobQueue {
       lease.run(this.owner, now + this.options.leaseMs, row.id);
       return { ...row, attempts: row.attempts + 1 };
     });
-    this.claimTx = (names) => claim.immediate(names);
+    // An idle poll only reads: the write lock, which appends need too, is taken only when a
+    // job is due (and the claim then reads again under it).
+    this.claimTx = (names) =>
+      anyDue.get({ now: this.clock.now(), names: JSON.stringify(names) })
+        ? claim.immediate(names)
+        : null;
     // Every finish is conditional on still holding the lease: a worker that overran its lease
     // must not overwrite what the worker that took the job over decided.
     this.finishDone = db.prepare(`
@@ -212,10 +221,14 @@ export class SqliteJobQueue implements JobQueue {
       while (this.running.size < this.options.concurrency) {
         const row = this.claim();
         if (!row) break;
-        const run: Promise<void> = this.run(row).finally(() => {
-          this.running.delete(run);
-          this.schedule(0);
-        });
+        const run: Promise<void> = this.run(row)
+          // A finish that could not be written (busy or closing database) leaves the lease to
+          // expire, and the job runs again: at-least-once, never lost.
+          .catch(() => undefined)
+          .finally(() => {
+            this.running.delete(run);
+            this.schedule(0);
+          });
         this.running.add(run);
       }
     } catch {
@@ -225,19 +238,19 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   private async run(row: JobRow): Promise<void> {
-    const job: Job = {
-      id: String(row.id),
-      name: row.name,
-      payload: JSON.parse(row.payload_json) as JsonValue,
-      attempt: row.attempts,
-      runAt: row.run_at,
-      createdAt: row.created_at,
-    };
     let result: JobResult;
     try {
+      const job: Job = {
+        id: String(row.id),
+        name: row.name,
+        payload: JSON.parse(row.payload_json) as JsonValue,
+        attempt: row.attempts,
+        runAt: row.run_at,
+        createdAt: row.created_at,
+      };
       result = (await this.handlers.get(row.name)!(job)) ?? { outcome: 'done' };
     } catch (error) {
-      const delay = this.options.retryDelaysMs[job.attempt - 1];
+      const delay = this.options.retryDelaysMs[row.attempts - 1];
       const message = error instanceof Error ? error.message : String(error);
       result =
         delay === undefined

@@ -2,6 +2,7 @@ import { verifyEd25519Strict } from '../core/ed25519.js';
 import { utf8Bytes } from '../core/encoding.js';
 import { SERVICE_NAME, SERVICE_VERSION, SPEC_VERSION } from '../core/version.js';
 import type { Clock } from '../ports/clock.js';
+import type { JobQueue } from '../ports/job-queue.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { Store } from '../ports/store.js';
 
@@ -17,17 +18,23 @@ export class HealthService {
   private readonly startedAt: number;
 
   constructor(
-    private readonly deps: { store: Store; serverKey: ServerKey; clock: Clock; timeoutMs?: number },
+    private readonly deps: {
+      store: Store;
+      serverKey: ServerKey;
+      clock: Clock;
+      jobs: JobQueue;
+      timeoutMs?: number;
+    },
   ) {
     this.startedAt = deps.clock.now();
   }
 
   /**
-   * The components svc has: its store and its signing key (docs/OPERATIONS.md). The store
-   * must answer a read and take a write (made and undone outside the ledger): a store that
-   * can only be read cannot append receipts, so it is unhealthy.
+   * The components svc has: its store, its signing key and its job queue
+   * (docs/OPERATIONS.md). The store must answer a read and take a write (made and undone
+   * outside the ledger): a store that can only be read cannot append receipts.
    */
-  async deepChecks(): Promise<Record<'store' | 'signer', ComponentCheck>> {
+  async deepChecks(): Promise<Record<'store' | 'signer' | 'jobs', ComponentCheck>> {
     return {
       store: await this.timed(async () => {
         await this.deps.store.ping();
@@ -39,6 +46,7 @@ export class HealthService {
           throw new Error('signature does not verify');
         }
       }),
+      jobs: await this.timed(async () => void (await this.deps.jobs.stats())),
     };
   }
 

@@ -1,6 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { JobQueue } from '../ports/job-queue.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
+import { DELIVERY_JOB } from '../ports/webhook-store.js';
 
 /** Prometheus metrics of one app instance (its own registry, so instances do not share state). */
 export class Metrics {
@@ -8,8 +10,9 @@ export class Metrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   readonly rateLimited: Counter<'scope'>;
   readonly receiptsIssued: Counter<'verdict' | 'admissibility'>;
+  readonly webhookDeliveries: Counter<'outcome'>;
 
-  constructor(deps: { ledger: LedgerStore; queries: LedgerQueries }) {
+  constructor(deps: { ledger: LedgerStore; queries: LedgerQueries; jobs: JobQueue }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
     this.httpDuration = new Histogram({
@@ -30,6 +33,29 @@ export class Metrics {
       help: 'Receipts issued by this process since it started',
       labelNames: ['verdict', 'admissibility'],
       registers,
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'svc_webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts by this process, by outcome (delivered, retrying, failed, disabled, dropped)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    // Queue figures come from the shared queue, so every process reports the same backlog.
+    new Gauge({
+      name: 'svc_webhook_queue_depth',
+      help: 'Webhook deliveries not finished yet (due, waiting for a retry, or running)',
+      registers,
+      async collect() {
+        this.set((await deps.jobs.stats(DELIVERY_JOB)).pending);
+      },
+    });
+    new Gauge({
+      name: 'svc_webhook_oldest_pending_age_seconds',
+      help: 'Age of the oldest unfinished webhook delivery; 0 when none is pending',
+      registers,
+      async collect() {
+        this.set(((await deps.jobs.stats(DELIVERY_JOB)).oldestPendingAgeMs ?? 0) / 1000);
+      },
     });
     // Ledger-wide figures come from the store at scrape time, so they are right after a
     // restart and across processes sharing one ledger.

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import type { Express } from 'express';
 import { createApp, type AppDeps } from '../../src/app.js';
 import type { Clock } from '../../src/ports/clock.js';
+import type { JobQueue } from '../../src/ports/job-queue.js';
 import type { ServerKey } from '../../src/ports/signer.js';
 import type { Store } from '../../src/ports/store.js';
 import { createAesGcmBox } from '../../src/secrets/key-encryption.js';
@@ -28,6 +29,8 @@ export interface TestApp {
   store: Store;
   serverKey: ServerKey;
   clock: ManualClock;
+  /** The app's job queue (never started here): run due deliveries with `jobs.runDue()`. */
+  jobs: JobQueue;
   close(): Promise<void>;
 }
 
@@ -38,11 +41,14 @@ export function buildTestApp(
     serverKey?: ServerKey;
     clock?: ManualClock;
     config?: Partial<AppDeps['config']>;
+    webhookDelivery?: AppDeps['webhookDelivery'];
+    logger?: AppDeps['logger'];
   } = {},
 ): TestApp {
   const store = options.store ?? openSqliteStore(':memory:');
   const serverKey = options.serverKey ?? newServerKey();
   const clock = options.clock ?? new ManualClock();
+  const jobs = store.openJobQueue({ clock });
   const app = createApp({
     config: {
       anonLimitPerHour: 10_000,
@@ -55,9 +61,21 @@ export function buildTestApp(
     serverKey,
     box: createAesGcmBox(Buffer.alloc(32, 7)),
     clock,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
+    jobs,
+    webhookDelivery: options.webhookDelivery,
   });
-  return { app, store, serverKey, clock, close: () => store.close() };
+  return {
+    app,
+    store,
+    serverKey,
+    clock,
+    jobs,
+    close: async () => {
+      await jobs.stop();
+      await store.close();
+    },
+  };
 }
 
 /** A claim that passes the default policy; `overrides` replace top-level members. */

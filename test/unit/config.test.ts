@@ -171,10 +171,27 @@ describe('loadConfig', () => {
     ['SVC_TRUST_PROXY', 'true'],
     ['SVC_TRUST_PROXY', 'loopback,not-an-address'],
     ['SVC_TRUST_PROXY', '10.0.0.0/33'],
+    ['SVC_WEBHOOK_RETRY_DELAYS', '60,,300'],
+    ['SVC_WEBHOOK_RETRY_DELAYS', '60,5m'],
+    ['SVC_WEBHOOK_RETRY_DELAYS', '0'],
+    ['SVC_WEBHOOK_RETRY_DELAYS', '-1'],
+    ['SVC_WEBHOOK_RETRY_DELAYS', '1.5'],
+    ['SVC_WEBHOOK_RETRY_DELAYS', '604801'],
+    ['SVC_WEBHOOK_RETRY_DELAYS', Array(21).fill('1').join(',')],
   ])('refuses %s=%j with a ConfigError naming the variable', (name, value) => {
     const error = configError({ [name]: value });
     expect(error.name).toBe('ConfigError');
     expect(error.message).toContain(`${name}:`);
+  });
+
+  it('reads SVC_WEBHOOK_RETRY_DELAYS as seconds, with the documented default', () => {
+    expect(loadConfig({}).webhookRetryDelays).toEqual([60, 300, 1800, 7200, 21600]);
+    expect(loadConfig({ SVC_WEBHOOK_RETRY_DELAYS: '5, 10,604800' }).webhookRetryDelays).toEqual([
+      5, 10, 604800,
+    ]);
+    expect(loadConfig({ SVC_WEBHOOK_RETRY_DELAYS: '' }).webhookRetryDelays).toEqual([
+      60, 300, 1800, 7200, 21600,
+    ]);
   });
 
   it('names every bad variable in one error', () => {

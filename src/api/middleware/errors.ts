@@ -13,6 +13,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   email_registered: 409,
   method_not_allowed: 405,
   unsupported_media_type: 415,
+  receiver_limit: 409,
   payload_too_large: 413,
   rate_limited: 429,
   internal: 500,

@@ -63,12 +63,9 @@ export function policyRoutes(policies: PolicyService): RouteDef[] {
         'Receipts already issued under it keep its name and config_hash. Built-in, shared and other keys’ policies answer 404.',
       access: 'key',
       params: policyNameParams,
-      response: { status: 204, description: 'Deleted.' },
+      response: { status: 204, description: 'Deleted.', empty: true },
       errors: [404],
-      async handle({ params, res }) {
-        await policies.delete(params.name, res.locals.apiKey!.id);
-        res.status(204).end();
-      },
+      handle: ({ params, res }) => policies.delete(params.name, res.locals.apiKey!.id),
     }),
     defineRoute({
       method: 'get',

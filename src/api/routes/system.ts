@@ -19,7 +19,7 @@ export function systemRoutes(deps: {
       tag: 'System',
       summary: 'Liveness, and with deep=true readiness',
       description:
-        'Not rate limited. With deep=true: store and signing-key checks, 503 when one fails.',
+        'Not rate limited. With deep=true: store, signing-key and job-queue checks, 503 when one fails.',
       access: 'public',
       query: healthQuery,
       response: { status: 200, description: 'Healthy.', schema: healthSchema },

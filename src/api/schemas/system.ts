@@ -4,11 +4,9 @@ const check = z.object({ ok: z.boolean(), latency_ms: z.number(), error: z.strin
 
 export const healthQuery = z.strictObject({
   // Any other value is the shallow check, as before deep checks existed.
-  deep: z
-    .string()
-    .max(16)
-    .optional()
-    .meta({ description: '"true" adds store and signing-key checks; 503 when one fails.' }),
+  deep: z.string().max(16).optional().meta({
+    description: '"true" adds store, signing-key and job-queue checks; 503 when one fails.',
+  }),
 });
 
 export const healthSchema = z
@@ -16,7 +14,7 @@ export const healthSchema = z
     ok: z.boolean(),
     service: z.string(),
     version: z.string(),
-    checks: z.object({ store: check, signer: check }).optional(),
+    checks: z.object({ store: check, signer: check, jobs: check }).optional(),
   })
   .meta({ id: 'Health' });
 

@@ -67,7 +67,7 @@ describe('GET /health', () => {
     expect(res.body).toEqual({ ok: true, service: 'svc', version: '0.1.0' });
   });
 
-  it('deep=true adds the store and signer checks', async () => {
+  it('deep=true adds the store, signer and job-queue checks', async () => {
     const res = await request(t.app).get('/health').query({ deep: 'true' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -77,6 +77,7 @@ describe('GET /health', () => {
       checks: {
         store: { ok: true, latency_ms: expect.any(Number) },
         signer: { ok: true, latency_ms: expect.any(Number) },
+        jobs: { ok: true, latency_ms: expect.any(Number) },
       },
     });
   });
@@ -98,6 +99,8 @@ describe('GET /health', () => {
       checks: {
         store: { ok: false, latency_ms: expect.any(Number), error: expect.any(String) },
         signer: { ok: true, latency_ms: expect.any(Number) },
+        // The embedded queue lives in the same file: it is down with the store.
+        jobs: { ok: false, latency_ms: expect.any(Number), error: expect.any(String) },
       },
     });
     const shallow = await request(t.app).get('/health');

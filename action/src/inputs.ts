@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { isSvcError } from '../../src/core/errors.js';
+import { parseExpectations } from '../../src/core/offline-verify.js';
+import { parseFingerprint, parsePublicKeyPem, type PublicKey } from '../../src/core/public-key.js';
+import { parseStrictJson } from '../../src/core/strict-json.js';
+import type { VerifyExpectations } from '../../src/core/verify.js';
+import { ActionFailure } from './failure.js';
+
+export const MODES = ['evaluate', 'simulate', 'verify'] as const;
+export type Mode = (typeof MODES)[number];
+export const FAIL_ON = ['not-allowed', 'blocked', 'never'] as const;
+export type FailOn = (typeof FAIL_ON)[number];
+
+/** Every input of action.yml, read and checked once. */
+export interface ActionInputs {
+  apiUrl: string | null;
+  apiKey: string | null;
+  mode: Mode;
+  /** The claim from `claim` or `claim-file`; null to build one from the workflow context. */
+  claim: Record<string, unknown> | null;
+  /** Absolute path of `receipt-file` (verify mode). */
+  receiptFile: string | null;
+  policy: string | null;
+  policyConfig: Record<string, unknown> | null;
+  /** `expected-policy` and `expected-config-hash`. */
+  expect: VerifyExpectations;
+  publicKey: PublicKey | null;
+  keyFingerprint: string | null;
+  failOn: FailOn;
+  /** Where relative paths resolve and the receipt is written: GITHUB_WORKSPACE. */
+  workspace: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A core refusal becomes a failure naming the input. */
+function checked<T>(input: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (isSvcError(error)) throw new ActionFailure(`input ${input}: ${error.message}`);
+    throw error;
+  }
+}
+
+function jsonObject(input: string, text: string): Record<string, unknown> {
+  const value = checked(input, () => parseStrictJson(text));
+  if (!isObject(value)) throw new ActionFailure(`input ${input}: expected a JSON object`);
+  return value;
+}
+
+function oneOf<T extends string>(input: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new ActionFailure(`input ${input} must be one of ${allowed.join(', ')}; got "${value}"`);
+}
+
+/**
+ * Reads the inputs through `get` (core.getInput: trimmed, "" when unset) and checks them, so a
+ * mistake stops the step before anything is sent. `mask` is called on the API key first.
+ */
+export function readInputs(
+  get: (name: string) => string,
+  mask: (secret: string) => void,
+  env: NodeJS.ProcessEnv,
+): ActionInputs {
+  const apiKey = get('api-key') || null;
+  if (apiKey) mask(apiKey);
+  const workspace = env.GITHUB_WORKSPACE || process.cwd();
+  const inWorkspace = (path: string) => (isAbsolute(path) ? path : resolve(workspace, path));
+  const readText = (input: string, path: string) => {
+    try {
+      return readFileSync(inWorkspace(path), 'utf8');
+    } catch (error) {
+      throw new ActionFailure(`input ${input}: cannot read ${path}: ${(error as Error).message}`);
+    }
+  };
+
+  const mode = oneOf('mode', get('mode') || 'evaluate', MODES);
+  const failOn = oneOf('fail-on', get('fail-on') || 'not-allowed', FAIL_ON);
+  const apiUrl = get('api-url').replace(/\/+$/, '') || null;
+  if (apiUrl && !/^https?:\/\/[^/]/.test(apiUrl))
+    throw new ActionFailure(`input api-url must be an http(s) URL; got "${apiUrl}"`);
+
+  if (get('claim') && get('claim-file'))
+    throw new ActionFailure('give input claim or claim-file, not both');
+  const claimText =
+    get('claim') || (get('claim-file') && readText('claim-file', get('claim-file')));
+  const claim = claimText ? jsonObject(get('claim') ? 'claim' : 'claim-file', claimText) : null;
+  const policyConfigText = get('policy-config');
+
+  const pem = get('public-key');
+  const fingerprint = get('key-fingerprint');
+  const inputs: ActionInputs = {
+    apiUrl,
+    apiKey,
+    mode,
+    claim,
+    receiptFile: get('receipt-file') ? inWorkspace(get('receipt-file')) : null,
+    policy: get('policy') || null,
+    policyConfig: policyConfigText ? jsonObject('policy-config', policyConfigText) : null,
+    expect: checked('expected-policy / expected-config-hash', () =>
+      parseExpectations({
+        policy: get('expected-policy'),
+        configHash: get('expected-config-hash'),
+      }),
+    ),
+    publicKey: pem ? checked('public-key', () => parsePublicKeyPem(pem)) : null,
+    keyFingerprint: fingerprint
+      ? checked('key-fingerprint', () => parseFingerprint(fingerprint))
+      : null,
+    failOn,
+    workspace,
+  };
+
+  if (mode === 'verify') {
+    if (!inputs.receiptFile) throw new ActionFailure('mode verify needs input receipt-file');
+    if (claim || inputs.policy || inputs.policyConfig)
+      throw new ActionFailure(
+        'mode verify sends nothing: claim, policy and policy-config do not apply',
+      );
+  } else {
+    if (!apiUrl) throw new ActionFailure(`mode ${mode} needs input api-url`);
+    if (!apiKey) throw new ActionFailure(`mode ${mode} needs input api-key`);
+    if (inputs.receiptFile)
+      throw new ActionFailure(`input receipt-file applies to mode verify only`);
+  }
+  // Verifying needs a key: the pinned PEM, or one fetched from api-url.
+  if (mode !== 'simulate' && !inputs.publicKey && !apiUrl)
+    throw new ActionFailure(
+      'no key to verify with: give public-key, or api-url to fetch the key (pinned with key-fingerprint)',
+    );
+  return inputs;
+}

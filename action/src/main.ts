@@ -1,0 +1,238 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { hashCanonical } from '../../src/core/canonical.js';
+import { isSvcError } from '../../src/core/errors.js';
+import { verifyOffline } from '../../src/core/offline-verify.js';
+import { RECEIPT_ID_PATTERN } from '../../src/core/receipt.js';
+import { parseReceiptInput } from '../../src/core/receipt-input.js';
+import {
+  submitterLabel,
+  type VerifyExpectations,
+  type VerifyResult,
+} from '../../src/core/verify.js';
+import { buildClaim, type WorkflowContext } from './claim.js';
+import { ActionFailure } from './failure.js';
+import { callSvc, describeFailure, type HttpDeps } from './http.js';
+import type { ActionInputs } from './inputs.js';
+import { renderSummary, type RuleRow } from './summary.js';
+import { trustedKey, type TrustedKey } from './trust.js';
+
+/** Everything the Action touches outside its inputs: @actions/core in production, fakes in tests. */
+export interface ActionDeps {
+  info(message: string): void;
+  warning(message: string): void;
+  setOutput(name: string, value: string): void;
+  appendSummary(markdown: string): Promise<void>;
+  context: WorkflowContext;
+  http: HttpDeps;
+}
+
+export interface Outcome {
+  verdict: string | null;
+  admissibility: string | null;
+  receiptId: string | null;
+  receiptPath: string | null;
+  valid: boolean;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+function parseReceipt(text: string, where: string) {
+  try {
+    return parseReceiptInput(text);
+  } catch (error) {
+    if (isSvcError(error))
+      throw new ActionFailure(`${where} is not a usable receipt: ${error.message}`);
+    throw error;
+  }
+}
+
+function readReceiptFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ActionFailure(`cannot read receipt-file ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** The claim sent: the given one or one from context, with the policy inputs applied. */
+function claimToSend(inputs: ActionInputs, context: WorkflowContext): Json {
+  const claim = { ...(inputs.claim ?? buildClaim(context)) };
+  if (inputs.policy) claim.policy = inputs.policy;
+  if (inputs.policyConfig) claim.policyConfig = inputs.policyConfig;
+  return claim;
+}
+
+/** Failed rules as the receipt signs them, when no evaluate response lists every rule. */
+const rulesOf = (response: Json | null, receipt: Json): RuleRow[] => {
+  const listed = isObject(response?.policy) ? response.policy.rules : undefined;
+  const rules = Array.isArray(listed)
+    ? listed
+    : isObject(receipt.policy) && Array.isArray(receipt.policy.checks)
+      ? receipt.policy.checks
+      : [];
+  return rules.filter(isObject).map((r) => ({
+    rule: str(r.rule) ?? '?',
+    passed: r.passed === true,
+    reason: str(r.reason) ?? '',
+  }));
+};
+
+/** Why a verification is not trusted, in words for the step's failure message. */
+function trustProblems(result: VerifyResult): string[] {
+  return result.checks
+    .filter((c) => c.status === 'FAIL')
+    .map((c) => {
+      if (c.name === 'signature_valid')
+        return `the receipt is tampered with or not signed by the trusted key: ${c.detail ?? ''}`;
+      if (c.name === 'policy_binding')
+        return `the receipt's signed policy is not what this workflow asked for: ${c.detail ?? ''}`;
+      return `${c.name}: ${c.detail ?? 'FAIL'}`;
+    });
+}
+
+/** The verdict gate of fail-on; null when the step may pass. */
+function verdictProblem(
+  inputs: ActionInputs,
+  verdict: string | null,
+  admissibility: string | null,
+) {
+  if (inputs.failOn === 'never') return null;
+  if (inputs.failOn === 'blocked')
+    return verdict === 'BLOCKED' || verdict === null
+      ? `verdict ${verdict ?? 'missing'} (fail-on: blocked)`
+      : null;
+  return verdict === 'ALLOWED' && admissibility === 'ACCEPTED'
+    ? null
+    : `verdict ${verdict ?? 'missing'}, admissibility ${admissibility ?? 'missing'}: not ALLOWED and ACCEPTED (fail-on: not-allowed)`;
+}
+
+interface Obtained {
+  receipt: Json;
+  /** The evaluate or simulate response, with every rule; null in verify mode. */
+  response: Json | null;
+  sentClaim: Json | null;
+}
+
+/** The receipt to judge: from svc (evaluate, simulate) or from receipt-file (verify). */
+async function obtainReceipt(inputs: ActionInputs, deps: ActionDeps): Promise<Obtained> {
+  if (inputs.mode === 'verify') {
+    const text = readReceiptFile(inputs.receiptFile!);
+    const { receipt } = parseReceipt(text, `receipt-file ${inputs.receiptFile}`);
+    return { receipt, response: null, sentClaim: null };
+  }
+  const sentClaim = claimToSend(inputs, deps.context);
+  deps.info(`svc ${inputs.mode}: claim ${String(sentClaim.claim_id)}`);
+  const res = await callSvc(
+    `${inputs.apiUrl}/v1/${inputs.mode}`,
+    { method: 'POST', apiKey: inputs.apiKey!, body: sentClaim },
+    deps.http,
+  );
+  if (res.status !== 200)
+    throw new ActionFailure(describeFailure(res, `the ${inputs.mode} request`));
+  // The answer is as untrusted as any receipt: read it strictly, then verify it.
+  const parsed = parseReceipt(res.text, `the ${inputs.mode} response`);
+  if (!parsed.fromEvaluateResponse)
+    throw new ActionFailure(`the ${inputs.mode} response carries no receipt`);
+  // Parsed strictly above, so the plain parse sees the same members.
+  return { receipt: parsed.receipt, response: JSON.parse(res.text) as Json, sentClaim };
+}
+
+/**
+ * One use of the Action: obtain a receipt (evaluate, simulate) or read one (verify), verify it
+ * offline against a trusted key, write it to the workspace, set the outputs and the summary,
+ * then fail the step when trust failed (whatever fail-on says) or the verdict fails fail-on.
+ */
+export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outcome> {
+  const { receipt, response, sentClaim } = await obtainReceipt(inputs, deps);
+  const problems: string[] = [];
+  let verification: VerifyResult | null = null;
+  let key: TrustedKey | null = null;
+  if (inputs.mode !== 'simulate') {
+    key = await trustedKey(inputs, deps.http, deps.warning);
+    // What the workflow asked for is what the signed policy must say (contract §8).
+    const asked = sentClaim ? str(sentClaim.policy) : null;
+    const expect: VerifyExpectations = { ...inputs.expect };
+    if (expect.policy === undefined && asked) expect.policy = asked;
+    verification = verifyOffline(receipt, key.key, expect);
+    problems.push(...trustProblems(verification));
+    if (sentClaim) problems.push(...claimBinding(receipt, sentClaim));
+  } else {
+    deps.info('simulate: svc signs and stores nothing, so there is nothing to verify');
+  }
+
+  const verdict = isObject(receipt.policy) ? str(receipt.policy.verdict) : null;
+  const admissibility = isObject(receipt.admissibility) ? str(receipt.admissibility.status) : null;
+  const receiptId = str(receipt.receipt_id);
+  const receiptPath = writeReceipt(inputs.workspace, receiptId, receipt, inputs.mode);
+  const valid = verification !== null && verification.valid && problems.length === 0;
+
+  for (const c of verification?.checks ?? [])
+    deps.info(`${c.status.padEnd(10)} ${c.name}${c.detail ? `  ${c.detail}` : ''}`);
+  if (verification?.signed?.submitter)
+    deps.info(`signed submitter: ${submitterLabel(verification.signed.submitter)}`);
+  if (verification?.signed?.policy)
+    deps.info(
+      `signed policy: ${verification.signed.policy.name} ${verification.signed.policy.config_hash}`,
+    );
+
+  deps.setOutput('verdict', verdict ?? '');
+  deps.setOutput('admissibility', admissibility ?? '');
+  deps.setOutput('receipt-id', receiptId ?? '');
+  deps.setOutput('receipt-path', receiptPath);
+  deps.setOutput('valid', String(valid));
+
+  const gate = verdictProblem(inputs, verdict, admissibility);
+  await deps.appendSummary(
+    renderSummary({
+      mode: inputs.mode,
+      verdict,
+      admissibility,
+      receiptId,
+      receiptPath,
+      rules: rulesOf(response, receipt),
+      verification,
+      key,
+      problems: gate ? [...problems, gate] : problems,
+    }),
+  );
+  // Trust first: a receipt that does not verify fails the step even with fail-on: never.
+  if (problems.length > 0)
+    throw new ActionFailure(`svc receipt not trusted: ${problems.join('; ')}`);
+  if (gate) throw new ActionFailure(`svc gate: ${gate}`);
+  return { verdict, admissibility, receiptId, receiptPath, valid };
+}
+
+/** The receipt must be for the claim this step sent: same claim_id, inputs_hash = H(claim). */
+function claimBinding(receipt: Json, claim: Json): string[] {
+  const problems: string[] = [];
+  if (receipt.claim_id !== claim.claim_id)
+    problems.push(
+      `the receipt is for claim ${JSON.stringify(receipt.claim_id)}, not ${JSON.stringify(claim.claim_id)}`,
+    );
+  const evidence = isObject(receipt.evidence) ? receipt.evidence : {};
+  if (evidence.inputs_hash !== hashCanonical(claim))
+    problems.push(
+      'the receipt commits to other inputs than the claim this step sent (evidence.inputs_hash)',
+    );
+  return problems;
+}
+
+function writeReceipt(
+  workspace: string,
+  receiptId: string | null,
+  receipt: Json,
+  mode: string,
+): string {
+  // receipt_id is attacker-controlled: only the contract's form may become a file name.
+  const name =
+    receiptId && RECEIPT_ID_PATTERN.test(receiptId) ? receiptId : `receipt-${Date.now()}`;
+  const dir = join(workspace, 'svc-receipts');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${mode === 'simulate' ? 'simulated-' : ''}${name}.json`);
+  writeFileSync(path, `${JSON.stringify(receipt, null, 2)}\n`);
+  return path;
+}

@@ -1,0 +1,70 @@
+import { submitterLabel, type VerifyResult } from '../../src/core/verify.js';
+import type { TrustedKey } from './trust.js';
+
+export interface RuleRow {
+  rule: string;
+  passed: boolean;
+  reason: string;
+}
+
+export interface SummaryFacts {
+  mode: string;
+  verdict: string | null;
+  admissibility: string | null;
+  receiptId: string | null;
+  receiptPath: string | null;
+  rules: RuleRow[];
+  verification: VerifyResult | null;
+  key: TrustedKey | null;
+  problems: string[];
+}
+
+// Reasons and names come from the receipt: escape them so they cannot break out of the table
+// or inject markup into the job summary.
+const cell = (text: string): string =>
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\|/g, '&#124;')
+    .replace(/[\r\n]+/g, ' ');
+const code = (text: string): string => `<code>${cell(text)}</code>`;
+
+/** The job summary as Markdown: verdict, each rule, the receipt and how it was verified. */
+export function renderSummary(f: SummaryFacts): string {
+  const lines = [
+    `## svc ${f.mode}: ${cell(f.verdict ?? 'no verdict')} / ${cell(f.admissibility ?? 'no admissibility')}`,
+    '',
+  ];
+  for (const problem of f.problems) lines.push(`> **Failed:** ${cell(problem)}`, '');
+  lines.push('| | |', '|---|---|');
+  lines.push(`| Receipt | ${f.receiptId ? code(f.receiptId) : '—'} |`);
+  if (f.receiptPath) lines.push(`| Receipt file | ${code(f.receiptPath)} |`);
+  const v = f.verification;
+  if (v) {
+    lines.push(`| Verified offline | ${v.valid ? 'yes' : '**no**'} |`);
+    if (f.key) lines.push(`| Key | ${code(f.key.key.keyId)} from ${cell(f.key.origin)} |`);
+    const signed = v.signed;
+    if (signed) {
+      lines.push(`| Contract | ${cell(signed.contract)} |`);
+      if (signed.policy)
+        lines.push(
+          `| Policy | ${code(signed.policy.name)} ${code(signed.policy.config_hash)}${signed.policy.overrides ? ' (overridden by the claim)' : ''} |`,
+        );
+      if (signed.submitter) lines.push(`| Submitter | ${code(submitterLabel(signed.submitter))} |`);
+    }
+  } else {
+    lines.push('| Verified offline | not applicable: a simulation is not signed |');
+  }
+  if (f.rules.length > 0) {
+    lines.push('', '| Rule | Result | Reason |', '|---|---|---|');
+    for (const r of f.rules)
+      lines.push(`| ${code(r.rule)} | ${r.passed ? 'pass' : '**fail**'} | ${cell(r.reason)} |`);
+  }
+  if (v) {
+    lines.push('', '| Check | Status | Detail |', '|---|---|---|');
+    for (const c of v.checks)
+      lines.push(`| ${code(c.name)} | ${c.status} | ${cell(c.detail ?? '')} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}

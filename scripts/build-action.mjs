@@ -1,0 +1,27 @@
+// Bundles the Action into the one file action.yml runs: action/dist/index.js.
+// `node scripts/build-action.mjs [outfile]`; the freshness test builds to a temp file and
+// compares, so the build must be byte-for-byte reproducible (no timestamps, paths relative
+// to the repository root).
+import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outfile = process.argv[2] ?? 'action/dist/index.js';
+
+await build({
+  absWorkingDir: root,
+  entryPoints: ['action/src/index.ts'],
+  outfile,
+  bundle: true,
+  platform: 'node',
+  // node24 on runners, Node 20 here: ES2022 runs on both.
+  target: 'node20',
+  // ESM, because the repository's package.json says "type": "module", so Node reads every
+  // .js below it as ESM; bundled CommonJS dependencies get a require() from createRequire.
+  format: 'esm',
+  banner: {
+    js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
+  },
+  legalComments: 'none',
+  logLevel: 'warning',
+});

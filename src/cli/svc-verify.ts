@@ -1,0 +1,205 @@
+#!/usr/bin/env node
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { isSvcError } from '../core/errors.js';
+import { attestationKeyIds, parseExpectations, verifyOffline } from '../core/offline-verify.js';
+import {
+  parseFingerprint,
+  parsePublicKeyPem,
+  serverKeyUrl,
+  type PublicKey,
+} from '../core/public-key.js';
+import { parseReceiptInput } from '../core/receipt-input.js';
+import { submitterLabel, type VerifyResult } from '../core/verify.js';
+
+// Imports the core only, so it starts fast, needs no store and runs where the service is not.
+
+const HELP = `svc-verify — check an svc decision receipt offline, against a key you trust
+
+Usage:
+  svc-verify <file | -> --key <pem-file>
+  svc-verify <file | -> --fingerprint sha256:<hex> --key-url <url>
+
+  <file | ->                  a receipt, or a whole evaluate response (its .receipt is checked);
+                              "-" reads standard input
+  --key <pem-file>            the issuer's Ed25519 public key (SPKI PEM)
+  --fingerprint sha256:<hex>  pin the key: the SHA-256 of its DER SubjectPublicKeyInfo, the
+                              form of attestations[].key_id; with --key it must match too
+  --key-url <url>             fetch the PEM from an svc base URL or from the key URL itself;
+                              refused unless its fingerprint equals --fingerprint
+  --expect-policy <name>      require the signed policy.name (receipt-core-v2)
+  --expect-config-hash <h>    require the signed policy.config_hash
+  --expect-submitter <id>     require the signed submitter: kid_<ULID> or
+                              github_app:<app_id>:<installation_id>
+  --json                      print the result as JSON, the shape of POST /v1/verify
+  --help                      this text
+
+"valid" means: no check failed and the Ed25519 signature verified under the trusted key.
+No ledger is consulted, so hash_integrity is SKIPPED; ledger membership and the order of
+receipt-core-v1 receipts need the ledger or an independently kept ledger head. Without a key
+nothing is called valid: one of --key or --fingerprint with --key-url is required.
+
+Exit codes: 0 valid, 1 not valid, 2 wrong usage or unusable input (unreadable file, not
+JSON, duplicate keys, unsafe integers, bad key, key fetch refused).`;
+
+class InputError extends Error {}
+const fail = (message: string): never => {
+  throw new InputError(message);
+};
+/** A core refusal (SvcError) becomes an input error carrying its reason. */
+function attempt<T>(what: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (isSvcError(error)) return fail(`${what}: ${error.message}`);
+    throw error;
+  }
+}
+
+const readStdin = async (): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+async function readText(path: string, what: string): Promise<string> {
+  try {
+    return path === '-' ? await readStdin() : await readFile(path, 'utf8');
+  } catch (error) {
+    return fail(`cannot read ${what} ${path}: ${(error as Error).message}`);
+  }
+}
+
+async function fetchKey(url: string): Promise<string> {
+  const keyUrl = attempt('--key-url', () => serverKeyUrl(url));
+  let res: Response;
+  try {
+    res = await fetch(keyUrl, { redirect: 'error', signal: AbortSignal.timeout(15_000) });
+  } catch (error) {
+    return fail(`cannot fetch ${keyUrl}: ${(error as Error).message}`);
+  }
+  if (!res.ok) return fail(`fetching ${keyUrl} answered HTTP ${res.status}`);
+  return res.text();
+}
+
+async function trustedKey(values: {
+  key?: string;
+  fingerprint?: string;
+  'key-url'?: string;
+}): Promise<PublicKey> {
+  const pin =
+    values.fingerprint === undefined
+      ? undefined
+      : attempt('--fingerprint', () => parseFingerprint(values.fingerprint!));
+  if (values.key !== undefined && values['key-url'] !== undefined)
+    return fail('give --key or --key-url, not both');
+  let key: PublicKey;
+  if (values.key !== undefined) {
+    const pem = await readText(values.key, 'key file');
+    key = attempt(`--key ${values.key}`, () => parsePublicKeyPem(pem));
+  } else if (values['key-url'] !== undefined) {
+    // A key fetched from a URL is only as trustworthy as the fingerprint it is checked with.
+    if (pin === undefined) return fail('--key-url needs --fingerprint to pin the fetched key');
+    const pem = await fetchKey(values['key-url']);
+    key = attempt(`key from ${values['key-url']}`, () => parsePublicKeyPem(pem));
+  } else {
+    return fail(
+      pin === undefined
+        ? 'no key given: pass --key <pem-file>, or --fingerprint with --key-url; without a key nothing can be called valid'
+        : '--fingerprint needs --key-url (or --key) to obtain the key it pins',
+    );
+  }
+  if (pin !== undefined && key.keyId !== pin)
+    return fail(`key fingerprint ${key.keyId} differs from the pinned ${pin}; refusing the key`);
+  return key;
+}
+
+function table(result: VerifyResult, key: PublicKey, signers: string[]): string {
+  const lines = [
+    `receipt       ${result.receipt_id ?? '(none)'}`,
+    `admissibility ${result.admissibility ?? '(none)'}`,
+    `key           ${key.keyId}`,
+  ];
+  if (!signers.includes(key.keyId))
+    lines.push(`signed by     ${signers.length ? signers.join(', ') : '(no key_id)'}`);
+  const signed = result.signed;
+  if (signed) {
+    lines.push(`contract      ${signed.contract}`);
+    if (signed.policy)
+      lines.push(
+        `policy        ${signed.policy.name}  ${signed.policy.config_hash}${signed.policy.overrides ? '  (overridden by the claim)' : ''}`,
+      );
+    if (signed.submitter) lines.push(`submitter     ${submitterLabel(signed.submitter)}`);
+    if (signed.position)
+      lines.push(`position      ${signed.position.log} #${signed.position.sequence}`);
+  }
+  lines.push('');
+  const width = Math.max(...result.checks.map((c) => c.name.length));
+  for (const c of result.checks)
+    lines.push(`${c.status.padEnd(10)} ${c.name.padEnd(width)}  ${c.detail ?? ''}`.trimEnd());
+  lines.push('');
+  lines.push(
+    result.valid
+      ? 'VALID: the signature verifies under the trusted key and no check failed (ledger not consulted)'
+      : 'NOT VALID',
+  );
+  return lines.join('\n');
+}
+
+async function main(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      key: { type: 'string' },
+      fingerprint: { type: 'string' },
+      'key-url': { type: 'string' },
+      'expect-policy': { type: 'string' },
+      'expect-config-hash': { type: 'string' },
+      'expect-submitter': { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (positionals.length !== 1)
+    return fail('give exactly one receipt file, or "-" for standard input');
+  const expect = attempt('expectation', () =>
+    parseExpectations({
+      policy: values['expect-policy'],
+      configHash: values['expect-config-hash'],
+      submitter: values['expect-submitter'],
+    }),
+  );
+  const key = await trustedKey(values);
+  const text = await readText(positionals[0]!, 'receipt file');
+  const { receipt } = attempt('receipt', () => parseReceiptInput(text));
+  const result = verifyOffline(receipt, key, expect);
+  console.log(
+    values.json ? JSON.stringify(result, null, 2) : table(result, key, attestationKeyIds(receipt)),
+  );
+  return result.valid ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (error: unknown) => {
+    // parseArgs reports unknown or malformed options with a TypeError carrying a code.
+    const isUsage =
+      error instanceof InputError ||
+      (error instanceof TypeError &&
+        'code' in error &&
+        String(error.code).startsWith('ERR_PARSE_ARGS'));
+    if (!isUsage) {
+      console.error(`svc-verify: unexpected error: ${(error as Error).stack ?? String(error)}`);
+      process.exitCode = 2;
+      return;
+    }
+    console.error(`svc-verify: ${(error as Error).message}\nRun "svc-verify --help" for usage.`);
+    process.exitCode = 2;
+  },
+);

@@ -1,0 +1,277 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import type { Job, JobQueue } from '../../src/ports/job-queue.js';
+import type { Store } from '../../src/ports/store.js';
+import { DELIVERY_JOB, type WebhookReceiver } from '../../src/ports/webhook-store.js';
+import { ManualClock, newServerKey } from '../support/harness.js';
+import { appendRequest, makeClaim, signClaim } from './ledger-fixtures.js';
+
+const ISSUED_AT = '2026-03-01T12:00:00.000Z';
+const MINUTE = 60_000;
+
+let ids = 0;
+const receiver = (owner: string, overrides: Partial<WebhookReceiver> = {}): WebhookReceiver => ({
+  id: `wh_contract_${++ids}`,
+  owner,
+  url: `https://hooks.example.com/${ids}`,
+  event: 'receipt.created',
+  secretSealed: `sealed-${ids}`,
+  status: 'active',
+  createdAt: new Date(Date.parse(ISSUED_AT) - 1000 + ids).toISOString(),
+  disabledAt: null,
+  disabledReason: null,
+  ...overrides,
+});
+
+/**
+ * What every store backend must do for outbound webhooks: receivers and their deliveries
+ * (WebhookStore), deliveries enqueued by the ledger append, and the job queue's semantics.
+ */
+export function describeWebhookAndJobContract(name: string, open: () => Promise<Store>): void {
+  describe(`${name} webhook store and job queue contract`, () => {
+    const serverKey = newServerKey();
+    let store: Store;
+    let clock: ManualClock;
+    const queues: JobQueue[] = [];
+    const queue = () => {
+      const q = store.openJobQueue({ clock, retryDelaysMs: [MINUTE] });
+      queues.push(q);
+      return q;
+    };
+    const append = async (claimId = `c-${++ids}`) => {
+      const signed = signClaim(makeClaim({ claimId }), serverKey, { issuedAt: ISSUED_AT });
+      const result = await store.ledger.append(appendRequest(signed));
+      expect(result.status).toBe('appended');
+      return result.entry.receipt;
+    };
+
+    beforeEach(async () => {
+      store = await open();
+      clock = new ManualClock(Date.parse(ISSUED_AT));
+    });
+    afterEach(async () => {
+      for (const q of queues.splice(0)) await q.stop();
+      await store.close();
+    });
+
+    describe('receivers', () => {
+      it('are listed and found for their owner only, oldest first', async () => {
+        const a = receiver('k1');
+        const b = receiver('k1');
+        const c = receiver('k2');
+        for (const r of [b, a, c])
+          expect(await store.webhooks.insertReceiver(r, 20)).toBe('created');
+        expect(await store.webhooks.listReceivers('k1')).toEqual([a, b]);
+        expect(await store.webhooks.getReceiver('k1', a.id)).toEqual(a);
+        expect(await store.webhooks.getReceiver('k2', a.id)).toBeNull();
+        expect(await store.webhooks.listReceivers('nobody')).toEqual([]);
+      });
+
+      it('are limited per owner; deleted ones do not count', async () => {
+        const first = receiver('k1');
+        expect(await store.webhooks.insertReceiver(first, 2)).toBe('created');
+        expect(await store.webhooks.insertReceiver(receiver('k1'), 2)).toBe('created');
+        expect(await store.webhooks.insertReceiver(receiver('k1'), 2)).toBe('limit');
+        expect(await store.webhooks.insertReceiver(receiver('k2'), 2)).toBe('created');
+        expect(await store.webhooks.deleteReceiver('k1', first.id, ISSUED_AT)).toBe(true);
+        expect(await store.webhooks.insertReceiver(receiver('k1'), 2)).toBe('created');
+        expect(await store.webhooks.listReceivers('k1')).toHaveLength(2);
+      });
+
+      it('are deleted only by their owner, once', async () => {
+        const r = receiver('k1');
+        await store.webhooks.insertReceiver(r, 20);
+        expect(await store.webhooks.deleteReceiver('k2', r.id, ISSUED_AT)).toBe(false);
+        expect(await store.webhooks.deleteReceiver('k1', r.id, ISSUED_AT)).toBe(true);
+        expect(await store.webhooks.deleteReceiver('k1', r.id, ISSUED_AT)).toBe(false);
+        expect(await store.webhooks.getReceiver('k1', r.id)).toBeNull();
+      });
+
+      it('stay listed when disabled, with the reason', async () => {
+        const r = receiver('k1');
+        await store.webhooks.insertReceiver(r, 20);
+        await store.webhooks.disableReceiver(r.id, 'gone', '2026-03-02T00:00:00.000Z');
+        expect(await store.webhooks.getReceiver('k1', r.id)).toEqual({
+          ...r,
+          status: 'disabled',
+          disabledAt: '2026-03-02T00:00:00.000Z',
+          disabledReason: 'gone',
+        });
+      });
+    });
+
+    describe('deliveries', () => {
+      it('are written by the append, one per active receiver, each a due job', async () => {
+        const active = receiver('k1');
+        const disabled = receiver('k1');
+        const deleted = receiver('k2');
+        for (const r of [active, disabled, deleted]) await store.webhooks.insertReceiver(r, 20);
+        await store.webhooks.disableReceiver(disabled.id, 'gone', ISSUED_AT);
+        await store.webhooks.deleteReceiver('k2', deleted.id, ISSUED_AT);
+        const late = receiver('k3');
+
+        const receipt = await append();
+        await store.webhooks.insertReceiver(late, 20);
+
+        const q = queue();
+        const jobs: Job[] = [];
+        q.handle(DELIVERY_JOB, async (job) => void jobs.push(job));
+        expect(await q.stats(DELIVERY_JOB)).toMatchObject({ pending: 1 });
+        expect(await q.runDue()).toBe(1);
+        const deliveryId = (jobs[0]!.payload as { delivery_id: string }).delivery_id;
+        const work = await store.webhooks.deliveryWork(deliveryId);
+        expect(work).toEqual({
+          delivery: {
+            id: deliveryId,
+            receiverId: active.id,
+            receiptId: receipt.receipt_id,
+            event: 'receipt.created',
+            status: 'pending',
+            attempts: 0,
+            createdAt: ISSUED_AT,
+            finishedAt: null,
+          },
+          receiver: active,
+          receiptJson: JSON.stringify(receipt),
+        });
+        for (const r of [disabled, late]) {
+          expect(await store.webhooks.listDeliveries(r.id, 10)).toEqual([]);
+        }
+        expect(await store.webhooks.deliveryWork('missing')).toBeNull();
+      });
+
+      it('are not written when the append is refused', async () => {
+        await store.webhooks.insertReceiver(receiver('k1'), 20);
+        await append('same-claim');
+        const again = signClaim(makeClaim({ claimId: 'same-claim' }), serverKey);
+        expect((await store.ledger.append(appendRequest(again))).status).toBe('exists');
+        expect(await queue().stats(DELIVERY_JOB)).toMatchObject({ pending: 1 });
+      });
+
+      it('record attempts in order and the resulting status', async () => {
+        const r = receiver('k1');
+        await store.webhooks.insertReceiver(r, 20);
+        await append();
+        const { delivery } = (await store.webhooks.listDeliveries(r.id, 10))[0]!;
+        const first = {
+          deliveryId: delivery.id,
+          attempt: 1,
+          at: '2026-03-01T12:00:01.000Z',
+          statusCode: 500,
+          error: 'HTTP 500',
+          durationMs: 12,
+          nextAttemptAt: '2026-03-01T12:01:01.000Z',
+        };
+        await store.webhooks.recordAttempt(first, 'pending');
+        const second = {
+          ...first,
+          attempt: 2,
+          at: '2026-03-01T12:01:01.000Z',
+          statusCode: 200,
+          error: null,
+          nextAttemptAt: null,
+        };
+        await store.webhooks.recordAttempt(second, 'delivered');
+        const [listed] = await store.webhooks.listDeliveries(r.id, 10);
+        expect(listed).toEqual({
+          delivery: expect.objectContaining({
+            id: delivery.id,
+            status: 'delivered',
+            attempts: 2,
+            finishedAt: second.at,
+          }),
+          attempts: [first, second],
+        });
+        // A settled delivery is not reopened by finishDelivery.
+        await store.webhooks.finishDelivery(delivery.id, 'failed', '2026-03-03T00:00:00.000Z');
+        expect((await store.webhooks.deliveryWork(delivery.id))!.delivery.status).toBe('delivered');
+      });
+
+      it('of a deleted receiver are closed, and their work has no receiver', async () => {
+        const r = receiver('k1');
+        await store.webhooks.insertReceiver(r, 20);
+        await append();
+        const { delivery } = (await store.webhooks.listDeliveries(r.id, 10))[0]!;
+        await store.webhooks.deleteReceiver('k1', r.id, '2026-03-02T00:00:00.000Z');
+        const work = await store.webhooks.deliveryWork(delivery.id);
+        expect(work!.receiver).toBeNull();
+        expect(work!.delivery).toMatchObject({
+          status: 'failed',
+          finishedAt: '2026-03-02T00:00:00.000Z',
+        });
+      });
+
+      it('are listed newest first, up to the limit', async () => {
+        const r = receiver('k1');
+        await store.webhooks.insertReceiver(r, 20);
+        const receipts = [];
+        for (let i = 0; i < 3; i++) {
+          receipts.push(
+            await (async () => {
+              const signed = signClaim(makeClaim({ claimId: `n-${++ids}` }), serverKey, {
+                issuedAt: new Date(Date.parse(ISSUED_AT) + i * 1000).toISOString(),
+              });
+              const result = await store.ledger.append(appendRequest(signed));
+              return result.entry.receipt.receipt_id;
+            })(),
+          );
+        }
+        const listed = await store.webhooks.listDeliveries(r.id, 2);
+        expect(listed.map((d) => d.delivery.receiptId)).toEqual([receipts[2], receipts[1]]);
+      });
+    });
+
+    describe('job queue', () => {
+      it('enqueues, dedupes, respects runAt, retries and fails', async () => {
+        const q = queue();
+        const runs: [string, number][] = [];
+        q.handle('t', async (job) => {
+          runs.push([job.id, job.attempt]);
+          throw new Error('nope');
+        });
+        const a = await q.enqueue('t', { a: 1 }, { dedupeKey: 'k' });
+        expect(await q.enqueue('t', { a: 2 }, { dedupeKey: 'k' })).toEqual({
+          id: a.id,
+          created: false,
+        });
+        const later = await q.enqueue('t', null, { runAt: clock.now() + 2 * MINUTE });
+        expect(await q.runDue()).toBe(1);
+        expect(await q.get(a.id)).toMatchObject({ state: 'pending', lastError: 'nope' });
+        clock.advance(MINUTE);
+        expect(await q.runDue()).toBe(1);
+        expect(await q.get(a.id)).toMatchObject({ state: 'failed', attempts: 2 });
+        clock.advance(MINUTE);
+        expect(await q.runDue()).toBe(1);
+        expect(runs).toEqual([
+          [a.id, 1],
+          [a.id, 2],
+          [later.id, 1],
+        ]);
+        expect(await q.stats('t')).toEqual({
+          pending: 1,
+          failed: 1,
+          oldestPendingAgeMs: 2 * MINUTE,
+        });
+        expect(await q.get('999999')).toBeNull();
+      });
+
+      it('hands an unfinished job to another worker once its lease ran out', async () => {
+        const dying = store.openJobQueue({ clock, leaseMs: MINUTE });
+        queues.push(dying);
+        dying.handle('w', () => new Promise(() => undefined));
+        const { id } = await dying.enqueue('w', {});
+        void dying.runDue();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+
+        const survivor = store.openJobQueue({ clock, leaseMs: MINUTE });
+        queues.push(survivor);
+        const attempts: number[] = [];
+        survivor.handle('w', async (job) => void attempts.push(job.attempt));
+        expect(await survivor.runDue()).toBe(0);
+        clock.advance(MINUTE);
+        expect(await survivor.runDue()).toBe(1);
+        expect(attempts).toEqual([2]);
+        expect(await survivor.get(id)).toMatchObject({ state: 'done' });
+      });
+    });
+  });
+}

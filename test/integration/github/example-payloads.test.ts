@@ -1,0 +1,111 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import examples from '@octokit/webhooks-examples';
+import nock from 'nock';
+import request from 'supertest';
+import {
+  appWithGithub,
+  deliver,
+  fakeGitHub,
+  INSTALLATION,
+  newRepoState,
+  OWNER,
+  REPO,
+  type AppUnderTest,
+  type RepoState,
+} from './fake-github.js';
+
+type Example = Record<string, unknown> & { action?: string };
+
+/** A payload GitHub documents, moved to the test repository and installation. */
+function example(event: string, action: string | undefined, patch: (p: Example) => void): Example {
+  const found = (examples as unknown as { name: string; examples: Example[] }[])
+    .find((e) => e.name === event)!
+    .examples.find((e) => action === undefined || e.action === action);
+  const payload = structuredClone(found!);
+  const repository = payload.repository as Record<string, unknown>;
+  repository.name = REPO;
+  repository.full_name = `${OWNER}/${REPO}`;
+  (repository.owner as Record<string, unknown>).login = OWNER;
+  payload.installation = { id: INSTALLATION, node_id: 'x' };
+  patch(payload);
+  return payload;
+}
+
+describe('GitHub App on documented payloads (@octokit/webhooks-examples)', () => {
+  let t: AppUnderTest;
+  let state: RepoState;
+  let github: ReturnType<typeof fakeGitHub>;
+
+  beforeAll(() => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+  });
+  afterAll(() => nock.enableNetConnect());
+  beforeEach(() => {
+    state = newRepoState();
+    github = fakeGitHub(state);
+    t = appWithGithub();
+  });
+  afterEach(async () => {
+    nock.cleanAll();
+    await t.close();
+  });
+
+  it('pull_request.opened by a bot: evaluated, and the receipt verifies', async () => {
+    const payload = example('pull_request', 'opened', (p) => {
+      const pr = p.pull_request as Record<string, unknown>;
+      (pr.user as Record<string, unknown>).login = 'copilot-swe-agent[bot]';
+      state.pulls.set(pr.number as number, {
+        number: pr.number as number,
+        author: 'copilot-swe-agent[bot]',
+        authorType: 'Bot',
+        headSha: (pr.head as { sha: string }).sha,
+        baseRef: (pr.base as { ref: string }).ref,
+      });
+      state.checkRuns.set((pr.head as { sha: string }).sha, [
+        { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
+      ]);
+    });
+    expect((await deliver(t, 'pull_request', payload)).status).toBe(202);
+    await t.jobs.runDue();
+    const done = github.writes.filter((w) => w.method === 'PATCH');
+    expect(done).toHaveLength(1);
+    expect(done[0]!.body.conclusion).toBe('success');
+    const { receipt } = (await request(t.app).get(`/v1/receipts/${done[0]!.body.external_id}`))
+      .body;
+    expect((await request(t.app).post('/v1/verify').send(receipt)).body.valid).toBe(true);
+  });
+
+  it('check_suite.completed of another app re-evaluates the pull requests it lists', async () => {
+    const payload = example('check_suite', 'completed', (p) => {
+      const suite = p.check_suite as { head_sha: string; pull_requests: { number: number }[] };
+      for (const { number } of suite.pull_requests) {
+        state.pulls.set(number, {
+          number,
+          author: 'renovate[bot]',
+          authorType: 'Bot',
+          headSha: suite.head_sha,
+        });
+      }
+    });
+    expect((await deliver(t, 'check_suite', payload)).status).toBe(202);
+    await t.jobs.runDue();
+    expect(github.writes.filter((w) => w.method === 'PATCH').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('merge_group.checks_requested puts a check on the group head', async () => {
+    const payload = example('merge_group', 'checks_requested', () => undefined);
+    const group = payload.merge_group as { head_sha: string; head_ref: string };
+    const number = Number(/pr-(\d+)-/.exec(group.head_ref)![1]);
+    state.pulls.set(number, {
+      number,
+      author: 'renovate[bot]',
+      authorType: 'Bot',
+      headSha: 'd'.repeat(40),
+    });
+    expect((await deliver(t, 'merge_group', payload)).status).toBe(202);
+    await t.jobs.runDue();
+    expect(github.writes[0]!.body.head_sha).toBe(group.head_sha);
+    expect(github.writes.at(-1)!.body.conclusion).toBe('failure');
+  });
+});

@@ -1,0 +1,234 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { newServerKey } from '../support/harness.js';
+import { startLiveService, type LiveService } from '../support/live-service.js';
+import { runNode, runNodeWithInput } from '../fixtures/run-node.js';
+import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+// svc-verify runs as a real child process against receipts from a real service on 127.0.0.1.
+describe('svc-verify', () => {
+  let tree: TranspiledTree;
+  let live: LiveService;
+  let dir: string;
+  let script: string;
+  let response: Json;
+  let receipt: Json;
+  let submitter: string;
+  let fingerprint: string;
+  const file = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const cli = (...args: string[]) => runNode(script, args);
+  let receiptPath: string;
+  let keyPath: string;
+
+  beforeAll(async () => {
+    tree = transpileTree(['src/cli/svc-verify.ts']);
+    script = fileURLToPath(tree.url('src/cli/svc-verify.ts'));
+    dir = mkdtempSync(join(tmpdir(), 'svc-verify-'));
+    live = await startLiveService();
+    const account = await live.signup();
+    submitter = account.keyId;
+    response = await live.evaluate(account.apiKey);
+    receipt = response.receipt as Json;
+    fingerprint = live.t.serverKey.keyId;
+    receiptPath = file('receipt.json', JSON.stringify(receipt, null, 2));
+    keyPath = file('server.pem', live.t.serverKey.publicKeyPem);
+  });
+  afterAll(async () => {
+    await live.close();
+    tree.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints its usage with --help', async () => {
+    const run = await cli('--help');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('svc-verify <file | -> --key <pem-file>');
+    expect(run.stdout).toContain('Exit codes: 0 valid, 1 not valid, 2 wrong usage');
+  });
+
+  it('says VALID with exit 0 for a receipt from the service under its key, and shows what was signed', async () => {
+    const run = await cli(receiptPath, '--key', keyPath);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^PASS\s+signature_valid$/m);
+    expect(run.stdout).toMatch(/^SKIPPED\s+hash_integrity\s+no ledger consulted$/m);
+    expect(run.stdout).toMatch(/^PASS\s+chain_linkage/m);
+    expect(run.stdout).toContain(`receipt       ${receipt.receipt_id}`);
+    expect(run.stdout).toContain(`submitter     ${submitter}`);
+    expect(run.stdout).toContain(`policy        default  ${receipt.policy.config_hash}`);
+    expect(run.stdout).toMatch(/\nVALID: .*\n$/);
+  });
+
+  it('checks the .receipt of a whole evaluate response, read from standard input', async () => {
+    const run = await runNodeWithInput(script, ['-', '--key', keyPath], JSON.stringify(response));
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`receipt       ${receipt.receipt_id}`);
+  });
+
+  it('prints the shape of POST /v1/verify with --json', async () => {
+    const run = await cli(receiptPath, '--key', keyPath, '--json');
+    expect(run.code).toBe(0);
+    const result = JSON.parse(run.stdout) as Json;
+    const served = (await (
+      await fetch(`${live.url}/v1/verify`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(receipt),
+      })
+    ).json()) as Json;
+    expect(Object.keys(result).sort()).toEqual(Object.keys(served).sort());
+    expect(result.checks.map((c: Json) => c.name)).toEqual(served.checks.map((c: Json) => c.name));
+    expect(result.signed).toEqual(served.signed);
+    expect(result).toMatchObject({ valid: true, receipt_id: receipt.receipt_id });
+  });
+
+  it('exits 1 for a tampered receipt', async () => {
+    const tampered = { ...receipt, policy: { ...receipt.policy, verdict: 'ALLOWED', name: 'lax' } };
+    const run = await cli(file('tampered.json', JSON.stringify(tampered)), '--key', keyPath);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^FAIL\s+signature_valid\s+Ed25519 signature does not verify/m);
+    expect(run.stdout).toMatch(/\nNOT VALID\n$/);
+  });
+
+  it('exits 1 under another key and names the key that signed', async () => {
+    const other = file('other.pem', newServerKey().publicKeyPem);
+    const run = await cli(receiptPath, '--key', other);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`signed by     ${fingerprint}`);
+  });
+
+  it('checks expectations against the signed policy, config hash and submitter', async () => {
+    const good = await cli(
+      receiptPath,
+      '--key',
+      keyPath,
+      '--expect-policy',
+      'default',
+      '--expect-config-hash',
+      receipt.policy.config_hash,
+      '--expect-submitter',
+      submitter,
+    );
+    expect(good.code).toBe(0);
+    expect(good.stdout).toMatch(/^PASS\s+policy_binding$/m);
+    const bad = await cli(receiptPath, '--key', keyPath, '--expect-policy', 'strict');
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(
+      /^FAIL\s+policy_binding\s+policy "default" is not the expected "strict"/m,
+    );
+  });
+
+  it('fetches the key from a base URL or the key URL when the fingerprint matches', async () => {
+    for (const url of [live.url, `${live.url}/`, `${live.url}/v1/keys/server`]) {
+      const run = await cli(receiptPath, '--fingerprint', fingerprint, '--key-url', url);
+      expect({ url, code: run.code, stderr: run.stderr }).toEqual({ url, code: 0, stderr: '' });
+    }
+  });
+
+  it('refuses a fetched key whose fingerprint differs from the pin, with exit 2', async () => {
+    const pin = newServerKey().keyId;
+    const run = await cli(receiptPath, '--fingerprint', pin, '--key-url', live.url);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`key fingerprint ${fingerprint} differs from the pinned ${pin}`);
+    expect(run.stdout).toBe('');
+  });
+
+  it('refuses to say valid without a key', async () => {
+    for (const args of [[receiptPath], [receiptPath, '--fingerprint', fingerprint]]) {
+      const run = await cli(...args);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/no key given|--fingerprint needs --key-url/);
+    }
+    const unpinned = await cli(receiptPath, '--key-url', live.url);
+    expect(unpinned.code).toBe(2);
+    expect(unpinned.stderr).toContain('--key-url needs --fingerprint');
+  });
+
+  it('verifies the golden v1 and v2 receipts, reporting v1 chain linkage as UNVERIFIED', async () => {
+    const vectors = JSON.parse(
+      readFileSync(new URL('../fixtures/receipt-vectors.json', import.meta.url), 'utf8'),
+    ) as Json;
+    const key = file('golden.pem', vectors.signer.public_key_pem);
+    const golden: [string, Json][] = [
+      ...vectors.receipts.map((v: Json) => ['v1', v.receipt]),
+      ...vectors.receipts_v2.map((v: Json) => ['v2', v.receipt]),
+    ];
+    for (const [contract, receipt] of golden) {
+      const run = await cli(
+        file(`golden-${receipt.receipt_id}.json`, JSON.stringify(receipt)),
+        '--key',
+        key,
+      );
+      expect({ contract, code: run.code }).toEqual({ contract, code: 0 });
+      expect(run.stdout).toContain(`contract      receipt-core-${contract}`);
+      expect(run.stdout).toMatch(
+        contract === 'v1'
+          ? /^UNVERIFIED\s+chain_linkage\s+receipt-core-v1 does not sign/m
+          : /^PASS\s+chain_linkage/m,
+      );
+    }
+  });
+
+  it('exits 2 with the reason for unusable input', async () => {
+    const text = JSON.stringify(receipt);
+    const smallOrderKey = `-----BEGIN PUBLIC KEY-----\n${Buffer.from('302a300506032b6570032100' + '00'.repeat(32), 'hex').toString('base64')}\n-----END PUBLIC KEY-----\n`;
+    const cases: [string[], RegExp][] = [
+      [[join(dir, 'missing.json'), '--key', keyPath], /cannot read receipt file .*missing\.json/],
+      [[file('not-json.json', '{"receipt_id":'), '--key', keyPath], /not valid JSON/],
+      [
+        [
+          file('dup.json', text.replace('"claim_id":', '"claim_id":"x","claim_id":')),
+          '--key',
+          keyPath,
+        ],
+        /duplicate key "claim_id"/,
+      ],
+      [
+        [
+          file('unsafe.json', text.replace(/"sequence":\d+/, '"sequence":9007199254740993')),
+          '--key',
+          keyPath,
+        ],
+        /integer outside the exactly representable range/,
+      ],
+      [[receiptPath, '--key', file('small.pem', smallOrderKey)], /small order/],
+      [[receiptPath, '--key', file('junk.pem', 'not a key')], /not a PEM "PUBLIC KEY" block/],
+      [
+        [receiptPath, '--key', keyPath, '--fingerprint', 'sha256:12'],
+        /--fingerprint: fingerprint must be/,
+      ],
+      [[receiptPath, '--key', keyPath, '--nope'], /Unknown option '--nope'/],
+      [
+        [receiptPath, '--key', keyPath, '--fingerprint', `sha256:${'0'.repeat(64)}`],
+        /key fingerprint sha256:\w+ differs from the pinned sha256:0{64}; refusing the key/,
+      ],
+      [[receiptPath, '--key', keyPath, '--key-url', 'http://127.0.0.1:1'], /not both/],
+      [
+        [receiptPath, '--fingerprint', fingerprint, '--key-url', 'http://127.0.0.1:1'],
+        /cannot fetch http:\/\/127\.0\.0\.1:1\/v1\/keys\/server/,
+      ],
+      [
+        [receiptPath, '--fingerprint', fingerprint, '--key-url', `${live.url}/elsewhere`],
+        /elsewhere\/v1\/keys\/server answered HTTP 404/,
+      ],
+      [['--key', keyPath], /exactly one receipt file/],
+      [[receiptPath, '--key', keyPath, '--expect-submitter', 'bob'], /expected submitter must be/],
+    ];
+    for (const [args, reason] of cases) {
+      const run = await cli(...args);
+      expect({ args, code: run.code }).toEqual({ args, code: 2 });
+      expect(run.stderr).toMatch(reason);
+      expect(run.stderr).toContain('Run "svc-verify --help" for usage.');
+    }
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it } from '@jest/globals';
+import { buildClaim, type WorkflowContext } from '../../../action/src/claim.js';
+import { renderSummary } from '../../../action/src/summary.js';
+import { claimInputSchema } from '../../../src/core/claim-schema.js';
+
+const push: WorkflowContext = {
+  repository: 'acme/web',
+  eventName: 'push',
+  sha: 'c0ffee0000000000000000000000000000000000',
+  ref: 'refs/heads/release/1.2',
+  actor: 'deploy-bot',
+  workflow: 'release',
+  job: 'ship',
+  action: 'gate',
+  runId: 99,
+  runAttempt: 3,
+  serverUrl: 'https://github.example',
+  pullRequest: null,
+};
+
+describe('buildClaim', () => {
+  it('builds a valid claim for a push: branch from the ref, the run as a ci source', () => {
+    const claim = buildClaim(push);
+    expect(claimInputSchema.safeParse(claim).success).toBe(true);
+    expect(claim).toMatchObject({
+      claim_id: 'gh:acme/web:run-99-3:ship:gate',
+      entity: 'acme/web',
+      action: {
+        action_type: 'code_change',
+        repository: 'acme/web',
+        commit: push.sha,
+        branch: 'release/1.2',
+        agent: 'deploy-bot',
+      },
+      sources: [
+        {
+          id: 'run-99-3',
+          type: 'ci',
+          uri: 'https://github.example/acme/web/actions/runs/99/attempts/3',
+        },
+      ],
+    });
+    expect(claim.action).not.toHaveProperty('pull_request');
+  });
+
+  it('names the pull request and its head for a pull_request event', () => {
+    const claim = buildClaim({
+      ...push,
+      eventName: 'pull_request',
+      pullRequest: { number: 7, headSha: 'abc', headRef: 'feature', title: 'Add | pipes' },
+    });
+    expect(claimInputSchema.safeParse(claim).success).toBe(true);
+    expect(claim.action).toMatchObject({
+      action_type: 'merge',
+      pull_request: 7,
+      commit: 'abc',
+      branch: 'feature',
+    });
+    expect(claim.claim).toContain('pull request #7 (Add | pipes)');
+  });
+});
+
+describe('renderSummary', () => {
+  it('escapes what comes from the receipt so it cannot break the table or add markup', () => {
+    const text = renderSummary({
+      mode: 'verify',
+      verdict: 'BLOCKED',
+      admissibility: 'REJECTED',
+      receiptId: 'dr-<b>x</b>',
+      receiptPath: null,
+      rules: [{ rule: 'min_sources', passed: false, reason: 'a | b\n<script>alert(1)</script>' }],
+      verification: null,
+      key: null,
+      problems: ['bad & worse'],
+    });
+    expect(text).not.toContain('<script>');
+    expect(text).not.toContain('<b>');
+    expect(text).toContain(
+      '| <code>min_sources</code> | **fail** | a &#124; b &lt;script&gt;alert(1)&lt;/script&gt; |',
+    );
+    expect(text).toContain('> **Failed:** bad &amp; worse');
+  });
+});
