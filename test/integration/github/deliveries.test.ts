@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import {
   SECRET,
   type AppUnderTest,
   type PullRequestState,
+  closedNetwork,
 } from './fake-github.js';
 
 const SHA = '5'.repeat(40);
@@ -40,13 +41,8 @@ describe('POST /v1/webhook/scm', () => {
     apps.push(t);
     return t;
   };
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => nock.enableNetConnect());
+  closedNetwork();
   afterEach(async () => {
-    nock.cleanAll();
     for (const t of apps.splice(0)) await t.close();
   });
 
@@ -130,12 +126,7 @@ describe('POST /v1/webhook/scm', () => {
 let state = newRepoState();
 
 describe('GitHub App: failures of GitHub and of the process', () => {
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => nock.enableNetConnect());
-  afterEach(() => nock.cleanAll());
+  closedNetwork();
 
   it('a GitHub 5xx is retried with backoff, then evaluated; nothing crashes', async () => {
     const t = appWithGithub();

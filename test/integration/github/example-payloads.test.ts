@@ -1,6 +1,5 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import examples from '@octokit/webhooks-examples';
-import nock from 'nock';
 import request from 'supertest';
 import {
   appWithGithub,
@@ -12,7 +11,9 @@ import {
   REPO,
   type AppUnderTest,
   type RepoState,
+  closedNetwork,
 } from './fake-github.js';
+import { startReceiver } from '../../support/webhook-receiver.js';
 
 type Example = Record<string, unknown> & { action?: string };
 
@@ -36,20 +37,13 @@ describe('GitHub App on documented payloads (@octokit/webhooks-examples)', () =>
   let state: RepoState;
   let github: ReturnType<typeof fakeGitHub>;
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => nock.enableNetConnect());
+  closedNetwork();
   beforeEach(() => {
     state = newRepoState();
     github = fakeGitHub(state);
     t = appWithGithub();
   });
-  afterEach(async () => {
-    nock.cleanAll();
-    await t.close();
-  });
+  afterEach(() => t.close());
 
   it('pull_request.opened by a bot: evaluated, and the receipt verifies', async () => {
     const payload = example('pull_request', 'opened', (p) => {
@@ -107,5 +101,46 @@ describe('GitHub App on documented payloads (@octokit/webhooks-examples)', () =>
     await t.jobs.runDue();
     expect(github.writes[0]!.body.head_sha).toBe(group.head_sha);
     expect(github.writes.at(-1)!.body.conclusion).toBe('failure');
+  });
+});
+
+describe('GitHub App receipts reach outbound webhook receivers', () => {
+  closedNetwork();
+
+  it('emits receipt.created for a receipt the App wrote, exactly as evaluate does', async () => {
+    const receiver = await startReceiver();
+    const t = appWithGithub({ allowPrivateWebhookUrls: true });
+    try {
+      const state = newRepoState();
+      const sha = '6'.repeat(40);
+      state.pulls.set(5, { number: 5, author: 'renovate[bot]', authorType: 'Bot', headSha: sha });
+      const github = fakeGitHub(state);
+      const key = (await request(t.app).post('/v1/signup').send({ email: 'hooks@example.com' }))
+        .body.api_key as string;
+      const registered = await request(t.app)
+        .post('/v1/webhooks/outbound')
+        .set('X-API-Key', key)
+        .send({ url: receiver.url, event: 'receipt.created' });
+      expect(registered.status).toBe(201);
+
+      await deliver(t, 'pull_request', {
+        action: 'opened',
+        number: 5,
+        pull_request: { number: 5 },
+        sender: { login: 'renovate[bot]', type: 'Bot' },
+        repository: { name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER } },
+        installation: { id: INSTALLATION },
+      });
+      await t.jobs.runDue(); // the GitHub delivery: evaluates, appends, fans out
+      await t.jobs.runDue(); // the outbound delivery
+      const receiptId = github.writes.at(-1)!.body.external_id as string;
+      const { receipt } = (await request(t.app).get(`/v1/receipts/${receiptId}`)).body;
+      expect(receiver.received).toHaveLength(1);
+      expect(receiver.received[0]!.headers['x-svc-event']).toBe('receipt.created');
+      expect(JSON.parse(receiver.received[0]!.body)).toEqual(receipt);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
   });
 });

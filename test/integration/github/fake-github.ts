@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { sign } from '@octokit/webhooks-methods';
+import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import nock from 'nock';
 import { pino } from 'pino';
 import { ProbotOctokit } from 'probot';
@@ -219,7 +220,12 @@ export interface AppUnderTest {
 }
 
 export function appWithGithub(
-  options: { store?: Store; github?: boolean; secret?: string | undefined } = {},
+  options: {
+    store?: Store;
+    github?: boolean;
+    secret?: string | undefined;
+    allowPrivateWebhookUrls?: boolean;
+  } = {},
 ): AppUnderTest {
   const store = options.store ?? openSqliteStore(':memory:');
   const clock = new ManualClock();
@@ -231,6 +237,7 @@ export function appWithGithub(
       trustProxy: false,
       publicReads: true,
       baseUrl: BASE_URL,
+      allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
       webhookSecret: 'secret' in options ? options.secret : SECRET,
       github:
         options.github === false
@@ -375,4 +382,14 @@ export function mergeGroupEvent(headSha: string, numbers: number[], base = 'main
     },
     ...common(),
   };
+}
+
+/** Closes the network for a describe block: GitHub only through nock, loopback allowed. */
+export function closedNetwork(): void {
+  beforeAll(() => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+  });
+  afterAll(() => nock.enableNetConnect());
+  afterEach(() => nock.cleanAll());
 }

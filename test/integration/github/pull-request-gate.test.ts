@@ -1,5 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import nock from 'nock';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {
   APP_ID,
@@ -13,6 +12,7 @@ import {
   type AppUnderTest,
   type PullRequestState,
   type RepoState,
+  closedNetwork,
 } from './fake-github.js';
 
 const SHA = 'c0ffee'.repeat(6) + 'abcd';
@@ -30,22 +30,13 @@ describe('GitHub App: a pull request becomes a signed check run', () => {
   let state: RepoState;
   let github: ReturnType<typeof fakeGitHub>;
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => {
-    nock.enableNetConnect();
-  });
+  closedNetwork();
   beforeEach(() => {
     state = newRepoState();
     github = fakeGitHub(state);
     t = appWithGithub();
   });
-  afterEach(async () => {
-    nock.cleanAll();
-    await t.close();
-  });
+  afterEach(() => t.close());
 
   const completed = () => github.writes.filter((w) => w.method === 'PATCH');
 

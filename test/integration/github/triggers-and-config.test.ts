@@ -1,5 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import nock from 'nock';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {
   APP_ID,
@@ -16,6 +15,7 @@ import {
   type AppUnderTest,
   type PullRequestState,
   type RepoState,
+  closedNetwork,
 } from './fake-github.js';
 
 const SHA = 'a1b2c3d4'.repeat(5);
@@ -32,11 +32,7 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
   let state: RepoState;
   let github: ReturnType<typeof fakeGitHub>;
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => nock.enableNetConnect());
+  closedNetwork();
   beforeEach(() => {
     state = newRepoState();
     state.pulls.set(7, agentPr);
@@ -44,10 +40,7 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
     github = fakeGitHub(state);
     t = appWithGithub();
   });
-  afterEach(async () => {
-    nock.cleanAll();
-    await t.close();
-  });
+  afterEach(() => t.close());
 
   const completed = () => github.writes.filter((w) => w.method === 'PATCH');
   const lastOutput = () =>
