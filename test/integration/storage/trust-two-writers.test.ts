@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,14 +50,20 @@ describe('two processes issuing receipt-core-v2 receipts on one data dir', () =>
     // The file exists (migrated) before the workers race for appends.
     await openSqliteStore(file).close();
 
-    const startAt = String(Date.now() + 1500);
+    const barrier = join(root, 'barrier');
+    mkdirSync(barrier);
     const names = Array.from({ length: WORKERS }, (_, i) => `writer${i}`);
     const runs = await Promise.all(
       names.map((name) =>
-        runNode(worker, [tree.dir, file, name, String(PER_WORKER), startAt], 60_000, {
-          ...process.env,
-          SVC_TEST_SIGNING_KEY: pem,
-        }),
+        runNode(
+          worker,
+          [tree.dir, file, name, String(PER_WORKER), barrier, String(WORKERS)],
+          60_000,
+          {
+            ...process.env,
+            SVC_TEST_SIGNING_KEY: pem,
+          },
+        ),
       ),
     );
     for (const run of runs) expect(run).toMatchObject({ code: 0, stderr: '' });
@@ -105,5 +111,5 @@ describe('two processes issuing receipt-core-v2 receipts on one data dir', () =>
     } finally {
       await store.close();
     }
-  });
+  }, 120_000);
 });
