@@ -2,7 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  afterAll,
+  afterEach,
+  beforeAll,
+  beforeEach,
+  describe,
+  expect,
+  it,
+  jest,
+} from '@jest/globals';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
@@ -16,6 +25,9 @@ import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.j
 import { validClaim } from '../support/harness.js';
 import { H, expectError } from './api/helpers.js';
 import { KEY_ID, STRICT_CONFIG } from './api/trust-helpers.js';
+
+// Child processes on a machine shared with other test runs: generous time limits.
+jest.setTimeout(120_000);
 
 const RAW_KEY = /sk_svc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 

@@ -11,12 +11,24 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  afterAll,
+  afterEach,
+  beforeAll,
+  beforeEach,
+  describe,
+  expect,
+  it,
+  jest,
+} from '@jest/globals';
 import request from 'supertest';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { transpileTree, type TranspiledTree } from '../../fixtures/transpile-tree.js';
 import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
 import { ledgerState, newKey } from '../api/helpers.js';
+
+// Child processes on a machine shared with other test runs: generous time limits.
+jest.setTimeout(120_000);
 
 interface Started {
   /** Exit code when the process ended before listening; null while it runs. */
