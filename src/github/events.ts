@@ -2,7 +2,12 @@ import type { ApplicationFunction, Context } from 'probot';
 import type { Logger } from 'pino';
 import { REEVALUATE } from './check-run.js';
 import { openPullRequestsFor, type RepoRef } from './github-evidence.js';
-import { mergeQueueBase, type Installation, type PullRequestGate } from './gate.js';
+import {
+  mergeQueueBase,
+  mergeQueuePullRequests,
+  type Installation,
+  type PullRequestGate,
+} from './gate.js';
 
 /** A payload without a member a handler needs: logged and acknowledged, never retried. */
 export class IncompletePayload extends Error {
@@ -44,7 +49,9 @@ export function gateEvents(
   return (app) => {
     const target = (context: Context) => targetOf(context, options.isFinalAttempt(context.id));
 
-    // A commit's open pull requests, or its merge group when the commit is a queue branch's.
+    // A commit's open pull requests, or the merge group this installation evaluated on it.
+    // A queue-like branch name only hints: the group must be one recorded from a signed
+    // merge_group delivery, since anyone can name a branch gh-readonly-queue/...
     const evaluateCommit = async (
       context: Context,
       sha: string,
@@ -52,10 +59,8 @@ export function gateEvents(
       known: number[],
     ) => {
       const { ref, installation } = target(context);
-      const base = branch ? mergeQueueBase(branch) : null;
-      if (base && branch) {
-        await gate.mergeGroup(installation, ref, { headSha: sha, headRef: branch, baseRef: base });
-        return;
+      if (branch && mergeQueueBase(branch)) {
+        if (await gate.reevaluateMergeGroup(installation, ref, sha)) return;
       }
       const numbers = known.length
         ? known
@@ -72,14 +77,25 @@ export function gateEvents(
       ],
       async (context) => {
         const { ref, installation } = target(context);
-        const number = need(context.payload.pull_request?.number, 'pull_request.number');
-        const sender = context.payload.sender;
-        await gate.pullRequest(installation, ref, number, {
-          sender: sender?.login,
-          senderIsBot: sender?.type === 'Bot',
-        });
+        await gate.pullRequest(
+          installation,
+          ref,
+          need(context.payload.pull_request?.number, 'pull_request.number'),
+        );
       },
     );
+
+    // A new base branch means another config, and maybe another gate: evaluate again, so a
+    // verdict obtained against a looser base does not stay on the commit.
+    app.on('pull_request.edited', async (context) => {
+      if (!context.payload.changes?.base) return;
+      const { ref, installation } = target(context);
+      await gate.pullRequest(
+        installation,
+        ref,
+        need(context.payload.pull_request?.number, 'pull_request.number'),
+      );
+    });
 
     app.on(['pull_request_review.submitted', 'pull_request_review.dismissed'], async (context) => {
       const { ref, installation } = target(context);
@@ -148,9 +164,10 @@ export function gateEvents(
     app.on('merge_group.checks_requested', async (context) => {
       const { ref, installation } = target(context);
       const group = need(context.payload.merge_group, 'merge_group');
+      // A signed merge_group delivery: GitHub named the branch, so its members are real.
       await gate.mergeGroup(installation, ref, {
         headSha: need(group.head_sha, 'merge_group.head_sha'),
-        headRef: need(group.head_ref, 'merge_group.head_ref'),
+        numbers: mergeQueuePullRequests(need(group.head_ref, 'merge_group.head_ref')),
         baseRef: need(group.base_ref, 'merge_group.base_ref'),
       });
     });

@@ -12,6 +12,7 @@ import {
 } from './check-run.js';
 import {
   loadCi,
+  loadInvolved,
   loadPullRequest,
   loadReviews,
   type Octokit,
@@ -80,9 +81,15 @@ export class PullRequestGate {
     let raw: unknown;
     try {
       // The base branch, never the head: a pull request cannot loosen its own gate. The
-      // plugin falls back to the owner's .github repository when the file is absent.
-      const { files } = await octokit.config.get({ ...ref, path: CONFIG_PATH, branch });
-      raw = files.find((file) => file.config !== null)?.config ?? null;
+      // plugin falls back to the owner's .github repository when the file is absent, and
+      // merges what a file extends (`_extends`) under it.
+      const { files, config } = await octokit.config.get({
+        ...ref,
+        path: CONFIG_PATH,
+        branch,
+        defaults: {},
+      });
+      raw = files.some((file) => file.config !== null) ? config : null;
     } catch (error) {
       if (isTransient(error) && (error as { status?: unknown }).status !== undefined) throw error;
       return { ok: false, problem: `${CONFIG_PATH}: ${(error as Error).message}` };
@@ -94,12 +101,7 @@ export class PullRequestGate {
   }
 
   /** Evaluates one pull request at its current head and reports a check run. */
-  async pullRequest(
-    installation: Installation,
-    ref: RepoRef,
-    number: number,
-    trigger: { sender?: string | null; senderIsBot?: boolean } = {},
-  ): Promise<void> {
+  async pullRequest(installation: Installation, ref: RepoRef, number: number): Promise<void> {
     const { octokit } = installation;
     const pr = await loadPullRequest(octokit, ref, number);
     if (!pr.open) return;
@@ -126,18 +128,16 @@ export class PullRequestGate {
           `@${pr.facts.author} is not one of the agents in ${CONFIG_PATH} (\`agents: ${JSON.stringify(loaded.config.agents)}\`), and \`gate_humans\` is false, so svc does not evaluate this pull request.`,
         );
       }
-      const [ci, reviews] = await Promise.all([
+      const [ci, reviews, involved] = await Promise.all([
         loadCi(octokit, ref, pr.facts.headSha, this.deps.appId),
         loadReviews(octokit, ref, number),
+        loadInvolved(octokit, ref, number, pr),
       ]);
       const humanOperator =
-        trigger.sender &&
-        !trigger.senderIsBot &&
-        trigger.sender.toLowerCase() !== pr.facts.author.toLowerCase()
-          ? trigger.sender
-          : (pr.assignees.find((a) => a.toLowerCase() !== pr.facts.author.toLowerCase()) ?? null);
+        [...pr.assignees].sort().find((a) => a.toLowerCase() !== pr.facts.author.toLowerCase()) ??
+        null;
       const claim = buildPullRequestClaim(
-        { pr: pr.facts, ci, reviews, agent, humanOperator, host: this.deps.host },
+        { pr: pr.facts, ci, reviews, agent, humanOperator, involved, host: this.deps.host },
         loaded.config,
       );
       return this.evaluate(installation, claim, `Pull request #${number}`);
@@ -151,7 +151,7 @@ export class PullRequestGate {
   async mergeGroup(
     installation: Installation,
     ref: RepoRef,
-    group: { headSha: string; headRef: string; baseRef: string },
+    group: { headSha: string; numbers: number[]; baseRef: string },
   ): Promise<void> {
     const { octokit } = installation;
     const baseRef = group.baseRef.replace(/^refs\/heads\//, '');
@@ -167,7 +167,7 @@ export class PullRequestGate {
       if (!loaded.ok) {
         return renderWithoutReceipt('failure', `Invalid ${CONFIG_PATH}`, loaded.problem);
       }
-      const numbers = mergeQueuePullRequests(group.headRef);
+      const numbers = group.numbers;
       const ciRuns = await loadCi(octokit, ref, group.headSha, this.deps.appId);
       // The newest evidence time, so the same evidence always makes the same claim.
       const capturedAt = ciRuns
@@ -255,25 +255,63 @@ export class PullRequestGate {
     });
   }
 
+  /**
+   * Evaluates a merge group again (its CI completed, or someone asked), but only one this
+   * installation evaluated before from a signed merge_group delivery: its base and members
+   * are read from that receipt, never from a branch name anyone can choose. Answers false
+   * when the commit is no such group.
+   */
+  async reevaluateMergeGroup(
+    installation: Installation,
+    ref: RepoRef,
+    headSha: string,
+  ): Promise<boolean> {
+    const repository = `${ref.owner}/${ref.repo}`;
+    const { data } = await installation.octokit.rest.checks.listForRef({
+      ...ref,
+      ref: headSha,
+      app_id: this.deps.appId,
+      per_page: 100,
+    });
+    const receiptIds = data.check_runs
+      .filter((run) => run.app?.id === this.deps.appId && run.external_id)
+      .map((run) => run.external_id!);
+    const prefix = `gh:${repository}:merge-group@${headSha}:`;
+    const entry = (await this.deps.queries.getMany(receiptIds)).find(
+      (e) =>
+        e.claim.claim_id.startsWith(prefix) &&
+        e.receipt.submitter?.kind === 'github_app' &&
+        e.receipt.submitter.app_id === this.deps.appId &&
+        e.receipt.submitter.installation_id === installation.id,
+    );
+    if (!entry) return false;
+    const numbers = entry.claim.sources
+      .map((s) => /^receipt:pr-(\d+)$/.exec(s.id)?.[1])
+      .filter((n): n is string => n !== undefined)
+      .map(Number);
+    await this.mergeGroup(installation, ref, {
+      headSha,
+      numbers,
+      baseRef: entry.claim.action?.branch ?? '',
+    });
+    return true;
+  }
+
   private async currentReceipt(
     repository: string,
     number: number,
     headSha: string,
     installationId: number,
   ) {
-    const history = await this.deps.queries.pullRequestHistory(repository, String(number), 200);
-    return (
-      history
-        .map((entry) => entry.receipt)
-        .filter(
-          (r) =>
-            r.subject.commit === headSha &&
-            r.submitter?.kind === 'github_app' &&
-            r.submitter.app_id === this.deps.appId &&
-            r.submitter.installation_id === installationId,
-        )
-        .at(-1) ?? null
+    // Only this installation's own receipts: no API key can write in its scope.
+    const scope = githubSubmitter(this.deps.appId, installationId).scope;
+    const recent = await this.deps.queries.pullRequestReceiptsOf(
+      scope,
+      repository,
+      String(number),
+      100,
     );
+    return recent.map((entry) => entry.receipt).find((r) => r.subject.commit === headSha) ?? null;
   }
 
   private async evaluate(

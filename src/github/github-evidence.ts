@@ -107,10 +107,14 @@ export async function loadCi(
     octokit.paginate(octokit.rest.checks.listForRef, { ...ref, ref: sha, per_page: 100 }),
     octokit.rest.repos.getCombinedStatusForRef({ ...ref, ref: sha, per_page: 100 }),
   ]);
-  const runs: CiRun[] = [];
+  const runs: (CiRun & { key: string })[] = [];
   for (const run of checks) {
     if (run.app?.id === ownAppId) continue;
     runs.push({
+      // A re-run replaces the earlier run of its own suite only: a run of the same name in
+      // another suite or from another app (which a pull request's own workflow can add)
+      // never hides a failure.
+      key: `check:${run.app?.id ?? 0}:${run.check_suite?.id ?? 0}:${run.name}`,
       name: run.name,
       kind: 'check_run',
       state: checkState(run.status, run.conclusion),
@@ -120,6 +124,7 @@ export async function loadCi(
   }
   for (const status of combined.data.statuses) {
     runs.push({
+      key: `status:${status.context}`,
       name: status.context,
       kind: 'status',
       state: statusState(status.state),
@@ -127,14 +132,14 @@ export async function loadCi(
       at: status.updated_at,
     });
   }
-  // Re-runs leave older runs of the same name behind: the newest one counts.
   const newest = new Map<string, CiRun>();
-  for (const run of runs) {
-    const key = `${run.kind}:${run.name}`;
+  for (const { key, ...run } of runs) {
     const seen = newest.get(key);
     if (!seen || (run.at ?? '') >= (seen.at ?? '')) newest.set(key, run);
   }
-  return [...newest.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return [...newest.values()].sort(
+    (a, b) => a.name.localeCompare(b.name) || a.state.localeCompare(b.state),
+  );
 }
 
 type Permission = NonNullable<Review['permission']>;
@@ -178,4 +183,29 @@ export async function loadReviews(
   return reviews.map((r) =>
     permissions.has(r.reviewer) ? { ...r, permission: permissions.get(r.reviewer) } : r,
   );
+}
+
+/**
+ * Everyone whose approval cannot count for this pull request: its author, its assignees (who
+ * set the agent to work) and the authors and committers of its commits. Read from GitHub on
+ * every evaluation, never from the event that triggered it, so the verdict does not depend on
+ * which event arrived.
+ */
+export async function loadInvolved(
+  octokit: Octokit,
+  ref: RepoRef,
+  number: number,
+  pr: LoadedPullRequest,
+): Promise<string[]> {
+  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, {
+    ...ref,
+    pull_number: number,
+    per_page: 100,
+  });
+  const logins = new Set<string>([pr.facts.author, ...pr.assignees]);
+  for (const commit of commits) {
+    if (commit.author?.login) logins.add(commit.author.login);
+    if (commit.committer?.login) logins.add(commit.committer.login);
+  }
+  return [...logins].sort();
 }

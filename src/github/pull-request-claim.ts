@@ -45,8 +45,10 @@ export interface PullRequestEvidence {
   reviews: Review[];
   /** The acting agent (the author, when the config names it an agent). */
   agent: string | null;
-  /** Who assigned or triggered the agent, when the payload says. */
+  /** The agent's responsible human: its first human assignee, when it has one. */
   humanOperator: string | null;
+  /** Logins whose approval cannot count: author, assignees, commit authors and committers. */
+  involved: string[];
   /** GitHub host, for the chain of custody (github.com or an Enterprise Server host). */
   host: string;
 }
@@ -77,7 +79,9 @@ export function currentReviews(reviews: Review[], headSha: string): Review[] {
  */
 export function qualifyingApprovals(evidence: PullRequestEvidence): Review[] {
   const excluded = new Set(
-    [evidence.pr.author, evidence.humanOperator].filter(Boolean).map((l) => l!.toLowerCase()),
+    [evidence.pr.author, evidence.humanOperator, ...evidence.involved]
+      .filter(Boolean)
+      .map((l) => l!.toLowerCase()),
   );
   return currentReviews(evidence.reviews, evidence.pr.headSha).filter(
     (r) =>
@@ -195,7 +199,7 @@ export function buildPullRequestClaim(
       type: 'human_approval',
       uri: approvers[0]!.url,
       confidence: 0.95,
-      content: `Approved on the latest push by ${approvers.map((r) => `${r.reviewer} (${r.permission})`).join(', ')}, neither the author nor the agent's operator`,
+      content: `Approved on the latest push by ${approvers.map((r) => `${r.reviewer} (${r.permission})`).join(', ')}, who neither wrote, committed nor was assigned this change`,
       provenance: provenance(evidence, capturedAt, 'reviews'),
     });
   }

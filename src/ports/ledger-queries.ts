@@ -79,6 +79,16 @@ export interface LedgerQueries {
     pullRequest: string,
     limit: number,
   ): Promise<LedgerEntry[]>;
+  /**
+   * A pull request's receipts written in one submitter scope, newest first, at most `limit`:
+   * what a submitter itself decided, which no other key can crowd out.
+   */
+  pullRequestReceiptsOf(
+    scope: string,
+    repository: string,
+    pullRequest: string,
+    limit: number,
+  ): Promise<LedgerEntry[]>;
   /** Daily counts by verdict; days are UTC dates (YYYY-MM-DD), `until` exclusive. */
   timeline(options: { repository?: string; since: string; until: string }): Promise<TimelineRow[]>;
   repositories(page: NamePage): Promise<RepositorySummary[]>;

@@ -157,7 +157,12 @@ export class ClaimService {
     context: SubmitterContext,
   ): Promise<{ config: PolicyConfig; applied: AppliedPolicy }> {
     const name = context.lockedPolicy ?? claim.policy ?? 'default';
-    const policy = await this.deps.policies.resolve(name, context.account);
+    // A lock names a built-in or shared policy: the locked account's own policies never
+    // stand in for it, so the gated agent cannot write its own gate.
+    const policy = await this.deps.policies.resolve(
+      name,
+      context.lockedPolicy ? null : context.account,
+    );
     if (!policy) {
       throw context.lockedPolicy
         ? new SvcError(

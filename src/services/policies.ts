@@ -131,10 +131,12 @@ export class PolicyService {
       throw new SvcError('not_found', `No policy named ${JSON.stringify(name)} of yours`);
   }
 
+  // Shared before own: an operator's shared policy always means what the operator made it,
+  // even if an account created one of that name while the shared one was away.
   private async find(name: string, owner: string | null): Promise<PolicyRecord | null> {
     return (
-      (owner !== null ? await this.deps.policies.get(owner, name) : null) ??
-      (await this.deps.policies.get(null, name))
+      (await this.deps.policies.get(null, name)) ??
+      (owner !== null ? await this.deps.policies.get(owner, name) : null)
     );
   }
 }

@@ -139,6 +139,19 @@ export class SqliteLedgerQueries implements LedgerQueries {
       .map(toEntry);
   }
 
+  async pullRequestReceiptsOf(
+    scope: string,
+    repository: string,
+    pullRequest: string,
+    limit: number,
+  ): Promise<LedgerEntry[]> {
+    return this.prepared<ReceiptRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE repository = ? AND pull_request = ? AND scope = ? ORDER BY sequence DESC LIMIT ?`,
+    )
+      .all(repository, pullRequest, scope, limit)
+      .map(toEntry);
+  }
+
   async timeline(options: {
     repository?: string;
     since: string;

@@ -58,10 +58,13 @@ export interface RepoState {
       conclusion: string | null;
       app_id: number;
       completed_at?: string;
+      suite?: number;
     }[]
   >;
   statuses: Map<string, { context: string; state: string; updated_at: string }[]>;
   permissions: Map<string, string>;
+  /** Authors and committers of each pull request's commits. */
+  commits: Map<number, { author: string; committer: string }[]>;
 }
 
 export const newRepoState = (): RepoState => ({
@@ -72,6 +75,7 @@ export const newRepoState = (): RepoState => ({
   checkRuns: new Map(),
   statuses: new Map(),
   permissions: new Map(),
+  commits: new Map(),
 });
 
 export interface CheckRunWrite {
@@ -143,9 +147,35 @@ export function fakeGitHub(state: RepoState) {
         },
       ];
     })
+    .get(new RegExp(`^${repo}/pulls/(\\d+)/commits`))
+    .reply((uri) => {
+      const number = Number(/pulls\/(\d+)\/commits/.exec(uri)![1]);
+      return [
+        200,
+        (state.commits.get(number) ?? []).map((c, i) => ({
+          sha: String(i).repeat(40).slice(0, 40),
+          author: { login: c.author },
+          committer: { login: c.committer },
+        })),
+      ];
+    })
     .get(new RegExp(`^${repo}/commits/([0-9a-f]+)/check-runs`))
     .reply((uri) => {
       const sha = /commits\/([0-9a-f]+)\/check-runs/.exec(uri)![1]!;
+      if (new URL(uri, API).searchParams.get('app_id') === String(APP_ID)) {
+        // Our own check runs on the commit, as the App wrote them.
+        const ours = writes
+          .filter((w) => w.method === 'POST' && w.body.head_sha === sha)
+          .map((w) => ({
+            id: w.id,
+            name: w.body.name,
+            app: { id: APP_ID },
+            external_id:
+              writes.filter((u) => u.method === 'PATCH' && u.id === w.id).at(-1)?.body
+                .external_id ?? null,
+          }));
+        return [200, { total_count: ours.length, check_runs: ours }];
+      }
       const runs = state.checkRuns.get(sha) ?? [];
       return [
         200,
@@ -161,6 +191,7 @@ export function fakeGitHub(state: RepoState) {
             completed_at:
               r.completed_at ?? (r.status === 'completed' ? '2026-01-15T08:30:00Z' : null),
             app: { id: r.app_id },
+            check_suite: { id: r.suite ?? 1 },
           })),
         },
       ];

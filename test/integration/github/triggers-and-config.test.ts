@@ -298,3 +298,137 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
     expect(JSON.stringify(diff.body)).toContain('b'.repeat(12));
   });
 });
+
+describe('GitHub App: what an author cannot steer', () => {
+  closedNetwork();
+  let t: AppUnderTest;
+  let state: RepoState;
+  let github: ReturnType<typeof fakeGitHub>;
+  beforeEach(() => {
+    state = newRepoState();
+    state.pulls.set(7, agentPr);
+    github = fakeGitHub(state);
+    t = appWithGithub();
+  });
+  afterEach(() => t.close());
+  const last = () => github.writes.filter((w) => w.method === 'PATCH').at(-1)!.body;
+  const run = async (event: string, payload: object) => {
+    expect((await deliver(t, event, payload)).status).toBe(202);
+    await t.jobs.runDue();
+  };
+
+  it('a branch named like a merge queue does not make a merge group', async () => {
+    // A fork's pull request from `gh-readonly-queue/nowhere/pr-7-0`, after PR 7 was allowed.
+    state.checkRuns.set(SHA, [
+      { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
+    ]);
+    await run('pull_request', pullRequestEvent('opened', agentPr));
+    expect(last().conclusion).toBe('success');
+    const attacker = 'e'.repeat(40);
+    state.pulls.set(9, { number: 9, author: 'mallory', headSha: attacker });
+    state.checkRuns.set(attacker, [
+      { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
+    ]);
+    state.config.set('main', 'gate_humans: true\npolicy: strict\n');
+    const before = github.writes.length;
+    await run(
+      'check_suite',
+      checkSuiteEvent(attacker, { branch: 'gh-readonly-queue/nowhere/pr-7-0' }),
+    );
+    const writes = github.writes.slice(before);
+    // Evaluated as what it is, pull request #9 under the base branch's strict policy.
+    expect(writes[0]!.body.head_sha).toBe(attacker);
+    expect(last().conclusion).not.toBe('success');
+    const { claim } = (await request(t.app).get(`/v1/receipts/${last().external_id}`)).body;
+    expect(claim.action.pull_request).toBe(9);
+    expect(claim.policy).toBe('strict');
+  });
+
+  it('a failing run is not hidden by a later run of the same name in another suite', async () => {
+    state.checkRuns.set(SHA, [
+      {
+        name: 'build',
+        status: 'completed',
+        conclusion: 'failure',
+        app_id: 1,
+        suite: 1,
+        completed_at: '2026-01-15T08:00:00Z',
+      },
+      {
+        name: 'build',
+        status: 'completed',
+        conclusion: 'success',
+        app_id: 1,
+        suite: 2,
+        completed_at: '2026-01-15T08:05:00Z',
+      },
+    ]);
+    await run('pull_request', pullRequestEvent('opened', agentPr));
+    expect(last().conclusion).toBe('failure');
+    expect((last().output as { summary: string }).summary).toContain('CI failed (build)');
+  });
+
+  it('a re-run in the same suite replaces the earlier run', async () => {
+    state.checkRuns.set(SHA, [
+      {
+        name: 'build',
+        status: 'completed',
+        conclusion: 'failure',
+        app_id: 1,
+        suite: 1,
+        completed_at: '2026-01-15T08:00:00Z',
+      },
+      {
+        name: 'build',
+        status: 'completed',
+        conclusion: 'success',
+        app_id: 1,
+        suite: 1,
+        completed_at: '2026-01-15T08:05:00Z',
+      },
+    ]);
+    await run('pull_request', pullRequestEvent('opened', agentPr));
+    expect(last().conclusion).toBe('success');
+  });
+
+  it('an approval by someone who pushed to the pull request does not count, whatever the event', async () => {
+    state.config.set('main', 'policy: strict\n');
+    state.permissions.set('hank', 'maintain');
+    state.commits.set(7, [
+      { author: 'renovate[bot]', committer: 'renovate[bot]' },
+      { author: 'hank', committer: 'hank' },
+    ]);
+    state.reviews.set(7, [
+      { user: 'hank', state: 'APPROVED', commit_id: SHA, submitted_at: '2026-01-15T09:00:00Z' },
+    ]);
+    await run('pull_request_review', reviewEvent('submitted', agentPr, 'hank'));
+    const { claim } = (await request(t.app).get(`/v1/receipts/${last().external_id}`)).body;
+    expect(claim.sources.map((s: { type: string }) => s.type)).not.toContain('human_approval');
+  });
+
+  it("changing the base branch re-evaluates under the new base's config", async () => {
+    state.config.set('main', 'policy: strict\n');
+    await run('pull_request', {
+      ...pullRequestEvent('edited', agentPr),
+      changes: { base: { ref: { from: 'loose' } } },
+    });
+    const { receipt } = (await request(t.app).get(`/v1/receipts/${last().external_id}`)).body;
+    expect(receipt.policy.name).toBe('strict');
+    // A title edit changes nothing the gate looks at.
+    const before = github.writes.length;
+    await run('pull_request', {
+      ...pullRequestEvent('edited', agentPr),
+      changes: { title: { from: 'x' } },
+    });
+    expect(github.writes.length).toBe(before);
+  });
+
+  it("a repository config that extends the organisation's keeps what it extends", async () => {
+    state.config.set('main', '_extends: .github\ncheck_name: "repo / gate"\n');
+    state.orgConfig = 'policy: strict\n';
+    await run('pull_request', pullRequestEvent('opened', agentPr));
+    expect(github.writes[0]!.body.name).toBe('repo / gate');
+    const { receipt } = (await request(t.app).get(`/v1/receipts/${last().external_id}`)).body;
+    expect(receipt.policy.name).toBe('strict');
+  });
+});
