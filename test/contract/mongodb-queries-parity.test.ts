@@ -134,6 +134,14 @@ const day = (d: number, h: number) => new Date(Date.UTC(2026, 2, 1 + d, h, 0, 0)
       ['getMany of nothing', (q) => q.getMany([])],
       ['pull request history', (q) => q.pullRequestHistory('acme/one', '42', 100)],
       ['pull request history, limited', (q) => q.pullRequestHistory('acme/two', '7', 2)],
+      [
+        "a submitter's receipts of a pull request",
+        (q) => q.pullRequestReceiptsOf('key:key-1', 'acme/one', '42', 100),
+      ],
+      [
+        "a submitter's receipts of a pull request, limited",
+        (q) => q.pullRequestReceiptsOf('test', 'acme/one', '42', 2),
+      ],
       ['timeline', (q) => q.timeline({ since: '2026-03-01', until: '2026-03-05' })],
       [
         'timeline of a repository',

@@ -86,6 +86,21 @@ export class MongoLedgerQueries implements LedgerQueries {
     return docs.map(toEntry);
   }
 
+  async pullRequestReceiptsOf(
+    scope: string,
+    repository: string,
+    pullRequest: string,
+    limit: number,
+  ): Promise<LedgerEntry[]> {
+    if (limit <= 0) return [];
+    const docs = await this.receipts
+      .find({ repository, pull_request: pullRequest, scope }, { projection: ENTRY_PROJECTION })
+      .sort({ sequence: -1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(toEntry);
+  }
+
   async timeline(options: {
     repository?: string;
     since: string;

@@ -33,6 +33,10 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { agent: 1, sequence: 1 }, name: 'agent_sequence' },
     { key: { repository: 1, sequence: 1 }, name: 'repository_sequence' },
     { key: { repository: 1, pull_request: 1, sequence: 1 }, name: 'pull_request_sequence' },
+    {
+      key: { repository: 1, pull_request: 1, scope: 1, sequence: -1 },
+      name: 'pull_request_scope_sequence',
+    },
     { key: { issued_at: 1 }, name: 'issued_at' },
     { key: { api_key_id: 1 }, name: 'api_key_id' },
     // The word index behind `q` (see receipt-query.ts for why not a $text index).
