@@ -45,7 +45,10 @@ async function main(): Promise<void> {
       );
     }
     box = createAesGcmBox(encryption.secret);
-    store = openSqliteStore(join(config.dataDir, 'ledger.db'));
+    // With private reads, a receiver learns only its own account's receipts.
+    store = openSqliteStore(join(config.dataDir, 'ledger.db'), {
+      webhookScope: config.publicReads ? 'all' : 'owner',
+    });
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
