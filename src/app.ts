@@ -148,7 +148,7 @@ export function createApp(deps: AppDeps): Express {
       metrics,
       openapi: () => (openapi ??= buildOpenApiDocument(routes, config)),
     }),
-    ...accountRoutes({ ...limits, ledger: store.ledger }),
+    ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
     ...claimRoutes(claims, metrics),
     ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin }),
     ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),

@@ -45,6 +45,8 @@ async function main(): Promise<void> {
     }
     box = createAesGcmBox(encryption.secret);
     store = await createStore(config, {
+      // With private reads, a receiver learns only its own account's receipts.
+      webhookScope: config.publicReads ? 'all' : 'owner',
       onJobQueueError: (error) => logger.error({ err: error }, 'job queue error'),
     });
   } catch (error) {

@@ -45919,6 +45919,14 @@ function checkLinkageV2(receipt, options) {
     );
   if (chain.previous_receipt_hash !== position.previous_receipt_hash)
     return fail("chain.previous_receipt_hash differs from the signed position");
+  let own2;
+  try {
+    own2 = receiptHash(receipt);
+  } catch {
+    own2 = null;
+  }
+  if (chain.receipt_hash !== own2)
+    return fail("chain.receipt_hash is not the hash of this receipt ({core, attestations})");
   if (options.logOrigin !== void 0 && position.log !== options.logOrigin)
     return fail(
       `position.log ${JSON.stringify(position.log)} is not this ledger (${JSON.stringify(options.logOrigin)})`

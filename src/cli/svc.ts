@@ -118,7 +118,14 @@ async function keys(store: Store, args: string[], out: Out): Promise<number> {
     case 'revoke': {
       const record = await found();
       await service.revoke(record.keyId);
-      out(`${record.keyId} (${record.email}) revoked`);
+      const disabled = await store.webhooks.disableOwned(
+        record.id,
+        'account revoked',
+        new Date().toISOString(),
+      );
+      out(
+        `${record.keyId} (${record.email}) revoked${disabled ? `; ${disabled} webhook receiver(s) disabled` : ''}`,
+      );
       return 0;
     }
     case 'set-tier': {

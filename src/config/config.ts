@@ -22,7 +22,10 @@ function isProxyEntry(entry: string): boolean {
   const family = isIP(address);
   if (family === 0 || rest.length > 0) return false;
   if (range === undefined) return true;
-  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  // A /0 (or a 0.0.0.0 mask) trusts every address: the same as `true`.
+  if (/^\d{1,3}$/.test(range))
+    return Number(range) >= 1 && Number(range) <= (family === 4 ? 32 : 128);
+  if (range === '0.0.0.0') return false;
   return isIP(range) === family;
 }
 

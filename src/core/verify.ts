@@ -278,6 +278,15 @@ function checkLinkageV2(receipt: Json, options: VerifyOptions): VerifyCheck {
     );
   if (chain.previous_receipt_hash !== position.previous_receipt_hash)
     return fail('chain.previous_receipt_hash differs from the signed position');
+  // Third parties chain receipts by this member: it must be this receipt's own hash.
+  let own: string | null;
+  try {
+    own = receiptHash(receipt as unknown as Receipt);
+  } catch {
+    own = null;
+  }
+  if (chain.receipt_hash !== own)
+    return fail('chain.receipt_hash is not the hash of this receipt ({core, attestations})');
   if (options.logOrigin !== undefined && position.log !== options.logOrigin)
     return fail(
       `position.log ${JSON.stringify(position.log)} is not this ledger (${JSON.stringify(options.logOrigin)})`,

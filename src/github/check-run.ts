@@ -26,7 +26,10 @@ export function conclusionOf(response: EvaluateResponse): Conclusion {
   return 'failure';
 }
 
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+// Titles, branch names, job names and logins are chosen by whoever opened the pull request:
+// escaped, they cannot forge links, images, emphasis or HTML in the summary.
+const cell = (text: string) =>
+  text.replace(/\r?\n/g, ' ').replace(/[\\`*_{}[\]()<>#+!|~-]/g, (c) => `\\${c}`);
 const clip = (text: string, max: number) =>
   text.length <= max ? text : `${text.slice(0, max - 20)}\n\n… (truncated)`;
 
@@ -49,7 +52,7 @@ export function renderEvaluation(
   const sources = response.claim.sources
     .map(
       (s) =>
-        `| \`${cell(s.id)}\` | ${s.type} | ${s.confidence} | ${s.admissibility?.state === 'INADMISSIBLE' ? `inadmissible: ${cell(s.admissibility.reason ?? '')}` : 'admissible'} | ${cell(s.content)} |`,
+        `| ${cell(s.id)} | ${s.type} | ${s.confidence} | ${s.admissibility?.state === 'INADMISSIBLE' ? `inadmissible: ${cell(s.admissibility.reason ?? '')}` : 'admissible'} | ${cell(s.content)} |`,
     )
     .join('\n');
   const receiptUrl = `${options.baseUrl}/v1/receipts/${receipt.receipt_id}`;

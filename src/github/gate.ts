@@ -346,6 +346,18 @@ export class PullRequestGate {
     headSha: string,
     name = DEFAULT_CHECK_NAME,
   ): Promise<{ id: number; name: string }> {
+    // A run cut short (a GitHub failure, a restart) left its check in progress: carry on with
+    // that one rather than leave it hanging beside a new one.
+    const { data: open } = await octokit.rest.checks.listForRef({
+      ...ref,
+      ref: headSha,
+      app_id: this.deps.appId,
+      check_name: name,
+      status: 'in_progress',
+      per_page: 1,
+    });
+    const pending = open.check_runs.find((run) => run.app?.id === this.deps.appId);
+    if (pending) return { id: pending.id, name };
     const { data } = await octokit.rest.checks.create({
       ...ref,
       name,

@@ -63,6 +63,8 @@ export interface WebhookStore {
   /** Removes the owner's receiver; its pending deliveries are not sent. False when none. */
   deleteReceiver(owner: string, id: string, at: string): Promise<boolean>;
   disableReceiver(id: string, reason: string, at: string): Promise<void>;
+  /** Disables every active receiver of an owner (its account was revoked); answers how many. */
+  disableOwned(owner: string, reason: string, at: string): Promise<number>;
   deliveryWork(deliveryId: string): Promise<DeliveryWork | null>;
   /** Records one attempt and the delivery's resulting status, atomically. */
   recordAttempt(attempt: DeliveryAttempt, status: DeliveryStatus): Promise<void>;

@@ -11,15 +11,22 @@ export type StoreConfig = Pick<Config, 'dataDir' | 'mongodbUri' | 'mongodbDataba
  */
 export async function createStore(
   config: StoreConfig,
-  options: { onJobQueueError?: (error: unknown) => void } = {},
+  options: {
+    /** Which receivers get a receipt: every one ('all', default) or its account's ('owner'). */
+    webhookScope?: 'all' | 'owner';
+    onJobQueueError?: (error: unknown) => void;
+  } = {},
 ): Promise<Store> {
   if (config.mongodbUri !== undefined) {
     const { openMongoStore } = await import('./mongo/mongo-store.js');
     return openMongoStore(config.mongodbUri, {
       database: config.mongodbDatabase,
+      webhookScope: options.webhookScope,
       onJobQueueError: options.onJobQueueError,
     });
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
-  return openSqliteStore(join(config.dataDir, 'ledger.db'));
+  return openSqliteStore(join(config.dataDir, 'ledger.db'), {
+    webhookScope: options.webhookScope,
+  });
 }

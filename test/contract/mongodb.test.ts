@@ -5,6 +5,7 @@ import type { Store } from '../../src/ports/store.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 import { describeWebhookAndJobContract } from './webhooks-and-jobs.contract.js';
+import { describeWebhookScopeContract } from './webhook-scope.contract.js';
 
 // Set in CI (a single-node replica set); locally: MONGODB_URI=mongodb://... npm test.
 // jest.config.js moves MONGODB_URI here, out of the environment of the processes tests start.
@@ -24,18 +25,19 @@ afterAll(async () => {
   await admin?.close();
 });
 
-async function openFresh(): Promise<Store> {
+async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> {
   const database = `svc_contract_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   databases.push(database);
-  return openMongoStore(uri!, { database });
+  return openMongoStore(uri!, { database, webhookScope });
 }
 
 (uri ? describe : describe.skip)(
   uri ? 'MongoDB' : 'MongoDB (skipped: MONGODB_URI is not set)',
   () => {
     if (uri) {
-      describeStoreContract('MongoDB', openFresh);
-      describeWebhookAndJobContract('MongoDB', openFresh);
+      describeStoreContract('MongoDB', () => openFresh());
+      describeWebhookAndJobContract('MongoDB', () => openFresh());
+      describeWebhookScopeContract('MongoDB', openFresh);
     } else {
       // A skipped describe needs one case for the reason to show in the report.
       it('runs the store contract against a MongoDB server', () => {});

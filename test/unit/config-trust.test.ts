@@ -105,3 +105,12 @@ describe('SVC_LOG_ORIGIN and SVC_KEY_ENCRYPTION_SECRET_FILE', () => {
     expect(error.message).toContain('SVC_KEY_ENCRYPTION_SECRET');
   });
 });
+
+describe('SVC_TRUST_PROXY ranges that trust everyone', () => {
+  it.each(['0.0.0.0/0', '::/0', '10.0.0.0/8,0.0.0.0/0', '0.0.0.0/0.0.0.0'])(
+    'refuses %s',
+    (value) => {
+      expect(() => loadConfig({ SVC_TRUST_PROXY: value })).toThrow(ConfigError);
+    },
+  );
+});

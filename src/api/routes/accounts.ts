@@ -1,4 +1,5 @@
 import type { LedgerStore } from '../../ports/ledger-store.js';
+import type { WebhookStore } from '../../ports/webhook-store.js';
 import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
 import type { SlidingWindowLimiter } from '../../services/rate-limiter.js';
 import { limitSignups, type LimitDeps } from '../middleware/rate-limit.js';
@@ -14,7 +15,12 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 const show = (n: number) => (n === Number.POSITIVE_INFINITY ? ('unlimited' as const) : n);
 
 export function accountRoutes(
-  deps: LimitDeps & { apiKeys: ApiKeyService; ledger: LedgerStore; limiter: SlidingWindowLimiter },
+  deps: LimitDeps & {
+    apiKeys: ApiKeyService;
+    ledger: LedgerStore;
+    limiter: SlidingWindowLimiter;
+    webhooks: WebhookStore;
+  },
 ): RouteDef[] {
   return [
     defineRoute({
@@ -96,12 +102,14 @@ export function accountRoutes(
       tag: 'Accounts',
       summary: 'Revoke the calling key',
       description:
-        'The key answers 401 from now on. Receipts it obtained stay in the ledger and keep verifying. The e-mail address may sign up again.',
+        "The key answers 401 from now on, and the account's outbound webhook receivers are disabled. Receipts it obtained stay in the ledger and keep verifying. The e-mail address may sign up again.",
       access: 'key',
       response: { status: 200, description: 'Revoked.', schema: revokedSchema },
       async handle({ res }) {
         const key = res.locals.apiKey!;
         await deps.apiKeys.revoke(key.keyId);
+        // The account is closed: whoever held the key must not keep receiving its receipts.
+        await deps.webhooks.disableOwned(key.id, 'account revoked', new Date().toISOString());
         return { revoked: true as const, key_id: key.keyId };
       },
     }),

@@ -66,6 +66,8 @@ export class MongoLedger implements LedgerStore {
     private readonly client: MongoClient,
     private readonly db: Db,
     private readonly queries: MongoLedgerQueries,
+    /** Which receivers get a receipt: see MongoStoreOptions.webhookScope. */
+    private readonly webhookScope: 'all' | 'owner' = 'all',
   ) {}
 
   private get receipts() {
@@ -157,7 +159,7 @@ export class MongoLedger implements LedgerStore {
     );
     await this.recordAggregates(entry, session);
     // In this transaction, so a receipt never exists without its webhook deliveries.
-    await this.fanOut(sequence, receipt.receipt_id, receipt.issued_at, session);
+    await this.fanOut(sequence, receipt.receipt_id, receipt.issued_at, entry.apiKeyId, session);
     if (outbox.length > 0) {
       await this.db.collection<OutboxDocument>(COLLECTIONS.outbox).insertMany(
         outbox.map((record, i) => ({
@@ -235,19 +237,26 @@ export class MongoLedger implements LedgerStore {
   }
 
   /**
-   * One delivery and one due job per receiver active in the transaction's snapshot: a
-   * registration that commits later is not sent this receipt.
+   * One delivery and one due job per receiver active in the transaction's snapshot (a
+   * registration that commits later is not sent this receipt) — with the 'owner' scope, per
+   * active receiver of the account that asked for the receipt only.
    */
   private async fanOut(
     sequence: number,
     receiptId: string,
     issuedAt: string,
+    account: string | null,
     session: ClientSession,
   ): Promise<void> {
+    if (this.webhookScope === 'owner' && account === null) return;
     const receivers = await this.db
       .collection<ReceiverDocument>(COLLECTIONS.receivers)
       .find(
-        { status: 'active', event: 'receipt.created' },
+        {
+          status: 'active',
+          event: 'receipt.created',
+          ...(this.webhookScope === 'owner' ? { owner: account! } : {}),
+        },
         { session, projection: { _id: 1, event: 1 }, sort: { created_at: 1, _id: 1 } },
       )
       .toArray();

@@ -13,6 +13,11 @@ export interface MongoStoreOptions {
   database?: string;
   /** How long to wait for a reachable server before failing (default 10 s). */
   serverSelectionTimeoutMS?: number;
+  /**
+   * 'all' (default): every receiver gets every receipt, the ledger being public to read;
+   * 'owner': a receiver gets only its own account's receipts (SVC_PUBLIC_READS=false).
+   */
+  webhookScope?: 'all' | 'owner';
   /** Reports errors of the background job queue (agenda). */
   onJobQueueError?: (error: unknown) => void;
 }
@@ -67,6 +72,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.receivers]: [
     { key: { owner: 1, status: 1, created_at: 1 }, name: 'owner_status' },
     { key: { status: 1, event: 1, created_at: 1 }, name: 'active' },
+    { key: { owner: 1, event: 1, status: 1, created_at: 1 }, name: 'active_owned' },
   ],
   [COLLECTIONS.deliveries]: [
     { key: { receiver_id: 1, created_at: -1, sequence: -1 }, name: 'receiver_newest' },
@@ -139,7 +145,7 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
     let closed = false;
     return {
       kind: 'mongodb',
-      ledger: new MongoLedger(client, db, queries),
+      ledger: new MongoLedger(client, db, queries, options.webhookScope),
       queries,
       apiKeys: new MongoApiKeys(client, db),
       policies: new MongoPolicies(db),

@@ -165,6 +165,14 @@ export class MongoWebhooks implements WebhookStore {
     );
   }
 
+  async disableOwned(owner: string, reason: string, at: string): Promise<number> {
+    const { modifiedCount } = await this.receivers.updateMany(
+      { owner, status: 'active' },
+      { $set: { status: 'disabled', disabled_at: at, disabled_reason: reason } },
+    );
+    return modifiedCount;
+  }
+
   async deliveryWork(deliveryId: string): Promise<DeliveryWork | null> {
     const delivery = await this.deliveries.findOne({ _id: deliveryId });
     if (!delivery) return null;

@@ -45,6 +45,7 @@ export class SqliteLedger implements LedgerStore {
   constructor(
     private readonly db: Database,
     private readonly queries: SqliteLedgerQueries,
+    fanOut: 'all' | 'owner' = 'all',
   ) {
     this.byClaim = db.prepare(
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE scope = ? AND claim_id = ?`,
@@ -74,7 +75,7 @@ export class SqliteLedger implements LedgerStore {
       'INSERT INTO outbox (topic, receipt_id, payload_json, created_at) VALUES (?, ?, ?, ?)',
     );
     this.aggregates = new SqliteAggregates(db);
-    this.webhooks = new SqliteWebhookFanOut(db);
+    this.webhooks = new SqliteWebhookFanOut(db, fanOut);
     // Inside the batch transaction each append is its own savepoint: one failing request
     // rolls back alone, and the others still commit.
     const one = db.transaction((request: AppendRequest) => this.appendLocked(request));
@@ -164,7 +165,7 @@ export class SqliteLedger implements LedgerStore {
     });
     this.aggregates.record(entry);
     // In this transaction, so a receipt never exists without its webhook deliveries.
-    this.webhooks.receiptCreated(receipt.receipt_id, receipt.issued_at);
+    this.webhooks.receiptCreated(receipt.receipt_id, receipt.issued_at, entry.apiKeyId);
     for (const record of outbox) {
       this.insertOutbox.run(
         record.topic,

@@ -44,8 +44,13 @@ function createOwnerOnly(file: string): void {
 /**
  * Opens (creating if needed) the embedded store at `file`; ':memory:' for a throwaway one.
  * `readonly` opens an existing file without writing to it (inspection, tests).
+ * `webhookScope` 'owner' sends each receiver only its own account's receipts (for ledgers
+ * whose reads are not public); default 'all'.
  */
-export function openSqliteStore(file: string, options: { readonly?: boolean } = {}): Store {
+export function openSqliteStore(
+  file: string,
+  options: { readonly?: boolean; webhookScope?: 'all' | 'owner' } = {},
+): Store {
   const readonly = options.readonly === true;
   if (file !== ':memory:' && !readonly) {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
@@ -73,7 +78,7 @@ export function openSqliteStore(file: string, options: { readonly?: boolean } = 
   const queries = new SqliteLedgerQueries(db);
   return {
     kind: 'sqlite',
-    ledger: new SqliteLedger(db, queries),
+    ledger: new SqliteLedger(db, queries, options.webhookScope),
     queries,
     policies: new SqlitePolicies(db),
     apiKeys: new SqliteApiKeys(db),

@@ -86,12 +86,24 @@ const toAttempt = (row: AttemptRow): DeliveryAttempt => ({
  */
 export class SqliteWebhookFanOut {
   private readonly active: Statement<[], { id: string; event: string }>;
+  private readonly activeOwned: Statement<[string], { id: string; event: string }>;
   private readonly insertDelivery: Statement;
   private readonly insertJob: Statement<[NewJobRow]>;
 
-  constructor(db: Database) {
+  /**
+   * `scope` 'all': every receiver gets every receipt (the ledger is public to read anyway);
+   * 'owner': a receiver gets only its own account's receipts, for ledgers whose reads need a
+   * key (SVC_PUBLIC_READS=false), where a free key must not learn other tenants' receipts.
+   */
+  constructor(
+    db: Database,
+    private readonly scope: 'all' | 'owner' = 'all',
+  ) {
     this.active = db.prepare(
       "SELECT id, event FROM webhook_receivers WHERE status = 'active' AND event = 'receipt.created' ORDER BY created_at, id",
+    );
+    this.activeOwned = db.prepare(
+      "SELECT id, event FROM webhook_receivers WHERE status = 'active' AND event = 'receipt.created' AND owner = ? ORDER BY created_at, id",
     );
     this.insertDelivery = db.prepare(`
       INSERT INTO webhook_deliveries (id, receiver_id, receipt_id, event, status, created_at)
@@ -99,8 +111,9 @@ export class SqliteWebhookFanOut {
     this.insertJob = prepareJobInsert(db);
   }
 
-  receiptCreated(receiptId: string, issuedAt: string): void {
-    const receivers = this.active.all();
+  receiptCreated(receiptId: string, issuedAt: string, account: string | null): void {
+    const receivers =
+      this.scope === 'all' ? this.active.all() : account ? this.activeOwned.all(account) : [];
     if (receivers.length === 0) return;
     // Due at once; the receipt's time comes from the app's clock, as the queue's does.
     const now = Date.parse(issuedAt);
@@ -125,6 +138,7 @@ export class SqliteWebhooks implements WebhookStore {
   private readonly getOwned: Statement<[string, string], ReceiverRow>;
   private readonly markDeleted: Statement<[string, string, string]>;
   private readonly markDisabled: Statement<[string, string, string]>;
+  private readonly markOwnedDisabled: Statement<[string, string, string]>;
   private readonly closePending: Statement<[string, string]>;
   private readonly deliveryById: Statement<[string], DeliveryRow>;
   private readonly receiverById: Statement<[string], ReceiverRow>;
@@ -153,6 +167,9 @@ export class SqliteWebhooks implements WebhookStore {
     );
     this.markDeleted = db.prepare(
       "UPDATE webhook_receivers SET status = 'deleted', disabled_at = ? WHERE owner = ? AND id = ? AND status <> 'deleted'",
+    );
+    this.markOwnedDisabled = db.prepare(
+      "UPDATE webhook_receivers SET status = 'disabled', disabled_at = ?, disabled_reason = ? WHERE owner = ? AND status = 'active'",
     );
     this.markDisabled = db.prepare(
       "UPDATE webhook_receivers SET status = 'disabled', disabled_at = ?, disabled_reason = ? WHERE id = ? AND status = 'active'",
@@ -223,6 +240,10 @@ export class SqliteWebhooks implements WebhookStore {
 
   async disableReceiver(id: string, reason: string, at: string): Promise<void> {
     this.markDisabled.run(at, reason, id);
+  }
+
+  async disableOwned(owner: string, reason: string, at: string): Promise<number> {
+    return this.markOwnedDisabled.run(at, reason, owner).changes;
   }
 
   async deliveryWork(deliveryId: string): Promise<DeliveryWork | null> {

@@ -306,12 +306,26 @@ describe('POST /v1/verify', () => {
       );
     });
 
-    it('only chain.receipt_hash changed: still valid (hash_integrity recomputes from the content)', async () => {
-      const tampered = clone(original());
-      (tampered.chain as Json).receipt_hash = ANOTHER_HASH;
-      const res = await verify(tampered);
-      expect(res.body).toMatchObject({ valid: true, checks: v2 ? ALL_PASS : ALL_PASS_V1 });
-    });
+    it(
+      v2
+        ? "only chain.receipt_hash changed: chain_linkage fails, as the member third parties chain by must be the receipt's own hash"
+        : 'only chain.receipt_hash changed: still valid (hash_integrity recomputes from the content)',
+      async () => {
+        const tampered = clone(original());
+        (tampered.chain as Json).receipt_hash = ANOTHER_HASH;
+        const res = await verify(tampered);
+        if (v2) {
+          expect(res.body.valid).toBe(false);
+          expect(check(res.body.checks, 'chain_linkage')).toMatchObject({
+            status: 'FAIL',
+            detail: 'chain.receipt_hash is not the hash of this receipt ({core, attestations})',
+          });
+          expect(check(res.body.checks, 'hash_integrity').status).toBe('PASS');
+        } else {
+          expect(res.body).toMatchObject({ valid: true, checks: ALL_PASS_V1 });
+        }
+      },
+    );
 
     it(
       v2

@@ -162,18 +162,28 @@ export function fakeGitHub(state: RepoState) {
     .get(new RegExp(`^${repo}/commits/([0-9a-f]+)/check-runs`))
     .reply((uri) => {
       const sha = /commits\/([0-9a-f]+)\/check-runs/.exec(uri)![1]!;
-      if (new URL(uri, API).searchParams.get('app_id') === String(APP_ID)) {
+      const query = new URL(uri, API).searchParams;
+      if (query.get('app_id') === String(APP_ID)) {
         // Our own check runs on the commit, as the App wrote them.
         const ours = writes
           .filter((w) => w.method === 'POST' && w.body.head_sha === sha)
-          .map((w) => ({
-            id: w.id,
-            name: w.body.name,
-            app: { id: APP_ID },
-            external_id:
-              writes.filter((u) => u.method === 'PATCH' && u.id === w.id).at(-1)?.body
-                .external_id ?? null,
-          }));
+          .map((w) => {
+            const updates = writes.filter((u) => u.method === 'PATCH' && u.id === w.id);
+            return {
+              id: w.id,
+              name: w.body.name,
+              app: { id: APP_ID },
+              status: updates.some((u) => u.body.status === 'completed')
+                ? 'completed'
+                : 'in_progress',
+              external_id: updates.at(-1)?.body.external_id ?? null,
+            };
+          })
+          .filter(
+            (run) =>
+              (!query.get('check_name') || run.name === query.get('check_name')) &&
+              (!query.get('status') || run.status === query.get('status')),
+          );
         return [200, { total_count: ours.length, check_runs: ours }];
       }
       const runs = state.checkRuns.get(sha) ?? [];

@@ -140,7 +140,9 @@ describe('GitHub App: a pull request becomes a signed check run', () => {
     await t.jobs.runDue();
     const [done] = completed();
     expect(done!.body.conclusion).toBe('failure');
-    expect((done!.body.output as { summary: string }).summary).toContain('CI failed (unit tests)');
+    expect((done!.body.output as { summary: string }).summary.replace(/\\/g, '')).toContain(
+      'CI failed (unit tests)',
+    );
   });
 
   it('ESCALATED: a strict base-branch policy asks for a human → action_required', async () => {

@@ -126,7 +126,7 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
     ]);
     await run('pull_request', pullRequestEvent('opened', agentPr));
     expect(lastOutput().conclusion).toBe('failure');
-    expect(lastOutput().output.summary).toContain('CI is still pending (build)');
+    expect(lastOutput().output.summary.replace(/\\/g, '')).toContain('CI is still pending (build)');
     const first = lastOutput().external_id!;
 
     state.checkRuns.set(SHA, [
@@ -238,7 +238,9 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
     ]);
     await run('pull_request', pullRequestEvent('opened', agentPr));
     expect(lastOutput().conclusion).toBe('failure');
-    expect(lastOutput().output.summary).toContain('changes requested by maintainer');
+    expect(lastOutput().output.summary.replace(/\\/g, '')).toContain(
+      'changes requested by maintainer',
+    );
   });
 
   it("a merge group is evaluated on its own head: the PRs' receipts plus the group's CI", async () => {
@@ -260,7 +262,7 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
     let { claim } = await receiptOf(lastOutput().external_id!);
     expect(claim.sources.map((s) => s.type)).toEqual(['policy_check', 'ci']);
     expect(claim.sources[0]!.content).toContain(prReceipt);
-    expect(lastOutput().output.summary).toContain('CI is still pending');
+    expect(lastOutput().output.summary.replace(/\\/g, '')).toContain('CI is still pending');
 
     // CI on the merged result completes: the group is evaluated again and may merge.
     state.checkRuns.set(group, [
@@ -278,7 +280,7 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
   it('a merge group whose pull request has no allowing receipt fails', async () => {
     await run('merge_group', mergeGroupEvent('8'.repeat(40), [7]));
     expect(lastOutput().conclusion).toBe('failure');
-    expect(lastOutput().output.summary).toContain('not evaluated by svc');
+    expect(lastOutput().output.summary.replace(/\\/g, '')).toContain('not evaluated by svc');
   });
 
   it('receipts of the App appear in search, repos, agents and the pull request diff', async () => {
@@ -365,7 +367,9 @@ describe('GitHub App: what an author cannot steer', () => {
     ]);
     await run('pull_request', pullRequestEvent('opened', agentPr));
     expect(last().conclusion).toBe('failure');
-    expect((last().output as { summary: string }).summary).toContain('CI failed (build)');
+    expect((last().output as { summary: string }).summary.replace(/\\/g, '')).toContain(
+      'CI failed (build)',
+    );
   });
 
   it('a re-run in the same suite replaces the earlier run', async () => {
@@ -430,5 +434,30 @@ describe('GitHub App: what an author cannot steer', () => {
     expect(github.writes[0]!.body.name).toBe('repo / gate');
     const { receipt } = (await request(t.app).get(`/v1/receipts/${last().external_id}`)).body;
     expect(receipt.policy.name).toBe('strict');
+  });
+});
+
+describe('GitHub App: the check-run summary', () => {
+  closedNetwork();
+  it('escapes what the pull request author wrote: no forged links, images or HTML', async () => {
+    const state = newRepoState();
+    const evil = {
+      ...agentPr,
+      title: 'Fix [ALLOWED](https://evil.example) ![x](https://evil.example/x.png) <img src=x>',
+    };
+    state.pulls.set(7, evil);
+    const github = fakeGitHub(state);
+    const t = appWithGithub();
+    try {
+      await deliver(t, 'pull_request', pullRequestEvent('opened', evil));
+      await t.jobs.runDue();
+      const summary = (github.writes.at(-1)!.body.output as { summary: string }).summary;
+      expect(summary).not.toContain('[ALLOWED](https://evil.example)');
+      expect(summary).not.toContain('![x](');
+      expect(summary).not.toMatch(/(^|[^\\])<img/);
+      expect(summary).toContain('\\[ALLOWED\\]\\(https://evil.example\\)');
+    } finally {
+      await t.close();
+    }
   });
 });
