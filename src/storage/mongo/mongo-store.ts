@@ -140,6 +140,13 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
   await client.connect();
   try {
     const db = client.db(options.database ?? databaseInUri(uri) ?? 'svc');
+    // Refused at start, not at the first append: a standalone server runs no transactions.
+    const hello = await db.command({ hello: 1 });
+    if (hello.setName === undefined && hello.msg !== 'isdbgrid') {
+      throw new Error(
+        'MongoDB is a standalone server; svc needs a replica set (one node is enough): start mongod with --replSet rs0, run rs.initiate() once, and add replicaSet=rs0 to MONGODB_URI',
+      );
+    }
     await ensureIndexes(db);
     const queries = new MongoLedgerQueries(db);
     let closed = false;
