@@ -181,14 +181,17 @@ export class PullRequestGate {
         chain_of_custody: [`${this.deps.host}:${via}`, COLLECTOR],
       });
       const sources: ClaimInput['sources'] = [];
+      const approved: number[] = [];
       for (const number of numbers) {
         const pr = await loadPullRequest(octokit, ref, number);
-        const receipt = await this.currentReceipt(
+        const entry = await this.currentEntry(
           repository,
           number,
           pr.facts.headSha,
           installation.id,
         );
+        const receipt = entry?.receipt ?? null;
+        if (entry?.claim.sources.some((s) => s.type === 'human_approval')) approved.push(number);
         const allowed =
           receipt?.policy.verdict === 'ALLOWED' && receipt.admissibility.status === 'ACCEPTED';
         sources.push({
@@ -206,6 +209,18 @@ export class PullRequestGate {
                 reason: receipt ? 'its own gate did not allow it' : 'not evaluated by svc',
                 required: true,
               },
+          provenance: provenance('pulls'),
+        });
+      }
+      // Each member's own approval carries over: otherwise a policy that requires one would
+      // send every merge group to a human again.
+      if (numbers.length > 0 && approved.length === numbers.length) {
+        sources.push({
+          id: `approvals@${group.headSha.slice(0, 12)}`,
+          type: 'human_approval',
+          uri: `https://${this.deps.host}/${repository}/commit/${group.headSha}`,
+          confidence: 0.95,
+          content: `Every pull request of the group (${numbers.map((n) => `#${n}`).join(', ')}) was approved on its latest push, as its own receipt records`,
           provenance: provenance('pulls'),
         });
       }
@@ -297,7 +312,7 @@ export class PullRequestGate {
     return true;
   }
 
-  private async currentReceipt(
+  private async currentEntry(
     repository: string,
     number: number,
     headSha: string,
@@ -311,7 +326,7 @@ export class PullRequestGate {
       String(number),
       100,
     );
-    return recent.map((entry) => entry.receipt).find((r) => r.subject.commit === headSha) ?? null;
+    return recent.find((entry) => entry.receipt.subject.commit === headSha) ?? null;
   }
 
   private async evaluate(

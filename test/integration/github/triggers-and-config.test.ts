@@ -461,3 +461,49 @@ describe('GitHub App: the check-run summary', () => {
     }
   });
 });
+
+describe('GitHub App: merge groups under a policy that requires approval', () => {
+  closedNetwork();
+  it("carries each member's approval over, so an approved group may merge", async () => {
+    const state = newRepoState();
+    state.pulls.set(7, agentPr);
+    state.config.set('main', 'policy: strict\n');
+    state.checkRuns.set(SHA, [
+      { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
+    ]);
+    state.permissions.set('maintainer', 'maintain');
+    state.reviews.set(7, [
+      {
+        user: 'maintainer',
+        state: 'APPROVED',
+        commit_id: SHA,
+        submitted_at: '2026-01-15T09:00:00Z',
+      },
+    ]);
+    const github = fakeGitHub(state);
+    const t = appWithGithub();
+    try {
+      await deliver(t, 'pull_request', pullRequestEvent('opened', agentPr));
+      await t.jobs.runDue();
+      expect(github.writes.at(-1)!.body.conclusion).toBe('success');
+      const group = '7'.repeat(40);
+      state.checkRuns.set(group, [
+        { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
+      ]);
+      await deliver(t, 'merge_group', mergeGroupEvent(group, [7]));
+      await t.jobs.runDue();
+      const done = github.writes.at(-1)!.body;
+      expect(done.conclusion).toBe('success');
+      const { claim, receipt } = (await request(t.app).get(`/v1/receipts/${done.external_id}`))
+        .body;
+      expect(receipt.policy.name).toBe('strict');
+      expect(claim.sources.map((s: { type: string }) => s.type)).toEqual([
+        'policy_check',
+        'human_approval',
+        'ci',
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+});
