@@ -36,6 +36,7 @@ import { ClaimService } from './services/claims.js';
 import { HealthService } from './services/health.js';
 import { LedgerReadService } from './services/ledger-reads.js';
 import { Metrics } from './services/metrics.js';
+import { nativeSha256Hex } from './services/native-sha256.js';
 import { PolicyService } from './services/policies.js';
 import { SlidingWindowLimiter } from './services/rate-limiter.js';
 import { systemResolver, type ResolveHost } from './services/webhook-url-guard.js';
@@ -104,7 +105,17 @@ export function createApp(deps: AppDeps): Express {
   const apiKeys = new ApiKeyService({ keys: store.apiKeys, clock });
   const policies = new PolicyService({ policies: store.policies, clock });
   const logOrigin = logOriginFor(config.logOrigin, serverKey.keyId);
-  const claims = new ClaimService({ ledger: store.ledger, policies, serverKey, clock, logOrigin });
+  // The server hashes with node:crypto; the core defaults to @noble/hashes for the CLI,
+  // the Action and browsers.
+  const sha256Hex = nativeSha256Hex;
+  const claims = new ClaimService({
+    ledger: store.ledger,
+    policies,
+    serverKey,
+    clock,
+    logOrigin,
+    sha256Hex,
+  });
   const github = config.github;
   const githubReady = github?.appId !== undefined && github.privateKey !== undefined;
   if (github && githubReady) {
@@ -150,7 +161,7 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger }),
     ...claimRoutes(claims, metrics),
-    ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin }),
+    ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin, sha256Hex }),
     ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),
     ...policyRoutes(policies),
     ...webhookRoutes(
