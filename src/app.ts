@@ -1,13 +1,12 @@
 import express, { type Express } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import './api/locals.js';
 import { docsRouter } from './api/docs-page.js';
 import { errorHandler, notFound } from './api/middleware/errors.js';
 import { jsonBody } from './api/middleware/json-body.js';
 import { authenticateAndLimit } from './api/middleware/rate-limit.js';
-import { assignRequestId } from './api/middleware/request-id.js';
+import { requestLogging } from './api/middleware/request-log.js';
 import { buildOpenApiDocument } from './api/openapi.js';
 import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
@@ -192,22 +191,7 @@ export function createApp(deps: AppDeps): Express {
     );
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: assignRequestId,
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-      // Only what an operator needs: never headers, which carry API keys.
-      serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: req.url, remote: req.remoteAddress }),
-        res: (res) => ({ status: res.statusCode }),
-      },
-      customProps: (_req, res) => {
-        const key = (res as express.Response).locals?.apiKey;
-        return key ? { key_id: key.id } : {};
-      },
-    }),
-  );
+  app.use(requestLogging(deps.logger));
   app.use(
     helmet({
       // The API answers JSON; only /docs renders, from its own files (no inline script).
