@@ -78,6 +78,8 @@ export interface BenchResults {
     ledger_sizes: number[];
     server: string;
     only: string[] | null;
+    /** Service worker processes (SVC_WORKERS); absent in results from before the option. */
+    workers?: number;
   };
   seeding: SeedResult[];
   scenarios: ScenarioResult[];
@@ -191,7 +193,9 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(
     `Run of ${results.date.slice(0, 10)} (${results.date}), ${results.mode} mode: ` +
       `${m.cores} cores (${m.cpu_model}), Node ${m.node}, ${m.platform}/${m.arch}, ` +
-      `${fmtInt(m.memory_mb)} MB RAM. Each load scenario ran ${results.settings.duration_s} s ` +
+      `${fmtInt(m.memory_mb)} MB RAM, ${results.settings.workers ?? 1} service worker process` +
+      `${(results.settings.workers ?? 1) === 1 ? '' : 'es'}. ` +
+      `Each load scenario ran ${results.settings.duration_s} s ` +
       `after a ${results.settings.warmup_s} s warm-up; ` +
       `the whole run took ${Math.round(results.total_seconds)} s. Load average (1, 5, 15 min) ` +
       `${m.loadavg_start.join(', ')} at the start, ${m.loadavg_end.join(', ')} at the end.`,

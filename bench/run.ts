@@ -49,6 +49,8 @@ interface Options {
   only: string[] | null;
   /** The service entry point, to measure another build against this one. */
   server: string;
+  /** SVC_WORKERS of the service: HTTP worker processes sharing its port. */
+  workers: number;
 }
 
 function parseOptions(): Options {
@@ -66,6 +68,7 @@ function parseOptions(): Options {
       keep: { type: 'boolean', default: false },
       only: { type: 'string' },
       server: { type: 'string' },
+      workers: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -82,6 +85,8 @@ function parseOptions(): Options {
   --only <a,b>         scenario ids or kinds to run, e.g. evaluate@empty,verify (baselines
                        always run)
   --server <file>      service entry point (default dist/src/server.js)
+  --workers <n>        SVC_WORKERS of the service (default 1); CPU and memory are summed
+                       over its processes
   --profile <dir>      run each selected scenario (default evaluate@empty,verify) in its own
                        service process under node --cpu-prof; print the top self times
   --keep               keep the temporary data directories`);
@@ -120,6 +125,7 @@ function parseOptions(): Options {
         ? ['evaluate@empty', 'verify']
         : null,
     server: resolve(values.server ?? SERVER),
+    workers: Math.round(number(values.workers, 1)),
   };
 }
 
@@ -150,6 +156,7 @@ function startService(dataDir: string, options: Options, name: string): Promise<
       LOG_LEVEL: 'warn',
       SVC_ANON_LIMIT_PER_HOUR: 'unlimited',
       SVC_SIGNUP_LIMIT_PER_HOUR: 'unlimited',
+      SVC_WORKERS: String(options.workers),
     },
   });
 }
@@ -611,6 +618,7 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
       ledger_sizes: options.sizes,
       server: relative(ROOT, options.server),
       only: options.only,
+      workers: options.workers,
     },
     seeding,
     scenarios,

@@ -26,6 +26,7 @@ import { DELIVERY_TIMEOUT_MS, webhookDeliveryHandler } from './jobs/webhook-deli
 import { newWebhookSecret } from './jobs/webhook-signing.js';
 import type { Clock } from './ports/clock.js';
 import type { JobQueue } from './ports/job-queue.js';
+import type { RateLimiter } from './ports/rate-limiter.js';
 import type { SecretBox } from './ports/secret-box.js';
 import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
@@ -66,6 +67,11 @@ export interface AppDeps {
    * entry starts and stops it. Default: a queue of the store, never started.
    */
   jobs?: JobQueue;
+  /**
+   * Request budgets. Default: this process's memory; several worker processes pass one on a
+   * shared file, so that a key's window is one window.
+   */
+  limiter?: RateLimiter;
   /** Overrides for tests: DNS answers, the per-attempt timeout, the jitter. */
   webhookDelivery?: { resolve?: ResolveHost; timeoutMs?: number; random?: () => number };
 }
@@ -145,7 +151,7 @@ export function createApp(deps: AppDeps): Express {
   }
   const limits = {
     apiKeys,
-    limiter: new SlidingWindowLimiter(clock),
+    limiter: deps.limiter ?? new SlidingWindowLimiter(clock),
     anonLimitPerHour: config.anonLimitPerHour,
     signupLimitPerHour: config.signupLimitPerHour,
     onRefused: (scope: string) => metrics.rateLimited.inc({ scope }),

@@ -119,5 +119,28 @@ describe('benchmark harness', () => {
     expect(results.micro.length).toBeGreaterThan(0);
     for (const m of results.micro) expect(m.ops_per_s).toBeGreaterThan(0);
     expect(results.goals.length).toBeGreaterThan(0);
-  }, 240_000);
+
+    // Two service workers: the same figures, CPU and memory summed over both processes.
+    const workersOut = join(workDir, 'workers.json');
+    const workers = await runHarness(
+      ['--smoke', '--only', 'evaluate@empty', '--workers', '2', '--out', workersOut, '--no-docs'],
+      60_000,
+    );
+    expect({ code: workers.code, output: workers.code === 0 ? '' : workers.output }).toEqual({
+      code: 0,
+      output: '',
+    });
+    const two = JSON.parse(readFileSync(workersOut, 'utf8')) as {
+      settings: { workers: number };
+      scenarios: Scenario[];
+    };
+    expect(two.settings.workers).toBe(2);
+    const spread = two.scenarios.find((s) => s.id === 'evaluate@empty')!;
+    expect(spread.status).toBe('ok');
+    expect(spread.rps).toBeGreaterThan(0);
+    expect(typeof spread.cpu_us_per_request).toBe('number');
+    // The resident sizes of the primary and both workers are summed: more than the largest
+    // any one of them ever had (VmHWM).
+    expect(spread.peak_rss_mb!).toBeGreaterThan(spread.hwm_rss_mb!);
+  }, 300_000);
 });

@@ -1,6 +1,6 @@
 import type { LedgerStore } from '../../ports/ledger-store.js';
 import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
-import type { SlidingWindowLimiter } from '../../services/rate-limiter.js';
+import type { RateLimiter } from '../../ports/rate-limiter.js';
 import { limitSignups, type LimitDeps } from '../middleware/rate-limit.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import {
@@ -14,7 +14,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 const show = (n: number) => (n === Number.POSITIVE_INFINITY ? ('unlimited' as const) : n);
 
 export function accountRoutes(
-  deps: LimitDeps & { apiKeys: ApiKeyService; ledger: LedgerStore; limiter: SlidingWindowLimiter },
+  deps: LimitDeps & { apiKeys: ApiKeyService; ledger: LedgerStore; limiter: RateLimiter },
 ): RouteDef[] {
   return [
     defineRoute({
