@@ -60,7 +60,11 @@ describe('benchmark harness', () => {
       cwd: ROOT,
     });
     const out = join(workDir, 'latest.json');
-    const run = await runHarness(['--smoke', '--out', out, '--no-docs'], 150_000);
+    // One second per scenario: long enough to be answered on a busy machine.
+    const run = await runHarness(
+      ['--smoke', '--duration', '1', '--out', out, '--no-docs'],
+      150_000,
+    );
     expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({
       code: 0,
       output: '',
@@ -123,7 +127,18 @@ describe('benchmark harness', () => {
     // Two service workers: the same figures, CPU and memory summed over both processes.
     const workersOut = join(workDir, 'workers.json');
     const workers = await runHarness(
-      ['--smoke', '--only', 'evaluate@empty', '--workers', '2', '--out', workersOut, '--no-docs'],
+      [
+        '--smoke',
+        '--duration',
+        '1',
+        '--only',
+        'evaluate@empty',
+        '--workers',
+        '2',
+        '--out',
+        workersOut,
+        '--no-docs',
+      ],
       60_000,
     );
     expect({ code: workers.code, output: workers.code === 0 ? '' : workers.output }).toEqual({
