@@ -35,6 +35,18 @@ export interface ScenarioResult {
   timeouts?: number;
   status_codes?: Record<string, number>;
   duration_s?: number;
+  /** The service's user + system CPU seconds over the measured window (all its processes). */
+  cpu_seconds: number | null;
+  /** cpu_seconds per 2xx response, in microseconds: independent of the machine's other load. */
+  cpu_us_per_request: number | null;
+  /** cpu_us_per_request over the bare Express route's in the same run. */
+  cpu_ratio_to_express: number | null;
+  /** Largest resident size of the service (sum over its processes) sampled in the window. */
+  peak_rss_mb: number | null;
+  /** Largest VmHWM of the service's processes at the window's end: their peak since start. */
+  hwm_rss_mb: number | null;
+  /** 1, 5 and 15 minute load averages when the scenario ended. */
+  loadavg_end: number[] | null;
 }
 
 export interface GoalResult {
@@ -66,6 +78,8 @@ export interface BenchResults {
     ledger_sizes: number[];
     server: string;
     only: string[] | null;
+    /** Service worker processes (SVC_WORKERS); absent in results from before the option. */
+    workers?: number;
   };
   seeding: SeedResult[];
   scenarios: ScenarioResult[];
@@ -77,6 +91,7 @@ export interface BenchResults {
 const fmtInt = (n: number | null) => (n === null ? '—' : Math.round(n).toLocaleString('en-US'));
 const fmtMs = (n: number | null) => (n === null ? '—' : n < 10 ? n.toFixed(2) : n.toFixed(1));
 const fmtRatio = (n: number | null) => (n === null ? '—' : n.toFixed(3));
+const fmtCpuRatio = (n: number | null) => (n === null ? '—' : `${n.toFixed(2)} ×`);
 const fmtLedger = (n: number | null) => (n === null ? '—' : n.toLocaleString('en-US'));
 
 const find = (results: BenchResults, kind: ScenarioKind, ledger?: 'smallest' | 'largest') => {
@@ -127,6 +142,36 @@ export function judgeGoals(results: Omit<BenchResults, 'goals'>): GoalResult[] {
       });
     }
   }
+  // CPU per request as a multiple of the bare Express route's: the targets that do not move
+  // with the machine's load.
+  const cpuGoal = (goal: string, s: ScenarioResult | undefined, max: number) =>
+    goals.push({
+      goal,
+      target: `≤ ${max.toFixed(1)} × Express CPU/request`,
+      measured:
+        s?.cpu_ratio_to_express != null
+          ? `${s.cpu_ratio_to_express.toFixed(2)} × (${fmtInt(s.cpu_us_per_request)} µs)`
+          : (s?.status ?? 'not run'),
+      met: s?.cpu_ratio_to_express != null ? s.cpu_ratio_to_express <= max : null,
+    });
+  cpuGoal(
+    `evaluate CPU per request, empty ledger, ${empty?.connections ?? 32} connections`,
+    empty,
+    5,
+  );
+  cpuGoal('verify CPU per request', verify, 4.5);
+  for (const kind of ['search-filters', 'search-text'] as const) {
+    const s = r.scenarios.filter((x) => x.kind === kind && x.connections > 1).at(-1);
+    if (s) cpuGoal(`${kind} CPU per request at ${fmtLedger(s.ledger_size)} receipts`, s, 15);
+  }
+  const services = r.scenarios.filter((s) => !s.kind.startsWith('baseline') && s.hwm_rss_mb);
+  const peak = services.length ? Math.max(...services.map((s) => s.hwm_rss_mb!)) : null;
+  goals.push({
+    goal: 'service peak RSS over the run',
+    target: '< 250 MB',
+    measured: peak === null ? 'not measured' : `${fmtInt(peak)} MB`,
+    met: peak === null ? null : peak < 250,
+  });
   goals.push({
     goal: `evaluate throughput at ${fmtLedger(large?.ledger_size ?? null)} receipts vs empty ledger`,
     target: '≥ 90 %',
@@ -148,7 +193,9 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(
     `Run of ${results.date.slice(0, 10)} (${results.date}), ${results.mode} mode: ` +
       `${m.cores} cores (${m.cpu_model}), Node ${m.node}, ${m.platform}/${m.arch}, ` +
-      `${fmtInt(m.memory_mb)} MB RAM. Each load scenario ran ${results.settings.duration_s} s ` +
+      `${fmtInt(m.memory_mb)} MB RAM, ${results.settings.workers ?? 1} service worker process` +
+      `${(results.settings.workers ?? 1) === 1 ? '' : 'es'}. ` +
+      `Each load scenario ran ${results.settings.duration_s} s ` +
       `after a ${results.settings.warmup_s} s warm-up; ` +
       `the whole run took ${Math.round(results.total_seconds)} s. Load average (1, 5, 15 min) ` +
       `${m.loadavg_start.join(', ')} at the start, ${m.loadavg_end.join(', ')} at the end.`,
@@ -157,9 +204,9 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push('### HTTP scenarios');
   lines.push('');
   lines.push(
-    '| Scenario | Request | Ledger (start → end) | Conns | req/s | p50 ms | p99 ms | × Express |',
+    '| Scenario | Request | Ledger (start → end) | Conns | req/s | p50 ms | p99 ms | × Express | CPU µs/req | CPU × Express | peak RSS MB | load (1 min) |',
   );
-  lines.push('|---|---|---|--:|--:|--:|--:|--:|');
+  lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const s of results.scenarios) {
     const ledger =
       s.ledger_size === null
@@ -168,7 +215,9 @@ export function renderMarkdown(results: BenchResults): string {
     const name = s.status === 'ok' ? s.id : `${s.id} (**${s.status}**)`;
     lines.push(
       `| ${name} | ${s.method} ${s.path.replace(/\|/g, '\\|')} | ${ledger} | ${s.connections} | ` +
-        `${fmtInt(s.rps)} | ${fmtMs(s.p50_ms)} | ${fmtMs(s.p99_ms)} | ${fmtRatio(s.ratio_to_express)} |`,
+        `${fmtInt(s.rps)} | ${fmtMs(s.p50_ms)} | ${fmtMs(s.p99_ms)} | ${fmtRatio(s.ratio_to_express)} | ` +
+        `${fmtInt(s.cpu_us_per_request ?? null)} | ${fmtCpuRatio(s.cpu_ratio_to_express ?? null)} | ` +
+        `${fmtInt(s.peak_rss_mb ?? null)} | ${s.loadavg_end?.[0]?.toFixed(2) ?? '—'} |`,
     );
   }
   const problems = results.scenarios.filter((s) => s.detail);

@@ -10,6 +10,7 @@ import { formatSummary, summarizeProfile } from './cpuprofile-top.js';
 import { runLoad } from './load.js';
 import { runMicro } from './micro.js';
 import { startNode, stopAll, type Spawned } from './processes.js';
+import { cpuSeconds, peakRssMiB, sampleRss } from './proc-stats.js';
 import {
   judgeGoals,
   renderMarkdown,
@@ -48,6 +49,8 @@ interface Options {
   only: string[] | null;
   /** The service entry point, to measure another build against this one. */
   server: string;
+  /** SVC_WORKERS of the service: HTTP worker processes sharing its port. */
+  workers: number;
 }
 
 function parseOptions(): Options {
@@ -65,6 +68,7 @@ function parseOptions(): Options {
       keep: { type: 'boolean', default: false },
       only: { type: 'string' },
       server: { type: 'string' },
+      workers: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -81,6 +85,8 @@ function parseOptions(): Options {
   --only <a,b>         scenario ids or kinds to run, e.g. evaluate@empty,verify (baselines
                        always run)
   --server <file>      service entry point (default dist/src/server.js)
+  --workers <n>        SVC_WORKERS of the service (default 1); CPU and memory are summed
+                       over its processes
   --profile <dir>      run each selected scenario (default evaluate@empty,verify) in its own
                        service process under node --cpu-prof; print the top self times
   --keep               keep the temporary data directories`);
@@ -119,10 +125,13 @@ function parseOptions(): Options {
         ? ['evaluate@empty', 'verify']
         : null,
     server: resolve(values.server ?? SERVER),
+    workers: Math.round(number(values.workers, 1)),
   };
 }
 
 const round2 = (n: number) => Number(n.toFixed(2));
+const round3 = (n: number) => Number(n.toFixed(3));
+const mib = (n: number | null) => (n === null ? null : Math.round(n));
 
 const log = (message: string) =>
   console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -147,6 +156,7 @@ function startService(dataDir: string, options: Options, name: string): Promise<
       LOG_LEVEL: 'warn',
       SVC_ANON_LIMIT_PER_HOUR: 'unlimited',
       SVC_SIGNUP_LIMIT_PER_HOUR: 'unlimited',
+      SVC_WORKERS: String(options.workers),
     },
   });
 }
@@ -215,6 +225,12 @@ async function runScenario(def: ScenarioDef, options: Options): Promise<Scenario
     p50_ms: null,
     p99_ms: null,
     ratio_to_express: null,
+    cpu_seconds: null,
+    cpu_us_per_request: null,
+    cpu_ratio_to_express: null,
+    peak_rss_mb: null,
+    hwm_rss_mb: null,
+    loadavg_end: null,
   };
   const probe = await def.probe();
   const text = await probe.text();
@@ -243,8 +259,16 @@ async function runScenario(def: ScenarioDef, options: Options): Promise<Scenario
     });
   // The JIT compiles the path under load first; that is not what a running service costs.
   if (options.warmup > 0) await run(options.warmup);
+  const pid = def.target.process.pid!;
+  const cpuBefore = cpuSeconds(pid);
+  const rss = sampleRss(pid);
   const load = await run(options.duration);
+  const cpuAfter = cpuSeconds(pid);
+  const peakRss = rss();
   loadWindows.set(def.id, load.window_us);
+  // The service's CPU over the measured window, per answered request: unlike req/s it does not
+  // depend on how much of the machine the load generator and other work leave to the service.
+  const cpu = cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null;
   const result: ScenarioResult = {
     ...base,
     ledger_size_end: def.ledger ? await ledgerSize(def.target) : null,
@@ -257,6 +281,15 @@ async function runScenario(def: ScenarioDef, options: Options): Promise<Scenario
     timeouts: load.timeouts,
     status_codes: load.status_codes,
     duration_s: load.duration_s,
+    cpu_seconds: cpu === null ? null : round3(cpu),
+    cpu_us_per_request:
+      cpu === null || load.responses_2xx === 0
+        ? null
+        : Number(((cpu * 1e6) / load.responses_2xx).toFixed(1)),
+    cpu_ratio_to_express: null,
+    peak_rss_mb: peakRss === null ? null : Math.round(peakRss),
+    hwm_rss_mb: mib(peakRssMiB(pid)),
+    loadavg_end: loadavg().map(round2),
   };
   if (load.responses_2xx === 0) {
     result.status = 'error';
@@ -265,7 +298,9 @@ async function runScenario(def: ScenarioDef, options: Options): Promise<Scenario
     result.detail = `${load.non_2xx} non-2xx responses ${JSON.stringify(load.status_codes)}, ${load.errors} connection errors`;
   }
   log(
-    `${def.id}: ${result.rps} req/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms` +
+    `${def.id}: ${result.rps} req/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms, ` +
+      `CPU ${result.cpu_us_per_request ?? '—'} µs/req, peak RSS ${result.peak_rss_mb ?? '—'} MB, ` +
+      `load ${loadavg()[0]!.toFixed(2)}` +
       (result.detail ? ` (${result.detail})` : ''),
   );
   return result;
@@ -560,6 +595,12 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
     if (s.rps !== null && express?.rps && s.connections > 1) {
       s.ratio_to_express = Number((s.rps / express.rps).toFixed(3));
     }
+    // CPU per request compares at any concurrency: it is the cost of one answer.
+    if (s.cpu_us_per_request !== null && express?.cpu_us_per_request) {
+      s.cpu_ratio_to_express = Number(
+        (s.cpu_us_per_request / express.cpu_us_per_request).toFixed(2),
+      );
+    }
   }
   const partial = {
     schema: 'svc-bench/1' as const,
@@ -577,6 +618,7 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
       ledger_sizes: options.sizes,
       server: relative(ROOT, options.server),
       only: options.only,
+      workers: options.workers,
     },
     seeding,
     scenarios,

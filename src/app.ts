@@ -1,13 +1,12 @@
 import express, { type Express } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import './api/locals.js';
 import { docsRouter } from './api/docs-page.js';
 import { errorHandler, notFound } from './api/middleware/errors.js';
 import { jsonBody } from './api/middleware/json-body.js';
 import { authenticateAndLimit } from './api/middleware/rate-limit.js';
-import { assignRequestId } from './api/middleware/request-id.js';
+import { requestLogging } from './api/middleware/request-log.js';
 import { buildOpenApiDocument } from './api/openapi.js';
 import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
@@ -27,6 +26,7 @@ import { DELIVERY_TIMEOUT_MS, webhookDeliveryHandler } from './jobs/webhook-deli
 import { newWebhookSecret } from './jobs/webhook-signing.js';
 import type { Clock } from './ports/clock.js';
 import type { JobQueue } from './ports/job-queue.js';
+import type { RateLimiter } from './ports/rate-limiter.js';
 import type { SecretBox } from './ports/secret-box.js';
 import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
@@ -36,6 +36,7 @@ import { ClaimService } from './services/claims.js';
 import { HealthService } from './services/health.js';
 import { LedgerReadService } from './services/ledger-reads.js';
 import { Metrics } from './services/metrics.js';
+import { nativeSha256Hex } from './services/native-sha256.js';
 import { PolicyService } from './services/policies.js';
 import { SlidingWindowLimiter } from './services/rate-limiter.js';
 import { systemResolver, type ResolveHost } from './services/webhook-url-guard.js';
@@ -66,6 +67,11 @@ export interface AppDeps {
    * entry starts and stops it. Default: a queue of the store, never started.
    */
   jobs?: JobQueue;
+  /**
+   * Request budgets. Default: this process's memory; several worker processes pass one on a
+   * shared file, so that a key's window is one window.
+   */
+  limiter?: RateLimiter;
   /** Overrides for tests: DNS answers, the per-attempt timeout, the jitter. */
   webhookDelivery?: { resolve?: ResolveHost; timeoutMs?: number; random?: () => number };
 }
@@ -104,7 +110,17 @@ export function createApp(deps: AppDeps): Express {
   const apiKeys = new ApiKeyService({ keys: store.apiKeys, clock });
   const policies = new PolicyService({ policies: store.policies, clock });
   const logOrigin = logOriginFor(config.logOrigin, serverKey.keyId);
-  const claims = new ClaimService({ ledger: store.ledger, policies, serverKey, clock, logOrigin });
+  // The server hashes with node:crypto; the core defaults to @noble/hashes for the CLI,
+  // the Action and browsers.
+  const sha256Hex = nativeSha256Hex;
+  const claims = new ClaimService({
+    ledger: store.ledger,
+    policies,
+    serverKey,
+    clock,
+    logOrigin,
+    sha256Hex,
+  });
   const github = config.github;
   const githubReady = github?.appId !== undefined && github.privateKey !== undefined;
   if (github && githubReady) {
@@ -135,7 +151,7 @@ export function createApp(deps: AppDeps): Express {
   }
   const limits = {
     apiKeys,
-    limiter: new SlidingWindowLimiter(clock),
+    limiter: deps.limiter ?? new SlidingWindowLimiter(clock),
     anonLimitPerHour: config.anonLimitPerHour,
     signupLimitPerHour: config.signupLimitPerHour,
     onRefused: (scope: string) => metrics.rateLimited.inc({ scope }),
@@ -150,7 +166,7 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
     ...claimRoutes(claims, metrics),
-    ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin }),
+    ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin, sha256Hex }),
     ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),
     ...policyRoutes(policies),
     ...webhookRoutes(
@@ -181,22 +197,7 @@ export function createApp(deps: AppDeps): Express {
     );
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: assignRequestId,
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-      // Only what an operator needs: never headers, which carry API keys.
-      serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: req.url, remote: req.remoteAddress }),
-        res: (res) => ({ status: res.statusCode }),
-      },
-      customProps: (_req, res) => {
-        const key = (res as express.Response).locals?.apiKey;
-        return key ? { key_id: key.id } : {};
-      },
-    }),
-  );
+  app.use(requestLogging(deps.logger));
   app.use(
     helmet({
       // The API answers JSON; only /docs renders, from its own files (no inline script).

@@ -1,4 +1,7 @@
+import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { appPrivateKey } from './github/github-app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
@@ -8,7 +11,11 @@ import { systemClock } from './ports/clock.js';
 import { createAesGcmBox, loadKeyEncryptionSecret } from './secrets/key-encryption.js';
 import { loadServerKey } from './secrets/server-key.js';
 import { secureDataDir } from './storage/data-dir.js';
+import type { RateLimiter } from './ports/rate-limiter.js';
 import { createStore } from './storage/create-store.js';
+
+// Request counts shared by the workers of one data directory.
+const limitsFile = (config: Config) => join(config.dataDir, 'limits.db');
 
 function configOrExit(): Config {
   try {
@@ -20,10 +27,71 @@ function configOrExit(): Config {
   }
 }
 
+/**
+ * With SVC_WORKERS above 1 this process only supervises: it prepares the data directory (so
+ * that workers never race to create the signing key or migrate the database), forks the
+ * workers, which share the listening port, replaces one that dies, and on SIGTERM or SIGINT
+ * stops them all and waits for their requests in flight.
+ */
+async function supervise(config: Config, logger: Logger): Promise<void> {
+  try {
+    secureDataDir(config.dataDir);
+    loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
+    loadKeyEncryptionSecret({
+      secret: config.keyEncryptionSecret,
+      file: config.keyEncryptionSecretFile,
+      dataDir: config.dataDir,
+    });
+    await (await createStore(config)).close();
+    const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
+    new SqliteWindowLimiter(limitsFile(config), systemClock).close();
+  } catch (error) {
+    process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const fork = () => {
+    const started = Date.now();
+    const worker = cluster.fork();
+    worker.once('exit', (code, signal) => {
+      if (stopping) return;
+      // A worker that cannot even start would otherwise be restarted in a tight loop.
+      const delay = Date.now() - started < 5_000 ? 1_000 : 0;
+      logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
+      setTimeout(fork, delay);
+    });
+  };
+  for (let i = 0; i < config.workers; i++) fork();
+  logger.info({ workers: config.workers }, 'svc workers starting');
+
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping workers');
+    const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+    // Each worker drains as a single process does: requests in flight finish, then it exits.
+    void Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (worker.isDead()) return resolve();
+            worker.once('exit', () => resolve());
+            worker.process.kill('SIGTERM');
+          }),
+      ),
+    ).then(() => process.exit(0));
+    setTimeout(() => process.exit(1), 15_000).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
 async function main(): Promise<void> {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
+  if (config.workers > 1 && cluster.isPrimary) return supervise(config, logger);
   let store, key, box;
+  let limiter: (RateLimiter & { close(): void }) | undefined;
   try {
     secureDataDir(config.dataDir);
     const signing = loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
@@ -49,6 +117,12 @@ async function main(): Promise<void> {
       webhookScope: config.publicReads ? 'all' : 'owner',
       onJobQueueError: (error) => logger.error({ err: error }, 'job queue error'),
     });
+    // Workers count requests in one file, so that a key's hourly window is one window.
+    // Imported only then, like the stores (storage/create-store.ts).
+    if (config.workers > 1) {
+      const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
+      limiter = new SqliteWindowLimiter(limitsFile(config), systemClock);
+    }
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
@@ -83,6 +157,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     logger,
     jobs,
+    limiter,
   });
   const server = app.listen(config.port, config.host, () => {
     // The bound port, which differs from the configured one for PORT=0.
@@ -109,6 +184,7 @@ async function main(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     void Promise.all([closed, jobs.stop()])
       .then(() => store.close())
+      .then(() => limiter?.close())
       .then(() => process.exit(0));
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 10_000).unref();

@@ -25332,9 +25332,9 @@ function canonicalize2(value) {
   if (text2 === void 0) throw new TypeError("value has no JSON form");
   return text2;
 }
-var canonicalBytes = (value) => utf8Bytes(canonicalize2(value));
-var hashCanonical = (value) => sha256Prefixed(canonicalBytes(value));
-var sha256Prefixed = (bytes) => `sha256:${toHex(sha256(bytes))}`;
+var portableSha256Hex = (text2) => toHex(sha256(utf8Bytes(text2)));
+var hashText = (text2, sha256Hex = portableSha256Hex) => `sha256:${sha256Hex(text2)}`;
+var hashCanonical = (value, sha256Hex = portableSha256Hex) => hashText(canonicalize2(value), sha256Hex);
 var HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
 function assertCanonicalizable(value, path) {
   switch (typeof value) {
@@ -45760,19 +45760,25 @@ var SIGNED_FIELDS_V1 = [
 var RECEIPT_CORE_V2 = "receipt-core-v2";
 var SIGNED_FIELDS_V2 = [...SIGNED_FIELDS_V1, "submitter", "position"];
 var RECEIPT_ID_PATTERN = /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-function receiptHash(receipt) {
+function receiptHash(receipt, options = {}) {
+  const sha256Hex = options.sha256Hex ?? portableSha256Hex;
   const record2 = receipt;
   if (record2.signed_fields?.contract === RECEIPT_CORE_V2) {
+    if (options.coreText !== void 0)
+      return v2HashFromText(options.coreText, receipt.attestations, sha256Hex);
     const core = signedCoreOf(record2);
     if (!core) throw new TypeError("receipt-core-v2 receipt without its declared core");
-    return hashCanonical({ core, attestations: receipt.attestations });
+    return hashCanonical({ core, attestations: receipt.attestations }, sha256Hex);
   }
-  return hashCanonical({
-    evidence: receipt.evidence,
-    policy: receipt.policy,
-    replay: receipt.replay,
-    attestations: receipt.attestations
-  });
+  return hashCanonical(
+    {
+      evidence: receipt.evidence,
+      policy: receipt.policy,
+      replay: receipt.replay,
+      attestations: receipt.attestations
+    },
+    sha256Hex
+  );
 }
 var CONTRACT_FIELDS = {
   [RECEIPT_CORE_V1]: SIGNED_FIELDS_V1,
@@ -45798,6 +45804,7 @@ function signedCoreOf(receipt) {
   }
   return core;
 }
+var v2HashFromText = (coreText, attestations, sha256Hex) => hashText(`{"attestations":${canonicalize2(attestations)},"core":${coreText}}`, sha256Hex);
 
 // src/core/verify.ts
 var isObject2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -45840,9 +45847,15 @@ function verifyReceipt(input2, options) {
     const problem = test(receipt);
     return problem ? { name, layer: "structural", status: "FAIL", detail: problem } : { name, layer: "structural", status: "PASS" };
   });
-  const signature = checkSignature(receipt, options);
+  const { check: signature, coreText } = checkSignature(receipt, options);
   checks.push(signature);
-  checks.push(checkHashIntegrity(receipt, options.ledgerHash));
+  checks.push(
+    checkHashIntegrity(receipt, options.ledgerHash, {
+      sha256Hex: options.sha256Hex,
+      // The v2 receipt hash covers the signed core: its canonical text is reused, not redone.
+      coreText: v2 ? coreText : void 0
+    })
+  );
   checks.push(v2 ? checkLinkageV2(receipt, options) : LINKAGE_V1);
   const facts = signature.status === "PASS" ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
@@ -45976,10 +45989,7 @@ function checkPolicyBinding(facts, expect) {
 }
 function checkSignature(receipt, options) {
   const fail = (detail) => ({
-    name: "signature_valid",
-    layer: "cryptographic",
-    status: "FAIL",
-    detail
+    check: { name: "signature_valid", layer: "cryptographic", status: "FAIL", detail }
   });
   const core = signedCoreOf(receipt);
   if (!core)
@@ -45993,16 +46003,16 @@ function checkSignature(receipt, options) {
   if (!attestation) return fail(`no Ed25519 attestation by key ${options.keyId}`);
   const signature = isString(attestation.signature) ? fromBase64(attestation.signature) : null;
   if (!signature || signature.length !== 64) return fail("signature is not the base64 of 64 bytes");
-  let message;
+  let coreText;
   try {
-    message = canonicalBytes(core);
+    coreText = canonicalize2(core);
   } catch (error63) {
     return fail(`signed core has no canonical form: ${error63.message}`);
   }
   const verify2 = options.verifySignature ?? verifyEd25519Strict;
-  return verify2(signature, message, options.publicKey) ? { name: "signature_valid", layer: "cryptographic", status: "PASS" } : fail("Ed25519 signature does not verify over the signed core");
+  return verify2(signature, utf8Bytes(coreText), options.publicKey) ? { check: { name: "signature_valid", layer: "cryptographic", status: "PASS" }, coreText } : { ...fail("Ed25519 signature does not verify over the signed core"), coreText };
 }
-function checkHashIntegrity(receipt, ledgerHash) {
+function checkHashIntegrity(receipt, ledgerHash, options) {
   const name = "hash_integrity";
   if (ledgerHash === void 0)
     return { name, layer: "ledger", status: "SKIPPED", detail: "no ledger consulted" };
@@ -46015,7 +46025,7 @@ function checkHashIntegrity(receipt, ledgerHash) {
     };
   let recomputed;
   try {
-    recomputed = receiptHash(receipt);
+    recomputed = receiptHash(receipt, options);
   } catch (error63) {
     return {
       name,

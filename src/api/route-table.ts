@@ -1,6 +1,7 @@
 import cors from 'cors';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { SvcError } from '../core/errors.js';
+import { JsonText } from '../services/json-text.js';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { requireKey } from './middleware/rate-limit.js';
@@ -73,7 +74,10 @@ export interface RouteDef<
   errors?: number[];
   /** Extra middleware run before validation (after authentication). */
   before?: RequestHandler[];
-  handle(input: RouteInput<Q, P, B>): Promise<z.input<R> | void> | z.input<R> | void;
+  /** A JsonText result is sent as it is: its shape is the handler's to keep to `schema`. */
+  handle(
+    input: RouteInput<Q, P, B>,
+  ): Promise<z.input<R> | JsonText | void> | z.input<R> | JsonText | void;
 }
 
 /** Keeps the generic parameters of a route literal (TypeScript infers them from the schemas). */
@@ -190,7 +194,11 @@ export function mountRoutes(
         res,
       });
       if (res.headersSent) return;
-      if ('schema' in route.response) res.status(route.response.status).json(result);
+      if (result instanceof JsonText) {
+        // The headers res.json would set: application/json, and send adds the charset.
+        if (!res.get('Content-Type')) res.set('Content-Type', 'application/json');
+        res.status(route.response.status).send(result.text);
+      } else if ('schema' in route.response) res.status(route.response.status).json(result);
       else if ('empty' in route.response) res.status(route.response.status).end();
     };
     const label: RequestHandler = (_req, res, next) => {

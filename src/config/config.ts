@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -123,6 +124,11 @@ const envSchema = z.object({
   SVC_SIGNUP_LIMIT_PER_HOUR: hourlyLimit.default(20),
   SVC_TRUST_PROXY: trustProxy.default(false),
   SVC_PUBLIC_READS: boolean.default(true),
+  SVC_WORKERS: z
+    .string()
+    .regex(/^(auto|[1-9]\d{0,2})$/, { error: 'must be "auto" or a number of processes, 1-999' })
+    .transform((v) => (v === 'auto' ? availableParallelism() : Number(v)))
+    .default(1),
   // The production store; the embedded SQLite store when unset.
   MONGODB_URI: z
     .string()
@@ -168,6 +174,8 @@ export interface Config {
   trustProxy: false | number | string[];
   /** Whether ledger reads (search, analytics, metrics, ...) need no API key. */
   publicReads: boolean;
+  /** HTTP worker processes sharing the port (node:cluster); 1 serves from this process. */
+  workers: number;
   /** The MongoDB deployment (a replica set) to store everything in; unset: embedded SQLite. */
   mongodbUri?: string;
   /** The database; default: the URI's, else `svc`. */
@@ -223,6 +231,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signupLimitPerHour: e.SVC_SIGNUP_LIMIT_PER_HOUR,
     trustProxy: e.SVC_TRUST_PROXY,
     publicReads: e.SVC_PUBLIC_READS,
+    workers: e.SVC_WORKERS,
     mongodbUri: e.MONGODB_URI,
     mongodbDatabase: e.MONGODB_DATABASE,
   };

@@ -16,8 +16,24 @@ export function canonicalize(value: unknown): string {
 
 export const canonicalBytes = (value: unknown): Uint8Array => utf8Bytes(canonicalize(value));
 
+/**
+ * SHA-256 over the UTF-8 bytes of a text, as lowercase hex. The core hashes through this type
+ * and never imports `node:*`, so the CLI, the Action and browsers run it on @noble/hashes
+ * (the default everywhere below); the server passes node:crypto's, about three times faster,
+ * where it calls the core.
+ */
+export type Sha256Hex = (text: string) => string;
+
+/** The portable SHA-256 (@noble/hashes): the default wherever the core hashes. */
+export const portableSha256Hex: Sha256Hex = (text) => toHex(sha256(utf8Bytes(text)));
+
+/** "sha256:" + the hex SHA-256 of a text that is already canonical. */
+export const hashText = (text: string, sha256Hex: Sha256Hex = portableSha256Hex): string =>
+  `sha256:${sha256Hex(text)}`;
+
 /** `H(x)` of the receipt contract: "sha256:" + lowercase hex of SHA-256 over JCS(x). */
-export const hashCanonical = (value: unknown): string => sha256Prefixed(canonicalBytes(value));
+export const hashCanonical = (value: unknown, sha256Hex: Sha256Hex = portableSha256Hex): string =>
+  hashText(canonicalize(value), sha256Hex);
 
 export const sha256Prefixed = (bytes: Uint8Array): string => `sha256:${toHex(sha256(bytes))}`;
 

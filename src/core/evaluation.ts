@@ -1,5 +1,4 @@
-import { canonicalize, hashCanonical, sha256Prefixed } from './canonical.js';
-import { utf8Bytes } from './encoding.js';
+import { canonicalize, hashText, portableSha256Hex, type Sha256Hex } from './canonical.js';
 import type { ClaimInput } from './claim-schema.js';
 import { evaluatePolicy, type PolicyOutcome, type Verdict } from './policy.js';
 import type { PolicyConfig } from './policy-config.js';
@@ -15,6 +14,8 @@ export interface ReplayOutcome {
 export interface Evaluation {
   inputs_hash: string;
   config: PolicyConfig;
+  /** H(config): what a receipt-core-v2 signs as `policy.config_hash`. */
+  config_hash: string;
   policy: PolicyOutcome;
   replay: ReplayOutcome;
   admissibility: { status: AdmissibilityStatus; reason: string };
@@ -25,31 +26,50 @@ export function replayHash(
   inputsHash: string,
   config: PolicyConfig,
   outcome: PolicyOutcome,
+  sha256Hex: Sha256Hex = portableSha256Hex,
 ): string {
-  return hashCanonical({
-    inputs_hash: inputsHash,
-    policy: config,
-    verdict: outcome.verdict,
-    rules: outcome.rules,
-  });
+  return replayHashOfText(inputsHash, canonicalize(config), outcome, sha256Hex);
 }
+
+// JCS of { inputs_hash, policy, rules, verdict } is its members' canonical texts under keys in
+// that (sorted) order, so the config's canonical text, computed once per evaluation, is spliced
+// in rather than recomputed for each of the two hashes.
+const replayHashOfText = (
+  inputsHash: string,
+  configText: string,
+  outcome: PolicyOutcome,
+  sha256Hex: Sha256Hex,
+): string =>
+  hashText(
+    `{"inputs_hash":${canonicalize(inputsHash)},"policy":${configText},` +
+      `"rules":${canonicalize(outcome.rules)},"verdict":${canonicalize(outcome.verdict)}}`,
+    sha256Hex,
+  );
 
 /**
  * Evaluates a validated claim under an effective policy and checks that a second, fresh
- * evaluation from the claim's canonical bytes reproduces it (contract §5).
+ * evaluation from the claim's canonical bytes reproduces it (contract §5). Each of the claim
+ * and the config is canonicalized once; `sha256Hex` defaults to the portable implementation.
  */
-export function evaluateClaim(claim: ClaimInput, config: PolicyConfig): Evaluation {
+export function evaluateClaim(
+  claim: ClaimInput,
+  config: PolicyConfig,
+  sha256Hex: Sha256Hex = portableSha256Hex,
+): Evaluation {
   // One canonical form serves both the evidence commitment and the replay, which starts
   // from exactly these bytes.
   const canonicalClaim = canonicalize(claim);
-  const inputsHash = sha256Prefixed(utf8Bytes(canonicalClaim));
+  const inputsHash = hashText(canonicalClaim, sha256Hex);
+  const configText = canonicalize(config);
   const first = evaluatePolicy(claim, config);
-  const firstHash = replayHash(inputsHash, config, first);
+  const firstHash = replayHashOfText(inputsHash, configText, first, sha256Hex);
 
   const replayedClaim = JSON.parse(canonicalClaim) as ClaimInput;
-  const replayedConfig = JSON.parse(canonicalize(config)) as PolicyConfig;
+  const replayedConfig = JSON.parse(configText) as PolicyConfig;
   const second = evaluatePolicy(replayedClaim, replayedConfig);
-  const deterministic = replayHash(inputsHash, replayedConfig, second) === firstHash;
+  // replayedConfig is parsed from configText, and JCS of a value parsed from canonical text is
+  // that text again: the replay's hash reuses it, and differs only if the outcome does.
+  const deterministic = replayHashOfText(inputsHash, configText, second, sha256Hex) === firstHash;
 
   const expected = claim.expected_replay_match;
   const passed = expected === undefined ? deterministic : deterministic === expected;
@@ -57,6 +77,7 @@ export function evaluateClaim(claim: ClaimInput, config: PolicyConfig): Evaluati
   return {
     inputs_hash: inputsHash,
     config,
+    config_hash: hashText(configText, sha256Hex),
     policy: first,
     replay,
     admissibility: admissibilityOf(first.verdict, replay, config, expected),

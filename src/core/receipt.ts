@@ -1,4 +1,11 @@
-import { canonicalBytes, canonicalize, hashCanonical, sha256Prefixed } from './canonical.js';
+import {
+  canonicalBytes,
+  canonicalize,
+  hashCanonical,
+  hashText,
+  portableSha256Hex,
+  type Sha256Hex,
+} from './canonical.js';
 import type { ClaimInput } from './claim-schema.js';
 import { toBase64, utf8Bytes } from './encoding.js';
 import type { z } from 'zod';
@@ -147,19 +154,27 @@ export function signReceipt(core: ReceiptCore, signer: ReceiptSigner): Unchained
  */
 export function receiptHash(
   receipt: Pick<Receipt, 'evidence' | 'policy' | 'replay' | 'attestations'>,
+  options: { sha256Hex?: Sha256Hex; coreText?: string } = {},
 ): string {
+  const sha256Hex = options.sha256Hex ?? portableSha256Hex;
   const record = receipt as unknown as Record<string, unknown>;
   if ((record.signed_fields as { contract?: unknown } | undefined)?.contract === RECEIPT_CORE_V2) {
+    // A verifier that canonicalized the core for the signature passes that text in.
+    if (options.coreText !== undefined)
+      return v2HashFromText(options.coreText, receipt.attestations, sha256Hex);
     const core = signedCoreOf(record);
     if (!core) throw new TypeError('receipt-core-v2 receipt without its declared core');
-    return hashCanonical({ core, attestations: receipt.attestations });
+    return hashCanonical({ core, attestations: receipt.attestations }, sha256Hex);
   }
-  return hashCanonical({
-    evidence: receipt.evidence,
-    policy: receipt.policy,
-    replay: receipt.replay,
-    attestations: receipt.attestations,
-  });
+  return hashCanonical(
+    {
+      evidence: receipt.evidence,
+      policy: receipt.policy,
+      replay: receipt.replay,
+      attestations: receipt.attestations,
+    },
+    sha256Hex,
+  );
 }
 
 /**
@@ -243,7 +258,7 @@ export function buildReceiptDraft(input: {
 export function sealReceipt(
   draft: ReceiptDraft,
   head: ChainHead,
-  options: { signer: ReceiptSigner; log: string },
+  options: { signer: ReceiptSigner; log: string; sha256Hex?: Sha256Hex },
 ): Receipt {
   const position: SignedPosition = {
     log: options.log,
@@ -266,12 +281,12 @@ export function sealReceipt(
     chain: {
       sequence: position.sequence,
       previous_receipt_hash: position.previous_receipt_hash,
-      receipt_hash: v2HashFromText(coreText, attestations),
+      receipt_hash: v2HashFromText(coreText, attestations, options.sha256Hex ?? portableSha256Hex),
     },
   };
 }
 
 // JCS of {core, attestations} is the two canonical texts under sorted keys ("attestations"
 // sorts before "core"), so the already canonical core text is spliced in, not recomputed.
-const v2HashFromText = (coreText: string, attestations: unknown): string =>
-  sha256Prefixed(utf8Bytes(`{"attestations":${canonicalize(attestations)},"core":${coreText}}`));
+const v2HashFromText = (coreText: string, attestations: unknown, sha256Hex: Sha256Hex): string =>
+  hashText(`{"attestations":${canonicalize(attestations)},"core":${coreText}}`, sha256Hex);

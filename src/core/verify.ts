@@ -1,7 +1,7 @@
-import { canonicalBytes, HASH_PATTERN } from './canonical.js';
+import { canonicalize, HASH_PATTERN, type Sha256Hex } from './canonical.js';
 import { SOURCE_TYPES } from './claim-schema.js';
 import { verifyEd25519Strict } from './ed25519.js';
-import { fromBase64 } from './encoding.js';
+import { fromBase64, utf8Bytes } from './encoding.js';
 import {
   contractOf,
   RECEIPT_CORE_V2,
@@ -75,6 +75,8 @@ export interface VerifyOptions {
   previousLedgerHash?: string | null;
   /** The ledger's origin; when given, a v2 receipt's `position.log` must equal it. */
   logOrigin?: string;
+  /** Defaults to the portable SHA-256; the server passes node:crypto's. */
+  sha256Hex?: Sha256Hex;
   expect?: VerifyExpectations;
 }
 
@@ -166,9 +168,15 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
       ? { name, layer: 'structural', status: 'FAIL', detail: problem }
       : { name, layer: 'structural', status: 'PASS' };
   });
-  const signature = checkSignature(receipt, options);
+  const { check: signature, coreText } = checkSignature(receipt, options);
   checks.push(signature);
-  checks.push(checkHashIntegrity(receipt, options.ledgerHash));
+  checks.push(
+    checkHashIntegrity(receipt, options.ledgerHash, {
+      sha256Hex: options.sha256Hex,
+      // The v2 receipt hash covers the signed core: its canonical text is reused, not redone.
+      coreText: v2 ? coreText : undefined,
+    }),
+  );
   checks.push(v2 ? checkLinkageV2(receipt, options) : LINKAGE_V1);
   const facts = signature.status === 'PASS' ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
@@ -346,12 +354,12 @@ function checkPolicyBinding(
     : { name, layer: 'cryptographic', status: 'PASS' };
 }
 
-function checkSignature(receipt: Json, options: VerifyOptions): VerifyCheck {
-  const fail = (detail: string): VerifyCheck => ({
-    name: 'signature_valid',
-    layer: 'cryptographic',
-    status: 'FAIL',
-    detail,
+function checkSignature(
+  receipt: Json,
+  options: VerifyOptions,
+): { check: VerifyCheck; coreText?: string } {
+  const fail = (detail: string) => ({
+    check: { name: 'signature_valid', layer: 'cryptographic', status: 'FAIL', detail } as const,
   });
   const core = signedCoreOf(receipt);
   if (!core)
@@ -367,19 +375,23 @@ function checkSignature(receipt: Json, options: VerifyOptions): VerifyCheck {
   if (!attestation) return fail(`no Ed25519 attestation by key ${options.keyId}`);
   const signature = isString(attestation.signature) ? fromBase64(attestation.signature) : null;
   if (!signature || signature.length !== 64) return fail('signature is not the base64 of 64 bytes');
-  let message: Uint8Array;
+  let coreText: string;
   try {
-    message = canonicalBytes(core);
+    coreText = canonicalize(core);
   } catch (error) {
     return fail(`signed core has no canonical form: ${(error as Error).message}`);
   }
   const verify = options.verifySignature ?? verifyEd25519Strict;
-  return verify(signature, message, options.publicKey)
-    ? { name: 'signature_valid', layer: 'cryptographic', status: 'PASS' }
-    : fail('Ed25519 signature does not verify over the signed core');
+  return verify(signature, utf8Bytes(coreText), options.publicKey)
+    ? { check: { name: 'signature_valid', layer: 'cryptographic', status: 'PASS' }, coreText }
+    : { ...fail('Ed25519 signature does not verify over the signed core'), coreText };
 }
 
-function checkHashIntegrity(receipt: Json, ledgerHash: string | null | undefined): VerifyCheck {
+function checkHashIntegrity(
+  receipt: Json,
+  ledgerHash: string | null | undefined,
+  options: { sha256Hex?: Sha256Hex; coreText?: string },
+): VerifyCheck {
   const name = 'hash_integrity';
   if (ledgerHash === undefined)
     return { name, layer: 'ledger', status: 'SKIPPED', detail: 'no ledger consulted' };
@@ -392,7 +404,7 @@ function checkHashIntegrity(receipt: Json, ledgerHash: string | null | undefined
     };
   let recomputed: string;
   try {
-    recomputed = receiptHash(receipt as unknown as Receipt);
+    recomputed = receiptHash(receipt as unknown as Receipt, options);
   } catch (error) {
     return {
       name,

@@ -16,6 +16,12 @@ export interface ReceiptFilter {
   until?: string;
 }
 
+/** A stored receipt's JSON text and its chain sequence. */
+export interface StoredReceiptJson {
+  sequence: number;
+  json: string;
+}
+
 export interface SequencePage {
   /** Continue after this sequence in the listing's order. */
   after?: number;
@@ -71,6 +77,11 @@ export interface LedgerTotals {
 export interface LedgerQueries {
   /** Receipts matching every given filter, in sequence order (either direction). */
   search(filter: ReceiptFilter, page: SequencePage): Promise<Receipt[]>;
+  /**
+   * The same receipts as `search`, as the JSON text the store keeps (JSON.stringify of the
+   * receipt as issued): a listing sends it on without parsing and serializing it again.
+   */
+  searchJson(filter: ReceiptFilter, page: SequencePage): Promise<StoredReceiptJson[]>;
   /** The entries among the given receipt ids that exist, in sequence order. */
   getMany(receiptIds: string[]): Promise<LedgerEntry[]>;
   /** A pull request's receipts in sequence order, at most `limit`. */

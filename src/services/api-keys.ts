@@ -23,11 +23,46 @@ export interface IssuedKey {
 }
 
 /**
+ * How long an authenticated key's record is reused without asking the store, and how many
+ * are kept. A tier change or revocation made elsewhere (the operator CLI, another worker
+ * process) takes effect within this bound; rotation and revocation through this process's
+ * API take effect at once. Documented in docs/API.md and docs/SECURITY.md.
+ */
+export const AUTH_CACHE_TTL_MS = 5_000;
+export const AUTH_CACHE_MAX_KEYS = 4_096;
+
+interface CachedKey {
+  record: ApiKeyRecord;
+  expiresAt: number;
+}
+
+/**
  * API keys. The raw key exists only in the response that issues it: the store keeps its
  * SHA-256 digest, so a copy of the database lets no one act as a key holder.
  */
 export class ApiKeyService {
-  constructor(private readonly deps: { keys: ApiKeyStore; clock: Clock }) {}
+  // By digest, least recently used first (a Map keeps insertion order; a hit re-inserts).
+  // Only live keys are cached: an unknown or revoked key asks the store every time.
+  private readonly cache = new Map<string, CachedKey>();
+  private readonly ttlMs: number;
+  private readonly maxKeys: number;
+
+  constructor(
+    private readonly deps: {
+      keys: ApiKeyStore;
+      clock: Clock;
+      /** Bounds of the authentication cache; 0 turns it off. */
+      cache?: { ttlMs?: number; maxKeys?: number };
+    },
+  ) {
+    this.ttlMs = deps.cache?.ttlMs ?? AUTH_CACHE_TTL_MS;
+    this.maxKeys = deps.cache?.maxKeys ?? AUTH_CACHE_MAX_KEYS;
+  }
+
+  /** Keys held by the authentication cache now (for tests of its bound). */
+  get cachedKeys(): number {
+    return this.cache.size;
+  }
 
   /**
    * Issues a key for an email that has none. An email with an active key is 409
@@ -67,28 +102,58 @@ export class ApiKeyService {
   async authenticate(rawKey: string): Promise<ApiKeyRecord | null> {
     if (!API_KEY_PATTERN.test(rawKey)) return null;
     const digest = digestOf(rawKey);
+    const now = this.deps.clock.now();
+    const cached = this.cache.get(digest);
+    if (cached) {
+      this.cache.delete(digest);
+      // The map is keyed by the digest just computed from the presented key: a hit is a
+      // match of the full digest, as the store's index lookup is.
+      if (cached.expiresAt > now) {
+        this.cache.set(digest, cached);
+        return cached.record;
+      }
+    }
     const record = await this.deps.keys.findByDigest(digest);
     if (!record || record.revokedAt !== null) return null;
     // The index lookup already matched; the constant-time comparison keeps the final
     // decision free of data-dependent timing all the same.
     const ok = timingSafeEqual(Buffer.from(record.keyDigest, 'hex'), Buffer.from(digest, 'hex'));
-    return ok ? record : null;
+    if (!ok) return null;
+    if (this.ttlMs > 0 && this.maxKeys > 0) {
+      this.cache.set(digest, { record, expiresAt: now + this.ttlMs });
+      // Bounded: the least recently used key leaves first.
+      while (this.cache.size > this.maxKeys) this.cache.delete(this.cache.keys().next().value!);
+    }
+    return record;
   }
 
   /** A new key for the same account (tier, lock and ownership kept); the old one is revoked. */
   async rotate(current: ApiKeyRecord): Promise<IssuedKey> {
     const { apiKey, record } = this.newKey(current);
     const stored = await this.deps.keys.rotate(current.keyId, record, this.now());
+    // After the write: a lookup that raced it cannot leave the old record cached.
+    this.forget((r) => r.keyId === current.keyId);
     if (!stored) throw new SvcError('unauthorized', 'This API key was revoked');
     return { apiKey, record: stored };
   }
 
   async revoke(keyId: string): Promise<boolean> {
-    return this.deps.keys.revoke(keyId, this.now());
+    const revoked = await this.deps.keys.revoke(keyId, this.now());
+    this.forget((r) => r.keyId === keyId);
+    return revoked;
   }
 
   async setTier(email: string, tier: Tier): Promise<ApiKeyRecord | null> {
-    return this.deps.keys.setTier(normalizeEmail(email), tier, this.now());
+    const normalized = normalizeEmail(email);
+    const record = await this.deps.keys.setTier(normalized, tier, this.now());
+    this.forget((r) => r.email === normalized);
+    return record;
+  }
+
+  /** Drops cached records at once, for changes made through this process. */
+  private forget(matches: (record: ApiKeyRecord) => boolean): void {
+    for (const [digest, cached] of this.cache)
+      if (matches(cached.record)) this.cache.delete(digest);
   }
 
   /** An active key by its key_id or its account's email, for operator commands. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
-import { hashCanonical } from '../core/canonical.js';
+import { hashCanonical, portableSha256Hex, type Sha256Hex } from '../core/canonical.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { SvcError } from '../core/errors.js';
 import { evaluateClaim, type Evaluation } from '../core/evaluation.js';
@@ -70,13 +70,17 @@ export interface ClaimServiceDeps {
   clock: Clock;
   /** The ledger's origin, signed into every receipt's position (contract §8). */
   logOrigin: string;
+  /** SHA-256 for every hash of the evaluate path; default the portable one. */
+  sha256Hex?: Sha256Hex;
 }
 
 export class ClaimService {
   private readonly nextUlid: (seedTime?: number) => string;
+  private readonly sha256Hex: Sha256Hex;
 
   constructor(private readonly deps: ClaimServiceDeps) {
     this.nextUlid = monotonicFactory(pooledRandom());
+    this.sha256Hex = deps.sha256Hex ?? portableSha256Hex;
   }
 
   /**
@@ -89,7 +93,10 @@ export class ClaimService {
   ): Promise<{ response: EvaluateResponse; replayed: boolean }> {
     const existing = await this.deps.ledger.getByClaimId(context.scope, claim.claim_id);
     if (existing)
-      return { response: this.replayed(existing, hashCanonical(claim)), replayed: true };
+      return {
+        response: this.replayed(existing, hashCanonical(claim, this.sha256Hex)),
+        replayed: true,
+      };
 
     const { evaluation, draft } = await this.draft(claim, context, 'dr-');
     const stored = {
@@ -97,7 +104,11 @@ export class ClaimService {
       replay: evaluation.replay,
       config: evaluation.config,
     };
-    const signing = { signer: this.deps.serverKey, log: this.deps.logOrigin };
+    const signing = {
+      signer: this.deps.serverKey,
+      log: this.deps.logOrigin,
+      sha256Hex: this.sha256Hex,
+    };
     // receipt-core-v2 signs the position, so signing happens inside the store's serialized
     // append, at the head the receipt extends; a store retrying after a conflict re-signs.
     const result = await this.deps.ledger.append({
@@ -133,15 +144,16 @@ export class ClaimService {
     context: SubmitterContext,
     prefix: string,
   ): Promise<{ evaluation: Evaluation; draft: ReceiptDraft }> {
-    const { config, applied } = await this.effectivePolicy(claim, context);
-    const evaluation = evaluateClaim(claim, config);
+    const { config, name, overrides } = await this.effectivePolicy(claim, context);
+    const evaluation = evaluateClaim(claim, config, this.sha256Hex);
     const now = this.deps.clock.now();
     const draft = buildReceiptDraft({
       receiptId: `${prefix}${this.nextUlid(now)}`,
       issuedAt: new Date(now).toISOString(),
       claim,
       evaluation,
-      policy: applied,
+      // The evaluation hashed the config's canonical text already.
+      policy: { name, config_hash: evaluation.config_hash, overrides },
       submitter: context.submitter,
     });
     return { evaluation, draft };
@@ -155,7 +167,7 @@ export class ClaimService {
   private async effectivePolicy(
     claim: ClaimInput,
     context: SubmitterContext,
-  ): Promise<{ config: PolicyConfig; applied: AppliedPolicy }> {
+  ): Promise<{ config: PolicyConfig } & Omit<AppliedPolicy, 'config_hash'>> {
     const name = context.lockedPolicy ?? claim.policy ?? 'default';
     // A lock names a built-in or shared policy: the locked account's own policies never
     // stand in for it, so the gated agent cannot write its own gate.
@@ -176,10 +188,7 @@ export class ClaimService {
       { ...policy, overrides: mode },
       claim.policyConfig,
     );
-    return {
-      config,
-      applied: { name, config_hash: hashCanonical(config), overrides: overridden },
-    };
+    return { config, name, overrides: overridden };
   }
 
   private replayed(entry: LedgerEntry, inputsHash: string): EvaluateResponse {

@@ -1,19 +1,9 @@
 import type { Clock } from '../ports/clock.js';
+import type { LimitStatus, RateLimiter } from '../ports/rate-limiter.js';
 
 export const HOUR_MS = 60 * 60 * 1000;
 
-export interface LimitStatus {
-  allowed: boolean;
-  /** The hourly cap; Infinity for unlimited tiers. */
-  limit: number;
-  remaining: number;
-  /** Requests counted in the current window. */
-  used: number;
-  /** Seconds until one more request fits; set when the request was refused. */
-  retryAfterSeconds?: number;
-  /** When the window is empty again (ms since epoch), null when it is empty now. */
-  resetAt: number | null;
-}
+export type { LimitStatus } from '../ports/rate-limiter.js';
 
 interface Window {
   times: number[];
@@ -23,9 +13,10 @@ interface Window {
 /**
  * An exact sliding-window log: a client's window holds the times of its accepted requests of
  * the last hour, never more than its limit, so memory per client is bounded by its tier.
- * Unlimited clients keep no log. State is per process (docs/API.md, "Rate limits").
+ * Unlimited clients keep no log. State is per process (docs/API.md, "Rate limits"); several
+ * worker processes share a SqliteWindowLimiter instead.
  */
-export class SlidingWindowLimiter {
+export class SlidingWindowLimiter implements RateLimiter {
   // Key windows are never evicted (keys are few, and forgetting one would reset its budget);
   // windows of addresses are capped, since anyone can make up new addresses.
   private readonly keyWindows = new Map<string, Window>();

@@ -1,3 +1,4 @@
+import type { Sha256Hex } from '../core/canonical.js';
 import { verifyReceipt, type VerifyExpectations, type VerifyResult } from '../core/verify.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { ServerKey } from '../ports/signer.js';
@@ -8,7 +9,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 /** The issuer-operated verify of the spec: all three layers, the ledger consulted. */
 export async function verifyAgainstLedger(
   receipt: unknown,
-  deps: { ledger: LedgerStore; serverKey: ServerKey; logOrigin: string },
+  deps: { ledger: LedgerStore; serverKey: ServerKey; logOrigin: string; sha256Hex?: Sha256Hex },
   expect: VerifyExpectations = {},
 ): Promise<VerifyResult> {
   const record = isObject(receipt) ? receipt : {};
@@ -27,6 +28,7 @@ export async function verifyAgainstLedger(
     ledgerHash: receiptId === null ? null : await deps.ledger.receiptHashOf(receiptId),
     previousLedgerHash: previous,
     logOrigin: deps.logOrigin,
+    sha256Hex: deps.sha256Hex,
     expect,
   });
 }

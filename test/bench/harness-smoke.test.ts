@@ -14,6 +14,12 @@ interface Scenario {
   kind: string;
   status: 'ok' | 'missing' | 'error';
   rps: number | null;
+  cpu_seconds: number | null;
+  cpu_us_per_request: number | null;
+  cpu_ratio_to_express: number | null;
+  peak_rss_mb: number | null;
+  hwm_rss_mb: number | null;
+  loadavg_end: number[] | null;
   detail?: string;
 }
 
@@ -54,7 +60,11 @@ describe('benchmark harness', () => {
       cwd: ROOT,
     });
     const out = join(workDir, 'latest.json');
-    const run = await runHarness(['--smoke', '--out', out, '--no-docs'], 150_000);
+    // One second per scenario: long enough to be answered on a busy machine.
+    const run = await runHarness(
+      ['--smoke', '--duration', '1', '--out', out, '--no-docs'],
+      150_000,
+    );
     expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({
       code: 0,
       output: '',
@@ -94,10 +104,58 @@ describe('benchmark harness', () => {
       });
       expect(typeof s.rps).toBe('number');
       expect(s.rps).toBeGreaterThan(0);
+      // CPU and memory come from /proc (Linux, where CI runs). A 0.3 s window may fall within
+      // one clock tick, so the CPU may read 0, never negative; memory is always resident.
+      expect(typeof s.cpu_seconds).toBe('number');
+      expect(s.cpu_seconds).toBeGreaterThanOrEqual(0);
+      expect(typeof s.cpu_us_per_request).toBe('number');
+      expect(s.cpu_us_per_request).toBeGreaterThanOrEqual(0);
+      expect(s.peak_rss_mb).toBeGreaterThan(0);
+      expect(s.hwm_rss_mb).toBeGreaterThan(0);
+      expect(s.loadavg_end).toHaveLength(3);
     }
+    const express = results.scenarios.find((s) => s.kind === 'baseline-express')!;
+    const evaluate = results.scenarios.find((s) => s.id === 'evaluate@empty')!;
+    // The multiple needs a nonzero Express figure, which a smoke window may not reach.
+    if (express.cpu_us_per_request! > 0)
+      expect(typeof evaluate.cpu_ratio_to_express).toBe('number');
 
     expect(results.micro.length).toBeGreaterThan(0);
     for (const m of results.micro) expect(m.ops_per_s).toBeGreaterThan(0);
     expect(results.goals.length).toBeGreaterThan(0);
-  }, 240_000);
+
+    // Two service workers: the same figures, CPU and memory summed over both processes.
+    const workersOut = join(workDir, 'workers.json');
+    const workers = await runHarness(
+      [
+        '--smoke',
+        '--duration',
+        '1',
+        '--only',
+        'evaluate@empty',
+        '--workers',
+        '2',
+        '--out',
+        workersOut,
+        '--no-docs',
+      ],
+      60_000,
+    );
+    expect({ code: workers.code, output: workers.code === 0 ? '' : workers.output }).toEqual({
+      code: 0,
+      output: '',
+    });
+    const two = JSON.parse(readFileSync(workersOut, 'utf8')) as {
+      settings: { workers: number };
+      scenarios: Scenario[];
+    };
+    expect(two.settings.workers).toBe(2);
+    const spread = two.scenarios.find((s) => s.id === 'evaluate@empty')!;
+    expect(spread.status).toBe('ok');
+    expect(spread.rps).toBeGreaterThan(0);
+    expect(typeof spread.cpu_us_per_request).toBe('number');
+    // The resident sizes of the primary and both workers are summed: more than the largest
+    // any one of them ever had (VmHWM).
+    expect(spread.peak_rss_mb!).toBeGreaterThan(spread.hwm_rss_mb!);
+  }, 300_000);
 });

@@ -108,6 +108,10 @@ const day = (d: number, h: number) => new Date(Date.UTC(2026, 2, 1 + d, h, 0, 0)
         `search q=${JSON.stringify(text)}`,
         (q) => q.search({ q: text }, { limit: 100, order: 'desc' }),
       ]),
+      [
+        'search as stored JSON text',
+        (q) => q.searchJson({ q: 'merg' }, { limit: 10, order: 'desc' }),
+      ],
       ['search by agent', (q) => q.search({ agent: 'bot-a' }, { limit: 100, order: 'asc' })],
       [
         'search by repository',

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import request from 'supertest';
 import { createApp } from '../../src/app.js';
-import { systemClock } from '../../src/ports/clock.js';
+import { AUTH_CACHE_TTL_MS } from '../../src/services/api-keys.js';
 import { createAesGcmBox, loadKeyEncryptionSecret } from '../../src/secrets/key-encryption.js';
 import { loadServerKey } from '../../src/secrets/server-key.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
@@ -30,6 +30,10 @@ describe('svc operator CLI and process entry', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  // System time, moved forward by a test to let cached key records expire.
+  let skewMs = 0;
+  const clock = { now: () => Date.now() + skewMs };
+
   function appOnDataDir() {
     const store = openSqliteStore(join(dataDir, 'ledger.db'));
     const app = createApp({
@@ -42,7 +46,7 @@ describe('svc operator CLI and process entry', () => {
       store,
       serverKey: loadServerKey({ dataDir }).key,
       box: createAesGcmBox(loadKeyEncryptionSecret({ dataDir }).secret),
-      clock: systemClock,
+      clock,
       logger: pino({ level: 'silent' }),
     });
     return { app, store };
@@ -74,7 +78,7 @@ describe('svc operator CLI and process entry', () => {
     }
   });
 
-  it('changes the tier of an existing key, which the service then applies', async () => {
+  it('changes the tier of an existing key, which the service applies within its cache bound', async () => {
     const { app, store } = appOnDataDir();
     try {
       const signup = await request(app).post('/v1/signup').send({ email: 'Ops@Example.com' });
@@ -88,6 +92,8 @@ describe('svc operator CLI and process entry', () => {
         `${signup.body.key_id}  ops@example.com  tier pilot (10000 requests/hour)  policy -  created `,
       );
 
+      // The service authenticated the key before: its cached record holds for the bound.
+      skewMs += AUTH_CACHE_TTL_MS;
       const account = await request(app).get('/v1/account').set('X-API-Key', key);
       expect(account.body).toMatchObject({ tier: 'pilot', limit: 10000 });
       expect(account.headers['x-ratelimit-limit']).toBe('10000');

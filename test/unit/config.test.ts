@@ -1,4 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 
@@ -31,6 +32,14 @@ describe('loadConfig', () => {
       publicReads: true,
       trustProxy: false,
     });
+  });
+
+  it('reads SVC_WORKERS as a count of processes, auto as the cores', () => {
+    expect(loadConfig({}).workers).toBe(1);
+    expect(loadConfig({ SVC_WORKERS: '3' }).workers).toBe(3);
+    expect(loadConfig({ SVC_WORKERS: 'auto' }).workers).toBe(availableParallelism());
+    for (const bad of ['0', '-1', '1.5', 'all', '1000'])
+      expect(configError({ SVC_WORKERS: bad }).message).toContain('SVC_WORKERS');
   });
 
   it('does not read process.env when given an environment', () => {

@@ -2,11 +2,11 @@ import type { Request, RequestHandler, Response } from 'express';
 import { SvcError } from '../../core/errors.js';
 import { clientAddress } from '../client-address.js';
 import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
-import type { LimitStatus, SlidingWindowLimiter } from '../../services/rate-limiter.js';
+import type { LimitStatus, RateLimiter } from '../../ports/rate-limiter.js';
 
 export interface LimitDeps {
   apiKeys: ApiKeyService;
-  limiter: SlidingWindowLimiter;
+  limiter: RateLimiter;
   anonLimitPerHour: number;
   signupLimitPerHour: number;
   /** Told of every refusal, by the limit that refused: key, address or signup. */

@@ -1,7 +1,7 @@
 import type { LedgerStore } from '../../ports/ledger-store.js';
 import type { WebhookStore } from '../../ports/webhook-store.js';
 import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
-import type { SlidingWindowLimiter } from '../../services/rate-limiter.js';
+import type { RateLimiter } from '../../ports/rate-limiter.js';
 import { limitSignups, type LimitDeps } from '../middleware/rate-limit.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import {
@@ -18,7 +18,7 @@ export function accountRoutes(
   deps: LimitDeps & {
     apiKeys: ApiKeyService;
     ledger: LedgerStore;
-    limiter: SlidingWindowLimiter;
+    limiter: RateLimiter;
     webhooks: WebhookStore;
   },
 ): RouteDef[] {

@@ -1,3 +1,4 @@
+import type { Sha256Hex } from '../../core/canonical.js';
 import type { LedgerStore } from '../../ports/ledger-store.js';
 import type { ServerKey } from '../../ports/signer.js';
 import { verifyAgainstLedger } from '../../services/verification.js';
@@ -9,6 +10,7 @@ export function verifyRoutes(deps: {
   ledger: LedgerStore;
   serverKey: ServerKey;
   logOrigin: string;
+  sha256Hex?: Sha256Hex;
 }): RouteDef[] {
   return [
     defineRoute({

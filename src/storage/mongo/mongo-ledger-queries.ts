@@ -10,6 +10,7 @@ import type {
   ReceiptFilter,
   RepositorySummary,
   SequencePage,
+  StoredReceiptJson,
   TimelineRow,
   VerdictCounts,
 } from '../../ports/ledger-queries.js';
@@ -53,14 +54,19 @@ export class MongoLedgerQueries implements LedgerQueries {
   }
 
   async search(filter: ReceiptFilter, page: SequencePage): Promise<Receipt[]> {
+    return (await this.searchJson(filter, page)).map((row) => JSON.parse(row.json) as Receipt);
+  }
+
+  async searchJson(filter: ReceiptFilter, page: SequencePage): Promise<StoredReceiptJson[]> {
     const query = searchQuery(filter, page);
     if (!query || page.limit <= 0) return [];
+    // Only the receipt's text: a listing never needs the stored claim or evaluation.
     const docs = await this.receipts
-      .find(query.filter, { projection: { _id: 0, receipt_json: 1 } })
+      .find(query.filter, { projection: { _id: 0, sequence: 1, receipt_json: 1 } })
       .sort(query.sort)
       .limit(page.limit)
       .toArray();
-    return docs.map((doc) => JSON.parse(doc.receipt_json) as Receipt);
+    return docs.map((doc) => ({ sequence: doc.sequence, json: doc.receipt_json }));
   }
 
   async getMany(receiptIds: string[]): Promise<LedgerEntry[]> {

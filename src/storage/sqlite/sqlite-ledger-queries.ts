@@ -10,6 +10,7 @@ import type {
   ReceiptFilter,
   RepositorySummary,
   SequencePage,
+  StoredReceiptJson,
   TimelineRow,
   VerdictCounts,
 } from '../../ports/ledger-queries.js';
@@ -67,6 +68,10 @@ export class SqliteLedgerQueries implements LedgerQueries {
   }
 
   async search(filter: ReceiptFilter, page: SequencePage): Promise<Receipt[]> {
+    return (await this.searchJson(filter, page)).map((row) => JSON.parse(row.json) as Receipt);
+  }
+
+  async searchJson(filter: ReceiptFilter, page: SequencePage): Promise<StoredReceiptJson[]> {
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: page.limit };
     const q = filter.q === undefined ? '' : ftsQuery(filter.q);
@@ -109,12 +114,10 @@ export class SqliteLedgerQueries implements LedgerQueries {
       ? 'receipts_fts JOIN receipts ON receipts.sequence = receipts_fts.rowid'
       : `receipts${byTimeOnly ? ' INDEXED BY receipts_issued_at' : ''}`;
     // Only the receipt column: a listing never needs the stored claim or evaluation.
-    const sql = `SELECT receipts.receipt_json FROM ${from}
+    const sql = `SELECT receipts.sequence AS sequence, receipts.receipt_json AS json FROM ${from}
       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY ${order} ${page.order === 'asc' ? 'ASC' : 'DESC'} LIMIT @limit`;
-    return this.prepared<{ receipt_json: string }>(sql)
-      .all(params)
-      .map((row) => JSON.parse(row.receipt_json) as Receipt);
+    return this.prepared<StoredReceiptJson>(sql).all(params);
   }
 
   async getMany(receiptIds: string[]): Promise<LedgerEntry[]> {

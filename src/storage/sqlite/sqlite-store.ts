@@ -17,7 +17,7 @@ const BUSY_TIMEOUT_MS = 5000;
  * SQLITE_BUSY at once rather than risk a deadlock), so processes that create the same file
  * at the same moment would fail to start. Retry for as long as any other lock is waited for.
  */
-function enableWal(db: Database.Database): void {
+export function enableWal(db: Database.Database): void {
   const deadline = Date.now() + BUSY_TIMEOUT_MS;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
@@ -34,7 +34,7 @@ function enableWal(db: Database.Database): void {
 
 // SQLite gives its -wal and -shm files the mode of the database file, so owner-only here
 // keeps every file of the ledger owner-only.
-function createOwnerOnly(file: string): void {
+export function createOwnerOnly(file: string): void {
   if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
   for (const path of [file, `${file}-wal`, `${file}-shm`]) {
     if (existsSync(path)) chmodSync(path, 0o600);

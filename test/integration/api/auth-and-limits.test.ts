@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { AUTH_CACHE_TTL_MS } from '../../../src/services/api-keys.js';
 import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
 import {
   HOUR_MS,
@@ -279,12 +280,13 @@ describe('rate limits', () => {
     expect(res.body).toMatchObject({ tier: 'pilot', limit: 10_000, remaining: 9849 });
   });
 
-  it('a tier change applies to the next request, with the window kept', async () => {
+  it('a tier change applies once the cached key record expires, with the window kept', async () => {
     const email = uniqueEmail();
     const key = await newKey(t, 'free', email);
     for (let i = 0; i < 100; i++) await account(t, key);
     expect((await account(t, key)).status).toBe(429);
     await t.store.apiKeys.setTier(email, 'pilot', new Date(t.clock.now()).toISOString());
+    t.clock.advance(AUTH_CACHE_TTL_MS);
     const res = await account(t, key);
     expect(res.status).toBe(200);
     expect(limitHeaders(res)).toEqual({ limit: '10000', remaining: '9899' });

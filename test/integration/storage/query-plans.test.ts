@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
 import type { ClaimInput } from '../../../src/core/claim-schema.js';
+import type { Receipt } from '../../../src/core/receipt.js';
 import type { LedgerQueries, ReceiptFilter } from '../../../src/ports/ledger-queries.js';
 import type { LedgerEntry } from '../../../src/ports/ledger-store.js';
 import { LedgerReadService } from '../../../src/services/ledger-reads.js';
@@ -130,6 +131,12 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
   let queries: SqliteLedgerQueries;
   let ledger: SqliteLedger;
   let reads: LedgerReadService;
+  /** A search page as a client reads it: the service answers JSON text. */
+  const searchPage = async (...args: Parameters<LedgerReadService['search']>) =>
+    JSON.parse((await reads.search(...args)).text) as {
+      receipts: Receipt[];
+      next_after: number | null;
+    };
   let recorder: ReturnType<typeof recordStatements>;
   const clock = new ManualClock(START + N * STEP_MS);
 
@@ -363,7 +370,7 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
   });
 
   it('searches by agent, repository and verdict correctly at this size', async () => {
-    const byAgent = await reads.search({ agent: 'agent-042' }, { limit: 1000, order: 'desc' });
+    const byAgent = await searchPage({ agent: 'agent-042' }, { limit: 1000, order: 'desc' });
     const expected = Array.from({ length: N }, (_, i) => i)
       .filter((i) => agentOf(i) === 'agent-042')
       .reverse();
@@ -372,7 +379,7 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
     expect(byAgent.next_after).toBeNull();
 
     // agent-042 and org/repo-42 meet at i = 42 (mod 1500): always the third base, BLOCKED.
-    const combined = await reads.search(
+    const combined = await searchPage(
       { agent: 'agent-042', repository: 'org/repo-42', verdict: 'BLOCKED' },
       { limit: 1000, order: 'asc' },
     );
@@ -385,12 +392,12 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
       expect(receipt.subject).toMatchObject({ agent: 'agent-042', repository: 'org/repo-42' });
       expect(receipt.policy.verdict).toBe('BLOCKED');
     }
-    const none = await reads.search(
+    const none = await searchPage(
       { agent: 'agent-042', repository: 'org/repo-42', verdict: 'ALLOWED' },
       { limit: 1000, order: 'asc' },
     );
     expect(none.receipts).toEqual([]);
-    const rare = await reads.search({ q: RARE.slice(0, 5) }, { limit: 100, order: 'asc' });
+    const rare = await searchPage({ q: RARE.slice(0, 5) }, { limit: 100, order: 'asc' });
     expect(rare.receipts.map((r) => r.chain.sequence)).toEqual(
       Array.from({ length: N / 10_000 }, (_, k) => k * 10_000 + 7 + 1),
     );
@@ -401,7 +408,7 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
     let count = 0;
     let pages = 0;
     do {
-      const page = await reads.search(
+      const page = await searchPage(
         { repository: 'org/repo-13' },
         { limit: 1000, order: 'desc', after },
       );

@@ -1,0 +1,66 @@
+import type { RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { assignRequestId } from './request-id.js';
+
+// Only what an operator needs: never headers, which carry API keys.
+const requestFields = (req: IncomingMessage & { id?: unknown }) => ({
+  id: req.id,
+  method: req.method,
+  url: req.url,
+  remote: req.socket?.remoteAddress,
+});
+const keyFields = (res: ServerResponse) => {
+  const key = (res as Response).locals?.apiKey;
+  return key ? { key_id: key.id } : {};
+};
+
+/**
+ * One log line per request at `info` (errors at `error`), with the request id on the response
+ * and in every line. When the logger's level is above `info` those lines would be dropped
+ * anyway, and pino-http's per-request child logger, timers and serializers were a measurable
+ * share of a cheap request: then only the id is assigned and failed requests are logged, in
+ * the same shape.
+ */
+export function requestLogging(logger: Logger): RequestHandler {
+  if (logger.isLevelEnabled('info')) {
+    return pinoHttp({
+      logger,
+      genReqId: assignRequestId,
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+      serializers: {
+        req: (req: IncomingMessage & { id?: unknown; remoteAddress?: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url,
+          remote: req.remoteAddress,
+        }),
+        res: (res: ServerResponse) => ({ status: res.statusCode }),
+      },
+      customProps: (_req, res) => keyFields(res),
+    });
+  }
+  const errors = logger.isLevelEnabled('error');
+  return (req, res, next) => {
+    req.id = assignRequestId(req, res);
+    if (errors) {
+      const started = performance.now();
+      res.once('finish', () => {
+        const err = (res as ServerResponse & { err?: Error }).err;
+        if (!err && res.statusCode < 500) return;
+        logger.error(
+          {
+            req: requestFields(req),
+            res: { status: res.statusCode },
+            ...keyFields(res),
+            err,
+            responseTime: Math.round(performance.now() - started),
+          },
+          'request errored',
+        );
+      });
+    }
+    next();
+  };
+}

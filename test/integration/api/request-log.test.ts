@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { pino } from 'pino';
+import request from 'supertest';
+import { Writable } from 'node:stream';
+import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+
+/** A logger at `level` whose lines are collected, parsed, synchronously. */
+function capturingLogger(level: string) {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+      callback();
+    },
+  });
+  return { logger: pino({ level }, stream), lines };
+}
+
+/** An app whose ledger statistics fail: GET /v1/ledger/stats answers 500. */
+function appWithBrokenStats(level: string) {
+  const { logger, lines } = capturingLogger(level);
+  const store = openSqliteStore(':memory:');
+  store.ledger.stats = () => Promise.reject(new Error('disk on fire'));
+  return { t: buildTestApp({ store, logger }), lines };
+}
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+describe('request logging', () => {
+  it('above info, logs nothing for a successful request and still sets the request id', async () => {
+    const built = appWithBrokenStats('warn');
+    t = built.t;
+    const res = await request(t.app).get('/health').set('X-Request-Id', 'abc-123');
+    expect(res.headers['x-request-id']).toBe('abc-123');
+    expect(built.lines).toEqual([]);
+  });
+
+  it('above info, logs a failed request at error with its id, status and the error', async () => {
+    const built = appWithBrokenStats('warn');
+    t = built.t;
+    const res = await request(t.app).get('/v1/ledger/stats').set('X-Request-Id', 'req-500');
+    expect(res.status).toBe(500);
+    expect(res.body.request_id).toBe('req-500');
+    expect(built.lines).toHaveLength(1);
+    expect(built.lines[0]).toMatchObject({
+      level: 50,
+      req: { id: 'req-500', method: 'GET', url: '/v1/ledger/stats' },
+      res: { status: 500 },
+      err: { message: 'disk on fire' },
+    });
+    // Headers carry API keys: never logged.
+    expect(JSON.stringify(built.lines[0])).not.toContain('headers');
+  });
+
+  it('at silent, logs nothing even for a failure', async () => {
+    const built = appWithBrokenStats('silent');
+    t = built.t;
+    expect((await request(t.app).get('/v1/ledger/stats')).status).toBe(500);
+    expect(built.lines).toEqual([]);
+  });
+
+  it('at info, logs one line per request with the id of the response header', async () => {
+    const built = appWithBrokenStats('info');
+    t = built.t;
+    const ok = await request(t.app).get('/health');
+    const failed = await request(t.app).get('/v1/ledger/stats');
+    const requests = built.lines.filter((l) => (l.req as { id?: unknown } | undefined)?.id);
+    expect(requests).toHaveLength(2);
+    expect(requests[0]).toMatchObject({
+      level: 30,
+      req: { id: ok.headers['x-request-id'] },
+      res: { status: 200 },
+    });
+    expect(requests[1]).toMatchObject({
+      level: 50,
+      req: { id: failed.headers['x-request-id'] },
+      res: { status: 500 },
+    });
+  });
+});
