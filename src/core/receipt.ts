@@ -290,3 +290,20 @@ export function sealReceipt(
 // sorts before "core"), so the already canonical core text is spliced in, not recomputed.
 const v2HashFromText = (coreText: string, attestations: unknown, sha256Hex: Sha256Hex): string =>
   hashText(`{"attestations":${canonicalize(attestations)},"core":${coreText}}`, sha256Hex);
+
+/**
+ * Whether a built receipt is the next one after `head` for `claimId`: the sequence and link
+ * follow the head and, for v2, the signed position is the one it will be stored at. Every
+ * store checks this before it writes.
+ */
+export const extendsHead = (
+  receipt: Pick<Receipt, 'chain' | 'position' | 'claim_id'>,
+  head: ChainHead,
+  claimId: string,
+): boolean =>
+  receipt.chain.sequence === head.sequence + 1 &&
+  receipt.chain.previous_receipt_hash === head.receipt_hash &&
+  receipt.claim_id === claimId &&
+  (receipt.position === undefined ||
+    (receipt.position.sequence === receipt.chain.sequence &&
+      receipt.position.previous_receipt_hash === receipt.chain.previous_receipt_hash));

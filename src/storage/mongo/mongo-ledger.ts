@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClientSession, Db, MongoClient, TransactionOptions } from 'mongodb';
-import type { ChainHead } from '../../core/receipt.js';
+import { extendsHead, type ChainHead } from '../../core/receipt.js';
 import type {
   AppendRequest,
   AppendResult,
@@ -116,15 +116,7 @@ export class MongoLedger implements LedgerStore {
     const head = await this.readHead(session);
     const { entry, outbox = [] } = request.build(head);
     const { receipt } = entry;
-    if (
-      receipt.chain.sequence !== head.sequence + 1 ||
-      receipt.chain.previous_receipt_hash !== head.receipt_hash ||
-      receipt.claim_id !== request.claimId ||
-      // A v2 receipt signs its position: it must be the one it is stored at.
-      (receipt.position !== undefined &&
-        (receipt.position.sequence !== receipt.chain.sequence ||
-          receipt.position.previous_receipt_hash !== receipt.chain.previous_receipt_hash))
-    ) {
+    if (!extendsHead(receipt, head, request.claimId)) {
       throw new Error('append: built entry does not extend the ledger head');
     }
     if (outbox.length > OUTBOX_PER_RECEIPT) {

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { ChainHead } from '../../core/receipt.js';
+import { extendsHead, type ChainHead } from '../../core/receipt.js';
 import type {
   AppendRequest,
   AppendResult,
@@ -132,15 +132,7 @@ export class SqliteLedger implements LedgerStore {
     const head = this.readHead();
     const { entry, outbox = [] } = request.build(head);
     const { receipt } = entry;
-    if (
-      receipt.chain.sequence !== head.sequence + 1 ||
-      receipt.chain.previous_receipt_hash !== head.receipt_hash ||
-      receipt.claim_id !== request.claimId ||
-      // A v2 receipt signs its position: it must be the one it is stored at.
-      (receipt.position !== undefined &&
-        (receipt.position.sequence !== receipt.chain.sequence ||
-          receipt.position.previous_receipt_hash !== receipt.chain.previous_receipt_hash))
-    ) {
+    if (!extendsHead(receipt, head, request.claimId)) {
       throw new Error('append: built entry does not extend the ledger head');
     }
     this.insert.run({
