@@ -45849,14 +45849,12 @@ function verifyReceipt(input2, options) {
   });
   const { check: signature, coreText } = checkSignature(receipt, options);
   checks.push(signature);
-  checks.push(
-    checkHashIntegrity(receipt, options.ledgerHash, {
-      sha256Hex: options.sha256Hex,
-      // The v2 receipt hash covers the signed core: its canonical text is reused, not redone.
-      coreText: v2 ? coreText : void 0
-    })
-  );
-  checks.push(v2 ? checkLinkageV2(receipt, options) : LINKAGE_V1);
+  const own2 = ownHash(receipt, {
+    sha256Hex: options.sha256Hex,
+    coreText: v2 ? coreText : void 0
+  });
+  checks.push(checkHashIntegrity(own2, options.ledgerHash));
+  checks.push(v2 ? checkLinkageV2(receipt, options, own2) : LINKAGE_V1);
   const facts = signature.status === "PASS" ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
   const status = (name) => checks.find((c) => c.name === name)?.status;
@@ -45920,7 +45918,7 @@ function signedFactsOf(receipt) {
   };
 }
 var submitterLabel = (submitter) => submitter.kind === "api_key" ? submitter.key_id : `github_app:${submitter.app_id}:${submitter.installation_id}`;
-function checkLinkageV2(receipt, options) {
+function checkLinkageV2(receipt, options, own2) {
   const name = "chain_linkage";
   const fail = (detail) => ({ name, layer: "ledger", status: "FAIL", detail });
   const position = positionOf(receipt.position);
@@ -45932,13 +45930,7 @@ function checkLinkageV2(receipt, options) {
     );
   if (chain.previous_receipt_hash !== position.previous_receipt_hash)
     return fail("chain.previous_receipt_hash differs from the signed position");
-  let own2;
-  try {
-    own2 = receiptHash(receipt);
-  } catch {
-    own2 = null;
-  }
-  if (chain.receipt_hash !== own2)
+  if (!("hash" in own2) || chain.receipt_hash !== own2.hash)
     return fail("chain.receipt_hash is not the hash of this receipt ({core, attestations})");
   if (options.logOrigin !== void 0 && position.log !== options.logOrigin)
     return fail(
@@ -46012,7 +46004,14 @@ function checkSignature(receipt, options) {
   const verify2 = options.verifySignature ?? verifyEd25519Strict;
   return verify2(signature, utf8Bytes(coreText), options.publicKey) ? { check: { name: "signature_valid", layer: "cryptographic", status: "PASS" }, coreText } : { ...fail("Ed25519 signature does not verify over the signed core"), coreText };
 }
-function checkHashIntegrity(receipt, ledgerHash, options) {
+function ownHash(receipt, options) {
+  try {
+    return { hash: receiptHash(receipt, options) };
+  } catch (error63) {
+    return { error: error63.message };
+  }
+}
+function checkHashIntegrity(own2, ledgerHash) {
   const name = "hash_integrity";
   if (ledgerHash === void 0)
     return { name, layer: "ledger", status: "SKIPPED", detail: "no ledger consulted" };
@@ -46023,22 +46022,18 @@ function checkHashIntegrity(receipt, ledgerHash, options) {
       status: "FAIL",
       detail: "receipt_id is unknown to this ledger"
     };
-  let recomputed;
-  try {
-    recomputed = receiptHash(receipt, options);
-  } catch (error63) {
+  if ("error" in own2)
     return {
       name,
       layer: "ledger",
       status: "FAIL",
-      detail: `receipt has no canonical form: ${error63.message}`
+      detail: `receipt has no canonical form: ${own2.error}`
     };
-  }
-  return recomputed === ledgerHash ? { name, layer: "ledger", status: "PASS" } : {
+  return own2.hash === ledgerHash ? { name, layer: "ledger", status: "PASS" } : {
     name,
     layer: "ledger",
     status: "FAIL",
-    detail: `recomputed ${recomputed} differs from the ledger's ${ledgerHash}`
+    detail: `recomputed ${own2.hash} differs from the ledger's ${ledgerHash}`
   };
 }
 

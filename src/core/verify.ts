@@ -170,14 +170,14 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
   });
   const { check: signature, coreText } = checkSignature(receipt, options);
   checks.push(signature);
-  checks.push(
-    checkHashIntegrity(receipt, options.ledgerHash, {
-      sha256Hex: options.sha256Hex,
-      // The v2 receipt hash covers the signed core: its canonical text is reused, not redone.
-      coreText: v2 ? coreText : undefined,
-    }),
-  );
-  checks.push(v2 ? checkLinkageV2(receipt, options) : LINKAGE_V1);
+  // Computed once for both ledger checks. The v2 receipt hash covers the signed core: its
+  // canonical text is reused, not redone.
+  const own = ownHash(receipt, {
+    sha256Hex: options.sha256Hex,
+    coreText: v2 ? coreText : undefined,
+  });
+  checks.push(checkHashIntegrity(own, options.ledgerHash));
+  checks.push(v2 ? checkLinkageV2(receipt, options, own) : LINKAGE_V1);
   const facts = signature.status === 'PASS' ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
   const status = (name: string) => checks.find((c) => c.name === name)?.status;
@@ -274,7 +274,7 @@ export const submitterLabel = (submitter: Submitter): string =>
     ? submitter.key_id
     : `github_app:${submitter.app_id}:${submitter.installation_id}`;
 
-function checkLinkageV2(receipt: Json, options: VerifyOptions): VerifyCheck {
+function checkLinkageV2(receipt: Json, options: VerifyOptions, own: OwnHash): VerifyCheck {
   const name = 'chain_linkage';
   const fail = (detail: string): VerifyCheck => ({ name, layer: 'ledger', status: 'FAIL', detail });
   const position = positionOf(receipt.position);
@@ -287,13 +287,7 @@ function checkLinkageV2(receipt: Json, options: VerifyOptions): VerifyCheck {
   if (chain.previous_receipt_hash !== position.previous_receipt_hash)
     return fail('chain.previous_receipt_hash differs from the signed position');
   // Third parties chain receipts by this member: it must be this receipt's own hash.
-  let own: string | null;
-  try {
-    own = receiptHash(receipt as unknown as Receipt);
-  } catch {
-    own = null;
-  }
-  if (chain.receipt_hash !== own)
+  if (!('hash' in own) || chain.receipt_hash !== own.hash)
     return fail('chain.receipt_hash is not the hash of this receipt ({core, attestations})');
   if (options.logOrigin !== undefined && position.log !== options.logOrigin)
     return fail(
@@ -387,11 +381,18 @@ function checkSignature(
     : { ...fail('Ed25519 signature does not verify over the signed core'), coreText };
 }
 
-function checkHashIntegrity(
-  receipt: Json,
-  ledgerHash: string | null | undefined,
-  options: { sha256Hex?: Sha256Hex; coreText?: string },
-): VerifyCheck {
+/** The receipt's own `chain.receipt_hash`, or why it has none. */
+type OwnHash = { hash: string } | { error: string };
+
+function ownHash(receipt: Json, options: { sha256Hex?: Sha256Hex; coreText?: string }): OwnHash {
+  try {
+    return { hash: receiptHash(receipt as unknown as Receipt, options) };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+function checkHashIntegrity(own: OwnHash, ledgerHash: string | null | undefined): VerifyCheck {
   const name = 'hash_integrity';
   if (ledgerHash === undefined)
     return { name, layer: 'ledger', status: 'SKIPPED', detail: 'no ledger consulted' };
@@ -402,23 +403,19 @@ function checkHashIntegrity(
       status: 'FAIL',
       detail: 'receipt_id is unknown to this ledger',
     };
-  let recomputed: string;
-  try {
-    recomputed = receiptHash(receipt as unknown as Receipt, options);
-  } catch (error) {
+  if ('error' in own)
     return {
       name,
       layer: 'ledger',
       status: 'FAIL',
-      detail: `receipt has no canonical form: ${(error as Error).message}`,
+      detail: `receipt has no canonical form: ${own.error}`,
     };
-  }
-  return recomputed === ledgerHash
+  return own.hash === ledgerHash
     ? { name, layer: 'ledger', status: 'PASS' }
     : {
         name,
         layer: 'ledger',
         status: 'FAIL',
-        detail: `recomputed ${recomputed} differs from the ledger's ${ledgerHash}`,
+        detail: `recomputed ${own.hash} differs from the ledger's ${ledgerHash}`,
       };
 }
