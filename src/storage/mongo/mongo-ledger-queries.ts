@@ -1,8 +1,8 @@
 import type { Db } from 'mongodb';
+import { admissibilityOf, foldTotals, verdictsOf } from '../counters.js';
 import type { Verdict } from '../../core/policy.js';
 import type { Receipt } from '../../core/receipt.js';
 import type {
-  AdmissibilityCounts,
   AgentSummary,
   LedgerQueries,
   LedgerTotals,
@@ -20,24 +20,12 @@ import {
   ENTRY_PROJECTION,
   toEntry,
   type AgentStatsDocument,
-  type Counters,
   type DailyCountDocument,
   type ReceiptDocument,
   type RepositoryStatsDocument,
   type TotalsDocument,
 } from './documents.js';
 import { searchQuery } from './receipt-query.js';
-
-const verdictsOf = (r: Counters): VerdictCounts => ({
-  ALLOWED: r.allowed,
-  BLOCKED: r.blocked,
-  ESCALATED: r.escalated,
-});
-const admissibilityOf = (r: Counters): AdmissibilityCounts => ({
-  ACCEPTED: r.accepted,
-  NON_DETERMINISTIC: r.non_deterministic,
-  REJECTED: r.rejected,
-});
 
 /** SQLite orders text by its UTF-8 bytes; so does MongoDB's default (binary) comparison. */
 const byUtf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -166,23 +154,9 @@ export class MongoLedgerQueries implements LedgerQueries {
   }
 
   async totals(): Promise<LedgerTotals> {
-    const by_verdict: VerdictCounts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 };
-    const by_admissibility: AdmissibilityCounts = {
-      ACCEPTED: 0,
-      NON_DETERMINISTIC: 0,
-      REJECTED: 0,
-    };
-    let total = 0;
     const rows = await this.db.collection<TotalsDocument>(COLLECTIONS.totals).find({}).toArray();
-    for (const row of rows) {
-      by_verdict[row.verdict] += row.n;
-      by_admissibility[row.admissibility] += row.n;
-      total += row.n;
-    }
     return {
-      total,
-      by_verdict,
-      by_admissibility,
+      ...foldTotals(rows),
       agents: await this.db.collection(COLLECTIONS.agents).countDocuments(),
       repositories: await this.db.collection(COLLECTIONS.repositories).countDocuments(),
     };

@@ -1,8 +1,8 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { admissibilityOf, foldTotals, verdictsOf, type CounterRow } from '../counters.js';
 import type { AdmissibilityStatus } from '../../core/evaluation.js';
 import type { Verdict } from '../../core/policy.js';
 import type {
-  AdmissibilityCounts,
   AgentSummary,
   LedgerQueries,
   LedgerTotals,
@@ -17,27 +17,6 @@ import type {
 import type { LedgerEntry } from '../../ports/ledger-store.js';
 import type { Receipt } from '../../core/receipt.js';
 import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
-
-interface CounterRow {
-  total: number;
-  allowed: number;
-  blocked: number;
-  escalated: number;
-  accepted: number;
-  non_deterministic: number;
-  rejected: number;
-}
-
-const verdictsOf = (r: CounterRow): VerdictCounts => ({
-  ALLOWED: r.allowed,
-  BLOCKED: r.blocked,
-  ESCALATED: r.escalated,
-});
-const admissibilityOf = (r: CounterRow): AdmissibilityCounts => ({
-  ACCEPTED: r.accepted,
-  NON_DETERMINISTIC: r.non_deterministic,
-  REJECTED: r.rejected,
-});
 
 /**
  * FTS5 query of free text: each word becomes a quoted prefix term, so no user input is read
@@ -218,27 +197,13 @@ export class SqliteLedgerQueries implements LedgerQueries {
   }
 
   async totals(): Promise<LedgerTotals> {
-    const by_verdict: VerdictCounts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 };
-    const by_admissibility: AdmissibilityCounts = {
-      ACCEPTED: 0,
-      NON_DETERMINISTIC: 0,
-      REJECTED: 0,
-    };
-    let total = 0;
     const rows = this.prepared<{ verdict: Verdict; admissibility: AdmissibilityStatus; n: number }>(
       'SELECT verdict, admissibility, n FROM ledger_totals',
     ).all();
-    for (const row of rows) {
-      by_verdict[row.verdict] += row.n;
-      by_admissibility[row.admissibility] += row.n;
-      total += row.n;
-    }
     const count = (table: string) =>
       this.prepared<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n;
     return {
-      total,
-      by_verdict,
-      by_admissibility,
+      ...foldTotals(rows),
       agents: count('agent_stats'),
       repositories: count('repository_stats'),
     };

@@ -1,0 +1,41 @@
+import type { AdmissibilityStatus } from '../core/evaluation.js';
+import type { Verdict } from '../core/policy.js';
+import type { AdmissibilityCounts, VerdictCounts } from '../ports/ledger-queries.js';
+
+/** The counters every backend keeps per repository and per agent. */
+export interface CounterRow {
+  total: number;
+  allowed: number;
+  blocked: number;
+  escalated: number;
+  accepted: number;
+  non_deterministic: number;
+  rejected: number;
+}
+
+export const verdictsOf = (r: CounterRow): VerdictCounts => ({
+  ALLOWED: r.allowed,
+  BLOCKED: r.blocked,
+  ESCALATED: r.escalated,
+});
+
+export const admissibilityOf = (r: CounterRow): AdmissibilityCounts => ({
+  ACCEPTED: r.accepted,
+  NON_DETERMINISTIC: r.non_deterministic,
+  REJECTED: r.rejected,
+});
+
+/** Ledger totals from the (verdict, admissibility) count rows a backend keeps. */
+export function foldTotals(
+  rows: { verdict: Verdict; admissibility: AdmissibilityStatus; n: number }[],
+): { total: number; by_verdict: VerdictCounts; by_admissibility: AdmissibilityCounts } {
+  const by_verdict: VerdictCounts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 };
+  const by_admissibility: AdmissibilityCounts = { ACCEPTED: 0, NON_DETERMINISTIC: 0, REJECTED: 0 };
+  let total = 0;
+  for (const row of rows) {
+    by_verdict[row.verdict] += row.n;
+    by_admissibility[row.admissibility] += row.n;
+    total += row.n;
+  }
+  return { total, by_verdict, by_admissibility };
+}
