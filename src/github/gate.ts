@@ -18,7 +18,7 @@ import {
   type Octokit,
   type RepoRef,
 } from './github-evidence.js';
-import { COLLECTOR, ciSource, buildPullRequestClaim } from './pull-request-claim.js';
+import { buildPullRequestClaim, ciSource, latest, sourceProvenance } from './pull-request-claim.js';
 import { DEFAULT_CHECK_NAME, isAgent, parseRepoConfig, type RepoConfig } from './repo-config.js';
 
 export const CONFIG_PATH = '.github/svc.yml';
@@ -170,16 +170,9 @@ export class PullRequestGate {
       const numbers = group.numbers;
       const ciRuns = await loadCi(octokit, ref, group.headSha, this.deps.appId);
       // The newest evidence time, so the same evidence always makes the same claim.
-      const capturedAt = ciRuns
-        .map((r) => r.at)
-        .filter((t): t is string => t !== null)
-        .reduce((a, b) => (b > a ? b : a), new Date(0).toISOString());
-      const provenance = (via: string) => ({
-        captured_at: capturedAt,
-        snapshot_id: group.headSha,
-        collector: COLLECTOR,
-        chain_of_custody: [`${this.deps.host}:${via}`, COLLECTOR],
-      });
+      const capturedAt = latest(ciRuns.map((r) => r.at));
+      const provenance = (via: string) =>
+        sourceProvenance(this.deps.host, group.headSha, capturedAt, via);
       const sources: ClaimInput['sources'] = [];
       const approved: number[] = [];
       for (const number of numbers) {

@@ -56,7 +56,7 @@ export interface PullRequestEvidence {
 const shortSha = (sha: string) => sha.slice(0, 12);
 
 /** The newest timestamp of the evidence: captured_at stays the same for the same evidence. */
-const latest = (times: (string | null | undefined)[]): string =>
+export const latest = (times: (string | null | undefined)[]): string =>
   times
     .filter((t): t is string => typeof t === 'string' && !Number.isNaN(Date.parse(t)))
     .reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a), '1970-01-01T00:00:00.000Z');
@@ -94,14 +94,21 @@ export function qualifyingApprovals(evidence: PullRequestEvidence): Review[] {
 
 type Source = ClaimInput['sources'][number];
 
-function provenance(evidence: PullRequestEvidence, capturedAt: string, via: string) {
-  return {
-    captured_at: capturedAt,
-    snapshot_id: evidence.pr.headSha,
-    collector: COLLECTOR,
-    chain_of_custody: [`${evidence.host}:${via}`, COLLECTOR],
-  };
-}
+/** Where a source came from: the commit it describes, and the GitHub API it was read from. */
+export const sourceProvenance = (
+  host: string,
+  snapshotId: string,
+  capturedAt: string,
+  via: string,
+) => ({
+  captured_at: capturedAt,
+  snapshot_id: snapshotId,
+  collector: COLLECTOR,
+  chain_of_custody: [`${host}:${via}`, COLLECTOR],
+});
+
+const provenance = (evidence: PullRequestEvidence, capturedAt: string, via: string) =>
+  sourceProvenance(evidence.host, evidence.pr.headSha, capturedAt, via);
 
 /** CI as one source: admissible and required only when every run succeeded. */
 export function ciSource(
