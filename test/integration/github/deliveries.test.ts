@@ -95,6 +95,27 @@ describe('POST /v1/webhook/scm', () => {
     expectError(res, 400, 'malformed_json');
   });
 
+  it('a signed delivery without X-GitHub-Event or with a garbled delivery id is 400, recording nothing', async () => {
+    const t = open();
+    const text = JSON.stringify({ action: 'opened' });
+    const signature = await sign(SECRET, text);
+    const post = () =>
+      request(t.app)
+        .post('/v1/webhook/scm')
+        .set('Content-Type', 'application/json')
+        .set('X-Hub-Signature-256', signature);
+    expectError(await post().set('X-GitHub-Delivery', 'd-1').send(text), 400, 'validation_failed');
+    expectError(
+      await post()
+        .set('X-GitHub-Event', 'pull_request')
+        .set('X-GitHub-Delivery', 'bad id!')
+        .send(text),
+      400,
+      'validation_failed',
+    );
+    expect((await t.jobs.stats()).pending).toBe(0);
+  });
+
   it('is not rate limited by address: GitHub delivers from few addresses', async () => {
     const t = open();
     state = newRepoState();
