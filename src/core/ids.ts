@@ -2,5 +2,3 @@ import { ulid } from 'ulid';
 
 /** A public API-key identifier: random, never derived from the secret (contract §8). */
 export const newKeyId = (): string => `kid_${ulid()}`;
-
-export const KEY_ID_PATTERN = /^kid_[0-9A-HJKMNP-TV-Z]{26}$/;
