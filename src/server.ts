@@ -42,9 +42,14 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
       file: config.keyEncryptionSecretFile,
       dataDir: config.dataDir,
     });
-    await (await createStore(config)).close();
-    const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
-    new SqliteWindowLimiter(limitsFile(config), systemClock).close();
+    const store = await createStore(config);
+    const sharedLimits = store.openSharedRateLimiter !== undefined;
+    await store.close();
+    // The workers' shared window file, made once here so that they do not race to create it.
+    if (!sharedLimits) {
+      const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
+      new SqliteWindowLimiter(limitsFile(config), systemClock).close();
+    }
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
@@ -117,9 +122,12 @@ async function main(): Promise<void> {
       webhookScope: config.publicReads ? 'all' : 'owner',
       onJobQueueError: (error) => logger.error({ err: error }, 'job queue error'),
     });
-    // Workers count requests in one file, so that a key's hourly window is one window.
-    // Imported only then, like the stores (storage/create-store.ts).
-    if (config.workers > 1) {
+    // A key's hourly window is one window however many processes serve it: in MongoDB for
+    // every instance on it; on the embedded store, in one file the workers share (imported only
+    // then, like the stores: storage/create-store.ts).
+    if (store.openSharedRateLimiter) {
+      limiter = store.openSharedRateLimiter(systemClock);
+    } else if (config.workers > 1) {
       const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
       limiter = new SqliteWindowLimiter(limitsFile(config), systemClock);
     }

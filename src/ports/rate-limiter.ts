@@ -1,3 +1,5 @@
+export const HOUR_MS = 60 * 60 * 1000;
+
 export interface LimitStatus {
   allowed: boolean;
   /** The hourly cap; Infinity for unlimited tiers. */
@@ -11,10 +13,36 @@ export interface LimitStatus {
   resetAt: number | null;
 }
 
-/** Sliding-window request budgets by client (`key:<account>`, `ip:<address>`, ...). */
+/**
+ * Sliding-window request budgets by client (`key:<account>`, `ip:<address>`, ...). A window
+ * kept in process memory answers at once; one shared by several processes or instances (a
+ * SQLite file, MongoDB) may answer with a promise.
+ */
 export interface RateLimiter {
   /** Counts a request when it fits the client's budget, and says whether it did. */
-  consume(client: string, limit: number): LimitStatus;
+  consume(client: string, limit: number): LimitStatus | Promise<LimitStatus>;
   /** The client's status without counting a request. */
-  peek(client: string, limit: number): LimitStatus;
+  peek(client: string, limit: number): LimitStatus | Promise<LimitStatus>;
 }
+
+/** The status of a client whose request fits (or would fit) its budget. */
+export const allowedStatus = (
+  limit: number,
+  used: number,
+  resetAt: number | null,
+): LimitStatus => ({
+  allowed: true,
+  limit,
+  remaining: Math.max(0, limit - used),
+  used,
+  resetAt,
+});
+
+/** Unlimited tiers keep no window. */
+export const unlimitedStatus = (limit: number): LimitStatus => ({
+  allowed: true,
+  limit,
+  remaining: limit,
+  used: 0,
+  resetAt: null,
+});

@@ -3,6 +3,8 @@ import type { JobQueue, JobQueueOptions } from './job-queue.js';
 import type { LedgerQueries } from './ledger-queries.js';
 import type { LedgerStore } from './ledger-store.js';
 import type { PolicyStore } from './policy-store.js';
+import type { Clock } from './clock.js';
+import type { RateLimiter } from './rate-limiter.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /** Everything persistent, behind one handle so the composition root can open and close it. */
@@ -18,6 +20,12 @@ export interface Store {
    * deliveries land in it in the append transaction.
    */
   openJobQueue(options: JobQueueOptions): JobQueue;
+  /**
+   * Rate-limit windows kept in the store, one window per client for every process and instance
+   * on it. Absent on the embedded store, whose windows are per process (or, with several
+   * workers, in a file of their own beside the ledger: server.ts).
+   */
+  openSharedRateLimiter?(clock: Clock): RateLimiter & { close(): void };
   /** Resolves when the backend answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
   /** Resolves when the backend accepts a write (made and undone outside the ledger). */

@@ -1,7 +1,12 @@
 import type { Clock } from '../ports/clock.js';
-import type { LimitStatus, RateLimiter } from '../ports/rate-limiter.js';
+import {
+  HOUR_MS,
+  unlimitedStatus,
+  type LimitStatus,
+  type RateLimiter,
+} from '../ports/rate-limiter.js';
 
-export const HOUR_MS = 60 * 60 * 1000;
+export { HOUR_MS } from '../ports/rate-limiter.js';
 
 export type { LimitStatus } from '../ports/rate-limiter.js';
 
@@ -14,7 +19,8 @@ interface Window {
  * An exact sliding-window log: a client's window holds the times of its accepted requests of
  * the last hour, never more than its limit, so memory per client is bounded by its tier.
  * Unlimited clients keep no log. State is per process (docs/API.md, "Rate limits"); several
- * worker processes share a SqliteWindowLimiter instead.
+ * worker processes share a SqliteWindowLimiter instead, and instances on MongoDB a
+ * MongoWindowLimiter.
  */
 export class SlidingWindowLimiter implements RateLimiter {
   // Key windows are never evicted (keys are few, and forgetting one would reset its budget);
@@ -40,9 +46,7 @@ export class SlidingWindowLimiter implements RateLimiter {
 
   private check(client: string, limit: number, count: boolean): LimitStatus {
     const now = this.clock.now();
-    if (limit === Number.POSITIVE_INFINITY) {
-      return { allowed: true, limit, remaining: limit, used: 0, resetAt: null };
-    }
+    if (limit === Number.POSITIVE_INFINITY) return unlimitedStatus(limit);
     this.sweepIfDue(now);
     const windows = client.startsWith('key:') ? this.keyWindows : this.addressWindows;
     let window = windows.get(client);

@@ -62,7 +62,7 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
     const anonymous = `ip:${clientAddress(req.ip)}`;
     if (req.method === 'OPTIONS') {
       // Preflights carry no credentials and spend nothing; they still report the budget.
-      setLimitHeaders(res, deps.limiter.peek(anonymous, deps.anonLimitPerHour));
+      setLimitHeaders(res, await deps.limiter.peek(anonymous, deps.anonLimitPerHour));
       return next();
     }
     const raw = presentedKey(req);
@@ -72,12 +72,12 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
         record = raw === null ? null : await deps.apiKeys.authenticate(raw);
       } catch (error) {
         // The key's tier is unknown; the error response still reports the address budget.
-        setLimitHeaders(res, deps.limiter.peek(anonymous, deps.anonLimitPerHour));
+        setLimitHeaders(res, await deps.limiter.peek(anonymous, deps.anonLimitPerHour));
         throw error;
       }
       if (!record) {
         // Failed guesses spend the address's budget, which bounds key guessing.
-        const status = deps.limiter.consume(anonymous, deps.anonLimitPerHour);
+        const status = await deps.limiter.consume(anonymous, deps.anonLimitPerHour);
         setLimitHeaders(res, status);
         if (!status.allowed) throw refuse(deps, status, 'address');
         throw new SvcError(
@@ -90,9 +90,9 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
     const key = res.locals.apiKey;
     const client = key ? `key:${key.id}` : anonymous;
     const limit = key ? TIER_LIMITS[key.tier] : deps.anonLimitPerHour;
-    const status = isFree(req)
+    const status = await (isFree(req)
       ? deps.limiter.peek(client, limit)
-      : deps.limiter.consume(client, limit);
+      : deps.limiter.consume(client, limit));
     setLimitHeaders(res, status);
     if (!status.allowed) throw refuse(deps, status, key ? 'key' : 'address');
     next();
@@ -101,8 +101,11 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
 
 /** Signups per client address, on top of the general limit. */
 export function limitSignups(deps: LimitDeps): RequestHandler {
-  return (req, res, next) => {
-    const status = deps.limiter.consume(`signup:${clientAddress(req.ip)}`, deps.signupLimitPerHour);
+  return async (req, res, next) => {
+    const status = await deps.limiter.consume(
+      `signup:${clientAddress(req.ip)}`,
+      deps.signupLimitPerHour,
+    );
     setLimitHeaders(res, status);
     if (!status.allowed) throw refuse(deps, status, 'signup');
     next();

@@ -58,7 +58,7 @@ export function accountRoutes(
       async handle({ res }) {
         const key = res.locals.apiKey!;
         const limit = TIER_LIMITS[key.tier];
-        const status = deps.limiter.peek(`key:${key.id}`, limit);
+        const status = await deps.limiter.peek(`key:${key.id}`, limit);
         return {
           key_id: key.keyId,
           email: key.email,

@@ -21,6 +21,7 @@ export const COLLECTIONS = {
   attempts: 'webhook_attempts',
   jobs: 'agendaJobs',
   healthProbe: 'health_probe',
+  rateWindows: 'rate_windows',
 } as const;
 
 /**
@@ -213,4 +214,15 @@ export function duplicateKeyFields(error: unknown): string[] | null {
 export function isDuplicateOn(error: unknown, field: string): boolean {
   const fields = duplicateKeyFields(error);
   return fields !== null && fields.some((f) => f === field || f.includes(field));
+}
+
+/** A client's rate-limit window (mongo-rate-limiter.ts); `_id` is the client. */
+export interface RateWindowDocument {
+  _id: string;
+  /** Times (ms since the epoch) of the accepted requests in the window, oldest first. */
+  times: number[];
+  /** Whether the update that returned this document accepted its request. */
+  accepted?: boolean;
+  /** When the newest request leaves the window; a TTL index removes the document then. */
+  expires_at?: Date;
 }

@@ -6,6 +6,7 @@ import { MongoApiKeys } from './mongo-api-keys.js';
 import { MongoLedger, TRANSACTION_OPTIONS } from './mongo-ledger.js';
 import { MongoLedgerQueries } from './mongo-ledger-queries.js';
 import { MongoPolicies } from './mongo-policies.js';
+import { MongoWindowLimiter } from './mongo-rate-limiter.js';
 import { MongoWebhooks } from './mongo-webhooks.js';
 
 export interface MongoStoreOptions {
@@ -95,6 +96,10 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     },
     { key: { 'svc.state': 1, name: 1, 'svc.createdAt': 1 }, name: 'state_name_created' },
   ],
+  // Idle clients' windows leave once their newest request has left the window.
+  [COLLECTIONS.rateWindows]: [
+    { key: { expires_at: 1 }, name: 'expires_at_ttl', expireAfterSeconds: 0 },
+  ],
 };
 
 /**
@@ -158,6 +163,7 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
       policies: new MongoPolicies(db),
       webhooks: new MongoWebhooks(client, db),
       openJobQueue: (queueOptions) => new AgendaJobQueue(db, queueOptions, options.onJobQueueError),
+      openSharedRateLimiter: (clock) => new MongoWindowLimiter(db, clock),
       async ping() {
         await db.command({ ping: 1 });
       },

@@ -1,9 +1,13 @@
 import Database from 'better-sqlite3';
 import type { Clock } from '../../ports/clock.js';
-import type { LimitStatus, RateLimiter } from '../../ports/rate-limiter.js';
+import {
+  HOUR_MS,
+  allowedStatus,
+  unlimitedStatus,
+  type LimitStatus,
+  type RateLimiter,
+} from '../../ports/rate-limiter.js';
 import { createOwnerOnly, enableWal } from './sqlite-store.js';
-
-const HOUR_MS = 60 * 60 * 1000;
 
 /**
  * The sliding-window log of SlidingWindowLimiter, kept in a SQLite file that every worker
@@ -54,21 +58,21 @@ export class SqliteWindowLimiter implements RateLimiter {
   }
 
   consume(client: string, limit: number): LimitStatus {
-    if (limit === Number.POSITIVE_INFINITY) return unlimited(limit);
+    if (limit === Number.POSITIVE_INFINITY) return unlimitedStatus(limit);
     const now = this.clock.now();
     this.sweepIfDue(now);
     return this.countTx(client, limit, now);
   }
 
   peek(client: string, limit: number): LimitStatus {
-    if (limit === Number.POSITIVE_INFINITY) return unlimited(limit);
+    if (limit === Number.POSITIVE_INFINITY) return unlimitedStatus(limit);
     const now = this.clock.now();
     const cutoff = now - this.windowMs;
     const window = this.statements.window.get(client);
     // Requests that left the window but are not pruned yet (pruning happens on a count).
     const expired = window ? this.statements.expired.get(client, cutoff)!.n : 0;
     const used = window ? window.used - expired : 0;
-    return allowed(limit, used, used > 0 ? window!.newest + this.windowMs : null);
+    return allowedStatus(limit, used, used > 0 ? window!.newest + this.windowMs : null);
   }
 
   close(): void {
@@ -95,7 +99,7 @@ export class SqliteWindowLimiter implements RateLimiter {
     }
     s.insert.run(client, now);
     s.upsert.run(client, used + 1, now);
-    return allowed(limit, used + 1, now + this.windowMs);
+    return allowedStatus(limit, used + 1, now + this.windowMs);
   }
 
   // Clients whose newest request left the window are dropped at most once a minute, by any
@@ -131,19 +135,3 @@ function prepare(db: Database.Database) {
     sweepWindows: db.prepare<[number]>('DELETE FROM rate_windows WHERE newest <= ?'),
   };
 }
-
-const allowed = (limit: number, used: number, resetAt: number | null): LimitStatus => ({
-  allowed: true,
-  limit,
-  remaining: Math.max(0, limit - used),
-  used,
-  resetAt,
-});
-
-const unlimited = (limit: number): LimitStatus => ({
-  allowed: true,
-  limit,
-  remaining: limit,
-  used: 0,
-  resetAt: null,
-});
