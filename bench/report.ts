@@ -6,6 +6,7 @@ import type { SeedResult } from './seed.js';
 export type ScenarioKind =
   | 'baseline-http'
   | 'baseline-express'
+  | 'health'
   | 'evaluate'
   | 'simulate'
   | 'verify'

@@ -478,14 +478,35 @@ async function baselineScenario(kind: 'http' | 'express', options: Options) {
 async function emptyLedgerScenarios(dataDir: string, options: Options) {
   const results: ScenarioResult[] = [];
   const want = {
+    health: wanted(options, 'health', 'health'),
     evaluate: wanted(options, 'evaluate@empty', 'evaluate'),
     simulate: wanted(options, 'simulate', 'simulate'),
     verify: wanted(options, 'verify', 'verify'),
   };
-  if (!want.evaluate && !want.simulate && !want.verify) return results;
+  if (!want.health && !want.evaluate && !want.simulate && !want.verify) return results;
   const service = await startService(dataDir, options, 'empty');
   try {
     const apiKey = await enterpriseKey(service, dataDir);
+    // The service's own floor: every middleware of a request (request id, logging, headers,
+    // CORS, the rate limiter) around a handler that does almost nothing.
+    if (want.health) {
+      results.push(
+        await runScenario(
+          {
+            id: 'health',
+            kind: 'health',
+            method: 'GET',
+            path: '/health',
+            connections: WRITE_CONNECTIONS,
+            target: service,
+            requests: [{ method: 'GET', path: '/health' }],
+            probe: () => fetch(`${service.url}/health`),
+            ledger: false,
+          },
+          options,
+        ),
+      );
+    }
     if (want.evaluate) {
       results.push(
         await runScenario(evaluateScenario('evaluate@empty', service, apiKey, 'ev-empty'), options),
