@@ -48,8 +48,8 @@ const isObjectIdHex = (id: string) => /^[0-9a-f]{24}$/i.test(id);
  * - Dedupe keys are a partial unique index on `svc.dedupeKey`.
  * - `runDue` claims due jobs itself with the injected clock, in the same documents and with the
  *   same lease rule, so tests need neither real time nor agenda's timers.
- * - Finished jobs are purged by a timer of this queue beside agenda's loop (agenda's own
- *   purge knows nothing of `svc.state`), with the injected clock.
+ * - Finished jobs are purged by a timer of this queue beside agenda's loop, while agenda runs
+ *   (agenda's own purge knows nothing of `svc.state`), with the injected clock.
  *
  * agenda is imported only when the queue starts, and only on this path: the embedded mode
  * never loads it.
@@ -123,8 +123,11 @@ export class AgendaJobQueue implements JobQueue {
     if (this.started) return;
     this.started = true;
     this.launch();
-    this.purges.poke();
-    this.purgeTimer = setInterval(() => this.purges.poke(), this.options.pollIntervalMs).unref();
+    // Only while agenda runs: when MongoDB is away, agenda's start failures are reported
+    // already.
+    this.purgeTimer = setInterval(() => {
+      if (this.agenda) this.purges.poke();
+    }, this.options.pollIntervalMs).unref();
   }
 
   private launch(): void {
@@ -184,6 +187,7 @@ export class AgendaJobQueue implements JobQueue {
       this.agenda = undefined;
       throw error;
     }
+    this.purges.poke();
   }
 
   private define(agenda: Agenda, name: string): void {
@@ -221,9 +225,9 @@ export class AgendaJobQueue implements JobQueue {
     clearTimeout(this.retry);
     clearInterval(this.purgeTimer);
     this.purgeTimer = undefined;
-    await this.purges.settled();
     await this.starting;
     this.starting = undefined;
+    await this.purges.settled();
     const agenda = this.agenda;
     this.agenda = undefined;
     // Stops polling and waits for the jobs already running; the store's client stays open.
