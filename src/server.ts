@@ -156,7 +156,7 @@ async function main(): Promise<void> {
       'WEBHOOK_SECRET is set but APP_ID or PRIVATE_KEY is not: GitHub deliveries are acknowledged and not processed',
     );
   }
-  const jobs = store.openJobQueue({ clock: systemClock });
+  const jobs = store.openJobQueue({ clock: systemClock, retentionMs: config.jobRetentionMs });
   const app = createApp({
     config: { ...config, github },
     store,

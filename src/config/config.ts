@@ -67,6 +67,14 @@ const retryDelays = z
   )
   .transform((parts) => parts.map(Number));
 
+// Days a finished job is kept; fractions allowed (0.5 is 12 hours). The upper bound only
+// catches typos: the result must stay a safe number of milliseconds.
+const retentionDays = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, { error: 'must be a positive number of days, e.g. 7 or 0.5' })
+  .transform(Number)
+  .refine((n) => n > 0 && n <= 36_500, { error: 'must be more than 0 and at most 36500 days' });
+
 const secret32 = z
   .string()
   .transform((v) =>
@@ -112,6 +120,7 @@ const envSchema = z.object({
   GHE_PROTOCOL: z.enum(['https', 'http']).default('https'),
   SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
   SVC_WEBHOOK_RETRY_DELAYS: retryDelays.default(DEFAULT_WEBHOOK_RETRY_DELAYS),
+  SVC_JOB_RETENTION_DAYS: retentionDays.default(7),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
   SVC_KEY_ENCRYPTION_SECRET_FILE: z.string().optional(),
@@ -160,6 +169,8 @@ export interface Config {
   allowPrivateWebhookUrls: boolean;
   /** Seconds before the 2nd, 3rd, ... delivery attempt (jittered ±20 %). */
   webhookRetryDelays: number[];
+  /** How long a finished job (a delivery, a GitHub event) is kept before it is purged. */
+  jobRetentionMs: number;
   logLevel: (typeof LOG_LEVELS)[number];
   keyEncryptionSecret?: Buffer;
   /** A file holding the encryption secret (a mounted secret); read at start. */
@@ -221,6 +232,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     allowPrivateWebhookUrls: e.SVC_ALLOW_PRIVATE_WEBHOOK_URLS,
     webhookRetryDelays: e.SVC_WEBHOOK_RETRY_DELAYS,
+    jobRetentionMs: Math.round(e.SVC_JOB_RETENTION_DAYS * 24 * 60 * 60 * 1000),
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,
     keyEncryptionSecretFile: e.SVC_KEY_ENCRYPTION_SECRET_FILE,

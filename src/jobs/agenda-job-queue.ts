@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Agenda, AgendaBackend, Job as AgendaJob } from 'agenda';
-import { ObjectId, type Collection, type Db, type WithId } from 'mongodb';
+import { ObjectId, type Collection, type Db, type Filter, type WithId } from 'mongodb';
 import type { Clock } from '../ports/clock.js';
 import type {
   EnqueueOptions,
@@ -16,6 +16,7 @@ import type {
 } from '../ports/job-queue.js';
 import { COLLECTIONS, isDuplicateOn } from '../storage/mongo/documents.js';
 import { newJobDocument, type JobDocument } from '../storage/mongo/job-documents.js';
+import { DEFAULT_RETENTION_MS, PURGE_BATCH, PurgeSchedule } from './job-retention.js';
 
 const DEFAULTS = {
   pollIntervalMs: 1000,
@@ -24,6 +25,7 @@ const DEFAULTS = {
   leaseMs: 60_000,
   concurrency: 4,
   retryDelaysMs: [60_000, 300_000, 1_800_000],
+  retentionMs: DEFAULT_RETENTION_MS,
 };
 
 const MAX_ERROR_LENGTH = 1000;
@@ -46,6 +48,8 @@ const isObjectIdHex = (id: string) => /^[0-9a-f]{24}$/i.test(id);
  * - Dedupe keys are a partial unique index on `svc.dedupeKey`.
  * - `runDue` claims due jobs itself with the injected clock, in the same documents and with the
  *   same lease rule, so tests need neither real time nor agenda's timers.
+ * - Finished jobs are purged by a timer of this queue beside agenda's loop, while agenda runs
+ *   (agenda's own purge knows nothing of `svc.state`), with the injected clock.
  *
  * agenda is imported only when the queue starts, and only on this path: the embedded mode
  * never loads it.
@@ -60,6 +64,8 @@ export class AgendaJobQueue implements JobQueue {
   private agenda: Agenda | undefined;
   private starting: Promise<void> | undefined;
   private retry: NodeJS.Timeout | undefined;
+  private purgeTimer: NodeJS.Timeout | undefined;
+  private readonly purges: PurgeSchedule;
   private started = false;
 
   constructor(
@@ -73,8 +79,10 @@ export class AgendaJobQueue implements JobQueue {
       leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
       concurrency: options.concurrency ?? DEFAULTS.concurrency,
       retryDelaysMs: options.retryDelaysMs ?? DEFAULTS.retryDelaysMs,
+      retentionMs: options.retentionMs ?? DEFAULTS.retentionMs,
     };
     this.jobs = db.collection<JobDocument>(COLLECTIONS.jobs);
+    this.purges = new PurgeSchedule(this.clock, () => this.purgeFinished(), onError);
   }
 
   async enqueue(
@@ -83,22 +91,25 @@ export class AgendaJobQueue implements JobQueue {
     options: EnqueueOptions = {},
   ): Promise<EnqueueResult> {
     const now = this.clock.now();
-    const doc = newJobDocument(name, payload, {
-      dedupeKey: options.dedupeKey,
-      runAt: options.runAt ?? now,
-      createdAt: now,
-    });
-    try {
-      const { insertedId } = await this.jobs.insertOne(doc);
-      return { id: insertedId.toHexString(), created: true };
-    } catch (error) {
-      if (options.dedupeKey === undefined || !isDuplicateOn(error, 'dedupe')) throw error;
-      const existing = await this.jobs.findOne(
-        { 'svc.dedupeKey': options.dedupeKey },
-        { projection: { _id: 1 } },
-      );
-      if (!existing) throw error;
-      return { id: existing._id.toHexString(), created: false };
+    for (let tries = 1; ; tries++) {
+      const doc = newJobDocument(name, payload, {
+        dedupeKey: options.dedupeKey,
+        runAt: options.runAt ?? now,
+        createdAt: now,
+      });
+      try {
+        const { insertedId } = await this.jobs.insertOne(doc);
+        return { id: insertedId.toHexString(), created: true };
+      } catch (error) {
+        if (options.dedupeKey === undefined || !isDuplicateOn(error, 'dedupe')) throw error;
+        const existing = await this.jobs.findOne(
+          { 'svc.dedupeKey': options.dedupeKey },
+          { projection: { _id: 1 } },
+        );
+        if (existing) return { id: existing._id.toHexString(), created: false };
+        // Purged between the insert and the read: the key is free again, insert once more.
+        if (tries === 3) throw error;
+      }
     }
   }
 
@@ -112,6 +123,11 @@ export class AgendaJobQueue implements JobQueue {
     if (this.started) return;
     this.started = true;
     this.launch();
+    // Only while agenda runs: when MongoDB is away, agenda's start failures are reported
+    // already.
+    this.purgeTimer = setInterval(() => {
+      if (this.agenda) this.purges.poke();
+    }, this.options.pollIntervalMs).unref();
   }
 
   private launch(): void {
@@ -171,6 +187,7 @@ export class AgendaJobQueue implements JobQueue {
       this.agenda = undefined;
       throw error;
     }
+    this.purges.poke();
   }
 
   private define(agenda: Agenda, name: string): void {
@@ -206,8 +223,11 @@ export class AgendaJobQueue implements JobQueue {
   async stop(): Promise<void> {
     this.started = false;
     clearTimeout(this.retry);
+    clearInterval(this.purgeTimer);
+    this.purgeTimer = undefined;
     await this.starting;
     this.starting = undefined;
+    await this.purges.settled();
     const agenda = this.agenda;
     this.agenda = undefined;
     // Stops polling and waits for the jobs already running; the store's client stays open.
@@ -312,6 +332,28 @@ export class AgendaJobQueue implements JobQueue {
           },
         });
         return null;
+    }
+  }
+
+  async purgeFinished(): Promise<number> {
+    // Served by the index state_finished. Repeated in each delete, so a document that another
+    // instance changed or deleted meanwhile is left alone (deleteMany has no limit of its own).
+    const old: Filter<JobDocument> = {
+      'svc.state': { $in: ['done', 'failed'] },
+      'svc.finishedAt': { $lt: this.clock.now() - this.options.retentionMs },
+    };
+    let deleted = 0;
+    for (;;) {
+      const batch = await this.jobs
+        .find(old, { projection: { _id: 1 }, limit: PURGE_BATCH })
+        .toArray();
+      if (batch.length === 0) return deleted;
+      const { deletedCount } = await this.jobs.deleteMany({
+        ...old,
+        _id: { $in: batch.map((doc) => doc._id) },
+      });
+      deleted += deletedCount;
+      if (batch.length < PURGE_BATCH) return deleted;
     }
   }
 

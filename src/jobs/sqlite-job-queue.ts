@@ -15,6 +15,7 @@ import type {
   JsonValue,
 } from '../ports/job-queue.js';
 import { prepareJobInsert, type NewJobRow } from '../storage/sqlite/job-rows.js';
+import { DEFAULT_RETENTION_MS, PURGE_BATCH, PurgeSchedule } from './job-retention.js';
 
 interface JobRow {
   id: number;
@@ -36,6 +37,7 @@ const DEFAULTS = {
   leaseMs: 60_000,
   concurrency: 4,
   retryDelaysMs: [60_000, 300_000, 1_800_000],
+  retentionMs: DEFAULT_RETENTION_MS,
 };
 
 const MAX_ERROR_LENGTH = 1000;
@@ -53,8 +55,7 @@ export class SqliteJobQueue implements JobQueue {
   private readonly owner = randomUUID();
   private readonly handlers = new Map<string, JobHandler>();
   private readonly running = new Set<Promise<void>>();
-  private readonly insert: Statement<[NewJobRow]>;
-  private readonly byDedupeKey: Statement<[string], { id: number }>;
+  private readonly enqueueTx: (row: NewJobRow) => EnqueueResult;
   private readonly byId: Statement<[number], JobRow>;
   private readonly claimTx: (names: string[]) => JobRow | null;
   private readonly finishDone: Statement<[number, number, string]>;
@@ -65,6 +66,8 @@ export class SqliteJobQueue implements JobQueue {
     { n: number; oldest: number | null }
   >;
   private readonly failedCount: Statement<[{ name: string | null }], { n: number }>;
+  private readonly purgeBatch: Statement<[number]>;
+  private readonly purges: PurgeSchedule;
   private timer: NodeJS.Timeout | undefined;
   private started = false;
 
@@ -78,9 +81,20 @@ export class SqliteJobQueue implements JobQueue {
       leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
       concurrency: options.concurrency ?? DEFAULTS.concurrency,
       retryDelaysMs: options.retryDelaysMs ?? DEFAULTS.retryDelaysMs,
+      retentionMs: options.retentionMs ?? DEFAULTS.retentionMs,
     };
-    this.insert = prepareJobInsert(db);
-    this.byDedupeKey = db.prepare('SELECT id FROM jobs WHERE dedupe_key = ?');
+    const insert = prepareJobInsert(db);
+    const byDedupeKey = db.prepare<[string], { id: number }>(
+      'SELECT id FROM jobs WHERE dedupe_key = ?',
+    );
+    // Under one write lock: a purge in another process between the insert that found the key
+    // taken and the read of its job would leave no job to answer with.
+    const enqueue = db.transaction((row: NewJobRow): EnqueueResult => {
+      const { changes, lastInsertRowid } = insert.run(row);
+      if (changes === 1) return { id: String(lastInsertRowid), created: true };
+      return { id: String(byDedupeKey.get(row.dedupe_key!)!.id), created: false };
+    });
+    this.enqueueTx = (row) => enqueue.immediate(row);
     this.byId = db.prepare('SELECT * FROM jobs WHERE id = ?');
     const dueWhere = `
       WHERE state = 'pending' AND run_at <= @now
@@ -127,6 +141,17 @@ export class SqliteJobQueue implements JobQueue {
     this.failedCount = db.prepare(
       `SELECT COUNT(*) AS n FROM jobs WHERE state = 'failed' AND (@name IS NULL OR name = @name)`,
     );
+    // finished_at < ? uses the partial index jobs_finished; the state test keeps a pending job
+    // safe whatever its columns say.
+    this.purgeBatch = db.prepare(`
+      DELETE FROM jobs WHERE id IN (
+        SELECT id FROM jobs WHERE finished_at < ? AND state <> 'pending' LIMIT ${PURGE_BATCH})`);
+    // A busy or closing database: the next interval tries again.
+    this.purges = new PurgeSchedule(
+      this.clock,
+      () => this.purgeFinished(),
+      () => undefined,
+    );
   }
 
   async enqueue(
@@ -135,16 +160,13 @@ export class SqliteJobQueue implements JobQueue {
     options: EnqueueOptions = {},
   ): Promise<EnqueueResult> {
     const now = this.clock.now();
-    const { changes, lastInsertRowid } = this.insert.run({
+    return this.enqueueTx({
       name,
       payload_json: JSON.stringify(payload),
       dedupe_key: options.dedupeKey ?? null,
       run_at: options.runAt ?? now,
       created_at: now,
     });
-    if (changes === 1) return { id: String(lastInsertRowid), created: true };
-    const existing = this.byDedupeKey.get(options.dedupeKey!);
-    return { id: String(existing!.id), created: false };
   }
 
   handle(name: string, handler: JobHandler): void {
@@ -162,7 +184,7 @@ export class SqliteJobQueue implements JobQueue {
     this.started = false;
     clearTimeout(this.timer);
     this.timer = undefined;
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running, this.purges.settled()]);
   }
 
   async runDue(limit = 1000): Promise<number> {
@@ -203,6 +225,19 @@ export class SqliteJobQueue implements JobQueue {
     };
   }
 
+  async purgeFinished(): Promise<number> {
+    const cutoff = this.clock.now() - this.options.retentionMs;
+    let deleted = 0;
+    while (this.db.open) {
+      const { changes } = this.purgeBatch.run(cutoff);
+      deleted += changes;
+      if (changes < PURGE_BATCH) break;
+      // The lock is free between statements; let this process's requests and jobs use it.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return deleted;
+  }
+
   private claim(): JobRow | null {
     if (this.handlers.size === 0 || !this.db.open) return null;
     return this.claimTx([...this.handlers.keys()]);
@@ -217,6 +252,7 @@ export class SqliteJobQueue implements JobQueue {
   /** Fills free slots with due jobs; polls again after a job finishes or after the interval. */
   private poll(): void {
     if (!this.started) return;
+    if (this.db.open) this.purges.poke();
     try {
       while (this.running.size < this.options.concurrency) {
         const row = this.claim();

@@ -28,8 +28,8 @@ export type JobHandler = (job: Job) => Promise<JobResult | void>;
 
 export interface EnqueueOptions {
   /**
-   * At most one job ever holds a key: enqueueing a key that exists writes nothing and
-   * answers `created: false` with the existing job's id.
+   * At most one job holds a key: enqueueing a key that exists writes nothing and answers
+   * `created: false` with the existing job's id. A purged job (retentionMs) frees its key.
    */
   dedupeKey?: string;
   /** Not before this time (ms since the epoch); default now. */
@@ -59,7 +59,7 @@ export interface JobRecord {
 export interface JobStats {
   /** Jobs not finished yet: due, scheduled for a retry, or running. */
   pending: number;
-  /** Jobs that failed permanently. */
+  /** Jobs that failed permanently and are not purged yet. */
   failed: number;
   /** Age of the oldest pending job (now − its creation), or null when none is pending. */
   oldestPendingAgeMs: number | null;
@@ -75,6 +75,11 @@ export interface JobQueueOptions {
   concurrency?: number;
   /** Delays after the 1st, 2nd, ... failed run of a handler that throws; then failed. */
   retryDelaysMs?: number[];
+  /**
+   * How long a finished (done or failed) job is kept after its finishedAt; the polling loop
+   * then deletes it. Pending jobs are never deleted. Default 7 days.
+   */
+  retentionMs?: number;
 }
 
 /**
@@ -94,4 +99,10 @@ export interface JobQueue {
   runDue(limit?: number): Promise<number>;
   stats(name?: string): Promise<JobStats>;
   get(id: string): Promise<JobRecord | null>;
+  /**
+   * Deletes the finished jobs older than the retention, in bounded batches; answers how many
+   * this call deleted. The polling loop runs it about once a minute; safe to run from several
+   * processes at once.
+   */
+  purgeFinished(): Promise<number>;
 }

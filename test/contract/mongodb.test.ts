@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
+// Loaded here once, for the case that starts a queue's loop: Jest's ESM loader cannot link a
+// package's bare node-builtin imports ('events') when the queue imports agenda dynamically.
+import 'agenda';
+import '@agendajs/mongo-backend';
 import type { Store } from '../../src/ports/store.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { Job, JobQueue } from '../../src/ports/job-queue.js';
+import type { Job, JobQueue, JobQueueOptions } from '../../src/ports/job-queue.js';
 import type { Store } from '../../src/ports/store.js';
 import { DELIVERY_JOB, type WebhookReceiver } from '../../src/ports/webhook-store.js';
 import { ManualClock, newServerKey } from '../support/harness.js';
@@ -7,6 +7,14 @@ import { appendRequest, makeClaim, signClaim } from './ledger-fixtures.js';
 
 const ISSUED_AT = '2026-03-01T12:00:00.000Z';
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+const waitFor = async (done: () => Promise<boolean>) => {
+  for (const deadline = Date.now() + 5000; !(await done());) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
 
 let ids = 0;
 const receiver = (owner: string, overrides: Partial<WebhookReceiver> = {}): WebhookReceiver => ({
@@ -32,8 +40,8 @@ export function describeWebhookAndJobContract(name: string, open: () => Promise<
     let store: Store;
     let clock: ManualClock;
     const queues: JobQueue[] = [];
-    const queue = () => {
-      const q = store.openJobQueue({ clock, retryDelaysMs: [MINUTE] });
+    const queue = (options: Partial<JobQueueOptions> = {}) => {
+      const q = store.openJobQueue({ clock, retryDelaysMs: [MINUTE], ...options });
       queues.push(q);
       return q;
     };
@@ -218,6 +226,35 @@ export function describeWebhookAndJobContract(name: string, open: () => Promise<
         const listed = await store.webhooks.listDeliveries(r.id, 2);
         expect(listed.map((d) => d.delivery.receiptId)).toEqual([receipts[2], receipts[1]]);
       });
+
+      it('stay listed, with their attempts, after their jobs are purged', async () => {
+        const r = receiver('k1');
+        await store.webhooks.insertReceiver(r, 20);
+        await append();
+        const q = queue({ retentionMs: DAY });
+        q.handle(DELIVERY_JOB, async (job) => {
+          const deliveryId = (job.payload as { delivery_id: string }).delivery_id;
+          await store.webhooks.recordAttempt(
+            {
+              deliveryId,
+              attempt: 1,
+              at: ISSUED_AT,
+              statusCode: 200,
+              error: null,
+              durationMs: 5,
+              nextAttemptAt: null,
+            },
+            'delivered',
+          );
+        });
+        expect(await q.runDue()).toBe(1);
+        const before = await store.webhooks.listDeliveries(r.id, 10);
+        expect(before[0]!.delivery.status).toBe('delivered');
+        clock.advance(DAY + 1);
+        expect(await q.purgeFinished()).toBe(1);
+        expect(await store.webhooks.listDeliveries(r.id, 10)).toEqual(before);
+        expect(await store.webhooks.deliveryWork(before[0]!.delivery.id)).not.toBeNull();
+      });
     });
 
     describe('job queue', () => {
@@ -271,6 +308,85 @@ export function describeWebhookAndJobContract(name: string, open: () => Promise<
         expect(await survivor.runDue()).toBe(1);
         expect(attempts).toEqual([2]);
         expect(await survivor.get(id)).toMatchObject({ state: 'done' });
+      });
+
+      it('purges done and failed jobs older than the retention, never pending ones', async () => {
+        const q = queue({ retentionMs: DAY });
+        q.handle('p', async (job) => {
+          const { then } = job.payload as { then: string };
+          if (then === 'fail') return { outcome: 'failed', error: 'gave up' };
+          if (then === 'retry') return { outcome: 'retry', at: clock.now() + 2 * DAY, error: 'x' };
+          return { outcome: 'done' };
+        });
+        const neverRun = await q.enqueue('unhandled', {});
+        const oldDone = await q.enqueue('p', { then: 'done' });
+        const oldFailed = await q.enqueue('p', { then: 'fail' });
+        const retrying = await q.enqueue('p', { then: 'retry' });
+        expect(await q.runDue()).toBe(3);
+        clock.advance(60 * MINUTE);
+        const young = await q.enqueue('p', { then: 'done' });
+        expect(await q.runDue()).toBe(1);
+
+        // Exactly the retention: kept; a millisecond more: gone.
+        clock.advance(DAY - 60 * MINUTE);
+        expect(await q.purgeFinished()).toBe(0);
+        clock.advance(1);
+        expect(await q.purgeFinished()).toBe(2);
+        expect(await q.purgeFinished()).toBe(0);
+
+        expect(await q.get(oldDone.id)).toBeNull();
+        expect(await q.get(oldFailed.id)).toBeNull();
+        expect(await q.get(young.id)).toMatchObject({ state: 'done' });
+        expect(await q.get(neverRun.id)).toMatchObject({
+          state: 'pending',
+          createdAt: Date.parse(ISSUED_AT),
+        });
+        expect(await q.get(retrying.id)).toMatchObject({ state: 'pending', lastError: 'x' });
+        expect(await q.stats()).toMatchObject({ pending: 2, failed: 0 });
+      });
+
+      it('frees the dedupe key of a purged job: the key enqueues a new job', async () => {
+        const q = queue({ retentionMs: DAY });
+        const runs: string[] = [];
+        q.handle('gh', async (job) => void runs.push(job.id));
+        const first = await q.enqueue('gh', { v: 1 }, { dedupeKey: 'delivery-1' });
+        await q.runDue();
+        expect(await q.enqueue('gh', { v: 2 }, { dedupeKey: 'delivery-1' })).toEqual({
+          id: first.id,
+          created: false,
+        });
+        clock.advance(DAY + 1);
+        expect(await q.purgeFinished()).toBe(1);
+
+        const again = await q.enqueue('gh', { v: 3 }, { dedupeKey: 'delivery-1' });
+        expect(again).toEqual({ id: expect.any(String), created: true });
+        expect(again.id).not.toBe(first.id);
+        expect(await q.runDue()).toBe(1);
+        expect(runs).toEqual([first.id, again.id]);
+        expect(await q.get(again.id)).toMatchObject({ payload: { v: 3 }, dedupeKey: 'delivery-1' });
+      });
+
+      it('purges from its polling loop, at most once a minute', async () => {
+        const worker = queue({ retentionMs: 1000 });
+        worker.handle('p', async () => undefined);
+        const finished = async () => {
+          const { id } = await worker.enqueue('p', {});
+          await worker.runDue();
+          return id;
+        };
+        const early = await finished();
+        clock.advance(2000);
+        // A loop without handlers: it only purges, the first time once it runs.
+        const loop = queue({ retentionMs: 1000, pollIntervalMs: 5 });
+        loop.start();
+        await waitFor(async () => (await worker.get(early)) === null);
+
+        const late = await finished();
+        clock.advance(2000);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(await worker.get(late)).toMatchObject({ state: 'done' });
+        clock.advance(MINUTE);
+        await waitFor(async () => (await worker.get(late)) === null);
       });
     });
   });

@@ -187,6 +187,13 @@ describe('loadConfig', () => {
     ['SVC_WEBHOOK_RETRY_DELAYS', '1.5'],
     ['SVC_WEBHOOK_RETRY_DELAYS', '604801'],
     ['SVC_WEBHOOK_RETRY_DELAYS', Array(21).fill('1').join(',')],
+    ['SVC_JOB_RETENTION_DAYS', '0'],
+    ['SVC_JOB_RETENTION_DAYS', '0.0'],
+    ['SVC_JOB_RETENTION_DAYS', '-1'],
+    ['SVC_JOB_RETENTION_DAYS', '7d'],
+    ['SVC_JOB_RETENTION_DAYS', '1e3'],
+    ['SVC_JOB_RETENTION_DAYS', 'forever'],
+    ['SVC_JOB_RETENTION_DAYS', '36501'],
   ])('refuses %s=%j with a ConfigError naming the variable', (name, value) => {
     const error = configError({ [name]: value });
     expect(error.name).toBe('ConfigError');
@@ -201,6 +208,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ SVC_WEBHOOK_RETRY_DELAYS: '' }).webhookRetryDelays).toEqual([
       60, 300, 1800, 7200, 21600,
     ]);
+  });
+
+  it('reads SVC_JOB_RETENTION_DAYS as days, fractions allowed, default 7', () => {
+    const DAY = 24 * 60 * 60 * 1000;
+    expect(loadConfig({}).jobRetentionMs).toBe(7 * DAY);
+    expect(loadConfig({ SVC_JOB_RETENTION_DAYS: '' }).jobRetentionMs).toBe(7 * DAY);
+    expect(loadConfig({ SVC_JOB_RETENTION_DAYS: '30' }).jobRetentionMs).toBe(30 * DAY);
+    expect(loadConfig({ SVC_JOB_RETENTION_DAYS: '0.5' }).jobRetentionMs).toBe(DAY / 2);
+    expect(loadConfig({ SVC_JOB_RETENTION_DAYS: '36500' }).jobRetentionMs).toBe(36_500 * DAY);
+    expect(configError({ SVC_JOB_RETENTION_DAYS: '0' }).message).toMatch(
+      /SVC_JOB_RETENTION_DAYS: must be more than 0/,
+    );
   });
 
   it('names every bad variable in one error', () => {

@@ -95,6 +95,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
       partialFilterExpression: { 'svc.dedupeKey': { $type: 'string' } },
     },
     { key: { 'svc.state': 1, name: 1, 'svc.createdAt': 1 }, name: 'state_name_created' },
+    // The purge of finished jobs: state in (done, failed) and finishedAt before the cutoff.
+    { key: { 'svc.state': 1, 'svc.finishedAt': 1 }, name: 'state_finished' },
   ],
   // Idle clients' windows leave once their newest request has left the window.
   [COLLECTIONS.rateWindows]: [

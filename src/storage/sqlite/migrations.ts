@@ -319,6 +319,11 @@ const MIGRATIONS: Migration[] = [
     PRIMARY KEY (delivery_id, attempt)
   ) STRICT;
   `,
+  `
+  -- Finished jobs are deleted by age (JobQueueOptions.retentionMs); pending ones have no
+  -- finished_at and stay out of the index.
+  CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+  `,
 ];
 
 export function migrate(db: Database): void {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
 import type { Job, JobQueue, JobQueueOptions } from '../../../src/ports/job-queue.js';
 import type { Store } from '../../../src/ports/store.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
@@ -63,7 +64,7 @@ describe('the SQLite job queue', () => {
     const again = await queue.enqueue('gh', { v: 2 }, { dedupeKey: 'delivery-1' });
     expect(again).toEqual({ id: first.id, created: false });
     await queue.runDue();
-    // Also after the first one finished: the key stays taken.
+    // Also after the first one finished: the key stays taken until the job is purged.
     expect(await queue.enqueue('gh', { v: 3 }, { dedupeKey: 'delivery-1' })).toEqual({
       id: first.id,
       created: false,
@@ -224,6 +225,33 @@ describe('the SQLite job queue', () => {
     await queue.stop();
     expect(finished).toBe(true);
     expect(await queue.get(id)).toMatchObject({ state: 'done' });
+  });
+
+  it('purges a backlog larger than one batch, and only the finished jobs', async () => {
+    const file = join(root, 'ledger.db');
+    const queue = open({ retentionMs: MINUTE }, file);
+    const pending = await queue.enqueue('later', {});
+    // Written directly: running 2500 jobs through the queue would take far longer.
+    const db = new Database(file);
+    try {
+      const insert = db.prepare<[string, number]>(
+        `INSERT INTO jobs (name, payload_json, state, run_at, created_at, finished_at)
+         VALUES ('old', '{}', ?, 0, 0, ?)`,
+      );
+      db.transaction(() => {
+        for (let i = 0; i < 2500; i++) insert.run(i % 2 ? 'done' : 'failed', i);
+      })();
+    } finally {
+      db.close();
+    }
+    clock.advance(MINUTE);
+    expect(await queue.purgeFinished()).toBe(2500);
+    expect(await queue.get(pending.id)).toMatchObject({ state: 'pending' });
+    expect(await queue.stats()).toEqual({
+      pending: 1,
+      failed: 0,
+      oldestPendingAgeMs: MINUTE,
+    });
   });
 
   it('keeps pending jobs across a reopen of the file', async () => {
