@@ -20,8 +20,11 @@ import { DEFAULT_WEBHOOK_RETRY_DELAYS, type Config } from './config/config.js';
 import { SvcError } from './core/errors.js';
 import { SERVICE_VERSION, SPEC_VERSION } from './core/version.js';
 import type { ProbotOctokit } from 'probot';
-import { startGithubApp } from './github/github-app.js';
-import { WEBHOOK_PATH, webhookRoute } from './github/webhook-route.js';
+import {
+  DELIVERY_JOB as GITHUB_DELIVERY_JOB,
+  WEBHOOK_PATH,
+  webhookRoute,
+} from './github/webhook-route.js';
 import { DELIVERY_TIMEOUT_MS, webhookDeliveryHandler } from './jobs/webhook-delivery.js';
 import { newWebhookSecret } from './jobs/webhook-signing.js';
 import type { Clock } from './ports/clock.js';
@@ -124,30 +127,35 @@ export function createApp(deps: AppDeps): Express {
   const github = config.github;
   const githubReady = github?.appId !== undefined && github.privateKey !== undefined;
   if (github && githubReady) {
-    // Registers the delivery handler on the queue at once; Probot finishes initializing on
-    // its own and every delivery waits for it.
-    void startGithubApp({
-      config: {
-        ...github,
-        appId: github.appId!,
-        privateKey: github.privateKey!,
-        webhookSecret: config.webhookSecret,
-      },
-      queue: jobs,
-      claims,
-      queries: store.queries,
-      clock,
-      baseUrl: config.baseUrl ?? 'http://localhost:3000',
-      log: deps.logger,
-      Octokit: deps.githubOctokit,
-      onReceipt: (response, replayed) => {
-        if (!replayed)
-          metrics.receiptsIssued.inc({
-            verdict: response.receipt.policy.verdict,
-            admissibility: response.receipt.admissibility.status,
-          });
-      },
-    }).catch((error: unknown) => deps.logger.error({ err: error }, 'GitHub App failed to start'));
+    // Probot and Octokit (tens of MB) are loaded only for a configured App. The handler is
+    // registered on the queue at once; every delivery waits for them to load.
+    const handler = import('./github/github-app.js').then(({ githubDeliveryHandler }) =>
+      githubDeliveryHandler({
+        config: {
+          ...github,
+          appId: github.appId!,
+          privateKey: github.privateKey!,
+          webhookSecret: config.webhookSecret,
+        },
+        claims,
+        queries: store.queries,
+        clock,
+        baseUrl: config.baseUrl ?? 'http://localhost:3000',
+        log: deps.logger,
+        Octokit: deps.githubOctokit,
+        onReceipt: (response, replayed) => {
+          if (!replayed)
+            metrics.receiptsIssued.inc({
+              verdict: response.receipt.policy.verdict,
+              admissibility: response.receipt.admissibility.status,
+            });
+        },
+      }),
+    );
+    handler.catch((error: unknown) =>
+      deps.logger.error({ err: error }, 'GitHub App failed to load'),
+    );
+    jobs.handle(GITHUB_DELIVERY_JOB, async (job) => (await handler)(job));
   }
   const limits = {
     apiKeys,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
-import { appPrivateKey } from './github/github-app.js';
+import { appPrivateKey } from './github/app-private-key.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { SERVICE_VERSION } from './core/version.js';
 import { createLogger } from './logger.js';

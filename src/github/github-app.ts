@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs';
 import type { ProbotOctokit } from 'probot';
 import { Probot } from 'probot';
 import type { Logger } from 'pino';
-import type { JobQueue, JobResult } from '../ports/job-queue.js';
+import type { Job, JobResult } from '../ports/job-queue.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse } from '../services/claims.js';
 import { gateEvents, IncompletePayload } from './events.js';
 import { isTransient, PullRequestGate } from './gate.js';
-import { DELIVERY_JOB, type DeliveryJob } from './webhook-route.js';
+import type { DeliveryJob } from './webhook-route.js';
 
 export interface GithubAppConfig {
   appId?: number;
@@ -21,19 +20,6 @@ export interface GithubAppConfig {
 
 /** How many runs a delivery gets before its check is ended with the reason. */
 export const DELIVERY_ATTEMPTS = 5;
-
-/** The App's private key: PRIVATE_KEY, else the file PRIVATE_KEY_PATH names. */
-export function appPrivateKey(config: GithubAppConfig): string | undefined {
-  if (config.privateKey) return config.privateKey;
-  if (!config.privateKeyPath) return undefined;
-  try {
-    return readFileSync(config.privateKeyPath, 'utf8');
-  } catch (error) {
-    throw new Error(`PRIVATE_KEY_PATH ${config.privateKeyPath}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
 
 const errorsOf = (error: unknown): unknown[] =>
   error instanceof AggregateError ? error.errors.flatMap(errorsOf) : [error];
@@ -49,12 +35,12 @@ function retryAfterSeconds(error: unknown): number | null {
 }
 
 /**
- * The GitHub App inside the service process: Probot with the gate's handlers, fed from the
- * durable job queue (webhook-route.ts records each delivery there first).
+ * The GitHub App inside the service process: Probot with the gate's handlers. Answers the
+ * handler of the `github.delivery` jobs of the durable queue (webhook-route.ts records each
+ * delivery there first); app.ts registers it.
  */
-export async function startGithubApp(deps: {
+export function githubDeliveryHandler(deps: {
   config: GithubAppConfig & { appId: number; privateKey: string };
-  queue: JobQueue;
   claims: ClaimService;
   queries: LedgerQueries;
   clock: Clock;
@@ -63,7 +49,7 @@ export async function startGithubApp(deps: {
   onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
   /** Octokit defaults, e.g. retries and throttling off in tests. */
   Octokit?: typeof ProbotOctokit;
-}): Promise<Probot> {
+}): (job: Job) => Promise<JobResult | void> {
   const log = deps.log.child({ component: 'github-app' });
   const probot = new Probot({
     appId: deps.config.appId,
@@ -87,10 +73,12 @@ export async function startGithubApp(deps: {
   const finalRuns = new Set<string>();
 
   // Handlers are registered once Probot initialized: every delivery waits for that.
-  const loaded = probot.load(
+  const loaded: Promise<void> = probot.load(
     gateEvents(gate, { appId: deps.config.appId, log, isFinalAttempt: (id) => finalRuns.has(id) }),
   );
-  deps.queue.handle(DELIVERY_JOB, async (job): Promise<JobResult | void> => {
+  // A delivery run while Probot cannot start fails, and is retried on the job's schedule.
+  loaded.catch((error: unknown) => log.error({ err: error }, 'GitHub App failed to start'));
+  return async (job): Promise<JobResult | void> => {
     await loaded;
     const delivery = job.payload as unknown as DeliveryJob;
     if (job.attempt >= DELIVERY_ATTEMPTS) finalRuns.add(delivery.id);
@@ -148,7 +136,5 @@ export async function startGithubApp(deps: {
     } finally {
       finalRuns.delete(delivery.id);
     }
-  });
-  await loaded;
-  return probot;
+  };
 }
