@@ -973,7 +973,7 @@ var require_util = __commonJS({
     var net = __require("node:net");
     var { Blob: Blob2 } = __require("node:buffer");
     var nodeUtil = __require("node:util");
-    var { stringify } = __require("node:querystring");
+    var { stringify: stringify2 } = __require("node:querystring");
     var { EventEmitter: EE } = __require("node:events");
     var { InvalidArgumentError } = require_errors();
     var { headerNameLowerCasedRecord } = require_constants();
@@ -1033,7 +1033,7 @@ var require_util = __commonJS({
       if (url2.includes("?") || url2.includes("#")) {
         throw new Error('Query params cannot be passed when url already contains "?" or "#".');
       }
-      const stringified = stringify(queryParams);
+      const stringified = stringify2(queryParams);
       if (stringified) {
         url2 += "?" + stringified;
       }
@@ -16240,7 +16240,7 @@ var require_util6 = __commonJS({
         throw new Error("Invalid cookie max-age");
       }
     }
-    function stringify(cookie) {
+    function stringify2(cookie) {
       if (cookie.name.length === 0) {
         return null;
       }
@@ -16298,7 +16298,7 @@ var require_util6 = __commonJS({
       validateCookiePath,
       validateCookieValue,
       toIMFDate,
-      stringify
+      stringify: stringify2
     };
   }
 });
@@ -16444,7 +16444,7 @@ var require_cookies = __commonJS({
   "node_modules/undici/lib/web/cookies/index.js"(exports, module) {
     "use strict";
     var { parseSetCookie } = require_parse();
-    var { stringify } = require_util6();
+    var { stringify: stringify2 } = require_util6();
     var { webidl } = require_webidl();
     var { Headers: Headers2 } = require_headers();
     function getCookies(headers) {
@@ -16487,7 +16487,7 @@ var require_cookies = __commonJS({
       webidl.argumentLengthCheck(arguments, 2, "setCookie");
       webidl.brandCheck(headers, Headers2, { strict: false });
       cookie = webidl.converters.Cookie(cookie);
-      const str2 = stringify(cookie);
+      const str2 = stringify2(cookie);
       if (str2) {
         headers.append("Set-Cookie", str2);
       }
@@ -24570,71 +24570,752 @@ var SvcError = class extends Error {
 };
 var isSvcError = (value) => value instanceof SvcError;
 
-// node_modules/canonicalize/lib/canonicalize.js
-function hasLoneSurrogate(value) {
-  for (let i = 0; i < value.length; i++) {
-    const code2 = value.charCodeAt(i);
-    if (code2 >= 55296 && code2 <= 56319) {
-      if (i === value.length - 1) {
-        return true;
-      }
-      const next = value.charCodeAt(i + 1);
-      if (!(next >= 56320 && next <= 57343)) {
-        return true;
-      }
-      i++;
-    } else if (code2 >= 56320 && code2 <= 57343) {
-      return true;
-    }
+// node_modules/safe-stable-stringify/index.js
+var { hasOwnProperty } = Object.prototype;
+var strEscapeSequencesRegExp = /[\u0000-\u001f\u0022\u005c\ud800-\udfff]/;
+var nodeVersion = typeof process === "object" ? process?.versions?.node : void 0;
+var strEscapeLength = Number(nodeVersion?.slice(0, nodeVersion.indexOf("."))) >= 22 ? 128 : 5e3;
+function strEscape(str2) {
+  if (str2.length < strEscapeLength && !strEscapeSequencesRegExp.test(str2)) {
+    return `"${str2}"`;
   }
-  return false;
+  return JSON.stringify(str2);
 }
-function canonicalize(object2, seen = /* @__PURE__ */ new Set()) {
-  if (typeof object2 === "number" && isNaN(object2)) {
-    throw new Error("NaN is not allowed");
+function sort(array2, comparator) {
+  if (array2.length > 200 || comparator) {
+    return array2.sort(comparator);
   }
-  if (typeof object2 === "number" && !isFinite(object2)) {
-    throw new Error("Infinity is not allowed");
-  }
-  if (typeof object2 === "string" && hasLoneSurrogate(object2)) {
-    throw new Error("Lone surrogate is not allowed");
-  }
-  if (object2 === null || typeof object2 !== "object") {
-    return JSON.stringify(object2);
-  }
-  if (typeof object2.toJSON === "function") {
-    if (seen.has(object2)) {
-      throw new Error("Circular reference detected");
+  let moves = 0;
+  if (array2.length > 1 && array2[0] > array2[1]) {
+    const currentValue = array2[1];
+    if (array2.length > 32 && currentValue > array2[array2.length - 1]) {
+      return array2.sort();
     }
-    seen.add(object2);
-    const result2 = canonicalize(object2.toJSON(), seen);
-    seen.delete(object2);
-    return result2;
+    array2[1] = array2[0];
+    array2[0] = currentValue;
+    moves = 1;
   }
-  if (seen.has(object2)) {
-    throw new Error("Circular reference detected");
+  for (let i = 2; i < array2.length; i++) {
+    const currentValue = array2[i];
+    if (array2[i - 1] <= currentValue) continue;
+    let position = i;
+    do {
+      array2[position] = array2[position - 1];
+      position--;
+    } while (position !== 0 && array2[position - 1] > currentValue);
+    array2[position] = currentValue;
+    moves += i - position;
+    if (moves > array2.length && moves > 32) return array2.sort();
   }
-  seen.add(object2);
-  let result;
-  if (Array.isArray(object2)) {
-    const values = object2.map((cv) => {
-      const value = cv === void 0 || typeof cv === "symbol" ? null : cv;
-      return canonicalize(value, seen);
-    });
-    result = `[${values.join(",")}]`;
-  } else {
-    const parts = [];
-    for (const key of Object.keys(object2).sort()) {
-      if (object2[key] === void 0 || typeof object2[key] === "symbol") {
-        continue;
-      }
-      parts.push(`${canonicalize(key)}:${canonicalize(object2[key], seen)}`);
-    }
-    result = `{${parts.join(",")}}`;
-  }
-  seen.delete(object2);
-  return result;
+  return array2;
 }
+var typedArrayPrototypeGetSymbolToStringTag = (
+  // @ts-expect-error
+  Object.getOwnPropertyDescriptor(
+    Object.getPrototypeOf(
+      Object.getPrototypeOf(
+        new Int8Array()
+      )
+    ),
+    Symbol.toStringTag
+  ).get
+);
+function getTypedArrayType(value) {
+  const type = typedArrayPrototypeGetSymbolToStringTag.call(value);
+  return type !== void 0 && value.length !== 0 ? type : void 0;
+}
+function wrapInQuotes(value) {
+  return `"${value}"`;
+}
+function stringifyTypedArray(array2, separator, maximumBreadth, bigint4, fail, type) {
+  if (array2.length < maximumBreadth) {
+    maximumBreadth = array2.length;
+  }
+  const whitespace = separator === "," ? "" : " ";
+  if (type[0] === "F") {
+    let value = array2[0];
+    let res2 = `"0":${whitespace}${Number.isFinite(value) ? value : fail ? fail(value) : "null"}`;
+    for (let i = 1; i < maximumBreadth; i++) {
+      value = array2[i];
+      res2 += `${separator}"${i}":${whitespace}${Number.isFinite(value) ? value : fail ? fail(value) : "null"}`;
+    }
+    return res2;
+  }
+  const method = bigint4 === "string" && array2.length > 0 && typeof array2[0] === "bigint" ? wrapInQuotes : String;
+  let res = `"0":${whitespace}${method(array2[0])}`;
+  for (let i = 1; i < maximumBreadth; i++) {
+    res += `${separator}"${i}":${whitespace}${method(array2[i])}`;
+  }
+  return res;
+}
+function stringifyCircularDepth(index) {
+  return `"[Circular: ${index}]"`;
+}
+function getCircularValueOption(options) {
+  if (hasOwnProperty.call(options, "circularValue")) {
+    const circularValue = options.circularValue;
+    if (typeof circularValue === "string") {
+      return `"${circularValue}"`;
+    }
+    if (circularValue == null) {
+      return circularValue;
+    }
+    if (circularValue === Error || circularValue === TypeError) {
+      return {
+        toString() {
+          throw new TypeError("Converting circular structure to JSON");
+        }
+      };
+    }
+    throw new TypeError('The "circularValue" argument must be of type string or the value null or undefined');
+  }
+  return stringifyCircularDepth;
+}
+function getDeterministicOption(options) {
+  let value;
+  if (hasOwnProperty.call(options, "deterministic")) {
+    value = options.deterministic;
+    if (typeof value !== "boolean" && typeof value !== "function") {
+      throw new TypeError('The "deterministic" argument must be of type boolean or comparator function');
+    }
+  }
+  return value === void 0 ? true : value;
+}
+function getBigIntOption(options) {
+  let value;
+  if (hasOwnProperty.call(options, "bigint")) {
+    value = options.bigint;
+    if (typeof value === "string") {
+      if (value !== "string") {
+        throw new TypeError('The "bigint" argument must be of type boolean or the string "string"');
+      }
+    } else if (typeof value !== "boolean") {
+      throw new TypeError('The "bigint" argument must be of type boolean or the string "string"');
+    }
+  }
+  return value === void 0 ? true : value;
+}
+function getBooleanOption(options, key, defaultValue) {
+  let value;
+  if (hasOwnProperty.call(options, key)) {
+    value = options[key];
+    if (typeof value !== "boolean") {
+      throw new TypeError(`The "${key}" argument must be of type boolean`);
+    }
+  }
+  return value === void 0 ? defaultValue : value;
+}
+function getPositiveIntegerOption(options, key) {
+  let value;
+  if (hasOwnProperty.call(options, key)) {
+    value = options[key];
+    if (typeof value !== "number") {
+      throw new TypeError(`The "${key}" argument must be of type number`);
+    }
+    if (!Number.isInteger(value)) {
+      throw new TypeError(`The "${key}" argument must be an integer`);
+    }
+    if (value < 1) {
+      throw new RangeError(`The "${key}" argument must be >= 1`);
+    }
+  }
+  return value === void 0 ? Infinity : value;
+}
+function getItemCount(number4) {
+  if (number4 === 1) {
+    return "1 item";
+  }
+  return `${number4} items`;
+}
+function getUniqueReplacerSet(replacerArray) {
+  const replacerSet = /* @__PURE__ */ new Set();
+  for (const value of replacerArray) {
+    if (typeof value === "string" || typeof value === "number") {
+      replacerSet.add(String(value));
+    }
+  }
+  return replacerSet;
+}
+function getStrictOption(options) {
+  if (hasOwnProperty.call(options, "strict")) {
+    const value = options.strict;
+    if (typeof value !== "boolean") {
+      throw new TypeError('The "strict" argument must be of type boolean');
+    }
+    if (value) {
+      return (value2) => {
+        let message = `Object can not safely be stringified. Received type ${typeof value2}`;
+        if (typeof value2 !== "function") message += ` (${safeErrorMessage(value2)})`;
+        throw new Error(message);
+      };
+    }
+  }
+}
+function safeErrorMessage(error63) {
+  try {
+    return String(error63);
+  } catch {
+    return "Failed";
+  }
+}
+function getErrorMessage(error63, name) {
+  const message = typeof error63?.message === "string" ? error63.message : safeErrorMessage(error63);
+  if (name) {
+    return `Error: Stringification failed with ${name} (${message})`;
+  }
+  return `Error: Stringification failed (${message})`;
+}
+function callSafe(method, thisArg, input2) {
+  try {
+    return method.call(thisArg, input2);
+  } catch (error63) {
+    return getErrorMessage(error63, method.name);
+  }
+}
+function makeSafe(method, name) {
+  const safeMethod = function(...input2) {
+    try {
+      return method(...input2);
+    } catch (error63) {
+      if (name !== void 0) {
+        return getErrorMessage(error63, name);
+      }
+      return `"${getErrorMessage(error63, name)}"`;
+    }
+  };
+  Object.defineProperty(safeMethod, "name", { value: `safe_${method.name}` });
+  return safeMethod;
+}
+function configure(options) {
+  options = { ...options };
+  const fail = getStrictOption(options);
+  if (fail) {
+    if (options.bigint === void 0) {
+      options.bigint = false;
+    }
+    if (!("circularValue" in options)) {
+      options.circularValue = Error;
+    }
+  }
+  const circularValue = getCircularValueOption(options);
+  const bigint4 = getBigIntOption(options);
+  const deterministic = getDeterministicOption(options);
+  const comparator = typeof deterministic === "function" ? deterministic : void 0;
+  const maximumDepth = getPositiveIntegerOption(options, "maximumDepth");
+  const maximumBreadth = getPositiveIntegerOption(options, "maximumBreadth");
+  const safe = getBooleanOption(options, "safe", false);
+  let stringifyFnReplacer = function(key, parent, stack, replacer, spacer, indentation) {
+    let value = parent[key];
+    if (typeof value === "object" && value !== null && typeof value.toJSON === "function") {
+      value = safe ? callSafe(value.toJSON, value, key) : value.toJSON(key);
+    }
+    value = replacer.call(parent, key, value);
+    if (typeof value === "object") {
+      if (value === null) {
+        return "null";
+      }
+      const circularIndex = stack.indexOf(value);
+      if (circularIndex !== -1) {
+        return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
+      }
+      let res = "";
+      let join2 = ",";
+      const originalIndentation = indentation;
+      if (Array.isArray(value)) {
+        if (value.length === 0) {
+          return "[]";
+        }
+        if (maximumDepth < stack.length + 1) {
+          return '"[Array]"';
+        }
+        stack.push(value);
+        if (spacer !== "") {
+          indentation += spacer;
+          res += `
+${indentation}`;
+          join2 = `,
+${indentation}`;
+        }
+        const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+        let i = 0;
+        for (; i < maximumValuesToStringify - 1; i++) {
+          const tmp2 = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
+          res += tmp2 !== void 0 ? tmp2 : "null";
+          res += join2;
+        }
+        const tmp = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
+        res += tmp !== void 0 ? tmp : "null";
+        if (value.length > maximumBreadth) {
+          const removedKeys = value.length - maximumBreadth;
+          res += `${join2}"... ${getItemCount(removedKeys)} not stringified"`;
+        }
+        if (spacer !== "") {
+          res += `
+${originalIndentation}`;
+        }
+        stack.pop();
+        return `[${res}]`;
+      }
+      let keys = Object.keys(value);
+      const keyLength = keys.length;
+      if (keyLength === 0) {
+        return "{}";
+      }
+      if (maximumDepth < stack.length + 1) {
+        return '"[Object]"';
+      }
+      let whitespace = "";
+      let separator = "";
+      if (spacer !== "") {
+        indentation += spacer;
+        join2 = `,
+${indentation}`;
+        whitespace = " ";
+      }
+      const maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
+      if (deterministic && getTypedArrayType(value) === void 0) {
+        keys = sort(keys, comparator);
+      }
+      stack.push(value);
+      for (let i = 0; i < maximumPropertiesToStringify; i++) {
+        const key2 = keys[i];
+        const tmp = stringifyFnReplacer(key2, value, stack, replacer, spacer, indentation);
+        if (tmp !== void 0) {
+          res += `${separator}${strEscape(key2)}:${whitespace}${tmp}`;
+          separator = join2;
+        }
+      }
+      if (keyLength > maximumBreadth) {
+        const removedKeys = keyLength - maximumBreadth;
+        res += `${separator}"...":${whitespace}"${getItemCount(removedKeys)} not stringified"`;
+        separator = join2;
+      }
+      if (spacer !== "" && separator.length > 1) {
+        res = `
+${indentation}${res}
+${originalIndentation}`;
+      }
+      stack.pop();
+      return `{${res}}`;
+    }
+    return stringifyFnPrimitive(value);
+  };
+  let stringifyArrayReplacer = function(key, value, stack, replacer, spacer, indentation) {
+    if (value === null) {
+      return "null";
+    }
+    if (typeof /** @type {ToJSON} */
+    value.toJSON === "function") {
+      if (typeof key === "number") key = String(key);
+      const jsonValue = safe ? callSafe(
+        /** @type {ToJSON} */
+        value.toJSON,
+        value,
+        key
+      ) : (
+        /** @type {ToJSON} */
+        value.toJSON(key)
+      );
+      if (typeof jsonValue !== "object") {
+        return stringifyPrimitive2(jsonValue);
+      }
+      if (jsonValue === null) {
+        return "null";
+      }
+      value = jsonValue;
+    }
+    const circularIndex = stack.indexOf(value);
+    if (circularIndex !== -1) {
+      return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
+    }
+    const originalIndentation = indentation;
+    let res = "";
+    let join2 = ",";
+    if (Array.isArray(value)) {
+      if (value.length === 0) {
+        return "[]";
+      }
+      if (maximumDepth < stack.length + 1) {
+        return '"[Array]"';
+      }
+      stack.push(value);
+      if (spacer !== "") {
+        indentation += spacer;
+        res += `
+${indentation}`;
+        join2 = `,
+${indentation}`;
+      }
+      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+      let i = 0;
+      for (; i < maximumValuesToStringify - 1; i++) {
+        const item2 = value[i];
+        const tmp2 = typeof item2 === "object" ? stringifyArrayReplacer(i, item2, stack, replacer, spacer, indentation) : stringifyPrimitive2(item2);
+        res += tmp2 !== void 0 ? tmp2 : "null";
+        res += join2;
+      }
+      const item = value[i];
+      const tmp = typeof item === "object" ? stringifyArrayReplacer(i, item, stack, replacer, spacer, indentation) : stringifyPrimitive2(item);
+      res += tmp !== void 0 ? tmp : "null";
+      if (value.length > maximumBreadth) {
+        const removedKeys = value.length - maximumBreadth;
+        res += `${join2}"... ${getItemCount(removedKeys)} not stringified"`;
+      }
+      if (spacer !== "") {
+        res += `
+${originalIndentation}`;
+      }
+      stack.pop();
+      return `[${res}]`;
+    }
+    if (maximumDepth < stack.length + 1) {
+      return '"[Object]"';
+    }
+    stack.push(value);
+    let whitespace = "";
+    if (spacer !== "") {
+      indentation += spacer;
+      join2 = `,
+${indentation}`;
+      whitespace = " ";
+    }
+    let separator = "";
+    for (const key2 of replacer) {
+      const item = (
+        /** @type {Record<string, unknown>} */
+        value[key2]
+      );
+      const tmp = typeof item === "object" ? stringifyArrayReplacer(key2, item, stack, replacer, spacer, indentation) : stringifyPrimitive2(item);
+      if (tmp !== void 0) {
+        res += `${separator}${strEscape(key2)}:${whitespace}${tmp}`;
+        separator = join2;
+      }
+    }
+    if (spacer !== "" && separator.length > 1) {
+      res = `
+${indentation}${res}
+${originalIndentation}`;
+    }
+    stack.pop();
+    return `{${res}}`;
+  };
+  let stringifyIndent = function(key, value, stack, spacer, indentation) {
+    if (value === null) {
+      return "null";
+    }
+    if (typeof /** @type {ToJSON} */
+    value.toJSON === "function") {
+      if (typeof key === "number") key = String(key);
+      const jsonValue = safe ? callSafe(
+        /** @type {ToJSON} */
+        value.toJSON,
+        value,
+        key
+      ) : (
+        /** @type {ToJSON} */
+        value.toJSON(key)
+      );
+      if (typeof jsonValue !== "object") {
+        return stringifyPrimitive2(jsonValue);
+      }
+      if (jsonValue === null) {
+        return "null";
+      }
+      value = jsonValue;
+    }
+    const circularIndex = stack.indexOf(value);
+    if (circularIndex !== -1) {
+      return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
+    }
+    const originalIndentation = indentation;
+    if (Array.isArray(value)) {
+      if (value.length === 0) {
+        return "[]";
+      }
+      if (maximumDepth < stack.length + 1) {
+        return '"[Array]"';
+      }
+      stack.push(value);
+      indentation += spacer;
+      let res2 = `
+${indentation}`;
+      const join3 = `,
+${indentation}`;
+      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+      let i = 0;
+      for (; i < maximumValuesToStringify - 1; i++) {
+        const item2 = value[i];
+        const tmp2 = typeof item2 === "object" ? stringifyIndent(i, item2, stack, spacer, indentation) : stringifyPrimitive2(item2);
+        res2 += tmp2 !== void 0 ? tmp2 : "null";
+        res2 += join3;
+      }
+      const item = value[i];
+      const tmp = typeof item === "object" ? stringifyIndent(i, item, stack, spacer, indentation) : stringifyPrimitive2(item);
+      res2 += tmp !== void 0 ? tmp : "null";
+      if (value.length > maximumBreadth) {
+        const removedKeys = value.length - maximumBreadth;
+        res2 += `${join3}"... ${getItemCount(removedKeys)} not stringified"`;
+      }
+      res2 += `
+${originalIndentation}`;
+      stack.pop();
+      return `[${res2}]`;
+    }
+    let keys = Object.keys(value);
+    const keyLength = keys.length;
+    if (keyLength === 0) {
+      return "{}";
+    }
+    if (maximumDepth < stack.length + 1) {
+      return '"[Object]"';
+    }
+    indentation += spacer;
+    const join2 = `,
+${indentation}`;
+    let res = "";
+    let separator = "";
+    let maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
+    const typedArrayType = getTypedArrayType(value);
+    if (typedArrayType !== void 0) {
+      res += stringifyTypedArray(
+        /** @type {ArrayLike<number | bigint>} */
+        value,
+        join2,
+        maximumBreadth,
+        bigint4,
+        fail,
+        typedArrayType
+      );
+      keys = keys.slice(
+        /** @type {{length: number}} */
+        value.length
+      );
+      maximumPropertiesToStringify -= /** @type {{length: number}} */
+      value.length;
+      separator = join2;
+    }
+    if (deterministic) {
+      keys = sort(keys, comparator);
+    }
+    stack.push(value);
+    for (let i = 0; i < maximumPropertiesToStringify; i++) {
+      const key2 = keys[i];
+      const item = (
+        /** @type {Record<string, unknown>} */
+        value[key2]
+      );
+      const tmp = typeof item === "object" ? stringifyIndent(key2, item, stack, spacer, indentation) : stringifyPrimitive2(item);
+      if (tmp !== void 0) {
+        res += `${separator}${strEscape(key2)}: ${tmp}`;
+        separator = join2;
+      }
+    }
+    if (keyLength > maximumBreadth) {
+      const removedKeys = keyLength - maximumBreadth;
+      res += `${separator}"...": "${getItemCount(removedKeys)} not stringified"`;
+      separator = join2;
+    }
+    if (separator !== "") {
+      res = `
+${indentation}${res}
+${originalIndentation}`;
+    }
+    stack.pop();
+    return `{${res}}`;
+  };
+  let stringifyPrimitive2 = function(value) {
+    switch (typeof value) {
+      case "string":
+        return strEscape(value);
+      case "number":
+        return isFinite(value) ? String(value) : fail ? fail(value) : "null";
+      case "boolean":
+        return value === true ? "true" : "false";
+      case "undefined":
+        return void 0;
+      case "bigint":
+        if (bigint4) {
+          return bigint4 === "string" ? `"${value}"` : String(value);
+        }
+      // fallthrough
+      default:
+        return fail ? fail(value) : void 0;
+    }
+  };
+  let stringifyObject = function(key, value, stack) {
+    if (value === null) {
+      return "null";
+    }
+    if (typeof /** @type {ToJSON} */
+    value.toJSON === "function") {
+      if (typeof key === "number") key = String(key);
+      const jsonValue = safe ? callSafe(
+        /** @type {ToJSON} */
+        value.toJSON,
+        value,
+        key
+      ) : (
+        /** @type {ToJSON} */
+        value.toJSON(key)
+      );
+      if (typeof jsonValue !== "object") {
+        return stringifyPrimitive2(jsonValue);
+      }
+      if (jsonValue === null) {
+        return "null";
+      }
+      value = jsonValue;
+    }
+    const circularIndex = stack.indexOf(value);
+    if (circularIndex !== -1) {
+      return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
+    }
+    let res = "";
+    const hasLength = (
+      /** @type {{length?: unknown}} */
+      value.length !== void 0
+    );
+    if (hasLength && Array.isArray(value)) {
+      if (value.length === 0) {
+        return "[]";
+      }
+      if (maximumDepth < stack.length + 1) {
+        return '"[Array]"';
+      }
+      stack.push(value);
+      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+      let i = 0;
+      for (; i < maximumValuesToStringify - 1; i++) {
+        const item2 = value[i];
+        const tmp2 = typeof item2 === "object" ? stringifyObject(i, item2, stack) : stringifyPrimitive2(item2);
+        res += tmp2 !== void 0 ? tmp2 : "null";
+        res += ",";
+      }
+      const item = value[i];
+      const tmp = typeof item === "object" ? stringifyObject(i, item, stack) : stringifyPrimitive2(item);
+      res += tmp !== void 0 ? tmp : "null";
+      if (value.length > maximumBreadth) {
+        const removedKeys = value.length - maximumBreadth;
+        res += `,"... ${getItemCount(removedKeys)} not stringified"`;
+      }
+      stack.pop();
+      return `[${res}]`;
+    }
+    let keys = Object.keys(value);
+    const keyLength = keys.length;
+    if (keyLength === 0) {
+      return "{}";
+    }
+    if (maximumDepth < stack.length + 1) {
+      return '"[Object]"';
+    }
+    let separator = "";
+    let maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
+    const typedArrayType = hasLength ? getTypedArrayType(value) : void 0;
+    if (typedArrayType !== void 0) {
+      res += stringifyTypedArray(
+        /** @type {ArrayLike<number | bigint>} */
+        value,
+        ",",
+        maximumBreadth,
+        bigint4,
+        fail,
+        typedArrayType
+      );
+      keys = keys.slice(
+        /** @type {{length: number}} */
+        value.length
+      );
+      maximumPropertiesToStringify -= /** @type {{length: number}} */
+      value.length;
+      separator = ",";
+    }
+    if (deterministic) {
+      keys = sort(keys, comparator);
+    }
+    stack.push(value);
+    for (let i = 0; i < maximumPropertiesToStringify; i++) {
+      const key2 = keys[i];
+      const item = (
+        /** @type {Record<string, unknown>} */
+        value[key2]
+      );
+      const tmp = typeof item === "object" ? stringifyObject(key2, item, stack) : stringifyPrimitive2(item);
+      if (tmp !== void 0) {
+        res += `${separator}${strEscape(key2)}:${tmp}`;
+        separator = ",";
+      }
+    }
+    if (keyLength > maximumBreadth) {
+      const removedKeys = keyLength - maximumBreadth;
+      res += `${separator}"...":"${getItemCount(removedKeys)} not stringified"`;
+    }
+    stack.pop();
+    return `{${res}}`;
+  };
+  const stringifyFnPrimitive = stringifyPrimitive2;
+  if (safe) {
+    stringifyFnReplacer = makeSafe(stringifyFnReplacer);
+    stringifyArrayReplacer = makeSafe(stringifyArrayReplacer);
+    stringifyIndent = makeSafe(stringifyIndent);
+    stringifyObject = makeSafe(stringifyObject);
+    stringifyPrimitive2 = makeSafe(stringifyPrimitive2);
+  }
+  function stringify2(value, replacer, space) {
+    if (arguments.length > 1) {
+      let spacer = "";
+      if (typeof space === "number") {
+        spacer = " ".repeat(Math.max(0, Math.min(space, 10)));
+      } else if (typeof space === "string") {
+        spacer = space.slice(0, 10);
+      }
+      if (replacer != null) {
+        if (typeof replacer === "function") {
+          if (safe) {
+            replacer = makeSafe(replacer, replacer.name);
+          }
+          return stringifyFnReplacer("", { "": value }, [], replacer, spacer, "");
+        }
+        if (Array.isArray(replacer)) {
+          return typeof value === "object" ? stringifyArrayReplacer("", value, [], getUniqueReplacerSet(replacer), spacer, "") : stringifyPrimitive2(value);
+        }
+      }
+      if (spacer.length !== 0) {
+        return typeof value === "object" ? stringifyIndent("", value, [], spacer, "") : stringifyPrimitive2(value);
+      }
+    }
+    return typeof value === "object" ? stringifyObject("", value, []) : stringifyPrimitive2(value);
+  }
+  return stringify2;
+}
+var sharedGlobal = (
+  /** @type {Record<symbol, typeof import('./index.js').default | undefined>} */
+  globalThis
+);
+var exportSymbol = /* @__PURE__ */ Symbol.for("safe-stable-stringify@3.0.0");
+if (sharedGlobal[exportSymbol] === void 0) {
+  const stringify2 = configure();
+  stringify2.configure = configure;
+  stringify2.stringify = stringify2;
+  stringify2.default = stringify2;
+  Object.defineProperty(sharedGlobal, exportSymbol, {
+    configurable: true,
+    enumerable: false,
+    value: (
+      /** @type {typeof import('./index.js').default} */
+      stringify2
+    ),
+    writable: true
+  });
+}
+
+// node_modules/safe-stable-stringify/esm/wrapper.mjs
+var sharedGlobal2 = (
+  /** @type {Record<symbol, typeof import('../index.js').default>} */
+  globalThis
+);
+var stringify = sharedGlobal2[/* @__PURE__ */ Symbol.for("safe-stable-stringify@3.0.0")];
+var configure2 = stringify.configure;
 
 // node_modules/@noble/hashes/_u64.js
 var U32_MASK64 = /* @__PURE__ */ (() => BigInt(2 ** 32 - 1))();
@@ -25326,15 +26007,16 @@ function concatBytes(...parts) {
 }
 
 // src/core/canonical.ts
-function canonicalize2(value) {
+var jcs = configure2({ deterministic: true, circularValue: Error, bigint: false });
+function canonicalize(value) {
   assertCanonicalizable(value, "");
-  const text2 = canonicalize(value);
+  const text2 = jcs(value);
   if (text2 === void 0) throw new TypeError("value has no JSON form");
   return text2;
 }
 var portableSha256Hex = (text2) => toHex(sha256(utf8Bytes(text2)));
 var hashText = (text2, sha256Hex = portableSha256Hex) => `sha256:${sha256Hex(text2)}`;
-var hashCanonical = (value, sha256Hex = portableSha256Hex) => hashText(canonicalize2(value), sha256Hex);
+var hashCanonical = (value, sha256Hex = portableSha256Hex) => hashText(canonicalize(value), sha256Hex);
 var HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
 function assertCanonicalizable(value, path) {
   switch (typeof value) {
@@ -45804,7 +46486,7 @@ function signedCoreOf(receipt) {
   }
   return core;
 }
-var v2HashFromText = (coreText, attestations, sha256Hex) => hashText(`{"attestations":${canonicalize2(attestations)},"core":${coreText}}`, sha256Hex);
+var v2HashFromText = (coreText, attestations, sha256Hex) => hashText(`{"attestations":${canonicalize(attestations)},"core":${coreText}}`, sha256Hex);
 
 // src/core/verify.ts
 var isObject2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -45997,7 +46679,7 @@ function checkSignature(receipt, options) {
   if (!signature || signature.length !== 64) return fail("signature is not the base64 of 64 bytes");
   let coreText;
   try {
-    coreText = canonicalize2(core);
+    coreText = canonicalize(core);
   } catch (error63) {
     return fail(`signed core has no canonical form: ${error63.message}`);
   }

