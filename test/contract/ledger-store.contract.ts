@@ -276,6 +276,104 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       });
     });
 
+    describe('summaries', () => {
+      it('agree with a recount of the receipts after appends issued together, failures included', async () => {
+        const kinds = ['allowed', 'blocked', 'escalated', 'non_deterministic'] as const;
+        const requests: AppendRequest[] = [];
+        for (let i = 0; i < 60; i++) {
+          const signed = sign({
+            kind: kinds[i % kinds.length],
+            agent: i % 5 === 0 ? null : `agent-${i % 3}`,
+            repository: i % 7 === 0 ? null : `org/repo-${i % 4}`,
+          });
+          requests.push(
+            i % 9 === 4
+              ? {
+                  scope: signed.scope,
+                  claimId: signed.claim.claim_id,
+                  build: () => {
+                    throw new Error('build failed');
+                  },
+                }
+              : appendRequest(signed),
+          );
+        }
+        // Issued together, as concurrent requests are: a store may commit them as one group.
+        const results = await Promise.allSettled(requests.map((r) => store.ledger.append(r)));
+        expect(results.filter((r) => r.status === 'rejected')).toHaveLength(7);
+        const entries = await store.ledger.list(0, 1000);
+        expect(entries).toHaveLength(53);
+
+        const byVerdict = (list: LedgerEntry[]) => ({
+          ALLOWED: list.filter((e) => e.receipt.policy.verdict === 'ALLOWED').length,
+          BLOCKED: list.filter((e) => e.receipt.policy.verdict === 'BLOCKED').length,
+          ESCALATED: list.filter((e) => e.receipt.policy.verdict === 'ESCALATED').length,
+        });
+        const byStatus = (list: LedgerEntry[]) => ({
+          ACCEPTED: list.filter((e) => e.receipt.admissibility.status === 'ACCEPTED').length,
+          NON_DETERMINISTIC: list.filter(
+            (e) => e.receipt.admissibility.status === 'NON_DETERMINISTIC',
+          ).length,
+          REJECTED: list.filter((e) => e.receipt.admissibility.status === 'REJECTED').length,
+        });
+        const names = (pick: (e: LedgerEntry) => string | undefined) =>
+          [...new Set(entries.map(pick).filter((n) => n !== undefined))].sort();
+        const repositories = names((e) => e.receipt.subject.repository);
+        const agents = names((e) => e.receipt.subject.agent);
+
+        expect(await store.queries.totals()).toEqual({
+          total: 53,
+          by_verdict: byVerdict(entries),
+          by_admissibility: byStatus(entries),
+          agents: agents.length,
+          repositories: repositories.length,
+        });
+        const repositorySummaries = await store.queries.repositories({ limit: 100 });
+        expect(repositorySummaries.map((r) => r.repository)).toEqual(repositories);
+        for (const summary of repositorySummaries) {
+          const own = entries.filter((e) => e.receipt.subject.repository === summary.repository);
+          const last = own.at(-1)!.receipt;
+          expect(summary).toEqual({
+            repository: summary.repository,
+            total: own.length,
+            by_verdict: byVerdict(own),
+            by_admissibility: byStatus(own),
+            last_receipt: {
+              receipt_id: last.receipt_id,
+              sequence: last.chain.sequence,
+              issued_at: last.issued_at,
+            },
+          });
+        }
+        const agentSummaries = await store.queries.agents({ limit: 100 });
+        expect(agentSummaries.map((a) => a.agent)).toEqual(agents);
+        for (const summary of agentSummaries) {
+          const own = entries.filter((e) => e.receipt.subject.agent === summary.agent);
+          expect(summary).toMatchObject({
+            total: own.length,
+            by_verdict: byVerdict(own),
+            by_admissibility: byStatus(own),
+            models: ['model-x'],
+            first_seen: own[0]!.receipt.issued_at,
+            last_seen: own.at(-1)!.receipt.issued_at,
+          });
+        }
+        const day = entries[0]!.receipt.issued_at.slice(0, 10);
+        const until = new Date(Date.parse(day) + 2 * 86_400_000).toISOString().slice(0, 10);
+        const timeline = await store.queries.timeline({ since: day, until });
+        const counted = timeline.reduce((sum, row) => sum + row.count, 0);
+        expect(counted).toBe(53);
+        for (const row of timeline) {
+          expect(row.count).toBe(
+            entries.filter(
+              (e) =>
+                e.receipt.issued_at.startsWith(row.day) && e.receipt.policy.verdict === row.verdict,
+            ).length,
+          );
+        }
+      });
+    });
+
     describe('entries that do not extend the head', () => {
       const refusals: [string, (head: ChainHead, signed: SignedClaim) => AppendRequest][] = [
         [
