@@ -154,7 +154,9 @@ export class AgendaJobQueue implements JobQueue {
       // Its lookup index is created with the store's (mongo-store.ts).
       ensureIndex: false,
     });
-    await mongoBackend.connect();
+    // The repository alone: the backend's connect() would also set up agenda's job log (a
+    // collection and its indexes), which is off here.
+    await mongoBackend.repository.connect();
     const backend: AgendaBackend = {
       name: mongoBackend.name,
       get repository() {
@@ -175,6 +177,10 @@ export class AgendaJobQueue implements JobQueue {
       processEvery: this.options.pollIntervalMs,
       defaultConcurrency: this.options.concurrency,
       maxConcurrency: this.options.concurrency,
+      // Without a lock limit, the first instance to poll locks every due job and holds those it
+      // cannot start yet until their leases run out; other instances could not help.
+      lockLimit: this.options.concurrency,
+      defaultLockLimit: this.options.concurrency,
       defaultLockLifetime: this.options.leaseMs,
     });
     agenda.on('error', (error: Error) => this.onError(error));
@@ -204,7 +210,10 @@ export class AgendaJobQueue implements JobQueue {
           );
           if (!doc) return; // finished meanwhile (a run that outlived its lease): nothing to do
           const result = await this.execute(doc);
-          const retryAt = await this.finish(id, {}, result);
+          // Under the lease agenda took: a run that outlived it records nothing over the run of
+          // the instance that took the job over.
+          const lockedAt = agendaJob.attrs.lockedAt;
+          const retryAt = await this.finish(id, lockedAt ? { lockedAt } : {}, result);
           // agenda saves its own fields after the processor returns: nextRunAt null (a
           // one-time job, never picked again) unless a retry is due.
           agendaJob.attrs.nextRunAt = retryAt === null ? null : new Date(retryAt);
@@ -231,7 +240,17 @@ export class AgendaJobQueue implements JobQueue {
     const agenda = this.agenda;
     this.agenda = undefined;
     // Stops polling and waits for the jobs already running; the store's client stays open.
-    if (agenda) await agenda.drain({ closeConnection: false });
+    if (!agenda) return;
+    await agenda.drain({ closeConnection: false });
+    // Jobs locked but not started are released now, not when their lease runs out.
+    try {
+      await this.jobs.updateMany(
+        { lastModifiedBy: this.owner, 'svc.state': 'pending', lockedAt: { $ne: null } },
+        { $set: { lockedAt: null } },
+      );
+    } catch (error) {
+      this.onError(error);
+    }
   }
 
   async runDue(limit = 1000): Promise<number> {

@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
+import { HOUR_MS } from '../../src/ports/rate-limiter.js';
 import type { Store } from '../../src/ports/store.js';
 import { SlidingWindowLimiter } from '../../src/services/rate-limiter.js';
 import { MongoWindowLimiter } from '../../src/storage/mongo/mongo-rate-limiter.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { SqliteWindowLimiter } from '../../src/storage/sqlite/sqlite-rate-limiter.js';
+import { ManualClock } from '../support/harness.js';
 import { mingoDb } from '../support/mingo-collections.js';
 import {
   describeRateLimiterContract,
@@ -37,6 +39,21 @@ describeSharedLimiterContract('SQLite', sqlite);
 describeRateLimiterContract('MongoDB update pipeline (mingo)', async () => {
   const db = mingoDb();
   return async (clock) => new MongoWindowLimiter(db, clock);
+});
+
+it('MongoDB windows expire by the server clock, an hour after their newest request', async () => {
+  const db = mingoDb();
+  // A test clock far in the past: an expiry taken from it would be due at once.
+  const limiter = new MongoWindowLimiter(db, new ManualClock());
+  const before = Date.now();
+  await limiter.consume('key:a', 5);
+  const doc = await db
+    .collection<{ _id: string; expires_at: Date }>('rate_windows')
+    .findOne({ _id: 'key:a' });
+  // A BSON date (the TTL monitor ignores other types); from another realm under Jest.
+  expect(Object.prototype.toString.call(doc!.expires_at)).toBe('[object Date]');
+  expect(doc!.expires_at.getTime()).toBeGreaterThanOrEqual(before + HOUR_MS);
+  expect(doc!.expires_at.getTime()).toBeLessThanOrEqual(Date.now() + HOUR_MS);
 });
 
 // jest.config.js moves MONGODB_URI here, out of the environment of the processes tests start.

@@ -20,16 +20,20 @@ export function mingoDb(): Db {
   return {
     collection(name: string) {
       const docs = docsOf(name);
-      const first = (filter: Record<string, unknown>) =>
-        find(docs, filter).all()[0] as Doc | undefined;
+      const first = (filter: Record<string, unknown>, projection?: Record<string, unknown>) =>
+        find(docs, filter, projection).all()[0] as Doc | undefined;
       return {
-        async findOne(filter: Record<string, unknown>) {
-          return copy(first(filter));
+        async findOne(filter: Record<string, unknown>, options?: { projection?: Doc }) {
+          return copy(first(filter, options?.projection));
         },
         async findOneAndUpdate(
           filter: { _id: unknown },
           pipeline: object[],
-          options: { upsert?: boolean; returnDocument?: 'before' | 'after' },
+          options: {
+            upsert?: boolean;
+            returnDocument?: 'before' | 'after';
+            projection?: Record<string, unknown>;
+          },
         ) {
           if (options.returnDocument !== 'after') throw new Error('only returnDocument: after');
           if (!first(filter)) {
@@ -37,7 +41,7 @@ export function mingoDb(): Db {
             docs.push({ _id: filter._id });
           }
           updateOne(docs, filter, pipeline as Parameters<typeof updateOne>[2]);
-          return copy(first(filter));
+          return copy(first(filter, options.projection));
         },
       };
     },

@@ -22,7 +22,8 @@ import { COLLECTIONS, type RateWindowDocument } from './documents.js';
  *
  * Times come from each instance's clock (as the other stores' do), so instances need
  * synchronized clocks (NTP); a skew of seconds moves a window's edge by as much. Idle clients
- * leave through a TTL index on `expires_at` (the newest request + the window).
+ * leave through a TTL index on `expires_at` (the newest request + the window, by the server's
+ * clock).
  */
 export class MongoWindowLimiter implements RateLimiter {
   private readonly windows: Collection<RateWindowDocument>;
@@ -39,6 +40,9 @@ export class MongoWindowLimiter implements RateLimiter {
     if (limit === Number.POSITIVE_INFINITY) return unlimitedStatus(limit);
     const now = this.clock.now();
     const cutoff = now - this.windowMs;
+    // The TTL monitor compares expires_at with the server's clock, so the expiry comes from
+    // it too ($$NOW): a skew between this instance and the server cannot drop a live window.
+    const expiry = { $add: ['$$NOW', this.windowMs] };
     const update = [
       {
         $set: {
@@ -51,29 +55,22 @@ export class MongoWindowLimiter implements RateLimiter {
       {
         $set: {
           times: { $cond: ['$accepted', { $concatArrays: ['$times', [now]] }, '$times'] },
-          expires_at: {
-            $cond: [
-              '$accepted',
-              new Date(now + this.windowMs),
-              { $ifNull: ['$expires_at', new Date(now + this.windowMs)] },
-            ],
-          },
+          expires_at: { $cond: ['$accepted', expiry, { $ifNull: ['$expires_at', expiry] }] },
         },
       },
     ];
     const window = await this.upsert(client, update);
-    const times = window.times;
     if (!window.accepted) {
       return {
         allowed: false,
         limit,
         remaining: 0,
-        used: times.length,
-        retryAfterSeconds: Math.max(1, Math.ceil((times[0]! + this.windowMs - now) / 1000)),
-        resetAt: times[times.length - 1]! + this.windowMs,
+        used: window.used,
+        retryAfterSeconds: Math.max(1, Math.ceil((window.oldest + this.windowMs - now) / 1000)),
+        resetAt: window.newest + this.windowMs,
       };
     }
-    return allowedStatus(limit, times.length, now + this.windowMs);
+    return allowedStatus(limit, window.used, now + this.windowMs);
   }
 
   async peek(client: string, limit: number): Promise<LimitStatus> {
@@ -93,18 +90,34 @@ export class MongoWindowLimiter implements RateLimiter {
 
   // Two first requests of a new client can race to insert its document: the server retries
   // such an upsert itself when the filter is an equality on _id (MongoDB 4.2+); the retry here
-  // covers older servers and sharded clusters, where it may not.
-  private async upsert(client: string, update: object[]): Promise<RateWindowDocument> {
+  // covers older servers and sharded clusters, where it may not. Only the window's size and
+  // ends come back, not its times (up to 10,000 for a pilot key).
+  private async upsert(client: string, update: object[]): Promise<CountedWindow> {
     for (let attempt = 1; ; attempt++) {
       try {
         const window = await this.windows.findOneAndUpdate({ _id: client }, update, {
           upsert: true,
           returnDocument: 'after',
+          projection: {
+            _id: 0,
+            accepted: 1,
+            used: { $size: '$times' },
+            oldest: { $first: '$times' },
+            newest: { $last: '$times' },
+          },
         });
-        return window!;
+        return window as unknown as CountedWindow;
       } catch (error) {
         if ((error as { code?: unknown }).code !== 11000 || attempt >= 3) throw error;
       }
     }
   }
+}
+
+/** What a count answers: the outcome, and the window's size and ends after it. */
+interface CountedWindow {
+  accepted: boolean;
+  used: number;
+  oldest: number;
+  newest: number;
 }

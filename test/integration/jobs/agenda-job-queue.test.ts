@@ -28,11 +28,14 @@ describe('agenda job queue without a reachable MongoDB', () => {
     );
     queue.handle('noop', async () => undefined);
     queue.start();
-    for (let waited = 0; errors.length === 0 && waited < 5000; waited += 50) {
+    const refused = () => errors.some((error) => /ECONNREFUSED/.test(String(error)));
+    for (let waited = 0; !refused() && waited < 5000; waited += 50) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await expect(queue.stop()).resolves.toBeUndefined();
-    expect(String(errors[0])).toMatch(/ECONNREFUSED/);
+    // Operations that waited on the same failed connection report it as a closed topology.
+    expect(refused()).toBe(true);
+    for (const error of errors) expect(String(error)).toMatch(/^Mongo\w*Error/);
   });
 
   it('answers a runDue without handlers with 0, touching nothing', async () => {
