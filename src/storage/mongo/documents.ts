@@ -47,6 +47,8 @@ export interface ReceiptDocument {
   api_key_id: string | null;
   /** Lower-cased, diacritic-free words of claim text, entity, repository and agent. */
   words: string[];
+  /** The same four fields' words in order, one string per field (receipt-query.ts). */
+  phrases: string[];
   receipt_json: string;
   claim_json: string;
   evaluation_json: string;

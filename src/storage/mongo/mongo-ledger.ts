@@ -27,7 +27,7 @@ import {
 } from './documents.js';
 import { newJobDocument, type JobDocument } from './job-documents.js';
 import type { MongoLedgerQueries } from './mongo-ledger-queries.js';
-import { receiptWords } from './receipt-query.js';
+import { indexedFields, receiptPhrases, receiptWords } from './receipt-query.js';
 
 /**
  * Snapshot reads and majority writes: the head read in the transaction is the head the
@@ -125,6 +125,7 @@ export class MongoLedger implements LedgerStore {
     const sequence = receipt.chain.sequence;
     const agent = receipt.subject.agent ?? null;
     const repository = receipt.subject.repository ?? null;
+    const indexed = indexedFields(entry);
     await this.receipts.insertOne(
       {
         sequence,
@@ -142,7 +143,8 @@ export class MongoLedger implements LedgerStore {
         pull_request:
           receipt.subject.pull_request === undefined ? null : String(receipt.subject.pull_request),
         api_key_id: entry.apiKeyId,
-        words: receiptWords([entry.claim.claim, entry.claim.entity, repository, agent]),
+        words: receiptWords(indexed),
+        phrases: receiptPhrases(indexed),
         receipt_json: JSON.stringify(receipt),
         claim_json: JSON.stringify(entry.claim),
         evaluation_json: JSON.stringify(entry.evaluation),

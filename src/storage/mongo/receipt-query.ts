@@ -1,24 +1,44 @@
 import type { Filter, Sort } from 'mongodb';
 import type { ReceiptFilter, SequencePage } from '../../ports/ledger-queries.js';
+import type { LedgerEntry } from '../../ports/ledger-store.js';
 import type { ReceiptDocument } from './documents.js';
 
 /**
- * The words of a text as the SQLite store's FTS5 `unicode61` tokenizer sees them: runs of
- * letters and digits, lower-cased, diacritics removed ("Café" → "cafe").
+ * The words of a text as the SQLite store's FTS5 `unicode61 remove_diacritics 2` tokenizer
+ * sees them: runs of letters and digits, lower-cased, with the diacritics of Latin letters
+ * removed ("Café" → "cafe"). Marks on letters of other scripts are not removed: FTS5 treats
+ * them as separators ("किताब" → "क", "त", "ब"), and so does the split on letters and digits.
  */
 export function tokenize(text: string): string[] {
   return (
     text
       .normalize('NFD')
-      .replace(/\p{M}+/gu, '')
+      .replace(/(\p{Script=Latin})\p{M}+/gu, '$1')
+      .normalize('NFC')
       .toLowerCase()
       .match(/[\p{L}\p{N}]+/gu) ?? []
   );
 }
 
+/** What a receipt is searched by, as the SQLite store's word index holds it. */
+export const indexedFields = ({ claim, receipt }: LedgerEntry): (string | null)[] => [
+  claim.claim,
+  claim.entity,
+  receipt.subject.repository ?? null,
+  receipt.subject.agent ?? null,
+];
+
 /** The distinct words indexed for a receipt: claim text, entity, repository and agent. */
 export function receiptWords(fields: (string | null | undefined)[]): string[] {
   return [...new Set(fields.flatMap((field) => (field ? tokenize(field) : [])))];
+}
+
+/**
+ * Each field's words in order, separated by one space: what a query word of several tokens
+ * ("acme/we") must match as a phrase, within one field, as FTS5 matches `"acme/we"*`.
+ */
+export function receiptPhrases(fields: (string | null | undefined)[]): string[] {
+  return fields.flatMap((field) => (field ? [tokenize(field).join(' ')] : []));
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -34,7 +54,7 @@ export interface SearchQuery {
  *
  * `q` is matched the way the SQLite store's FTS5 query is: every whitespace-separated word
  * must match (AND), as a prefix. A query word that itself splits into several tokens
- * ("acme/we") needs each token, the last one as a prefix. MongoDB's `$text` cannot answer
+ * ("acme/we") is a phrase: its tokens side by side in one field, the last one as a prefix. MongoDB's `$text` cannot answer
  * this — it matches whole stemmed words, so "merg" would not find "merge" — hence the
  * multikey index on `words`, which an anchored, case-sensitive regex uses as a range scan.
  * User input only ever becomes escaped regex literals of letters and digits.
@@ -45,6 +65,7 @@ export function searchQuery(filter: ReceiptFilter, page: SequencePage): SearchQu
     const words = filter.q.split(/[\s\p{Cc}]+/u).filter((word) => /[\p{L}\p{N}]/u.test(word));
     if (words.length === 0) return null;
     const terms = new Map<string, RegExp | string>();
+    const phrases = new Map<string, RegExp>();
     for (const word of words) {
       const tokens = tokenize(word);
       tokens.forEach((token, i) => {
@@ -52,8 +73,15 @@ export function searchQuery(filter: ReceiptFilter, page: SequencePage): SearchQu
         const key = `${prefix ? 'p' : 'w'}:${token}`;
         if (!terms.has(key)) terms.set(key, prefix ? new RegExp(`^${escapeRegExp(token)}`) : token);
       });
+      // The words narrow the candidates through the index; the phrase then requires the
+      // tokens side by side, in order, in one field, the last as a prefix.
+      if (tokens.length > 1) {
+        const phrase = tokens.join(' ');
+        phrases.set(phrase, new RegExp(`(?:^| )${escapeRegExp(phrase)}`));
+      }
     }
     for (const term of terms.values()) and.push({ words: term });
+    for (const phrase of phrases.values()) and.push({ phrases: phrase });
   }
   if (filter.agent !== undefined) and.push({ agent: filter.agent });
   if (filter.repository !== undefined) and.push({ repository: filter.repository });
