@@ -1,6 +1,5 @@
 import type { Database } from 'better-sqlite3';
 import { newKeyId } from '../../core/ids.js';
-import { filterColumn, WORD_COLUMNS } from './word-index.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -135,40 +134,38 @@ function trustModel(db: Database): void {
 }
 
 /**
- * The word index, with prefix indexes for prefixes of 1 to 16 characters and a column of
- * filter tokens (word-index.ts). Every search word is a prefix query, which without an index
- * of its length FTS5 answers by merging the doclists of every term it begins into one list of
- * all matching rows, before the first row is read: the cost grew with the ledger however few
- * rows were asked for. A prefix of an indexed length is read like a term, lazily in rowid
- * order, so a page stops the scan. Longer words are still answered, the old way.
+ * The word index with prefix indexes for prefixes of 1 to 16 characters. Every search word is
+ * a prefix query, which without an index of its length FTS5 answers by merging the doclists
+ * of every term it begins into one list of all matching rows, before the first row is read:
+ * the cost grew with the ledger however few rows were asked for. A prefix of an indexed
+ * length is read like a term, lazily in rowid order, so a page stops the scan. Longer words
+ * are still answered, the old way.
  */
 const RECEIPTS_FTS = `
   CREATE VIRTUAL TABLE receipts_fts USING fts5 (
-    ${WORD_COLUMNS}, filters, content = '', tokenize = 'unicode61 remove_diacritics 2',
+    claim, entity, repository, agent, content = '', tokenize = 'unicode61 remove_diacritics 2',
     prefix = '${Array.from({ length: 16 }, (_, i) => i + 1).join(' ')}'
   );
 `;
 
 /**
- * Rebuilds the word index (contentless, so from the receipts) with prefix indexes and filter
- * tokens. Receipts are read, never written; each is indexed with the values the append
- * indexes it with.
+ * Rebuilds the word index (contentless, so from the receipts) with prefix indexes. Receipts
+ * are read, never written; each is indexed with the values the append indexes it with.
  */
-function wordIndexV2(db: Database): void {
+function prefixIndexes(db: Database): void {
   db.exec(`DROP TABLE receipts_fts; ${RECEIPTS_FTS}`);
   const rows = db.prepare<[number, number], WordsRow>(`
     SELECT sequence, claim_json, entity, repository, agent FROM receipts
     WHERE sequence > ? ORDER BY sequence LIMIT ?`);
   const insert = db.prepare(
-    `INSERT INTO receipts_fts (rowid, ${WORD_COLUMNS}, filters) VALUES (?, ?, ?, ?, ?, ?)`,
+    'INSERT INTO receipts_fts (rowid, claim, entity, repository, agent) VALUES (?, ?, ?, ?, ?)',
   );
   for (let after = 0; ;) {
     const batch = rows.all(after, 1000);
     if (batch.length === 0) break;
     for (const row of batch) {
       const { claim } = JSON.parse(row.claim_json) as { claim: string };
-      const filters = filterColumn(row.agent, row.repository);
-      insert.run(row.sequence, claim, row.entity, row.repository, row.agent, filters);
+      insert.run(row.sequence, claim, row.entity, row.repository, row.agent);
     }
     after = batch[batch.length - 1]!.sequence;
   }
@@ -368,7 +365,7 @@ const MIGRATIONS: Migration[] = [
     PRIMARY KEY (delivery_id, attempt)
   ) STRICT;
   `,
-  wordIndexV2,
+  prefixIndexes,
 ];
 
 /** The schema version this build writes. */

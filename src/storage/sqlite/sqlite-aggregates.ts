@@ -1,6 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
-import { filterColumn, WORD_COLUMNS } from './word-index.js';
 
 /**
  * Keeps the read model's aggregates and word index current. Called inside the append
@@ -48,7 +47,7 @@ export class SqliteAggregates {
       INSERT INTO daily_counts (day, repository, verdict, n) VALUES (?, ?, ?, 1)
       ON CONFLICT (day, repository, verdict) DO UPDATE SET n = n + 1`);
     this.words = db.prepare(
-      `INSERT INTO receipts_fts (rowid, ${WORD_COLUMNS}, filters) VALUES (?, ?, ?, ?, ?, ?)`,
+      'INSERT INTO receipts_fts (rowid, claim, entity, repository, agent) VALUES (?, ?, ?, ?, ?)',
     );
   }
 
@@ -82,7 +81,6 @@ export class SqliteAggregates {
       claim.entity,
       repository ?? null,
       agent ?? null,
-      filterColumn(agent ?? null, repository ?? null),
     );
   }
 }

@@ -17,7 +17,6 @@ import type {
 import type { LedgerEntry } from '../../ports/ledger-store.js';
 import type { Receipt } from '../../core/receipt.js';
 import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
-import { wordMatch, type FilterKind } from './word-index.js';
 
 /**
  * FTS5 query of free text: each word becomes a quoted prefix term, so no user input is read
@@ -58,12 +57,7 @@ export class SqliteLedgerQueries implements LedgerQueries {
     if (filter.q !== undefined) {
       if (!q) return [];
       where.push('receipts_fts MATCH @q');
-      // The agent and repository are matched in the word index too (word-index.ts); the
-      // equalities below then only confirm the rows it found.
-      const indexed: [FilterKind, string][] = [];
-      if (filter.agent !== undefined) indexed.push(['agent', filter.agent]);
-      if (filter.repository !== undefined) indexed.push(['repository', filter.repository]);
-      params.q = wordMatch(q, indexed);
+      params.q = q;
     }
     const equal: [keyof ReceiptFilter, string][] = [
       ['agent', 'agent'],
