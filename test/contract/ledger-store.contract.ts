@@ -9,6 +9,7 @@ import type {
   LedgerEntry,
   OutboxRecord,
 } from '../../src/ports/ledger-store.js';
+import type { ReceiptFilter, SequencePage } from '../../src/ports/ledger-queries.js';
 import type { Store } from '../../src/ports/store.js';
 import { newServerKey } from '../support/harness.js';
 import {
@@ -372,6 +373,127 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           );
         }
       });
+    });
+
+    describe('search with words', () => {
+      const TEXTS = [
+        'Merge PR 7 hotfix after CI passed',
+        'Schema migration for billing',
+        'Security patch in login',
+        'Feature flag for search',
+        'Hotfix the schema of billing',
+      ];
+      const AGENTS = ['bot-a', 'bot-b', null, 'bot-c'];
+      const REPOSITORIES = ['acme/one', 'acme/two', null];
+      const KINDS = ['allowed', 'blocked', 'escalated', 'non_deterministic'] as const;
+      const T0 = Date.UTC(2026, 0, 10);
+      const at = (hours: number) => new Date(T0 + hours * 3_600_000).toISOString();
+
+      async function seedWords(): Promise<LedgerEntry[]> {
+        const entries: LedgerEntry[] = [];
+        for (let i = 0; i < 30; i++) {
+          const claim = makeClaim({
+            kind: KINDS[i % KINDS.length]!,
+            agent: AGENTS[i % AGENTS.length]!,
+            repository: REPOSITORIES[i % REPOSITORIES.length]!,
+          });
+          const signed = signClaim({ ...claim, claim: TEXTS[i % TEXTS.length]! }, serverKey, {
+            issuedAt: at(i),
+          });
+          entries.push(await append(signed));
+        }
+        return entries;
+      }
+
+      // The reference: every word begins a word of the claim text, entity, repository or agent.
+      const wordsOf = (text: string) =>
+        text
+          .toLowerCase()
+          .split(/[^a-z0-9]+/)
+          .filter(Boolean);
+      const matches = (entry: LedgerEntry, filter: ReceiptFilter): boolean => {
+        const { receipt, claim } = entry;
+        const indexed = [
+          claim.claim,
+          claim.entity,
+          receipt.subject.repository ?? '',
+          receipt.subject.agent ?? '',
+        ].flatMap(wordsOf);
+        return (
+          wordsOf(filter.q ?? '').every((w) => indexed.some((t) => t.startsWith(w))) &&
+          (filter.agent === undefined || receipt.subject.agent === filter.agent) &&
+          (filter.repository === undefined || receipt.subject.repository === filter.repository) &&
+          (filter.verdict === undefined || receipt.policy.verdict === filter.verdict) &&
+          (filter.status === undefined || receipt.admissibility.status === filter.status) &&
+          (filter.since === undefined || receipt.issued_at >= filter.since) &&
+          (filter.until === undefined || receipt.issued_at < filter.until)
+        );
+      };
+
+      const WORDS = ['hotfix', 'schema migration', 'SECURITY patch', 'fea fl', 'hot sch', 'b'];
+      const FILTERS: ReceiptFilter[] = [
+        {},
+        { agent: 'bot-a' },
+        { agent: 'bot-c' },
+        { repository: 'acme/two' },
+        { verdict: 'ALLOWED' },
+        { verdict: 'BLOCKED' },
+        { status: 'NON_DETERMINISTIC' },
+        { since: at(10) },
+        { until: at(20) },
+        { agent: 'bot-b', verdict: 'ALLOWED', since: at(3), until: at(27) },
+      ];
+
+      it('answers the words and every filter, newest first or oldest first, page by page', async () => {
+        const entries = await seedWords();
+        for (const q of WORDS) {
+          for (const more of FILTERS) {
+            const filter = { q, ...more };
+            const expected = entries
+              .filter((e) => matches(e, filter))
+              .map((e) => e.receipt.chain.sequence);
+            for (const order of ['desc', 'asc'] as const) {
+              const all = order === 'desc' ? [...expected].reverse() : expected;
+              expect({
+                filter,
+                order,
+                all: await sequencesOf(filter, { limit: 100, order }),
+              }).toEqual({ filter, order, all });
+              // Pages of 3, each continuing after the last sequence of the one before.
+              const pages: number[][] = [];
+              let after: number | undefined;
+              for (;;) {
+                const page = await sequencesOf(filter, { limit: 3, order, after });
+                if (page.length === 0) break;
+                pages.push(page);
+                after = page[page.length - 1];
+              }
+              const chunks = Array.from({ length: Math.ceil(all.length / 3) }, (_, k) =>
+                all.slice(3 * k, 3 * k + 3),
+              );
+              expect({ filter, order, pages }).toEqual({ filter, order, pages: chunks });
+              // A cursor in the middle of the ledger, matching or not.
+              for (const cursor of [15, 16]) {
+                const rest = all.filter((s) => (order === 'desc' ? s < cursor : s > cursor));
+                expect({
+                  filter,
+                  order,
+                  cursor,
+                  page: await sequencesOf(filter, { limit: 4, order, after: cursor }),
+                }).toEqual({ filter, order, cursor, page: rest.slice(0, 4) });
+              }
+            }
+          }
+        }
+        // The cases are not vacuous.
+        expect(entries.filter((e) => matches(e, { q: 'hotfix', agent: 'bot-a' }))).not.toEqual([]);
+        expect(entries.filter((e) => matches(e, { q: 'fea fl', verdict: 'BLOCKED' }))).not.toEqual(
+          [],
+        );
+      });
+
+      const sequencesOf = async (filter: ReceiptFilter, page: SequencePage) =>
+        (await store.queries.search(filter, page)).map((r) => r.chain.sequence);
     });
 
     describe('entries that do not extend the head', () => {
