@@ -22,7 +22,7 @@ interface Pending {
 }
 
 // Bounds one transaction's length, so a burst cannot hold the write lock for long.
-const MAX_BATCH = 256;
+export const MAX_BATCH = 256;
 
 export class SqliteLedger implements LedgerStore {
   private readonly byClaim: Statement<[string, string], ReceiptRow>;
@@ -46,6 +46,7 @@ export class SqliteLedger implements LedgerStore {
     private readonly db: Database,
     private readonly queries: SqliteLedgerQueries,
     fanOut: 'all' | 'owner' = 'all',
+    private readonly onGroupCommit?: (appends: number) => void,
   ) {
     this.byClaim = db.prepare(
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE scope = ? AND claim_id = ?`,
@@ -120,6 +121,7 @@ export class SqliteLedger implements LedgerStore {
       for (const pending of batch) pending.reject(error);
       return;
     }
+    this.onGroupCommit?.(batch.length);
     outcomes.forEach((outcome, i) => {
       if ('error' in outcome) batch[i]!.reject(outcome.error);
       else batch[i]!.resolve(outcome.result);

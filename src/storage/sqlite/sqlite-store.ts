@@ -44,12 +44,17 @@ export function createOwnerOnly(file: string): void {
 /**
  * Opens (creating if needed) the embedded store at `file`; ':memory:' for a throwaway one.
  * `readonly` opens an existing file without writing to it (inspection, tests).
+ * `onGroupCommit` is told the number of appends of each group commit (tests, metrics).
  * `webhookScope` 'owner' sends each receiver only its own account's receipts (for ledgers
  * whose reads are not public); default 'all'.
  */
 export function openSqliteStore(
   file: string,
-  options: { readonly?: boolean; webhookScope?: 'all' | 'owner' } = {},
+  options: {
+    readonly?: boolean;
+    webhookScope?: 'all' | 'owner';
+    onGroupCommit?: (appends: number) => void;
+  } = {},
 ): Store {
   const readonly = options.readonly === true;
   if (file !== ':memory:' && !readonly) {
@@ -78,7 +83,7 @@ export function openSqliteStore(
   const queries = new SqliteLedgerQueries(db);
   return {
     kind: 'sqlite',
-    ledger: new SqliteLedger(db, queries, options.webhookScope),
+    ledger: new SqliteLedger(db, queries, options.webhookScope, options.onGroupCommit),
     queries,
     policies: new SqlitePolicies(db),
     apiKeys: new SqliteApiKeys(db),
