@@ -176,6 +176,21 @@ describe('canonicalize (RFC 8785 under contract §1)', () => {
     }
   });
 
+  it('agrees with both on long strings and wide objects, which take other paths in the library', () => {
+    // Strings of 5,000 characters or more are escaped natively, objects of over 200 keys sorted
+    // natively: both must still give the RFC text.
+    const long = 'a"\\\u0001\u2028é😀'.repeat(800);
+    const wide = Object.fromEntries(
+      Array.from({ length: 450 }, (_, i) => [`k${(i * 7919) % 450}\u00e9${i % 3 ? '😀' : ''}`, i]),
+    );
+    for (const value of [long, { long }, wide, { wide: [wide, long] }]) {
+      const text = canonicalize(value);
+      expect(text).toBe(referenceJcs(value));
+      expect(text).toBe(rfcReference(value));
+    }
+    expect(long.length).toBeGreaterThan(5000);
+  });
+
   it('agrees with the `canonicalize` package on every accepted vector', () => {
     const inputs = [
       ...accepted(vectors.objects).map((v) => JSON.parse(v.input_json) as unknown),
