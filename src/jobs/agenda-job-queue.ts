@@ -212,8 +212,14 @@ export class AgendaJobQueue implements JobQueue {
           const result = await this.execute(doc);
           // Under the lease agenda took: a run that outlived it records nothing over the run of
           // the instance that took the job over.
+          // A null lease too: agenda's own save after an overrun run clears the lock of the
+          // instance that took the job over, whose result must still be recorded then.
           const lockedAt = agendaJob.attrs.lockedAt;
-          const retryAt = await this.finish(id, lockedAt ? { lockedAt } : {}, result);
+          const retryAt = await this.finish(
+            id,
+            lockedAt ? { lockedAt: { $in: [lockedAt, null] } } : {},
+            result,
+          );
           // agenda saves its own fields after the processor returns: nextRunAt null (a
           // one-time job, never picked again) unless a retry is due.
           agendaJob.attrs.nextRunAt = retryAt === null ? null : new Date(retryAt);
@@ -245,7 +251,13 @@ export class AgendaJobQueue implements JobQueue {
     // Jobs locked but not started are released now, not when their lease runs out.
     try {
       await this.jobs.updateMany(
-        { lastModifiedBy: this.owner, 'svc.state': 'pending', lockedAt: { $ne: null } },
+        // nextRunAt null: running, maybe past its lease; agenda's own unlock leaves those too.
+        {
+          lastModifiedBy: this.owner,
+          'svc.state': 'pending',
+          lockedAt: { $ne: null },
+          nextRunAt: { $ne: null },
+        },
         { $set: { lockedAt: null } },
       );
     } catch (error) {
@@ -310,7 +322,7 @@ export class AgendaJobQueue implements JobQueue {
   /** Records the outcome; answers when the job is due again, or null. */
   private async finish(
     id: ObjectId,
-    lease: { lockedAt?: Date },
+    lease: { lockedAt?: Date | { $in: (Date | null)[] } },
     result: JobResult,
   ): Promise<number | null> {
     const now = this.clock.now();

@@ -76,8 +76,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { owner: 1, event: 1, status: 1, created_at: 1 }, name: 'active_owned' },
   ],
   [COLLECTIONS.deliveries]: [
-    // Renamed whenever its key changes: createIndexes refuses a name with another key.
-    { key: { receiver_id: 1, created_at: -1, sequence: -1 }, name: 'receiver_newest_sequence' },
+    { key: { receiver_id: 1, created_at: -1, sequence: -1 }, name: 'receiver_newest' },
     { key: { receiver_id: 1, status: 1 }, name: 'receiver_status' },
   ],
   [COLLECTIONS.attempts]: [

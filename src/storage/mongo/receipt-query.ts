@@ -16,6 +16,8 @@ export function tokenize(text: string): string[] {
       .replace(/(\p{Script=Latin})\p{M}+/gu, '$1')
       .normalize('NFC')
       .toLowerCase()
+      // FTS5 folds the final sigma as it folds case.
+      .replace(/ς/g, 'σ')
       .match(/[\p{L}\p{N}]+/gu) ?? []
   );
 }
@@ -81,7 +83,10 @@ export function searchQuery(filter: ReceiptFilter, page: SequencePage): SearchQu
       }
     }
     for (const term of terms.values()) and.push({ words: term });
-    for (const phrase of phrases.values()) and.push({ phrases: phrase });
+    // Receipts stored before `phrases` existed keep the looser match of their words.
+    for (const phrase of phrases.values()) {
+      and.push({ $or: [{ phrases: phrase }, { phrases: { $exists: false } }] });
+    }
   }
   if (filter.agent !== undefined) and.push({ agent: filter.agent });
   if (filter.repository !== undefined) and.push({ repository: filter.repository });

@@ -25,6 +25,7 @@ const ROWS: { claim: string; agent: string | null; repository: string | null }[]
   { claim: 'schema migration, then security patch', agent: 'agent-03', repository: 'acme/one' },
   { claim: 'Crème brûlée feature flag', agent: 'agent-11', repository: 'org-5/service-05' },
   { claim: 'CI/merge queue rotated', agent: 'queue-bot', repository: 'acme/ci' },
+  { claim: 'Ο οδοστρωτήρας της οδός', agent: null, repository: null },
 ];
 
 const QUERIES = [
@@ -40,6 +41,9 @@ const QUERIES = [
   'ονομα',
   'όνομα',
   'ελλην',
+  'οδος',
+  'ΟΔΟΣ',
+  'οδοστρωτηρας',
   'क',
   'कत',
   'किताब',
@@ -95,6 +99,12 @@ describe('word search: the MongoDB query matches what FTS5 matches', () => {
               .all() as { sequence: number }[]
           ).map((d) => d.sequence);
     expect(mongo).toEqual(sqlite);
+  });
+
+  it('still finds receipts stored before phrases were indexed, by their words', () => {
+    const stored = [{ sequence: 1, words: receiptWords(['acme/web']) }];
+    const query = searchQuery({ q: 'acme/we' }, { limit: 10, order: 'asc' })!;
+    expect(find(stored, query.filter as Record<string, unknown>).all()).toHaveLength(1);
   });
 
   it('has queries that match and queries that do not, so neither side passes vacuously', async () => {
