@@ -26018,6 +26018,11 @@ var portableSha256Hex = (text2) => toHex(sha256(utf8Bytes(text2)));
 var hashText = (text2, sha256Hex = portableSha256Hex) => `sha256:${sha256Hex(text2)}`;
 var hashCanonical = (value, sha256Hex = portableSha256Hex) => hashText(canonicalize(value), sha256Hex);
 var HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
+function isPlainObject3(value) {
+  if (Object.prototype.toString.call(value) !== "[object Object]") return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
+}
 function assertCanonicalizable(value, path) {
   switch (typeof value) {
     case "number":
@@ -26032,12 +26037,19 @@ function assertCanonicalizable(value, path) {
     case "object":
       if (value === null) return;
       if (Array.isArray(value)) {
-        value.forEach((item, i) => assertCanonicalizable(item, `${path}[${i}]`));
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) throw new TypeError(`${path}[${i}]: hole in an array`);
+          assertCanonicalizable(value[i], `${path}[${i}]`);
+        }
         return;
       }
-      for (const [key, item] of Object.entries(value)) {
+      if (!isPlainObject3(value)) throw new TypeError(`${path || "(root)"}: not a plain object`);
+      for (const key of Object.keys(value)) {
         if (!key.isWellFormed()) throw new TypeError(`${path}: lone surrogate in a key`);
-        assertCanonicalizable(item, path ? `${path}.${key}` : key);
+        const where = path ? `${path}.${key}` : key;
+        const descriptor = Object.getOwnPropertyDescriptor(value, key);
+        if (!("value" in descriptor)) throw new TypeError(`${where}: accessor property`);
+        assertCanonicalizable(descriptor.value, where);
       }
       return;
     case "boolean":
@@ -26672,7 +26684,7 @@ __export(util_exports, {
   hide: () => hide,
   installLazyProp: () => installLazyProp,
   isObject: () => isObject,
-  isPlainObject: () => isPlainObject3,
+  isPlainObject: () => isPlainObject4,
   issue: () => issue2,
   joinValues: () => joinValues,
   jsonStringifyReplacer: () => jsonStringifyReplacer,
@@ -26914,7 +26926,7 @@ var allowsEval = /* @__PURE__ */ cached(() => {
     return false;
   }
 });
-function isPlainObject3(o) {
+function isPlainObject4(o) {
   if (isObject(o) === false)
     return false;
   const ctor = o.constructor;
@@ -26931,7 +26943,7 @@ function isPlainObject3(o) {
   return true;
 }
 function shallowClone(o) {
-  if (isPlainObject3(o))
+  if (isPlainObject4(o))
     return { ...o };
   if (Array.isArray(o))
     return [...o];
@@ -27120,7 +27132,7 @@ function omit2(schema, mask) {
   return clone(schema, mergeDefs(currDef, { shape: newShape, checks: [] }));
 }
 function extend(schema, shape) {
-  if (!isPlainObject3(shape)) {
+  if (!isPlainObject4(shape)) {
     throw new Error("Invalid input to extend: expected a plain object");
   }
   const checks = schema._zod.def.checks;
@@ -27142,7 +27154,7 @@ function extended(schema, shape) {
   return newShape;
 }
 function safeExtend(schema, shape) {
-  if (!isPlainObject3(shape)) {
+  if (!isPlainObject4(shape)) {
     throw new Error("Invalid input to safeExtend: expected a plain object");
   }
   return clone(schema, mergeDefs(schema._zod.def, { shape: extended(schema, shape) }));
@@ -30022,7 +30034,7 @@ function mergeValues(a, b) {
   if (a instanceof Date && b instanceof Date && +a === +b) {
     return { valid: true, data: a };
   }
-  if (isPlainObject3(a) && isPlainObject3(b)) {
+  if (isPlainObject4(a) && isPlainObject4(b)) {
     const bKeys = Object.keys(b);
     const sharedKeys = Object.keys(a).filter((key) => bKeys.indexOf(key) !== -1);
     const newObj = { ...a, ...b };
@@ -30243,7 +30255,7 @@ var $ZodRecord = /* @__PURE__ */ $constructor("$ZodRecord", (inst, def) => {
   memo2?.attach(inst);
   inst._zod.parse = (payload, ctx) => {
     const input2 = payload.value;
-    if (!isPlainObject3(input2)) {
+    if (!isPlainObject4(input2)) {
       payload.issues.push({
         expected: "record",
         code: "invalid_type",
@@ -40332,7 +40344,7 @@ function generateIntersectionCheck(doc, ctx, schema, accessor) {
 }
 function generateRecordCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
-  const isPlainObjectConst = addConstant(ctx, isPlainObject3);
+  const isPlainObjectConst = addConstant(ctx, isPlainObject4);
   doc.write(`if (!${isPlainObjectConst}(${accessor})) return INVALID;`);
   const outputVar = newVar(ctx);
   const kVar = newVar(ctx);
@@ -45338,7 +45350,7 @@ function convertBaseSchema(schema, ctx) {
           const patterns = patternKeys.map((p) => new RegExp(p));
           const basePatternSchema = zodSchema;
           zodSchema = zodSchema.check((payload) => {
-            if (!isPlainObject3(payload.value))
+            if (!isPlainObject4(payload.value))
               return;
             const unrecognized = [];
             for (const key of Object.keys(payload.value)) {

@@ -50,8 +50,19 @@ export const sha256Prefixed = (bytes: Uint8Array): string => `sha256:${toHex(sha
 
 export const HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
 
+// Plain in any realm (objects made by another context's JSON.parse have its Object.prototype):
+// an Object whose prototype, if any, is the end of its chain.
+function isPlainObject(value: object): boolean {
+  if (Object.prototype.toString.call(value) !== '[object Object]') return false;
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
+}
+
 // Some JCS libraries silently escape lone surrogates or round unsafe integers; the contract
-// wants an error instead, so the canonicalizer refuses them itself.
+// wants an error instead, so the canonicalizer refuses them itself. It admits plain JSON data
+// only (what a parser produces): arrays without holes and objects whose prototype is
+// Object.prototype or null, with data properties. Class instances, typed arrays, Dates and
+// accessors could serialize through toJSON or a getter to something this check never saw.
 function assertCanonicalizable(value: unknown, path: string): void {
   switch (typeof value) {
     case 'number':
@@ -66,12 +77,19 @@ function assertCanonicalizable(value: unknown, path: string): void {
     case 'object':
       if (value === null) return;
       if (Array.isArray(value)) {
-        value.forEach((item, i) => assertCanonicalizable(item, `${path}[${i}]`));
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) throw new TypeError(`${path}[${i}]: hole in an array`);
+          assertCanonicalizable(value[i], `${path}[${i}]`);
+        }
         return;
       }
-      for (const [key, item] of Object.entries(value)) {
+      if (!isPlainObject(value)) throw new TypeError(`${path || '(root)'}: not a plain object`);
+      for (const key of Object.keys(value)) {
         if (!key.isWellFormed()) throw new TypeError(`${path}: lone surrogate in a key`);
-        assertCanonicalizable(item, path ? `${path}.${key}` : key);
+        const where = path ? `${path}.${key}` : key;
+        const descriptor = Object.getOwnPropertyDescriptor(value, key)!;
+        if (!('value' in descriptor)) throw new TypeError(`${where}: accessor property`);
+        assertCanonicalizable(descriptor.value, where);
       }
       return;
     case 'boolean':

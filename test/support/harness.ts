@@ -43,6 +43,7 @@ export function buildTestApp(
     config?: Partial<AppDeps['config']>;
     webhookDelivery?: AppDeps['webhookDelivery'];
     logger?: AppDeps['logger'];
+    limiter?: AppDeps['limiter'];
   } = {},
 ): TestApp {
   const store = options.store ?? openSqliteStore(':memory:');
@@ -64,6 +65,7 @@ export function buildTestApp(
     logger: options.logger ?? pino({ level: 'silent' }),
     jobs,
     webhookDelivery: options.webhookDelivery,
+    limiter: options.limiter,
   });
   return {
     app,

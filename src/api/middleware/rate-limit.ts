@@ -58,11 +58,21 @@ const isFree = (req: Request) => req.path === '/health';
  * against the client address. Every response carries the X-RateLimit headers.
  */
 export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
+  // Reporting a budget without spending it never fails the request: a liveness probe or a
+  // preflight must not depend on the store that keeps the windows (MongoDB), and an error
+  // being answered must stay that error.
+  const report = async (res: Response, client: string, limit: number) => {
+    try {
+      setLimitHeaders(res, await deps.limiter.peek(client, limit));
+    } catch {
+      // No headers then.
+    }
+  };
   return async (req, res, next) => {
     const anonymous = `ip:${clientAddress(req.ip)}`;
     if (req.method === 'OPTIONS') {
       // Preflights carry no credentials and spend nothing; they still report the budget.
-      setLimitHeaders(res, await deps.limiter.peek(anonymous, deps.anonLimitPerHour));
+      await report(res, anonymous, deps.anonLimitPerHour);
       return next();
     }
     const raw = presentedKey(req);
@@ -72,7 +82,7 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
         record = raw === null ? null : await deps.apiKeys.authenticate(raw);
       } catch (error) {
         // The key's tier is unknown; the error response still reports the address budget.
-        setLimitHeaders(res, await deps.limiter.peek(anonymous, deps.anonLimitPerHour));
+        await report(res, anonymous, deps.anonLimitPerHour);
         throw error;
       }
       if (!record) {
@@ -90,9 +100,11 @@ export function authenticateAndLimit(deps: LimitDeps): RequestHandler {
     const key = res.locals.apiKey;
     const client = key ? `key:${key.id}` : anonymous;
     const limit = key ? TIER_LIMITS[key.tier] : deps.anonLimitPerHour;
-    const status = await (isFree(req)
-      ? deps.limiter.peek(client, limit)
-      : deps.limiter.consume(client, limit));
+    if (isFree(req)) {
+      await report(res, client, limit);
+      return next();
+    }
+    const status = await deps.limiter.consume(client, limit);
     setLimitHeaders(res, status);
     if (!status.allowed) throw refuse(deps, status, key ? 'key' : 'address');
     next();

@@ -368,3 +368,37 @@ describe('rate limits', () => {
     }
   });
 });
+
+describe('when the rate-limit windows cannot be read (their store is down)', () => {
+  const down = async (): Promise<never> => {
+    throw new Error('windows unavailable');
+  };
+  let t: TestApp;
+  beforeEach(() => {
+    t = buildTestApp({ limiter: { consume: down, peek: down } });
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('health still answers, without budget headers: liveness does not depend on them', async () => {
+    const res = await request(t.app).get('/health');
+    expect(res.status).toBe(200);
+    expect(res.body.ok).toBe(true);
+    expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+  });
+
+  it('preflights still answer', async () => {
+    const res = await request(t.app)
+      .options('/v1/verify')
+      .set('Origin', 'https://example.com')
+      .set('Access-Control-Request-Method', 'POST');
+    expect(res.status).toBe(204);
+  });
+
+  it('a request that spends the budget fails closed, without leaking the cause', async () => {
+    const res = await request(t.app).post('/v1/verify').send({});
+    expectError(res, 500, 'internal');
+    expect(JSON.stringify(res.body)).not.toContain('windows unavailable');
+  });
+});

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from '@jest/globals';
 import rfcReference from 'canonicalize';
 import { canonicalBytes, canonicalize } from '../../../src/core/canonical.js';
@@ -151,6 +152,34 @@ describe('canonicalize (RFC 8785 under contract §1)', () => {
     expect(() => canonicalize({ nested: [text] })).toThrow(TypeError);
     expect(() => canonicalize({ [text]: 1 })).toThrow(TypeError);
     expect(() => canonicalize({ outer: { [text]: 'x' } })).toThrow(TypeError);
+  });
+
+  class Wrapped {
+    constructor(private readonly n: number) {}
+    toJSON() {
+      return this.n;
+    }
+  }
+  it.each([
+    // eslint-disable-next-line no-sparse-arrays -- the hole is the point
+    ['an array with a hole', [1, , 2]],
+    ['a typed array', { bytes: new Uint8Array(11) }],
+    ['a Date', { at: new Date(0) }],
+    ['a class instance with toJSON', { a: new Wrapped(Number.NaN) }],
+    ['a Map', new Map([['a', 1]])],
+    [
+      'an accessor property',
+      Object.defineProperty({}, 'n', { get: () => Number.NaN, enumerable: true }),
+    ],
+  ])('rejects %s: only plain JSON data is canonicalized', (_, value) => {
+    expect(() => canonicalize(value)).toThrow(TypeError);
+  });
+
+  it('accepts objects without a prototype and plain objects of another realm', () => {
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 1, a: [2] });
+    expect(canonicalize(bare)).toBe('{"a":[2],"b":1}');
+    const foreign: unknown = runInNewContext('({ z: { y: [1, "x"] } })');
+    expect(canonicalize(foreign)).toBe('{"z":{"y":[1,"x"]}}');
   });
 
   it.each([
