@@ -6,6 +6,10 @@ import globals from 'globals';
 // The dependency direction of docs/ARCHITECTURE.md, held by the linter: the core knows no
 // transport, store or process; ports know only the core; services know no transport.
 const forbidden = (groups) => ['error', { patterns: groups }];
+const mongoStore = {
+  group: ['mongodb', 'agenda', '@agendajs/*', '**/storage/mongo/**', '**/agenda-job-queue.js'],
+  message: 'Import the MongoDB store only through createStore (storage/create-store.ts).',
+};
 const outward = {
   group: [
     '**/api/**',
@@ -56,18 +60,7 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/storage/mongo/**', 'src/jobs/agenda-job-queue.ts'],
     rules: {
-      'no-restricted-imports': forbidden([
-        {
-          group: [
-            'mongodb',
-            'agenda',
-            '@agendajs/*',
-            '**/storage/mongo/**',
-            '**/agenda-job-queue.js',
-          ],
-          message: 'Import the MongoDB store only through createStore (storage/create-store.ts).',
-        },
-      ]),
+      'no-restricted-imports': forbidden([mongoStore]),
     },
   },
   {
@@ -80,16 +73,7 @@ export default tseslint.config(
     ],
     rules: {
       'no-restricted-imports': forbidden([
-        {
-          group: [
-            'mongodb',
-            'agenda',
-            '@agendajs/*',
-            '**/storage/mongo/**',
-            '**/agenda-job-queue.js',
-          ],
-          message: 'Import the MongoDB store only through createStore (storage/create-store.ts).',
-        },
+        mongoStore,
         {
           group: ['better-sqlite3', '**/storage/sqlite/**', '**/sqlite-job-queue.js'],
           message: 'Import the SQLite store only through createStore (storage/create-store.ts).',

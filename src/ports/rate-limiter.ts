@@ -38,6 +38,23 @@ export const allowedStatus = (
   resetAt,
 });
 
+/**
+ * The status of a refused request: the window holds `used` requests, the oldest accepted at
+ * `oldest` and the newest at `newest` (ms since the epoch).
+ */
+export const refusedStatus = (
+  window: { limit: number; used: number; oldest: number; newest: number },
+  now: number,
+  windowMs: number,
+): LimitStatus => ({
+  allowed: false,
+  limit: window.limit,
+  remaining: 0,
+  used: window.used,
+  retryAfterSeconds: Math.max(1, Math.ceil((window.oldest + windowMs - now) / 1000)),
+  resetAt: window.newest + windowMs,
+});
+
 /** Unlimited tiers keep no window. */
 export const unlimitedStatus = (limit: number): LimitStatus => ({
   allowed: true,

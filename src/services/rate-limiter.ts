@@ -1,6 +1,8 @@
 import type { Clock } from '../ports/clock.js';
 import {
   HOUR_MS,
+  allowedStatus,
+  refusedStatus,
   unlimitedStatus,
   type LimitStatus,
   type RateLimiter,
@@ -54,14 +56,8 @@ export class SlidingWindowLimiter implements RateLimiter {
     let used = window ? window.times.length - window.start : 0;
     if (count && used >= limit) {
       const oldest = window!.times[window!.start]!;
-      return {
-        allowed: false,
-        limit,
-        remaining: 0,
-        used,
-        retryAfterSeconds: Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
-        resetAt: window!.times[window!.times.length - 1]! + this.windowMs,
-      };
+      const newest = window!.times[window!.times.length - 1]!;
+      return refusedStatus({ limit, used, oldest, newest }, now, this.windowMs);
     }
     if (count) {
       if (!window) {
@@ -76,13 +72,7 @@ export class SlidingWindowLimiter implements RateLimiter {
       used++;
     }
     const newest = window && used > 0 ? window.times[window.times.length - 1]! : null;
-    return {
-      allowed: true,
-      limit,
-      remaining: Math.max(0, limit - used),
-      used,
-      resetAt: newest === null ? null : newest + this.windowMs,
-    };
+    return allowedStatus(limit, used, newest === null ? null : newest + this.windowMs);
   }
 
   private prune(window: Window, now: number): void {

@@ -4,6 +4,7 @@ import type { OverrideMode } from '../../core/policy-overrides.js';
 import type { Tier } from '../../ports/api-key-store.js';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
 import type { DeliveryStatus } from '../../ports/webhook-store.js';
+import type { CounterRow } from '../counters.js';
 
 /** Collection names, in one place: indexes, the ledger's transaction and the readers share them. */
 export const COLLECTIONS = {
@@ -86,16 +87,6 @@ export interface OutboxDocument {
 
 export const OUTBOX_PER_RECEIPT = 1000;
 
-export interface Counters {
-  total: number;
-  allowed: number;
-  blocked: number;
-  escalated: number;
-  accepted: number;
-  non_deterministic: number;
-  rejected: number;
-}
-
 export interface TotalsDocument {
   _id: string;
   verdict: Verdict;
@@ -103,14 +94,14 @@ export interface TotalsDocument {
   n: number;
 }
 
-export interface RepositoryStatsDocument extends Counters {
+export interface RepositoryStatsDocument extends CounterRow {
   _id: string;
   last_sequence: number;
   last_receipt_id: string;
   last_issued_at: string;
 }
 
-export interface AgentStatsDocument extends Counters {
+export interface AgentStatsDocument extends CounterRow {
   _id: string;
   first_seen: string;
   last_seen: string;

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import { admissibilityOf, foldTotals, verdictsOf } from '../counters.js';
 import type { Verdict } from '../../core/policy.js';
 import type { Receipt } from '../../core/receipt.js';
@@ -59,11 +59,7 @@ export class MongoLedgerQueries implements LedgerQueries {
 
   async getMany(receiptIds: string[]): Promise<LedgerEntry[]> {
     if (receiptIds.length === 0) return [];
-    const docs = await this.receipts
-      .find({ receipt_id: { $in: receiptIds } }, { projection: ENTRY_PROJECTION })
-      .sort({ sequence: 1 })
-      .toArray();
-    return docs.map(toEntry);
+    return this.entries({ receipt_id: { $in: receiptIds } }, 1);
   }
 
   async pullRequestHistory(
@@ -72,12 +68,7 @@ export class MongoLedgerQueries implements LedgerQueries {
     limit: number,
   ): Promise<LedgerEntry[]> {
     if (limit <= 0) return [];
-    const docs = await this.receipts
-      .find({ repository, pull_request: pullRequest }, { projection: ENTRY_PROJECTION })
-      .sort({ sequence: 1 })
-      .limit(limit)
-      .toArray();
-    return docs.map(toEntry);
+    return this.entries({ repository, pull_request: pullRequest }, 1, limit);
   }
 
   async pullRequestReceiptsOf(
@@ -87,12 +78,7 @@ export class MongoLedgerQueries implements LedgerQueries {
     limit: number,
   ): Promise<LedgerEntry[]> {
     if (limit <= 0) return [];
-    const docs = await this.receipts
-      .find({ repository, pull_request: pullRequest, scope }, { projection: ENTRY_PROJECTION })
-      .sort({ sequence: -1 })
-      .limit(limit)
-      .toArray();
-    return docs.map(toEntry);
+    return this.entries({ repository, pull_request: pullRequest, scope }, -1, limit);
   }
 
   async timeline(options: {
@@ -175,5 +161,19 @@ export class MongoLedgerQueries implements LedgerQueries {
       counts.total += row.n;
     }
     return counts;
+  }
+
+  /** Entries matching `filter`, by sequence in `order`, at most `limit`. */
+  private async entries(
+    filter: Filter<ReceiptDocument>,
+    order: 1 | -1,
+    limit = 0,
+  ): Promise<LedgerEntry[]> {
+    const docs = await this.receipts
+      .find(filter, { projection: ENTRY_PROJECTION })
+      .sort({ sequence: order })
+      .limit(limit)
+      .toArray();
+    return docs.map(toEntry);
   }
 }

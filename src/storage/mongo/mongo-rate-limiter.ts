@@ -3,6 +3,7 @@ import type { Clock } from '../../ports/clock.js';
 import {
   HOUR_MS,
   allowedStatus,
+  refusedStatus,
   unlimitedStatus,
   type LimitStatus,
   type RateLimiter,
@@ -61,14 +62,7 @@ export class MongoWindowLimiter implements RateLimiter {
     ];
     const window = await this.upsert(client, update);
     if (!window.accepted) {
-      return {
-        allowed: false,
-        limit,
-        remaining: 0,
-        used: window.used,
-        retryAfterSeconds: Math.max(1, Math.ceil((window.oldest + this.windowMs - now) / 1000)),
-        resetAt: window.newest + this.windowMs,
-      };
+      return refusedStatus({ ...window, limit }, now, this.windowMs);
     }
     return allowedStatus(limit, window.used, now + this.windowMs);
   }

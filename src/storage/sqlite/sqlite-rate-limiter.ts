@@ -3,6 +3,7 @@ import type { Clock } from '../../ports/clock.js';
 import {
   HOUR_MS,
   allowedStatus,
+  refusedStatus,
   unlimitedStatus,
   type LimitStatus,
   type RateLimiter,
@@ -88,14 +89,7 @@ export class SqliteWindowLimiter implements RateLimiter {
     if (used >= limit) {
       if (removed > 0) s.setUsed.run(used, client);
       const oldest = s.oldest.get(client)!.at;
-      return {
-        allowed: false,
-        limit,
-        remaining: 0,
-        used,
-        retryAfterSeconds: Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
-        resetAt: window!.newest + this.windowMs,
-      };
+      return refusedStatus({ limit, used, oldest, newest: window!.newest }, now, this.windowMs);
     }
     s.insert.run(client, now);
     s.upsert.run(client, used + 1, now);
