@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, describe, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
 // Loaded here once, for the case that starts a queue's loop: Jest's ESM loader cannot link a
 // package's bare node-builtin imports ('events') when the queue imports agenda dynamically.
@@ -42,6 +42,26 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
       describeStoreContract('MongoDB', () => openFresh());
       describeWebhookAndJobContract('MongoDB', () => openFresh());
       describeWebhookScopeContract('MongoDB', openFresh);
+
+      it('the probe write is an upsert that stays: one record, the time of the last probe', async () => {
+        const store = await openFresh();
+        try {
+          const probes = () =>
+            admin!.db(databases.at(-1)).collection('health_probe').find().toArray();
+          admin ??= await new MongoClient(uri, { serverSelectionTimeoutMS: 10_000 }).connect();
+          await store.probeWrite();
+          const [first, ...others] = await probes();
+          expect(others).toEqual([]);
+          expect(first).toEqual({ _id: 'probe', at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          await store.probeWrite();
+          const after = await probes();
+          expect(after).toHaveLength(1);
+          expect(after[0]!.at > first!.at).toBe(true);
+        } finally {
+          await store.close();
+        }
+      });
     } else {
       // A skipped describe needs one case for the reason to show in the report.
       it('runs the store contract against a MongoDB server', () => {});

@@ -3,7 +3,7 @@ import { AgendaJobQueue } from '../../jobs/agenda-job-queue.js';
 import type { Store } from '../../ports/store.js';
 import { COLLECTIONS } from './documents.js';
 import { MongoApiKeys } from './mongo-api-keys.js';
-import { MongoLedger, TRANSACTION_OPTIONS } from './mongo-ledger.js';
+import { MongoLedger } from './mongo-ledger.js';
 import { MongoLedgerQueries } from './mongo-ledger-queries.js';
 import { MongoPolicies } from './mongo-policies.js';
 import { MongoWindowLimiter } from './mongo-rate-limiter.js';
@@ -133,6 +133,9 @@ function databaseInUri(uri: string): string | undefined {
   return name ? decodeURIComponent(name) : undefined;
 }
 
+// Bounds how long a probe write waits for a majority, so an unreachable majority ends it.
+const PROBE_WRITE_TIMEOUT_MS = 5000;
+
 /**
  * Opens the store on a MongoDB deployment. It must be a replica set (a single node is
  * enough): appends, key rotations and webhook registrations are multi-document transactions.
@@ -170,22 +173,16 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
         await db.command({ ping: 1 });
       },
       async probeWrite() {
-        // A write in a transaction that is then aborted: needs a writable primary, leaves
-        // nothing behind.
-        const session = client.startSession();
-        try {
-          session.startTransaction(TRANSACTION_OPTIONS);
-          await db
-            .collection<{ _id: string; at: string }>(COLLECTIONS.healthProbe)
-            .updateOne(
-              { _id: 'probe' },
-              { $set: { at: new Date().toISOString() } },
-              { upsert: true, session },
-            );
-        } finally {
-          if (session.inTransaction()) await session.abortTransaction();
-          await session.endSession();
-        }
+        // A real upsert of one record outside the ledger (the time of the last deep health
+        // check), acknowledged by a majority as the ledger's appends are: a write made and
+        // aborted in a transaction never reaches the journal, so it could not fail there.
+        await db
+          .collection<{ _id: string; at: string }>(COLLECTIONS.healthProbe)
+          .updateOne(
+            { _id: 'probe' },
+            { $set: { at: new Date().toISOString() } },
+            { upsert: true, writeConcern: { w: 'majority', wtimeoutMS: PROBE_WRITE_TIMEOUT_MS } },
+          );
       },
       async close() {
         if (closed) return;
