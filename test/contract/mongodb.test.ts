@@ -6,6 +6,7 @@ import { MongoClient } from 'mongodb';
 import 'agenda';
 import '@agendajs/mongo-backend';
 import type { Store } from '../../src/ports/store.js';
+import { MissingLedgerError } from '../../src/storage/missing-ledger.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 import { describeWebhookAndJobContract } from './webhooks-and-jobs.contract.js';
@@ -42,6 +43,19 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
       describeStoreContract('MongoDB', () => openFresh());
       describeWebhookAndJobContract('MongoDB', () => openFresh());
       describeWebhookScopeContract('MongoDB', openFresh);
+
+      it('mustExist refuses a database without a ledger and creates nothing in it', async () => {
+        const database = `svc_contract_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+        databases.push(database);
+        await expect(openMongoStore(uri, { database, mustExist: true })).rejects.toThrow(
+          MissingLedgerError,
+        );
+        admin ??= await new MongoClient(uri, { serverSelectionTimeoutMS: 10_000 }).connect();
+        expect(await admin.db(database).listCollections().toArray()).toEqual([]);
+        // Once the service has set it up, it opens.
+        await (await openMongoStore(uri, { database })).close();
+        await (await openMongoStore(uri, { database, mustExist: true })).close();
+      });
 
       it('the probe write is an upsert that stays: one record, the time of the last probe', async () => {
         const store = await openFresh();

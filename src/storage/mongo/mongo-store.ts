@@ -1,6 +1,7 @@
 import { MongoClient, type Db, type IndexDescription } from 'mongodb';
 import { AgendaJobQueue } from '../../jobs/agenda-job-queue.js';
 import type { Store } from '../../ports/store.js';
+import { MissingLedgerError } from '../missing-ledger.js';
 import { COLLECTIONS } from './documents.js';
 import { MongoApiKeys } from './mongo-api-keys.js';
 import { MongoLedger } from './mongo-ledger.js';
@@ -21,6 +22,8 @@ export interface MongoStoreOptions {
   webhookScope?: 'all' | 'owner';
   /** Reports errors of the background job queue (agenda). */
   onJobQueueError?: (error: unknown) => void;
+  /** Refuse (MissingLedgerError) a database without a ledger, instead of setting one up. */
+  mustExist?: boolean;
 }
 
 /**
@@ -109,6 +112,14 @@ export const INDEXES: Record<string, IndexDescription[]> = {
  * transaction, because a transaction may create one only under restrictions (read concern
  * "local"), and the ledger's transactions read at "snapshot".
  */
+/** Whether the service has set the database up: its receipts collection exists. */
+async function holdsLedger(db: Db): Promise<boolean> {
+  const found = await db
+    .listCollections({ name: COLLECTIONS.receipts }, { nameOnly: true })
+    .toArray();
+  return found.length > 0;
+}
+
 export async function ensureIndexes(db: Db): Promise<void> {
   const existing = new Set(
     (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
@@ -155,6 +166,11 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
     if (hello.setName === undefined && hello.msg !== 'isdbgrid') {
       throw new Error(
         'MongoDB is a standalone server; svc needs a replica set (one node is enough): start mongod with --replSet rs0, run rs.initiate() once, and add replicaSet=rs0 to MONGODB_URI',
+      );
+    }
+    if (options.mustExist && !(await holdsLedger(db))) {
+      throw new MissingLedgerError(
+        `no ledger in the MongoDB database "${db.databaseName}" (it has no ${COLLECTIONS.receipts} collection): the service creates it when it first starts; set MONGODB_URI (and MONGODB_DATABASE) to the database the service uses`,
       );
     }
     await ensureIndexes(db);
