@@ -28,7 +28,10 @@ export interface Store {
   openSharedRateLimiter?(clock: Clock): RateLimiter & { close(): void };
   /** Resolves when the backend answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
-  /** Resolves when the backend accepts a write (made and undone outside the ledger). */
+  /**
+   * Resolves when the backend commits a write: the time of this probe, upserted into one
+   * record outside the ledger. Committed, not rolled back, so a full or read-only disk fails it.
+   */
   probeWrite(): Promise<void>;
   close(): Promise<void>;
 }

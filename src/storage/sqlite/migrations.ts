@@ -127,8 +127,8 @@ function trustModel(db: Database): void {
     CREATE TRIGGER policies_no_update BEFORE UPDATE ON policies
       BEGIN SELECT RAISE(ABORT, 'policies are immutable'); END;
 
-    -- Written and rolled back by the deep health check: proves the store takes writes
-    -- without touching the ledger.
+    -- One row, the time of the last deep health check, committed by the check: proves the
+    -- store takes writes without touching the ledger.
     CREATE TABLE health_probe (id INTEGER PRIMARY KEY, at TEXT NOT NULL) STRICT;
   `);
 }
