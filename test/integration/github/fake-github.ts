@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { sign } from '@octokit/webhooks-methods';
 import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import nock from 'nock';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { ProbotOctokit } from 'probot';
 import request from 'supertest';
 import { createApp } from '../../../src/app.js';
@@ -279,6 +279,7 @@ export function appWithGithub(
     github?: boolean;
     secret?: string | undefined;
     allowPrivateWebhookUrls?: boolean;
+    logger?: Logger;
   } = {},
 ): AppUnderTest {
   const store = options.store ?? openSqliteStore(':memory:');
@@ -302,7 +303,7 @@ export function appWithGithub(
     serverKey: newServerKey(),
     box: createAesGcmBox(Buffer.alloc(32, 7)),
     clock,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     jobs,
     githubOctokit: TestOctokit,
   });
