@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Express } from 'express';
@@ -31,6 +32,18 @@ async function scrape(t: TestApp, key?: string): Promise<string> {
   expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
   return res.text;
 }
+
+/** `# TYPE` of every metric family in an exposition, by name. */
+function metricTypes(text: string): Map<string, string> {
+  const types = new Map<string, string>();
+  for (const match of text.matchAll(/^# TYPE ([a-zA-Z_:][\w:]*) (\w+)$/gm)) {
+    types.set(match[1]!, match[2]!);
+  }
+  return types;
+}
+
+// promtool (Debian's prometheus package) lints an exposition as Prometheus would read it.
+const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' }).status === 0;
 
 interface ServedRoute {
   method: string;
@@ -196,6 +209,62 @@ describe('GET /v1/metrics', () => {
       expect({ name, value: sample(text, name) }).toEqual({ name, value: expect.any(Number) });
     }
   });
+
+  it('names counters, and only counters, with _total', async () => {
+    await issue(t, key);
+    await request(t.app).get('/v1/no-such-route');
+    const types = metricTypes(await scrape(t));
+    expect(types.size).toBeGreaterThan(20);
+    const misnamed = [...types].filter(([name, type]) =>
+      type === 'counter' ? !name.endsWith('_total') : name.endsWith('_total'),
+    );
+    expect(misnamed).toEqual([]);
+    expect([...types].filter(([, type]) => type === 'counter').map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        'svc_receipts_issued_total',
+        'svc_rate_limit_rejections_total',
+        'svc_webhook_delivery_attempts_total',
+        'svc_process_cpu_seconds_total',
+      ]),
+    );
+  });
+
+  it('serves prom-client’s _total gauges as _all_types, each the sum of its by-type gauge', async () => {
+    const text = await scrape(t);
+    const types = metricTypes(text);
+    for (const name of ['handles', 'requests', 'resources']) {
+      const base = `svc_nodejs_active_${name}`;
+      expect(types.has(`${base}_total`)).toBe(false);
+      expect(types.get(`${base}_all_types`)).toBe('gauge');
+      const byType = [...text.matchAll(new RegExp(`^${base}\\{type="[^"]*"\\} (\\S+)$`, 'gm'))];
+      const sum = byType.reduce((total, m) => total + Number(m[1]), 0);
+      expect({ name, all: sample(text, `${base}_all_types`) }).toEqual({ name, all: sum });
+    }
+    // The process holds handles and resources while it serves: the sums are not all zero.
+    expect(sample(text, 'svc_nodejs_active_resources_all_types')).toBeGreaterThan(0);
+  });
+
+  (promtool ? it : it.skip)(
+    promtool
+      ? 'passes promtool check metrics'
+      : 'passes promtool check metrics (skipped: promtool is not on PATH)',
+    async () => {
+      await issue(t, key);
+      await issue(t, key, { kind: 'blocked' });
+      await request(t.app).get('/v1/receipts/dr-nothing');
+      await request(t.app).post('/v1/evaluate').send(validClaim());
+      const text = await scrape(t);
+      const checked = spawnSync('promtool', ['check', 'metrics'], {
+        input: text,
+        encoding: 'utf8',
+      });
+      expect({ status: checked.status, stdout: checked.stdout, stderr: checked.stderr }).toEqual({
+        status: 0,
+        stdout: '',
+        stderr: '',
+      });
+    },
+  );
 
   it('counts rate-limit rejections by scope', async () => {
     const limited = buildTestApp({ config: { anonLimitPerHour: 2 } });
