@@ -451,6 +451,132 @@ describe('GET /v1/openapi.json', () => {
     expect(claimInput.properties).toHaveProperty(['policyConfig']);
   });
 
+  it('gives every operation a description and tags the document declares and describes', () => {
+    const tags = doc.tags as { name: string; description?: string }[];
+    const declared = tags.map((tag) => tag.name);
+    expect(new Set(declared).size).toBe(declared.length);
+    for (const tag of tags) {
+      expect({ tag: tag.name, description: tag.description }).toEqual({
+        tag: tag.name,
+        description: expect.stringMatching(/\S{3}/),
+      });
+    }
+    const used = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        expect({ where, description: op.description }).toEqual({
+          where,
+          description: expect.stringMatching(/\S{3}/),
+        });
+        expect({ where, tags: op.tags }).toEqual({ where, tags: [expect.any(String)] });
+        for (const tag of op.tags as string[]) {
+          expect({ where, tag, declared: declared.includes(tag) }).toEqual({
+            where,
+            tag,
+            declared: true,
+          });
+          used.add(tag);
+        }
+      }
+    }
+    // No declared tag is left without an operation.
+    expect([...used].sort()).toEqual([...declared].sort());
+  });
+
+  it('declares Retry-After, Idempotent-Replay and X-Svc-Key-Id on the answers that send them', () => {
+    type Header = { required?: boolean; description?: string; schema?: Json };
+    const declaredOn = (name: string) =>
+      Object.entries(doc.paths).flatMap(([path, item]) =>
+        Object.entries(item).flatMap(([method, op]) =>
+          Object.entries(op.responses as Record<string, { headers?: Record<string, Header> }>)
+            .filter(([, response]) => response.headers?.[name])
+            .map(([status, response]) => ({
+              at: `${method.toUpperCase()} ${path} ${status}`,
+              header: response.headers![name]!,
+            })),
+        ),
+      );
+
+    // Every 429 (the limiter's answer, on every rate-limited operation) and the 503 of a
+    // failed deep health check; nothing else.
+    const retryAfter = declaredOn('Retry-After');
+    const tooMany = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, op]) => '429' in op.responses)
+        .map(([method]) => `${method.toUpperCase()} ${path} 429`),
+    );
+    expect(tooMany.length).toBeGreaterThanOrEqual(24);
+    expect(retryAfter.map((d) => d.at).sort()).toEqual([...tooMany, 'GET /health 503'].sort());
+    for (const { at, header } of retryAfter) {
+      expect({ at, header }).toMatchObject({
+        at,
+        header: { required: true, description: expect.stringContaining('Seconds') },
+      });
+    }
+    const limited = doc.paths['/v1/evaluate']!.post!.responses['429'] as {
+      headers: Record<string, Header>;
+    };
+    expect(Object.keys(limited.headers).sort()).toEqual(
+      ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-Request-Id'].sort(),
+    );
+
+    // Only on a replay: declared, not required.
+    expect(declaredOn('Idempotent-Replay')).toEqual([
+      {
+        at: 'POST /v1/evaluate 200',
+        header: expect.objectContaining({
+          required: false,
+          schema: expect.objectContaining({ enum: ['true'] }),
+          description: expect.stringContaining('claim_id'),
+        }),
+      },
+    ]);
+    expect(declaredOn('X-Svc-Key-Id')).toEqual([
+      {
+        at: 'GET /v1/keys/server 200',
+        header: expect.objectContaining({
+          required: true,
+          description: expect.stringContaining('key_id'),
+        }),
+      },
+    ]);
+  });
+
+  it('sends the headers it declares', async () => {
+    const key = await newKey(t, 'pilot');
+    const claim = validClaim();
+    const first = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(claim);
+    expect(first.status).toBe(200);
+    expect(first.headers['idempotent-replay']).toBeUndefined();
+    const replay = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(claim);
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotent-replay']).toBe('true');
+
+    const pem = await request(t.app).get('/v1/keys/server');
+    expect(pem.headers['x-svc-key-id']).toBe(t.serverKey.keyId);
+
+    const stats = t.jobs.stats.bind(t.jobs);
+    t.jobs.stats = () => Promise.reject(new Error('queue unreachable'));
+    const down = await request(t.app).get('/health?deep=true');
+    t.jobs.stats = stats;
+    expect(down.status).toBe(503);
+    expect(down.headers['retry-after']).toBe('5');
+    const up = await request(t.app).get('/health?deep=true');
+    expect(up.status).toBe(200);
+    expect(up.headers['retry-after']).toBeUndefined();
+
+    const limited = buildTestApp({ config: { anonLimitPerHour: 1 } });
+    try {
+      expect((await request(limited.app).get('/v1/status')).status).toBe(200);
+      const refused = await request(limited.app).get('/v1/status');
+      expectError(refused, 429, 'rate_limited');
+      expect(refused.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('marks the reads as needing a key when reads are not public', async () => {
     const closed = buildTestApp({ config: { publicReads: false } });
     try {
