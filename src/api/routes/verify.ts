@@ -4,7 +4,12 @@ import type { ServerKey } from '../../ports/signer.js';
 import { verifyAgainstLedger } from '../../services/verification.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import { textSchema } from '../schemas/system.js';
-import { verifyQuerySchema, verifyRequestSchema, verifyResponseSchema } from '../schemas/verify.js';
+import {
+  serverKeyHeaders,
+  verifyQuerySchema,
+  verifyRequestSchema,
+  verifyResponseSchema,
+} from '../schemas/verify.js';
 
 export function verifyRoutes(deps: {
   ledger: LedgerStore;
@@ -52,6 +57,7 @@ export function verifyRoutes(deps: {
         text: textSchema,
         contentType: 'text/plain',
       },
+      headers: { 200: serverKeyHeaders },
       handle({ res }) {
         res.setHeader('X-Svc-Key-Id', deps.serverKey.keyId);
         res.type('text/plain').send(deps.serverKey.publicKeyPem);
