@@ -8,6 +8,7 @@ import '@agendajs/mongo-backend';
 import type { Store } from '../../src/ports/store.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
+import { describeLogTreeContract } from './log-tree.contract.js';
 import { describeWebhookAndJobContract } from './webhooks-and-jobs.contract.js';
 import { describeWebhookScopeContract } from './webhook-scope.contract.js';
 
@@ -40,6 +41,7 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
   () => {
     if (uri) {
       describeStoreContract('MongoDB', () => openFresh());
+      describeLogTreeContract('MongoDB', () => openFresh());
       describeWebhookAndJobContract('MongoDB', () => openFresh());
       describeWebhookScopeContract('MongoDB', openFresh);
     } else {

@@ -81,9 +81,11 @@ export function openSqliteStore(
     throw rollback;
   });
   const queries = new SqliteLedgerQueries(db);
+  const ledger = new SqliteLedger(db, queries, options.webhookScope, options.onGroupCommit);
   return {
     kind: 'sqlite',
-    ledger: new SqliteLedger(db, queries, options.webhookScope, options.onGroupCommit),
+    ledger,
+    tree: ledger.tree,
     queries,
     policies: new SqlitePolicies(db),
     apiKeys: new SqliteApiKeys(db),
