@@ -9,6 +9,7 @@ import type { Store } from '../../src/ports/store.js';
 import { MissingLedgerError } from '../../src/storage/missing-ledger.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
+import { describeLogTreeContract } from './log-tree.contract.js';
 import { describeWebhookAndJobContract } from './webhooks-and-jobs.contract.js';
 import { describeWebhookScopeContract } from './webhook-scope.contract.js';
 
@@ -41,6 +42,7 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
   () => {
     if (uri) {
       describeStoreContract('MongoDB', () => openFresh());
+      describeLogTreeContract('MongoDB', () => openFresh());
       describeWebhookAndJobContract('MongoDB', () => openFresh());
       describeWebhookScopeContract('MongoDB', openFresh);
 

@@ -6,6 +6,7 @@ import { COLLECTIONS } from './documents.js';
 import { MongoApiKeys } from './mongo-api-keys.js';
 import { MongoLedger } from './mongo-ledger.js';
 import { MongoLedgerQueries } from './mongo-ledger-queries.js';
+import { MongoLogTree } from './mongo-log-tree.js';
 import { MongoPolicies } from './mongo-policies.js';
 import { MongoWindowLimiter } from './mongo-rate-limiter.js';
 import { MongoWebhooks } from './mongo-webhooks.js';
@@ -101,6 +102,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // The purge of finished jobs: state in (done, failed) and finishedAt before the cutoff.
     { key: { 'svc.state': 1, 'svc.finishedAt': 1 }, name: 'state_finished' },
   ],
+  // The newest leaf, where a backfill of the log's tree resumes.
+  [COLLECTIONS.treeHashes]: [{ key: { level: 1, index: 1 }, name: 'level_index' }],
   // Idle clients' windows leave once their newest request has left the window.
   [COLLECTIONS.rateWindows]: [
     { key: { expires_at: 1 }, name: 'expires_at_ttl', expireAfterSeconds: 0 },
@@ -175,10 +178,14 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
     }
     await ensureIndexes(db);
     const queries = new MongoLedgerQueries(db);
+    const tree = new MongoLogTree(db);
+    // Receipts appended before the tree existed become its first leaves before any append.
+    await tree.backfill();
     let closed = false;
     return {
       kind: 'mongodb',
-      ledger: new MongoLedger(client, db, queries, options.webhookScope),
+      ledger: new MongoLedger(client, db, queries, tree, options.webhookScope),
+      tree,
       queries,
       apiKeys: new MongoApiKeys(client, db),
       policies: new MongoPolicies(db),

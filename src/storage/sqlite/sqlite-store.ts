@@ -81,9 +81,11 @@ export function openSqliteStore(
     'INSERT INTO health_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
   );
   const queries = new SqliteLedgerQueries(db);
+  const ledger = new SqliteLedger(db, queries, options.webhookScope, options.onGroupCommit);
   return {
     kind: 'sqlite',
-    ledger: new SqliteLedger(db, queries, options.webhookScope, options.onGroupCommit),
+    ledger,
+    tree: ledger.tree,
     queries,
     policies: new SqlitePolicies(db),
     apiKeys: new SqliteApiKeys(db),
