@@ -46768,6 +46768,7 @@ function verifyOffline(receipt, key, expect = {}) {
     valid: result.checks.every((c) => c.status !== "FAIL") && status("signature_valid") === "PASS"
   };
 }
+var describeRules = (rules) => rules.map((r) => r.reason ? `${r.rule} (${r.reason})` : r.rule).join(", ");
 var SUBMITTER = /^(?:kid_[0-9A-HJKMNP-TV-Z]{26}|github_app:\d+:\d+)$/;
 function parseExpectations(input2) {
   const expect = {};
@@ -47192,10 +47193,11 @@ var cell = (text2) => text2.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace
 var code = (text2) => `<code>${cell(text2)}</code>`;
 function renderSummary(f) {
   const lines = [
-    `## svc ${f.mode}: ${cell(f.verdict ?? "no verdict")} / ${cell(f.admissibility ?? "no admissibility")}`,
+    f.trusted ? `## svc ${f.mode}: ${cell(f.verdict ?? "no verdict")} / ${cell(f.admissibility ?? "no admissibility")}` : `## svc ${f.mode}: receipt not trusted`,
     ""
   ];
   for (const problem of f.problems) lines.push(`> **Failed:** ${cell(problem)}`, "");
+  if (f.warning) lines.push(`> **Warning:** ${cell(f.warning)}`, "");
   lines.push("| | |", "|---|---|");
   lines.push(`| Receipt | ${f.receiptId ? code(f.receiptId) : "\u2014"} |`);
   if (f.receiptPath) lines.push(`| Receipt file | ${code(f.receiptPath)} |`);
@@ -47212,8 +47214,10 @@ function renderSummary(f) {
         );
       if (signed.submitter) lines.push(`| Submitter | ${code(submitterLabel(signed.submitter))} |`);
     }
-  } else {
+  } else if (f.mode === "simulate") {
     lines.push("| Verified offline | not applicable: a simulation is not signed |");
+  } else {
+    lines.push("| Verified offline | **no**: no trusted key to verify with |");
   }
   if (f.rules.length > 0) {
     lines.push("", "| Rule | Result | Reason |", "|---|---|---|");
@@ -47305,11 +47309,27 @@ function trustProblems(result) {
     return `${c.name}: ${c.detail ?? "FAIL"}`;
   });
 }
-function verdictProblem(inputs, verdict, admissibility) {
-  if (inputs.failOn === "never") return null;
-  if (inputs.failOn === "blocked")
-    return verdict === "BLOCKED" || verdict === null ? `verdict ${verdict ?? "missing"} (fail-on: blocked)` : null;
-  return verdict === "ALLOWED" && admissibility === "ACCEPTED" ? null : `verdict ${verdict ?? "missing"}, admissibility ${admissibility ?? "missing"}: not ALLOWED and ACCEPTED (fail-on: not-allowed)`;
+function whyNot(receipt, response) {
+  const failed = rulesOf(null, receipt).filter((r) => !r.passed);
+  if (failed.length > 0) return `; failing rules: ${describeRules(failed)}`;
+  const reason = (isObject5(response?.policy) ? str(response.policy.reason) : null) ?? (isObject5(receipt.admissibility) ? str(receipt.admissibility.reason) : null);
+  return reason ? `; ${reason}` : "";
+}
+function verdictGate(inputs, verdict, admissibility, receipt, response) {
+  if (verdict === "ALLOWED" && admissibility === "ACCEPTED")
+    return { problem: null, warning: null };
+  const outcome = `verdict ${verdict ?? "missing"}, admissibility ${admissibility ?? "missing"}`;
+  if (inputs.failOn === "not-allowed")
+    return {
+      problem: `${outcome}: not ALLOWED and ACCEPTED (fail-on: not-allowed)${whyNot(receipt, response)}`,
+      warning: null
+    };
+  if (inputs.failOn === "blocked" && (verdict === "BLOCKED" || verdict === null))
+    return { problem: `${outcome} (fail-on: blocked)${whyNot(receipt, response)}`, warning: null };
+  return {
+    problem: null,
+    warning: `svc ${outcome}: not ALLOWED and ACCEPTED${whyNot(receipt, response)}. The step passes only because fail-on is ${inputs.failOn}.`
+  };
 }
 async function obtainReceipt(inputs, deps) {
   if (inputs.mode === "verify") {
@@ -47337,21 +47357,29 @@ async function run(inputs, deps) {
   let verification = null;
   let key = null;
   if (inputs.mode !== "simulate") {
-    key = await trustedKey(inputs, deps.http, deps.warning);
-    const asked = sentClaim ? str(sentClaim.policy) : null;
-    const expect = { ...inputs.expect };
-    if (expect.policy === void 0 && asked) expect.policy = asked;
-    verification = verifyOffline(receipt, key.key, expect);
-    problems.push(...trustProblems(verification));
-    if (sentClaim) problems.push(...claimBinding(receipt, sentClaim));
+    try {
+      key = await trustedKey(inputs, deps.http, deps.warning);
+    } catch (error63) {
+      if (!(error63 instanceof ActionFailure)) throw error63;
+      problems.push(error63.message);
+    }
+    if (key) {
+      const asked = sentClaim ? str(sentClaim.policy) : null;
+      const expect = { ...inputs.expect };
+      if (expect.policy === void 0 && asked) expect.policy = asked;
+      verification = verifyOffline(receipt, key.key, expect);
+      problems.push(...trustProblems(verification));
+      if (sentClaim) problems.push(...claimBinding(receipt, sentClaim));
+    }
   } else {
     deps.info("simulate: svc signs and stores nothing, so there is nothing to verify");
   }
-  const verdict = isObject5(receipt.policy) ? str(receipt.policy.verdict) : null;
-  const admissibility = isObject5(receipt.admissibility) ? str(receipt.admissibility.status) : null;
+  const valid = verification !== null && verification.valid && problems.length === 0;
+  const readable = valid || inputs.mode === "simulate";
+  const verdict = readable && isObject5(receipt.policy) ? str(receipt.policy.verdict) : null;
+  const admissibility = readable && isObject5(receipt.admissibility) ? str(receipt.admissibility.status) : null;
   const receiptId = str(receipt.receipt_id);
   const receiptPath = writeReceipt(inputs.workspace, receiptId, receipt, inputs.mode);
-  const valid = verification !== null && verification.valid && problems.length === 0;
   for (const c of verification?.checks ?? [])
     deps.info(`${c.status.padEnd(10)} ${c.name}${c.detail ? `  ${c.detail}` : ""}`);
   if (verification?.signed?.submitter)
@@ -47365,18 +47393,21 @@ async function run(inputs, deps) {
   deps.setOutput("receipt-id", receiptId ?? "");
   deps.setOutput("receipt-path", receiptPath);
   deps.setOutput("valid", String(valid));
-  const gate = verdictProblem(inputs, verdict, admissibility);
+  const { problem: gate, warning: warning2 } = readable ? verdictGate(inputs, verdict, admissibility, receipt, response) : { problem: null, warning: null };
+  if (warning2) deps.warning(warning2);
   await deps.appendSummary(
     renderSummary({
       mode: inputs.mode,
+      trusted: readable,
       verdict,
       admissibility,
       receiptId,
       receiptPath,
-      rules: rulesOf(response, receipt),
+      rules: readable ? rulesOf(response, receipt) : [],
       verification,
       key,
-      problems: gate ? [...problems, gate] : problems
+      problems: gate ? [...problems, gate] : problems,
+      warning: warning2
     })
   );
   if (problems.length > 0)
