@@ -220,6 +220,12 @@ export function contractOf(receipt: Record<string, unknown>): string | null {
   return declared.contract as string;
 }
 
+/** The members a receipt declares signed, when the declaration is a known contract's exact list. */
+export function signedFieldsOf(receipt: Record<string, unknown>): readonly string[] | null {
+  const contract = contractOf(receipt);
+  return contract ? CONTRACT_FIELDS[contract]! : null;
+}
+
 /** Picks the members a receipt declares signed; null when the declaration is not a known one. */
 export function signedCoreOf(receipt: Record<string, unknown>): Record<string, unknown> | null {
   const contract = contractOf(receipt);

@@ -25,7 +25,7 @@ export function verifyRoutes(deps: {
       tag: 'Verification',
       summary: 'Check a receipt: structure, signature and ledger hash',
       description:
-        'Issuer-operated and convenient, not independent: check signatures offline against a key whose fingerprint you obtained separately. Any JSON object is checked (problems are FAIL checks); a body that is not an object is 400. For receipt-core-v2, chain_linkage checks the signed position against the chain and the ledger, the signed submitter, policy and position are reported under "signed", and expect_policy, expect_config_hash and expect_submitter make policy_binding PASS or FAIL (SKIPPED without them).',
+        'Issuer-operated and convenient, not independent: check signatures offline against a key whose fingerprint you obtained separately. Any JSON object is checked (problems are FAIL checks); a body that is not an object is 400. A member beside the signed core other than attestations and chain fails no_unsigned_members. valid means authentic, not a go-ahead: read policy.verdict and admissibility.status. For receipt-core-v2, chain_linkage checks the signed position against the chain and the ledger, the signed submitter, policy and position are reported under "signed", and expect_policy, expect_config_hash and expect_submitter make policy_binding PASS or FAIL (SKIPPED without them).',
       access: 'public',
       // Anything that is an object gets the layered checks (a broken receipt is a FAIL, not a 400).
       query: verifyQuerySchema,
