@@ -133,11 +133,13 @@ describe('SIGTERM', () => {
   it('lets requests in flight finish with their answers, refuses new connections, exits 0', async () => {
     const server = await start();
     const inFlight = [1, 2, 3].map((i) =>
-      rawPost(server.port, '/v1/signup', signupBody(`drain-${i}@example.com`), { hold: true }),
+      rawPost(server.port, '/v1/signup', signupBody(`drain-${i}@example.com`), {
+        hold: true,
+        expectContinue: true,
+      }),
     );
+    // 100 Continue: the server read each head and waits for the body.
     await Promise.all(inFlight.map((r) => r.sent));
-    // The heads have arrived and each request waits for its body.
-    await new Promise((resolve) => setTimeout(resolve, 300));
     server.child.kill('SIGTERM');
     await until('the listener closed', () =>
       rawPost(server.port, '/health', '{}', { close: true }).answer.then((a) =>

@@ -121,7 +121,10 @@ export interface RawAnswer {
 export interface RawRequest {
   /** Resolves when the server closed the connection (or it failed). */
   answer: Promise<RawAnswer>;
-  /** Resolves once the connection is up and the request's head was sent. */
+  /**
+   * Resolves once the connection is up and the request's head was sent; with `expectContinue`,
+   * once the server answered `100 Continue`: it has read the head and waits for the body.
+   */
   sent: Promise<void>;
   /** Sends the rest of the body (when it was held back). */
   finish(): void;
@@ -131,7 +134,8 @@ export interface RawRequest {
  * A POST of a JSON body on its own connection, written by hand so that a test controls when
  * each byte goes out and sees resets as they are. `hold` sends only the head and waits for
  * `finish()`; `trickleMs` sends the body one byte per interval. The connection is kept alive
- * unless `close` is set: a server that drains must close it itself.
+ * unless `close` is set: a server that drains must close it itself. `expectContinue` asks for
+ * `100 Continue` (as curl does for large bodies), which tells when the request is in flight.
  */
 export function rawPost(
   port: number,
@@ -141,6 +145,7 @@ export function rawPost(
     hold?: boolean;
     trickleMs?: number;
     close?: boolean;
+    expectContinue?: boolean;
     headers?: Record<string, string>;
   } = {},
 ): RawRequest {
@@ -149,10 +154,13 @@ export function rawPost(
   let received = '';
   let error: string | undefined;
   let timer: NodeJS.Timeout | undefined;
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (received += chunk));
   const head =
     `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
     (options.close ? 'Connection: close\r\n' : '') +
+    (options.expectContinue ? 'Expect: 100-continue\r\n' : '') +
     Object.entries(options.headers ?? {})
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('') +
@@ -167,18 +175,23 @@ export function rawPost(
         }, options.trickleMs);
       } else if (options.hold) socket.write(head);
       else socket.write(head + body);
-      resolve();
+      if (!options.expectContinue) resolve();
     });
+    if (options.expectContinue) {
+      socket.on('data', () => {
+        if (/^HTTP\/1\.1 100 [^\r]*\r\n\r\n/.test(received)) resolve();
+      });
+      socket.once('close', () => reject(new Error('closed before 100 Continue')));
+    }
     socket.once('error', reject);
   });
   sent.catch(() => undefined);
   const answer = new Promise<RawAnswer>((resolve) => {
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
     socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
     socket.once('close', () => {
       clearInterval(timer);
-      const [headText = '', ...rest] = received.split('\r\n\r\n');
+      const final = received.replace(/^HTTP\/1\.1 100 [^\r]*\r\n\r\n/, '');
+      const [headText = '', ...rest] = final.split('\r\n\r\n');
       const [statusLine = '', ...headerLines] = headText.split('\r\n');
       const status = /^HTTP\/1\.1 (\d{3})/.exec(statusLine);
       resolve({
