@@ -157,4 +157,22 @@ describe('SIGTERM', () => {
     }
     expect(await server.exited).toBe(0);
   }, 30_000);
+
+  it('cuts off a client still sending its request a request timeout later, then exits 0', async () => {
+    const server = await start();
+    // 40 bytes at one every 300 ms would take 12 s.
+    const slow = rawPost(server.port, '/v1/signup', signupBody('slow-drain@example.com'), {
+      trickleMs: 300,
+    });
+    await slow.sent;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const stopped = Date.now();
+    server.child.kill('SIGTERM');
+    const answer = await slow.answer;
+    expect(answer.status).toBeNull();
+    expect(await server.exited).toBe(0);
+    // The request timeout (2 s) once more, not the 12 s the client wanted.
+    expect(Date.now() - stopped).toBeGreaterThanOrEqual(1_900);
+    expect(Date.now() - stopped).toBeLessThan(5_000);
+  }, 30_000);
 });

@@ -211,6 +211,9 @@ describe('docker/compose.yml', () => {
       expect(list).toMatch(/^docker\/svc\.env$/m);
       expect(list).toMatch(/^docker\/secrets\/?$/m);
     }
+    // Where compose reads SVC_BASE_URL from.
+    expect(ignored).toMatch(/^(docker\/)?\.env$/m);
+    expect(contextIgnored).toMatch(/^docker\/\.env$/m);
   });
 
   it("svc's environment and init-secrets.sh's env file are a configuration svc accepts, selecting MongoDB", () => {
