@@ -145,9 +145,10 @@ const envSchema = z.object({
   SVC_SIGNUP_LIMIT_PER_HOUR: hourlyLimit.default(20),
   SVC_TRUST_PROXY: trustProxy.default(false),
   SVC_PUBLIC_READS: boolean.default(true),
-  SVC_HEADERS_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.headersMs / 1000),
-  SVC_REQUEST_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.requestMs / 1000),
-  SVC_KEEP_ALIVE_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.keepAliveMs / 1000),
+  // A default is the parsed value (milliseconds), not an input to parse.
+  SVC_HEADERS_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.headersMs),
+  SVC_REQUEST_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.requestMs),
+  SVC_KEEP_ALIVE_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.keepAliveMs),
   SVC_WORKERS: z
     .string()
     .regex(/^(auto|[1-9]\d{0,2})$/, { error: 'must be "auto" or a number of processes, 1-999' })

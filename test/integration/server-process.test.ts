@@ -72,6 +72,19 @@ describe('slow clients', () => {
     expect(res.status).toBe(201);
   }, 30_000);
 
+  it('by default, answers a client that pauses for a second before its body', async () => {
+    // Empty variables count as unset: the defaults (10 s and 30 s).
+    const server = await start({ SVC_HEADERS_TIMEOUT: '', SVC_REQUEST_TIMEOUT: '' });
+    const request = rawPost(server.port, '/v1/signup', signupBody('pause@example.com'), {
+      hold: true,
+      close: true,
+    });
+    await request.sent;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    request.finish();
+    expect((await request.answer).status).toBe(201);
+  }, 30_000);
+
   it('cuts off a connection that sends no request, after the headers timeout', async () => {
     const server = await start();
     const started = Date.now();
