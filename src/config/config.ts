@@ -75,6 +75,12 @@ const retentionDays = z
   .transform(Number)
   .refine((n) => n > 0 && n <= 36_500, { error: 'must be more than 0 and at most 36500 days' });
 
+const checkpointSeconds = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, { error: 'must be a positive number of seconds, e.g. 1 or 0.5' })
+  .transform(Number)
+  .refine((n) => n >= 0.1 && n <= 3600, { error: 'must be from 0.1 to 3600 seconds' });
+
 const secret32 = z
   .string()
   .transform((v) =>
@@ -121,6 +127,7 @@ const envSchema = z.object({
   SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
   SVC_WEBHOOK_RETRY_DELAYS: retryDelays.default(DEFAULT_WEBHOOK_RETRY_DELAYS),
   SVC_JOB_RETENTION_DAYS: retentionDays.default(7),
+  SVC_CHECKPOINT_INTERVAL: checkpointSeconds.default(1),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
   SVC_KEY_ENCRYPTION_SECRET_FILE: z.string().optional(),
@@ -171,6 +178,10 @@ export interface Config {
   webhookRetryDelays: number[];
   /** How long a finished job (a delivery, a GitHub event) is kept before it is purged. */
   jobRetentionMs: number;
+  /** How often, at most, a new checkpoint is signed while the ledger grows. */
+  checkpointIntervalMs: number;
+  /** SVC_LOG_ORIGIN as set: an existing ledger's origin must equal it. */
+  logOriginSetting?: string;
   logLevel: (typeof LOG_LEVELS)[number];
   keyEncryptionSecret?: Buffer;
   /** A file holding the encryption secret (a mounted secret); read at start. */
@@ -233,6 +244,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateWebhookUrls: e.SVC_ALLOW_PRIVATE_WEBHOOK_URLS,
     webhookRetryDelays: e.SVC_WEBHOOK_RETRY_DELAYS,
     jobRetentionMs: Math.round(e.SVC_JOB_RETENTION_DAYS * 24 * 60 * 60 * 1000),
+    checkpointIntervalMs: Math.round(e.SVC_CHECKPOINT_INTERVAL * 1000),
+    logOriginSetting: e.SVC_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,
     keyEncryptionSecretFile: e.SVC_KEY_ENCRYPTION_SECRET_FILE,
