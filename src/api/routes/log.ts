@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import { SvcError } from '../../core/errors.js';
 import { parseTilePath, TILE_WIDTH } from '../../core/tlog/tiles.js';
 import type { TransparencyLog } from '../../services/transparency-log.js';
@@ -19,7 +20,25 @@ const tag = 'Transparency log';
 const LATEST_CACHE = 'no-cache';
 const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
 
+const tileResponse = {
+  status: 200,
+  description: 'The tile bytes.',
+  text: textSchema,
+  contentType: 'application/octet-stream',
+};
+
 export function logRoutes(log: TransparencyLog): RouteDef[] {
+  async function sendTile(path: string, res: Response): Promise<void> {
+    const tile = parseTilePath(path);
+    if (!tile) throw new SvcError('not_found', 'Not a tile path of C2SP tlog-tiles');
+    const bytes = await log.tile(tile);
+    res.setHeader(
+      'Cache-Control',
+      tile.width === TILE_WIDTH ? IMMUTABLE_CACHE : 'public, max-age=60',
+    );
+    res.type('application/octet-stream').send(Buffer.from(bytes));
+  }
+
   return [
     defineRoute({
       method: 'get',
@@ -47,33 +66,38 @@ export function logRoutes(log: TransparencyLog): RouteDef[] {
         res.type('text/plain; charset=utf-8').send(stored.note);
       },
     }),
+    // Before tile/*path, which would otherwise take entry bundles too.
+    defineRoute({
+      method: 'get',
+      path: '/v1/log/tile/entries/*path',
+      operationId: 'getEntryBundle',
+      tag,
+      summary: 'An entry bundle of the log (C2SP tlog-tiles)',
+      description:
+        'tile/entries/<N>[.p/<W>]: the leaf data of 256 leaves (the preimages of chain.receipt_hash: the signed cores and attestations of the receipts), each prefixed by its length as a big-endian uint16. A read of receipts: it needs a key when SVC_PUBLIC_READS=false.',
+      access: 'read',
+      params: tileParams,
+      response: tileResponse,
+      errors: [404],
+      handle: ({ params, res }) => sendTile(`entries/${params.path.join('/')}`, res),
+    }),
     defineRoute({
       method: 'get',
       path: '/v1/log/tile/*path',
       operationId: 'getTile',
       tag,
-      summary: 'A tile or an entry bundle of the log (C2SP tlog-tiles)',
+      summary: 'A hash tile of the log (C2SP tlog-tiles)',
       description:
-        'tile/<L>/<N>[.p/<W>]: the hashes of tree level 8·L; tile/entries/<N>[.p/<W>]: the leaf data (the preimages of chain.receipt_hash), each prefixed by its length as a big-endian uint16. Full tiles never change and are cached for a year.',
+        'tile/<L>/<N>[.p/<W>]: the 256 (or W) hashes of tree level 8·L starting at hash 256·N, from which any proof can be computed. Full tiles never change and are cached for a year.',
       access: 'public',
       params: tileParams,
-      response: {
-        status: 200,
-        description: 'The tile bytes.',
-        text: textSchema,
-        contentType: 'application/octet-stream',
-      },
+      response: tileResponse,
       errors: [404],
-      async handle({ params, res }) {
-        const tile = parseTilePath(params.path.join('/'));
-        if (!tile) throw new SvcError('not_found', 'Not a tile path of C2SP tlog-tiles');
-        const bytes = await log.tile(tile);
-        res.setHeader(
-          'Cache-Control',
-          tile.width === TILE_WIDTH ? IMMUTABLE_CACHE : 'public, max-age=60',
-        );
-        res.type('application/octet-stream').send(Buffer.from(bytes));
-      },
+      // Entry bundles only through their own route, which is a read.
+      handle: ({ params, res }) =>
+        params.path[0] === 'entries'
+          ? Promise.reject(new SvcError('not_found', 'Not a hash tile path'))
+          : sendTile(params.path.join('/'), res),
     }),
     defineRoute({
       method: 'get',
