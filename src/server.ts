@@ -11,6 +11,8 @@ import { createLogger } from './logger.js';
 import { systemClock } from './ports/clock.js';
 import { createAesGcmBox, loadKeyEncryptionSecret } from './secrets/key-encryption.js';
 import { loadServerKey } from './secrets/server-key.js';
+import { establishLogOrigin, logOriginFor } from './services/log-origin.js';
+import { TransparencyLog } from './services/transparency-log.js';
 import { secureDataDir } from './storage/data-dir.js';
 import type { RateLimiter } from './ports/rate-limiter.js';
 import { createStore } from './storage/create-store.js';
@@ -141,6 +143,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, logBindings(config));
   if (config.workers > 1 && cluster.isPrimary) return supervise(config, logger);
   let store, key, box;
+  let logOrigin: string;
   let limiter: (RateLimiter & { close(): void }) | undefined;
   try {
     secureDataDir(config.dataDir);
@@ -176,13 +179,17 @@ async function main(): Promise<void> {
       const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
       limiter = new SqliteWindowLimiter(limitsFile(config), systemClock);
     }
+    logOrigin = await establishLogOrigin(store.tree, {
+      setting: config.logOriginSetting,
+      candidate: logOriginFor(config.logOrigin, key.keyId),
+    });
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
   }
   const head = await store.ledger.head();
   logger.info(
-    { store: store.kind, data_dir: config.dataDir, sequence: head.sequence },
+    { store: store.kind, data_dir: config.dataDir, sequence: head.sequence, origin: logOrigin },
     'ledger opened',
   );
 
@@ -211,7 +218,22 @@ async function main(): Promise<void> {
     logger,
     jobs,
     limiter,
+    logOrigin,
   });
+  // Checkpoints follow the ledger: one is signed whenever the tree grew since the last one.
+  const transparencyLog = new TransparencyLog({
+    tree: store.tree,
+    ledger: store.ledger,
+    serverKey: key,
+    clock: systemClock,
+    origin: logOrigin,
+  });
+  const checkpoints = setInterval(() => {
+    transparencyLog
+      .makeCheckpoint()
+      .catch((error: unknown) => logger.error({ err: error }, 'cannot make a checkpoint'));
+  }, config.checkpointIntervalMs);
+  checkpoints.unref();
   // Answers started before a shutdown, until they are sent (see shutdown below).
   const answering = new Set<ServerResponse>();
   let stopping = false;
@@ -243,6 +265,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    clearInterval(checkpoints);
     logger.info({ signal }, 'shutting down');
     for (const res of answering) if (!res.headersSent) res.setHeader('Connection', 'close');
     // Requests in flight finish (and their receipts commit), and deliveries being sent

@@ -75,8 +75,8 @@ const retentionDays = z
   .transform(Number)
   .refine((n) => n > 0 && n <= 36_500, { error: 'must be more than 0 and at most 36500 days' });
 
-// Seconds, fractions allowed (0.5); at most an hour, which is already far longer than any
-// honest client takes to send a request of at most 1 MiB.
+// Seconds, fractions allowed (0.5), as milliseconds; at most an hour, which for the HTTP
+// timeouts is already far longer than any honest client takes to send a request of 1 MiB.
 const timeoutSeconds = z
   .string()
   .regex(/^\d+(\.\d+)?$/, { error: 'must be a number of seconds, e.g. 10 or 0.5' })
@@ -133,6 +133,7 @@ const envSchema = z.object({
   SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
   SVC_WEBHOOK_RETRY_DELAYS: retryDelays.default(DEFAULT_WEBHOOK_RETRY_DELAYS),
   SVC_JOB_RETENTION_DAYS: retentionDays.default(7),
+  SVC_CHECKPOINT_INTERVAL: timeoutSeconds.default(1000),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
   SVC_KEY_ENCRYPTION_SECRET_FILE: z.string().optional(),
@@ -187,6 +188,10 @@ export interface Config {
   webhookRetryDelays: number[];
   /** How long a finished job (a delivery, a GitHub event) is kept before it is purged. */
   jobRetentionMs: number;
+  /** How often, at most, a new checkpoint is signed while the ledger grows. */
+  checkpointIntervalMs: number;
+  /** SVC_LOG_ORIGIN as set: an existing ledger's origin must equal it. */
+  logOriginSetting?: string;
   logLevel: (typeof LOG_LEVELS)[number];
   keyEncryptionSecret?: Buffer;
   /** A file holding the encryption secret (a mounted secret); read at start. */
@@ -259,6 +264,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateWebhookUrls: e.SVC_ALLOW_PRIVATE_WEBHOOK_URLS,
     webhookRetryDelays: e.SVC_WEBHOOK_RETRY_DELAYS,
     jobRetentionMs: Math.round(e.SVC_JOB_RETENTION_DAYS * 24 * 60 * 60 * 1000),
+    checkpointIntervalMs: e.SVC_CHECKPOINT_INTERVAL,
+    logOriginSetting: e.SVC_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,
     keyEncryptionSecretFile: e.SVC_KEY_ENCRYPTION_SECRET_FILE,
