@@ -175,7 +175,10 @@ export function createApp(deps: AppDeps): Express {
     ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
     ...claimRoutes(claims, metrics),
     ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin, sha256Hex }),
-    ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),
+    ...ledgerRoutes(
+      new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),
+      config,
+    ),
     ...policyRoutes(policies),
     ...webhookRoutes(
       new WebhookService({

@@ -651,6 +651,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         keyDigest: createHash('sha256').update(randomUUID()).digest('hex'),
         tier: 'free',
         lockedPolicy: null,
+        reader: 'own',
         createdAt: '2026-01-15T10:00:00.000Z',
         updatedAt: '2026-01-15T10:00:00.000Z',
         revokedAt: null,

@@ -150,10 +150,15 @@ describe('svc keys and svc policies (operator CLI)', () => {
     expect(list.stdout).toMatch(new RegExp(`${one.keyId}.*revoked`));
     // Revoking again: no active key matches.
     expect((await cli('keys', 'revoke', one.keyId)).code).toBe(1);
-    // The address may sign up again.
-    expect((await request(a).post('/v1/signup').send({ email: 'r1@example.com' })).status).toBe(
-      201,
+    // The revoked account's address stays registered: only the operator issues it a key.
+    expectError(
+      await request(a).post('/v1/signup').send({ email: 'r1@example.com' }),
+      409,
+      'email_registered',
     );
+    const reissued = await cli('keys', 'create', '--email', 'r1@example.com');
+    expect(reissued.code).toBe(0);
+    expect(issued(reissued.stdout).keyId).not.toBe(one.keyId);
   });
 
   it('keys rotate prints a new key; the old is 401, tier kept', async () => {

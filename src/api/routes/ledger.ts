@@ -1,3 +1,6 @@
+import type { Response } from 'express';
+import type { ReadScope } from '../../ports/ledger-queries.js';
+import { apiKeySubmitter } from '../../services/claims.js';
 import type { LedgerReadService } from '../../services/ledger-reads.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import { namePageQuery } from '../schemas/common.js';
@@ -22,7 +25,24 @@ import {
 
 const tag = 'Ledger';
 
-export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
+/**
+ * Whose receipts a read covers. Public reads: every receipt. Private reads (every read route
+ * then needs a key): the key's own account's, unless the operator made the key a reader of
+ * everything (`svc keys create --reader all`).
+ */
+export const readScopeOf = (res: Response, publicReads: boolean): ReadScope => {
+  const key = res.locals.apiKey;
+  if (publicReads || key?.reader === 'all') return undefined;
+  // Private routes never run without a key (route-table.ts); fail closed all the same.
+  if (!key) throw new Error('private read without an API key');
+  return apiKeySubmitter(key).scope;
+};
+
+export function ledgerRoutes(
+  reads: LedgerReadService,
+  options: { publicReads: boolean },
+): RouteDef[] {
+  const scopeOf = (res: Response) => readScopeOf(res, options.publicReads);
   return [
     defineRoute({
       method: 'get',
@@ -30,9 +50,9 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
       operationId: 'getLedgerStats',
       tag,
       summary: 'Totals by verdict and admissibility; agents and repositories seen',
-      access: 'public',
+      access: 'read',
       response: { status: 200, description: 'Ledger statistics.', schema: ledgerStatsSchema },
-      handle: () => reads.ledgerStats(),
+      handle: ({ res }) => reads.ledgerStats(scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -43,7 +63,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
       access: 'read',
       query: ledgerQuery,
       response: { status: 200, description: 'One page of receipts.', schema: ledgerPageSchema },
-      handle: ({ query }) => reads.ledgerPage(query),
+      handle: ({ query, res }) => reads.ledgerPage(query, scopeOf(res)),
     }),
     // Before /v1/receipts/:id, which would otherwise take "search" for an id.
     defineRoute({
@@ -59,9 +79,10 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         description: 'One page of matching receipts.',
         schema: searchPageSchema,
       },
-      handle: ({ query }) =>
+      handle: ({ query, res }) =>
         reads.search(
           {
+            scope: scopeOf(res),
             q: query.q,
             agent: query.agent,
             repository: query.repo,
@@ -86,7 +107,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         description: 'One row per day of the range.',
         schema: timelineSchema,
       },
-      handle: ({ query }) => reads.timeline(query),
+      handle: ({ query, res }) => reads.timeline({ ...query, scope: scopeOf(res) }),
     }),
     defineRoute({
       method: 'get',
@@ -101,7 +122,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         description: 'Verdicts, rules and evidence side by side; unknown ids listed.',
         schema: compareSchema,
       },
-      handle: ({ query }) => reads.compare(query.ids),
+      handle: ({ query, res }) => reads.compare(query.ids, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -116,7 +137,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         description: 'Receipts in order and the changes between consecutive ones.',
         schema: diffSchema,
       },
-      handle: ({ query }) => reads.diff(query.repository, query.pr),
+      handle: ({ query, res }) => reads.diff(query.repository, query.pr, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -133,7 +154,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         schema: evaluateResponseSchema,
       },
       errors: [404],
-      handle: ({ params }) => reads.receipt(params.id),
+      handle: ({ params, res }) => reads.receipt(params.id, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -144,7 +165,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
       access: 'read',
       query: namePageQuery,
       response: { status: 200, description: 'Repositories in name order.', schema: reposSchema },
-      handle: ({ query }) => reads.repositories(query),
+      handle: ({ query, res }) => reads.repositories(query, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -155,7 +176,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
       access: 'read',
       query: namePageQuery,
       response: { status: 200, description: 'Agents in name order.', schema: agentsSchema },
-      handle: ({ query }) => reads.agents(query),
+      handle: ({ query, res }) => reads.agents(query, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -165,7 +186,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
       summary: 'Receipts, agents, repositories, acceptance rate and the last 24 hours',
       access: 'read',
       response: { status: 200, description: 'System-wide overview.', schema: overviewSchema },
-      handle: () => reads.overview(),
+      handle: ({ res }) => reads.overview(scopeOf(res)),
     }),
   ];
 }

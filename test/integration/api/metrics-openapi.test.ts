@@ -63,15 +63,10 @@ const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 const KEY_SECURITY = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 /** Served GET routes that stay public whatever SVC_PUBLIC_READS says. */
-const ALWAYS_PUBLIC_GETS = [
-  '/health',
-  '/v1/status',
-  '/v1/keys/server',
-  '/v1/ledger/stats',
-  '/v1/openapi.json',
-];
+const ALWAYS_PUBLIC_GETS = ['/health', '/v1/status', '/v1/keys/server', '/v1/openapi.json'];
 const READS = [
   '/v1/ledger',
+  '/v1/ledger/stats',
   '/v1/receipts/search',
   '/v1/receipts/timeline',
   '/v1/receipts/compare',
@@ -537,7 +532,7 @@ describe('SVC_PUBLIC_READS=false', () => {
     );
   });
 
-  it('keeps health, status, verify, the server key, ledger stats, docs and signup public', async () => {
+  it('keeps health, status, verify, the server key, docs and signup public; ledger stats need a key', async () => {
     for (const path of [...ALWAYS_PUBLIC_GETS, '/docs', '/docs/svc-docs.js']) {
       const res = await request(t.app).get(path);
       expect({ path, status: res.status }).toEqual({ path, status: 200 });
@@ -545,8 +540,11 @@ describe('SVC_PUBLIC_READS=false', () => {
     const verified = await request(t.app).post('/v1/verify').send(receipt);
     expect(verified.status).toBe(200);
     expect(verified.body.valid).toBe(true);
-    const stats = await request(t.app).get('/v1/ledger/stats');
-    expect(stats.body.total).toBe(1);
+    // Ledger stats name agents and repositories: a read like the others, the caller's own.
+    expectError(await request(t.app).get('/v1/ledger/stats'), 401, 'unauthorized');
+    // Status keeps its counts public: they are the ledger's height, which every receipt's
+    // chain sequence shows anyway (docs/SECURITY.md).
+    expect((await request(t.app).get('/v1/status')).body.receipts.total).toBe(1);
     expect((await request(t.app).post('/v1/signup').send({ email: 'x@example.com' })).status).toBe(
       201,
     );

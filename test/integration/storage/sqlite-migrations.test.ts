@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
 import type { ClaimInput } from '../../../src/core/claim-schema.js';
 import type { ReceiptFilter, SequencePage } from '../../../src/ports/ledger-queries.js';
-import { migrate, SCHEMA_VERSION } from '../../../src/storage/sqlite/migrations.js';
+import { migrate, SCHEMA_VERSION, VERSION_AFTER } from '../../../src/storage/sqlite/migrations.js';
 import { SqliteLedger } from '../../../src/storage/sqlite/sqlite-ledger.js';
 import { SqliteLedgerQueries } from '../../../src/storage/sqlite/sqlite-ledger-queries.js';
 import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtures.js';
@@ -66,6 +66,25 @@ describe('SQLite schema upgrade', () => {
     }
   }
 
+  /**
+   * Receipts i in [from, to) in a ledger of an earlier schema, which this build's ledger
+   * cannot write: appended to a scratch ledger of this schema, then copied over with their
+   * words, as an earlier build indexed them.
+   */
+  async function seedEarlier(db: Database.Database, from: number, to: number) {
+    const scratch = join(dir, `scratch-${from}.db`);
+    const current = new Database(scratch);
+    migrate(current);
+    await seed(current, from, to);
+    current.close();
+    db.exec(`ATTACH DATABASE '${scratch}' AS scratch`);
+    db.exec(`INSERT INTO receipts SELECT * FROM scratch.receipts;
+      INSERT INTO receipts_fts (rowid, claim, entity, repository, agent)
+      SELECT sequence, json_extract(claim_json, '$.claim'), entity, repository, agent
+      FROM scratch.receipts ORDER BY sequence;`);
+    db.exec('DETACH DATABASE scratch');
+  }
+
   async function searches(db: Database.Database) {
     const queries = new SqliteLedgerQueries(db);
     const pages = [];
@@ -84,10 +103,10 @@ describe('SQLite schema upgrade', () => {
 
   it('rebuilds the word index of an existing ledger with prefix indexes; receipts and search results unchanged', async () => {
     const db = new Database(join(dir, 'old.db'));
-    migrate(db, SCHEMA_VERSION - 1);
-    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION - 1);
+    migrate(db, VERSION_AFTER.prefixIndexes - 1);
+    expect(db.pragma('user_version', { simple: true })).toBe(VERSION_AFTER.prefixIndexes - 1);
     expect(ftsSql(db)).not.toMatch(/prefix/);
-    await seed(db, 0, 40);
+    await seedEarlier(db, 0, 40);
     const rowsBefore = receiptRows(db);
     const before = await searches(db);
     expect(before.every((page) => page.length > 0)).toBe(true);
@@ -112,6 +131,75 @@ describe('SQLite schema upgrade', () => {
     migrate(db);
     expect(await searches(db)).toEqual(await searches(fresh));
     db.close();
+    fresh.close();
+  });
+
+  it('fills the per-scope aggregates of an existing ledger exactly as appends fill them', async () => {
+    // A ledger written by this build: its scoped aggregates are what appends record.
+    const fresh = new Database(join(dir, 'fresh.db'));
+    migrate(fresh);
+    const ledger = new SqliteLedger(fresh, new SqliteLedgerQueries(fresh));
+    const scopes = [
+      ['acct-1', null],
+      ['acct-2', null],
+      [null, 'app:1:77'],
+    ] as const;
+    const kinds = ['allowed', 'blocked', 'escalated', 'non_deterministic'] as const;
+    for (let i = 0; i < 36; i++) {
+      const [apiKeyId, scope] = scopes[i % scopes.length]!;
+      const claim = makeClaim({
+        kind: kinds[i % kinds.length]!,
+        agent: AGENTS[i % AGENTS.length]!,
+        repository: REPOSITORIES[(i >> 1) % REPOSITORIES.length]!,
+      });
+      const signed = signClaim(claim, serverKey, {
+        apiKeyId,
+        ...(scope ? { scope } : {}),
+        issuedAt: new Date(Date.parse('2026-01-10T08:00:00.000Z') + i * 5 * 3600_000).toISOString(),
+      });
+      expect((await ledger.append(appendRequest(signed))).status).toBe('appended');
+    }
+    // The same receipts in a ledger of the schema before, upgraded.
+    const old = new Database(join(dir, 'old.db'));
+    migrate(old, VERSION_AFTER.scopedReads - 1);
+    old.exec(`ATTACH DATABASE '${join(dir, 'fresh.db')}' AS fresh`);
+    old.exec('INSERT INTO receipts SELECT * FROM fresh.receipts');
+    old.exec('DETACH DATABASE fresh');
+    old
+      .prepare(
+        `INSERT INTO api_keys (key_id, account_id, email, key_digest, tier, locked_policy,
+          created_at, updated_at, revoked_at) VALUES ('kid_1', 'acct-1', 'a@example.com', 'd', 'free',
+          NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', NULL)`,
+      )
+      .run();
+    const receiptsBefore = receiptRows(old);
+    migrate(old);
+    expect(old.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(receiptRows(old)).toEqual(receiptsBefore);
+    // Keys stored before read only their own account's receipts.
+    expect(old.prepare('SELECT reader FROM api_keys').all()).toEqual([{ reader: 'own' }]);
+    for (const [table, order] of [
+      ['scope_totals', 'scope, verdict, admissibility'],
+      ['scope_repository_stats', 'scope, repository'],
+      ['scope_agent_stats', 'scope, agent'],
+      ['scope_agent_models', 'scope, agent, model'],
+      ['scope_daily_counts', 'scope, day, repository, verdict'],
+    ]) {
+      const rows = (db: Database.Database) =>
+        db.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all();
+      expect(rows(old).length).toBeGreaterThan(0);
+      expect({ table, rows: rows(old) }).toEqual({ table, rows: rows(fresh) });
+    }
+    // And the reads agree, scope by scope.
+    const [a, b] = [new SqliteLedgerQueries(old), new SqliteLedgerQueries(fresh)];
+    for (const scope of ['key:acct-1', 'key:acct-2', 'app:1:77']) {
+      expect(await a.totals(scope)).toEqual(await b.totals(scope));
+      expect((await a.totals(scope)).total).toBe(12);
+      expect(await a.agents({ limit: 10 }, scope)).toEqual(await b.agents({ limit: 10 }, scope));
+      const range = { since: '2026-01-01', until: '2026-02-01', scope };
+      expect(await a.timeline(range)).toEqual(await b.timeline(range));
+    }
+    old.close();
     fresh.close();
   });
 
