@@ -61,7 +61,7 @@ const limitText = (tier: Tier) => {
 };
 
 const describeKey = (r: ApiKeyRecord) =>
-  `${r.keyId}  ${r.email}  tier ${r.tier} (${limitText(r.tier)})  policy ${r.lockedPolicy ? `${r.lockedPolicy} (locked)` : '-'}  reader ${r.reader}  created ${r.createdAt}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`;
+  `${r.keyId}  ${r.email}  tier ${r.tier} (${limitText(r.tier)})  policy ${r.lockedPolicy ? `${r.lockedPolicy} (locked)` : '-'}  created ${r.createdAt}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}${r.reader === 'all' ? '  reader all' : ''}`;
 
 const tierOf = (value: string | undefined): Tier =>
   TIERS.includes(value as Tier)
