@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashCanonical } from '../../src/core/canonical.js';
 import { isSvcError } from '../../src/core/errors.js';
-import { verifyOffline } from '../../src/core/offline-verify.js';
+import { describeRules, verifyOffline } from '../../src/core/offline-verify.js';
 import { RECEIPT_ID_PATTERN } from '../../src/core/receipt.js';
 import { parseReceiptInput } from '../../src/core/receipt-input.js';
 import {
@@ -94,20 +94,44 @@ function trustProblems(result: VerifyResult): string[] {
     });
 }
 
-/** The verdict gate of fail-on; null when the step may pass. */
-function verdictProblem(
+/**
+ * Why the verdict is not a go-ahead: the failed rules the receipt signs; when none failed (an
+ * escalation by the kind of action), the evaluation's reason, else the admissibility reason.
+ */
+function whyNot(receipt: Json, response: Json | null): string {
+  const failed = rulesOf(null, receipt).filter((r) => !r.passed);
+  if (failed.length > 0) return `; failing rules: ${describeRules(failed)}`;
+  const reason =
+    (isObject(response?.policy) ? str(response.policy.reason) : null) ??
+    (isObject(receipt.admissibility) ? str(receipt.admissibility.reason) : null);
+  return reason ? `; ${reason}` : '';
+}
+
+/**
+ * The verdict gate of fail-on, the same in every mode: the problem that fails the step, or the
+ * warning when fail-on lets a verdict through that is not ALLOWED and ACCEPTED.
+ */
+function verdictGate(
   inputs: ActionInputs,
   verdict: string | null,
   admissibility: string | null,
-) {
-  if (inputs.failOn === 'never') return null;
-  if (inputs.failOn === 'blocked')
-    return verdict === 'BLOCKED' || verdict === null
-      ? `verdict ${verdict ?? 'missing'} (fail-on: blocked)`
-      : null;
-  return verdict === 'ALLOWED' && admissibility === 'ACCEPTED'
-    ? null
-    : `verdict ${verdict ?? 'missing'}, admissibility ${admissibility ?? 'missing'}: not ALLOWED and ACCEPTED (fail-on: not-allowed)`;
+  receipt: Json,
+  response: Json | null,
+): { problem: string | null; warning: string | null } {
+  if (verdict === 'ALLOWED' && admissibility === 'ACCEPTED')
+    return { problem: null, warning: null };
+  const outcome = `verdict ${verdict ?? 'missing'}, admissibility ${admissibility ?? 'missing'}`;
+  if (inputs.failOn === 'not-allowed')
+    return {
+      problem: `${outcome}: not ALLOWED and ACCEPTED (fail-on: not-allowed)${whyNot(receipt, response)}`,
+      warning: null,
+    };
+  if (inputs.failOn === 'blocked' && (verdict === 'BLOCKED' || verdict === null))
+    return { problem: `${outcome} (fail-on: blocked)${whyNot(receipt, response)}`, warning: null };
+  return {
+    problem: null,
+    warning: `svc ${outcome}: not ALLOWED and ACCEPTED${whyNot(receipt, response)}. The step passes only because fail-on is ${inputs.failOn}.`,
+  };
 }
 
 interface Obtained {
@@ -152,23 +176,35 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
   let verification: VerifyResult | null = null;
   let key: TrustedKey | null = null;
   if (inputs.mode !== 'simulate') {
-    key = await trustedKey(inputs, deps.http, deps.warning);
-    // What the workflow asked for is what the signed policy must say (contract §8).
-    const asked = sentClaim ? str(sentClaim.policy) : null;
-    const expect: VerifyExpectations = { ...inputs.expect };
-    if (expect.policy === undefined && asked) expect.policy = asked;
-    verification = verifyOffline(receipt, key.key, expect);
-    problems.push(...trustProblems(verification));
-    if (sentClaim) problems.push(...claimBinding(receipt, sentClaim));
+    try {
+      key = await trustedKey(inputs, deps.http, deps.warning);
+    } catch (error) {
+      // A key that cannot be trusted fails the step below, after the summary is written.
+      if (!(error instanceof ActionFailure)) throw error;
+      problems.push(error.message);
+    }
+    if (key) {
+      // What the workflow asked for is what the signed policy must say (contract §8).
+      const asked = sentClaim ? str(sentClaim.policy) : null;
+      const expect: VerifyExpectations = { ...inputs.expect };
+      if (expect.policy === undefined && asked) expect.policy = asked;
+      verification = verifyOffline(receipt, key.key, expect);
+      problems.push(...trustProblems(verification));
+      if (sentClaim) problems.push(...claimBinding(receipt, sentClaim));
+    }
   } else {
     deps.info('simulate: svc signs and stores nothing, so there is nothing to verify');
   }
 
-  const verdict = isObject(receipt.policy) ? str(receipt.policy.verdict) : null;
-  const admissibility = isObject(receipt.admissibility) ? str(receipt.admissibility.status) : null;
+  const valid = verification !== null && verification.valid && problems.length === 0;
+  // An untrusted receipt's verdict is whatever its bearer wrote: it reaches no output, so
+  // no later step can read a pass from it. A simulation is unsigned by nature and says so.
+  const readable = valid || inputs.mode === 'simulate';
+  const verdict = readable && isObject(receipt.policy) ? str(receipt.policy.verdict) : null;
+  const admissibility =
+    readable && isObject(receipt.admissibility) ? str(receipt.admissibility.status) : null;
   const receiptId = str(receipt.receipt_id);
   const receiptPath = writeReceipt(inputs.workspace, receiptId, receipt, inputs.mode);
-  const valid = verification !== null && verification.valid && problems.length === 0;
 
   for (const c of verification?.checks ?? [])
     deps.info(`${c.status.padEnd(10)} ${c.name}${c.detail ? `  ${c.detail}` : ''}`);
@@ -185,18 +221,23 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
   deps.setOutput('receipt-path', receiptPath);
   deps.setOutput('valid', String(valid));
 
-  const gate = verdictProblem(inputs, verdict, admissibility);
+  const { problem: gate, warning } = readable
+    ? verdictGate(inputs, verdict, admissibility, receipt, response)
+    : { problem: null, warning: null };
+  if (warning) deps.warning(warning);
   await deps.appendSummary(
     renderSummary({
       mode: inputs.mode,
+      trusted: readable,
       verdict,
       admissibility,
       receiptId,
       receiptPath,
-      rules: rulesOf(response, receipt),
+      rules: readable ? rulesOf(response, receipt) : [],
       verification,
       key,
       problems: gate ? [...problems, gate] : problems,
+      warning,
     }),
   );
   // Trust first: a receipt that does not verify fails the step even with fail-on: never.

@@ -9,6 +9,8 @@ export interface RuleRow {
 
 export interface SummaryFacts {
   mode: string;
+  /** False when the receipt did not verify: then no verdict is shown as if it were signed. */
+  trusted: boolean;
   verdict: string | null;
   admissibility: string | null;
   receiptId: string | null;
@@ -17,6 +19,8 @@ export interface SummaryFacts {
   verification: VerifyResult | null;
   key: TrustedKey | null;
   problems: string[];
+  /** Why the step passes although the verdict is not ALLOWED and ACCEPTED (fail-on). */
+  warning: string | null;
 }
 
 // Reasons and names come from the receipt: escape them so they cannot break out of the table
@@ -33,10 +37,13 @@ const code = (text: string): string => `<code>${cell(text)}</code>`;
 /** The job summary as Markdown: verdict, each rule, the receipt and how it was verified. */
 export function renderSummary(f: SummaryFacts): string {
   const lines = [
-    `## svc ${f.mode}: ${cell(f.verdict ?? 'no verdict')} / ${cell(f.admissibility ?? 'no admissibility')}`,
+    f.trusted
+      ? `## svc ${f.mode}: ${cell(f.verdict ?? 'no verdict')} / ${cell(f.admissibility ?? 'no admissibility')}`
+      : `## svc ${f.mode}: receipt not trusted`,
     '',
   ];
   for (const problem of f.problems) lines.push(`> **Failed:** ${cell(problem)}`, '');
+  if (f.warning) lines.push(`> **Warning:** ${cell(f.warning)}`, '');
   lines.push('| | |', '|---|---|');
   lines.push(`| Receipt | ${f.receiptId ? code(f.receiptId) : '—'} |`);
   if (f.receiptPath) lines.push(`| Receipt file | ${code(f.receiptPath)} |`);
@@ -53,8 +60,10 @@ export function renderSummary(f: SummaryFacts): string {
         );
       if (signed.submitter) lines.push(`| Submitter | ${code(submitterLabel(signed.submitter))} |`);
     }
-  } else {
+  } else if (f.mode === 'simulate') {
     lines.push('| Verified offline | not applicable: a simulation is not signed |');
+  } else {
+    lines.push('| Verified offline | **no**: no trusted key to verify with |');
   }
   if (f.rules.length > 0) {
     lines.push('', '| Rule | Result | Reason |', '|---|---|---|');

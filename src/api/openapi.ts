@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { SERVICE_VERSION, SPEC_VERSION } from '../core/version.js';
-import { registerRoutes, type RouteDef } from './route-table.js';
+import { API_TAGS, registerRoutes, type ApiTag, type RouteDef } from './route-table.js';
 import { z } from 'zod';
 import { errorSchema } from './schemas/common.js';
 
@@ -28,7 +28,7 @@ export function buildOpenApiDocument(
     method: 'post',
     path: '/v1/webhook/scm',
     operationId: 'receiveScmWebhook',
-    tags: ['GitHub App'],
+    tags: ['GitHub App' satisfies ApiTag],
     summary: 'Deliveries of the GitHub App (signed with X-Hub-Signature-256)',
     description:
       "Checked over the raw body with the App's WEBHOOK_SECRET (401 when missing or wrong, or when no secret is configured), recorded durably keyed by X-GitHub-Delivery, and answered 202 at once; pull requests are evaluated from the job queue and reported as check runs. Not rate limited: the signature authenticates it.",
@@ -91,5 +91,6 @@ export function buildOpenApiDocument(
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: options.baseUrl ? [{ url: options.baseUrl }] : [],
+    tags: Object.entries(API_TAGS).map(([name, description]) => ({ name, description })),
   });
 }

@@ -5,6 +5,7 @@ import { JsonText } from '../services/json-text.js';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { requireKey } from './middleware/rate-limit.js';
+import { retryAfterHeaders } from './schemas/common.js';
 import { validate, validateQuery } from './validate.js';
 
 /**
@@ -14,6 +15,26 @@ import { validate, validateQuery } from './validate.js';
 export type Access = 'public' | 'key' | 'read';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+/**
+ * The closed set of tags an operation may carry, each with the description the OpenAPI
+ * document declares for it (in this order).
+ */
+export const API_TAGS = {
+  Claims:
+    'Evaluate a claim against its policy and issue a signed, ledgered receipt, or simulate one.',
+  Verification: 'Check a receipt (structure, signature, ledger hash) and fetch the signing key.',
+  Ledger:
+    'Read the hash-chained ledger: pages in sequence order, single receipts, search, timeline, comparison and pull-request history.',
+  Analytics: 'Summaries per repository and per agent, and an overview of the whole ledger.',
+  Policies: 'Built-in, shared and account policies, and claim templates.',
+  Webhooks: 'Outbound receivers of receipt.created events and their deliveries.',
+  Accounts: 'API keys: signup, the calling key’s account, rotation, revocation and tiers.',
+  'GitHub App': 'Deliveries of the GitHub App, which evaluates pull requests into check runs.',
+  System: 'Health, status, metrics and this document.',
+} as const;
+
+export type ApiTag = keyof typeof API_TAGS;
 
 interface JsonResponse<R extends z.ZodType> {
   status: number;
@@ -55,9 +76,9 @@ export interface RouteDef<
   /** Express syntax: /v1/receipts/:id */
   path: string;
   operationId: string;
-  tag: string;
+  tag: ApiTag;
   summary: string;
-  description?: string;
+  description: string;
   access: Access;
   /**
    * Whether browsers on other origins may read the answer. Default: only routes that need no
@@ -72,6 +93,11 @@ export interface RouteDef<
   response: JsonResponse<R> | TextResponse | EmptyResponse;
   /** Error statuses beyond the ones every route can answer (429, 500). */
   errors?: number[];
+  /**
+   * Headers the handler sets on a response, by status, beyond the ones every answer carries
+   * (the rate-limit headers, and Retry-After on 429).
+   */
+  headers?: Record<number, AnyObject>;
   /** Extra middleware run before validation (after authentication). */
   before?: RequestHandler[];
   /** A JsonText result is sent as it is: its shape is the handler's to keep to `schema`. */
@@ -244,6 +270,12 @@ const RATE_HEADERS = z.object({
     .meta({ description: 'Trace id; the caller’s own X-Request-Id when it sent a plain one.' }),
 });
 
+const RATE_LIMITED_HEADERS = RATE_HEADERS.extend(
+  retryAfterHeaders(
+    'Seconds until the oldest counted request leaves the window, when a request is accepted again.',
+  ).shape,
+);
+
 export function registerRoutes(
   registry: OpenAPIRegistry,
   routes: RouteDef[],
@@ -260,26 +292,39 @@ export function registerRoutes(
       500,
     ]);
     const response = route.response;
+    const headersOf = (status: number, base?: AnyObject) => {
+      const own = route.headers?.[status];
+      if (!own) return base;
+      return base ? base.extend(own.shape) : own;
+    };
+    const headers = headersOf(response.status, RATE_HEADERS);
     const success =
       'schema' in response
         ? {
             description: response.description,
-            headers: RATE_HEADERS,
+            headers,
             content: { 'application/json': { schema: response.schema } },
           }
         : 'text' in response
           ? {
               description: response.description,
-              headers: RATE_HEADERS,
+              headers,
               content: { [response.contentType]: { schema: response.text } },
             }
-          : { description: response.description, headers: RATE_HEADERS };
+          : { description: response.description, headers };
     const responses: RouteConfig['responses'] = { [response.status]: success };
     for (const status of [...errors].sort()) {
+      const errorHeaders = headersOf(status, status === 429 ? RATE_LIMITED_HEADERS : undefined);
       responses[status] = {
         description: ERROR_TEXT[status] ?? 'Error',
+        ...(errorHeaders ? { headers: errorHeaders } : {}),
         content: { 'application/json': { schema: options.errorSchema } },
       };
+    }
+    for (const status of Object.keys(route.headers ?? {})) {
+      if (!(status in responses)) {
+        throw new TypeError(`${route.operationId} declares headers for ${status}, not an answer`);
+      }
     }
     registry.registerPath({
       method: route.method,

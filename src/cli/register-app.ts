@@ -8,11 +8,16 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { SERVICE_VERSION } from '../core/version.js';
 
 export const HELP = `register-app — create svc's GitHub App from app.yml through GitHub's manifest flow
 
 Usage:
   npm run register-app -- [options]
+
+Example:
+  npm run register-app -- --webhook-url https://svc.example.com/v1/webhook/scm \\
+    --name svc-acme --out .env
 
 Starts a page on http://127.0.0.1:<port>/ that sends the manifest in app.yml to GitHub.
 Confirm the App's name there; GitHub sends your browser back to that page, which exchanges
@@ -25,8 +30,9 @@ Options:
   --org <login>         register the App under this organization, not your personal account
   --name <name>         the App's name (default: name in app.yml); unique across GitHub,
                         at most 34 characters; it can still be edited on GitHub's page
-  --env-file <path>     where the credentials go (default: .env); created with mode 0600,
-                        other lines kept
+  --out <path>          the env file the credentials go to (default: .env); created with
+                        mode 0600, other lines kept. (Not --env-file: Node takes that flag
+                        for itself and stops when the file does not exist yet.)
   --force               replace App settings already in the env file
   --port <n>            local port (default: 3001; 0 picks a free one)
   --manifest <path>     the manifest (default: app.yml)
@@ -35,6 +41,7 @@ Options:
   --timeout <minutes>   give up when GitHub has not redirected back by then (default: 60,
                         the lifetime of GitHub's code)
   -h, --help            this text
+  --version             print the version and exit
 
 Environment: SVC_BASE_URL; GHE_HOST and GHE_PROTOCOL (default https) for GitHub
 Enterprise Server.
@@ -240,7 +247,7 @@ export class EnvConflictError extends RegistrationError {
     readonly keys: string[],
   ) {
     super(
-      `${path} already has App settings (${keys.join(', ')}); pass --force to replace them, or --env-file <other file>`,
+      `${path} already has App settings (${keys.join(', ')}); pass --force to replace them, or --out <other file>`,
     );
   }
 }
@@ -513,25 +520,38 @@ interface Options {
   urls: GitHubUrls;
 }
 
-function parseOptions(argv: string[], io: RegisterIo): Options | 'help' {
+/** Every option the command takes; HELP documents each one. */
+export const OPTIONS = {
+  'webhook-url': { type: 'string' },
+  org: { type: 'string' },
+  name: { type: 'string' },
+  out: { type: 'string' },
+  force: { type: 'boolean' },
+  port: { type: 'string' },
+  manifest: { type: 'string' },
+  'api-url': { type: 'string' },
+  timeout: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+function parseOptions(argv: string[], io: RegisterIo): Options | 'help' | 'version' {
+  // Node 20 reads --env-file wherever it stands, also after the script: it has loaded that
+  // file into the environment (or stopped, when there is none) before this code runs. Say so,
+  // rather than let the flag mean two things.
+  if (argv.some((arg) => arg === '--env-file' || arg.startsWith('--env-file='))) {
+    throw new UsageError(
+      '--env-file is an option of Node itself, which reads that file before register-app starts; write the credentials with --out <path>',
+    );
+  }
   const { values } = parseArgs({
     args: argv,
-    options: {
-      'webhook-url': { type: 'string' },
-      org: { type: 'string' },
-      name: { type: 'string' },
-      'env-file': { type: 'string' },
-      force: { type: 'boolean' },
-      port: { type: 'string' },
-      manifest: { type: 'string' },
-      'api-url': { type: 'string' },
-      timeout: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: OPTIONS,
     allowPositionals: false,
     strict: true,
   });
   if (values.help) return 'help';
+  if (values.version) return 'version';
 
   const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
   if (!/^\d+$/.test(values.port ?? '0') || !Number.isInteger(port) || port > 65535) {
@@ -572,7 +592,7 @@ function parseOptions(argv: string[], io: RegisterIo): Options | 'help' {
     webhookUrl: hook.href,
     org: values.org,
     name: values.name,
-    envFile: resolve(io.cwd, values['env-file'] ?? '.env'),
+    envFile: resolve(io.cwd, values.out ?? '.env'),
     manifestPath: resolve(io.cwd, values.manifest ?? 'app.yml'),
     force: values.force ?? false,
     timeoutMs: timeout * 60_000,
@@ -601,7 +621,7 @@ function nextSteps(app: AppConversion, envFile: string, io: RegisterIo): void {
  * wrong usage (2).
  */
 export async function runRegisterApp(argv: string[], io: RegisterIo): Promise<number> {
-  let options: Options | 'help';
+  let options: Options | 'help' | 'version';
   try {
     options = parseOptions(argv, io);
   } catch (error) {
@@ -615,6 +635,10 @@ export async function runRegisterApp(argv: string[], io: RegisterIo): Promise<nu
   }
   if (options === 'help') {
     io.out(HELP);
+    return 0;
+  }
+  if (options === 'version') {
+    io.out(`register-app (svc) ${SERVICE_VERSION}`);
     return 0;
   }
   try {

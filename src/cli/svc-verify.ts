@@ -1,8 +1,17 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isSvcError } from '../core/errors.js';
-import { attestationKeyIds, parseExpectations, verifyOffline } from '../core/offline-verify.js';
+import {
+  attestationKeyIds,
+  decisionOf,
+  parseExpectations,
+  verifyOffline,
+  type Decision,
+} from '../core/offline-verify.js';
 import {
   parseFingerprint,
   parsePublicKeyPem,
@@ -31,16 +40,43 @@ Usage:
   --expect-config-hash <h>    require the signed policy.config_hash
   --expect-submitter <id>     require the signed submitter: kid_<ULID> or
                               github_app:<app_id>:<installation_id>
-  --json                      print the result as JSON, the shape of POST /v1/verify
+  --require-proceed           exit 1 unless the receipt is valid AND its signed verdict is
+                              ALLOWED and admissibility ACCEPTED: use this to gate a step
+  --json                      print the result as JSON, the shape of POST /v1/verify, and
+                              nothing else on standard output
+  --version                   the package version
   --help                      this text
 
 "valid" means: no check failed and the Ed25519 signature verified under the trusted key.
+A valid receipt is authentic, not a go-ahead: a BLOCKED or ESCALATED receipt is as valid as
+an ALLOWED one. To gate on it, use --require-proceed:
+  svc-verify receipt.json --key svc.pem --require-proceed && ./deploy.sh
 No ledger is consulted, so hash_integrity is SKIPPED; ledger membership and the order of
 receipt-core-v1 receipts need the ledger or an independently kept ledger head. Without a key
 nothing is called valid: one of --key or --fingerprint with --key-url is required.
 
 Exit codes: 0 valid, 1 not valid, 2 wrong usage or unusable input (unreadable file, not
-JSON, duplicate keys, unsafe integers, bad key, key fetch refused).`;
+JSON, duplicate keys, unsafe integers, bad key, key fetch refused). With --require-proceed,
+0 only when valid, ALLOWED and ACCEPTED; 1 otherwise, with the reason on standard error.`;
+
+/** The version of the package this file belongs to: the nearest package.json named svc. */
+function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: unknown;
+        version?: unknown;
+      };
+      if (pkg.name === 'svc' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // No package.json here, or not ours: look further up.
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return 'unknown';
+    dir = parent;
+  }
+}
 
 class InputError extends Error {}
 const fail = (message: string): never => {
@@ -114,10 +150,20 @@ async function trustedKey(values: {
   return key;
 }
 
-function table(result: VerifyResult, key: PublicKey, signers: string[]): string {
+function table(
+  result: VerifyResult,
+  decision: Decision,
+  key: PublicKey,
+  signers: string[],
+): string {
+  // The decision first: a script author reading this must not mistake VALID for "go ahead".
+  const unsigned = 'unknown: the signature did not verify under the trusted key';
   const lines = [
+    `verdict       ${decision.verdict ?? (result.signed ? '(none)' : unsigned)}`,
+    `admissibility ${decision.admissibility ?? (result.signed ? '(none)' : unsigned)}`,
+    `proceed       ${decision.proceed ? 'yes' : 'no'}: ${decision.reason}`,
+    '',
     `receipt       ${result.receipt_id ?? '(none)'}`,
-    `admissibility ${result.admissibility ?? '(none)'}`,
     `key           ${key.keyId}`,
   ];
   if (!signers.includes(key.keyId))
@@ -138,11 +184,15 @@ function table(result: VerifyResult, key: PublicKey, signers: string[]): string 
   for (const c of result.checks)
     lines.push(`${c.status.padEnd(10)} ${c.name.padEnd(width)}  ${c.detail ?? ''}`.trimEnd());
   lines.push('');
-  lines.push(
-    result.valid
-      ? 'VALID: the signature verifies under the trusted key and no check failed (ledger not consulted)'
-      : 'NOT VALID',
-  );
+  if (!result.valid) lines.push('NOT VALID');
+  else if (decision.proceed)
+    lines.push(
+      'VALID: the signature verifies under the trusted key and no check failed (ledger not consulted); the signed verdict is ALLOWED and ACCEPTED',
+    );
+  else
+    lines.push(
+      `VALID BUT NOT A GO-AHEAD: the receipt is authentic and its signed verdict is ${decision.verdict ?? 'missing'} / ${decision.admissibility ?? 'missing'}: do not proceed on it`,
+    );
   return lines.join('\n');
 }
 
@@ -156,7 +206,9 @@ async function main(args: string[]): Promise<number> {
       'expect-policy': { type: 'string' },
       'expect-config-hash': { type: 'string' },
       'expect-submitter': { type: 'string' },
+      'require-proceed': { type: 'boolean' },
       json: { type: 'boolean' },
+      version: { type: 'boolean' },
       help: { type: 'boolean' },
     },
     allowPositionals: true,
@@ -164,6 +216,10 @@ async function main(args: string[]): Promise<number> {
   });
   if (values.help) {
     console.log(HELP);
+    return 0;
+  }
+  if (values.version) {
+    console.log(packageVersion());
     return 0;
   }
   if (positionals.length !== 1)
@@ -179,10 +235,19 @@ async function main(args: string[]): Promise<number> {
   const text = await readText(positionals[0]!, 'receipt file');
   const { receipt } = attempt('receipt', () => parseReceiptInput(text));
   const result = verifyOffline(receipt, key, expect);
+  const decision = decisionOf(receipt, result);
+  // In --json mode standard output is the JSON document and nothing else; notes go to stderr.
   console.log(
-    values.json ? JSON.stringify(result, null, 2) : table(result, key, attestationKeyIds(receipt)),
+    values.json
+      ? JSON.stringify(result, null, 2)
+      : table(result, decision, key, attestationKeyIds(receipt)),
   );
-  return result.valid ? 0 : 1;
+  if (!result.valid) return 1;
+  if (values['require-proceed'] && !decision.proceed) {
+    console.error(`svc-verify: --require-proceed: not proceeding: ${decision.reason}`);
+    return 1;
+  }
+  return 0;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/config.js';
+import { emailSchema } from '../core/email.js';
 import { policyNameSchema } from '../core/policies.js';
 import { policyConfigSchema } from '../core/policy-config.js';
 import { OVERRIDE_MODES, type OverrideMode } from '../core/policy-overrides.js';
 import { isSvcError } from '../core/errors.js';
+import { SERVICE_NAME, SERVICE_VERSION } from '../core/version.js';
 import {
   READERS,
   TIERS,
@@ -17,6 +19,7 @@ import type { Store } from '../ports/store.js';
 import { ApiKeyService, TIER_LIMITS } from '../services/api-keys.js';
 import { PolicyService } from '../services/policies.js';
 import { createStore } from '../storage/create-store.js';
+import { MissingLedgerError } from '../storage/missing-ledger.js';
 
 const HELP = `svc — operator commands for the svc service
 
@@ -32,12 +35,14 @@ Usage:
   svc keys set-tier <email|key_id> <tier>       change the tier of a key
   svc keys set-reader <email|key_id> all|own    what the key reads when reads are private
   svc keys unlock <email|key_id>                lift a key's policy lock
-  svc keys show <email|key_id>                  one key's details
+  svc keys show <email|key_id>                  a key's details; by e-mail, every key of the
+                                                address, revoked ones marked revoked
   svc policies list                             every policy, with owner and config_hash
   svc policies create <name> --config '<json>' [--overrides tighten|none|any]
                       [--description <text>]    create a shared policy every key may use
   svc policies delete <name>                    delete a shared policy
   svc --help                                    this text
+  svc --version                                 the version of svc
 
 Tiers: free (100 requests/hour), pilot (10,000/hour), enterprise (unlimited).
 Readers: own (default; only the key's account's receipts when reads are private), all.
@@ -45,8 +50,12 @@ A locked key cannot revoke itself (DELETE /v1/account is 403 locked_key): only t
 commands revoke it or lift its lock. A revoked account's address cannot sign up again.
 Raw keys are printed only by create and rotate: svc keeps digests only.
 
-The command opens the embedded store in SVC_DATA_DIR (default ./data) directly; it is
-safe to run while the service is up. Through npm: npm run svc -- keys list
+Every command works on the store the service uses: the MongoDB database of MONGODB_URI
+(and MONGODB_DATABASE) when MONGODB_URI is set, else the embedded store in SVC_DATA_DIR
+(default ./data). It opens it directly and is safe to run while the service is up. It
+needs a ledger there: the service creates it when it first starts, and no command creates
+one (a data directory or database without a ledger is refused with exit code 2).
+Through npm: npm run svc -- keys list
 
 Exit codes: 0 done, 1 failed (e.g. no such key), 2 wrong usage.`;
 
@@ -73,9 +82,12 @@ const readerOf = (value: string | undefined): Reader =>
     ? (value as Reader)
     : usage(`reader must be one of ${READERS.join(', ')}; got "${value ?? ''}"`);
 
-/** The store the service uses: MongoDB when MONGODB_URI is set, else SVC_DATA_DIR's file. */
+/**
+ * The store the service uses: MongoDB when MONGODB_URI is set, else SVC_DATA_DIR's file. Only
+ * one that holds a ledger: a wrong SVC_DATA_DIR must not get an empty ledger of its own.
+ */
 function openStore(): Promise<Store> {
-  return createStore(loadConfig());
+  return createStore(loadConfig(), { mustExist: true });
 }
 
 type Out = (line: string) => void;
@@ -109,18 +121,26 @@ async function keys(store: Store, args: string[], out: Out): Promise<number> {
       for (const record of all) out(describeKey(record));
       return 0;
     }
-    case 'show':
-      out(describeKey(await found()));
+    case 'show': {
+      if (!target) return usage('keys show needs a key_id or an e-mail address');
+      const all = await service.findAny(target);
+      if (all.length === 0) throw new Error(`no key matches ${target}`);
+      for (const record of all) out(describeKey(record));
       return 0;
+    }
     case 'create': {
-      if (!values.email) return usage('keys create needs --email <address>');
+      if (values.email === undefined) return usage('keys create needs --email <address>');
+      // The address rule of signup (POST /v1/signup), so the CLI issues no key the API would not.
+      const email = emailSchema.safeParse(values.email);
+      if (!email.success)
+        return usage(email.error.issues.map((issue) => `--email: ${issue.message}`).join('; '));
       if (values.locked && !values.policy) return usage('--locked needs --policy <name>');
       if (values.policy && !values.locked)
         return usage('--policy applies to locked keys only: add --locked');
       if (values.policy && !(await policies.resolve(values.policy, null)))
         throw new Error(`no built-in or shared policy named "${values.policy}"`);
       const issued = await service.create({
-        email: values.email,
+        email: email.data,
         tier: values.tier === undefined ? 'free' : tierOf(values.tier),
         lockedPolicy: values.policy ?? null,
         reader: values.reader === undefined ? 'own' : readerOf(values.reader),
@@ -249,6 +269,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
+  if (argv.length === 1 && argv[0] === '--version') {
+    process.stdout.write(`${SERVICE_NAME} ${SERVICE_VERSION}\n`);
+    return 0;
+  }
   const [group, ...rest] = argv;
   if (group !== 'keys' && group !== 'policies') return usage(`unknown command "${group}"`);
   const store = await openStore();
@@ -266,6 +290,7 @@ main(process.argv.slice(2)).then(
     if (
       error instanceof UsageError ||
       error instanceof ConfigError ||
+      error instanceof MissingLedgerError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       process.stderr.write(`svc: ${(error as Error).message}\nRun "svc --help" for usage.\n`);

@@ -23,6 +23,71 @@ export function verifyOffline(
   };
 }
 
+/** What a verified receipt tells a gate: the signed outcome, and whether to go on. */
+export interface Decision {
+  /** The signed `policy.verdict`; null unless the signature verified under the trusted key. */
+  verdict: string | null;
+  /** The signed `admissibility.status`; null unless the signature verified. */
+  admissibility: string | null;
+  /** The failed rules the receipt signs (`policy.checks`); empty unless the signature verified. */
+  failedRules: { rule: string; reason: string }[];
+  /** True only when the receipt is valid, its verdict ALLOWED and its admissibility ACCEPTED. */
+  proceed: boolean;
+  /** Why `proceed` is what it is, in one sentence. */
+  reason: string;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** Failed rules as text: `min_sources (2 admissible sources, minimum 5), …`. */
+export const describeRules = (rules: { rule: string; reason: string }[]): string =>
+  rules.map((r) => (r.reason ? `${r.rule} (${r.reason})` : r.rule)).join(', ');
+
+/**
+ * The decision a verified receipt carries. A valid receipt is authentic, not a go-ahead: a
+ * BLOCKED receipt verifies as well as an ALLOWED one. Only what the signature covers is read,
+ * and nothing counts as a go-ahead unless the whole receipt is valid.
+ */
+export function decisionOf(receipt: unknown, result: VerifyResult): Decision {
+  const signed = result.checks.some((c) => c.name === 'signature_valid' && c.status === 'PASS');
+  const r: Json = signed && isObject(receipt) ? receipt : {};
+  const policy = isObject(r.policy) ? r.policy : {};
+  const verdict = str(policy.verdict);
+  const admissibility = isObject(r.admissibility) ? str(r.admissibility.status) : null;
+  const failedRules = (Array.isArray(policy.checks) ? policy.checks : [])
+    .filter(isObject)
+    .map((c) => ({ rule: str(c.rule) ?? '?', reason: str(c.reason) ?? '' }));
+  const base = { verdict, admissibility, failedRules };
+  if (!result.valid)
+    return {
+      ...base,
+      proceed: false,
+      reason: signed
+        ? 'the receipt is not valid (a check failed), so its verdict cannot be relied on'
+        : 'the receipt is not valid: its signature did not verify under the trusted key, so it says nothing',
+    };
+  if (verdict === 'ALLOWED' && admissibility === 'ACCEPTED')
+    return {
+      ...base,
+      proceed: true,
+      reason: 'the signed verdict is ALLOWED and admissibility ACCEPTED',
+    };
+  const why =
+    failedRules.length > 0
+      ? `; failed rules: ${describeRules(failedRules)}`
+      : isObject(r.admissibility) && str(r.admissibility.reason)
+        ? `; ${str(r.admissibility.reason)}`
+        : '';
+  return {
+    ...base,
+    proceed: false,
+    reason: `the signed verdict is ${verdict ?? 'missing'} and admissibility ${admissibility ?? 'missing'}, not ALLOWED and ACCEPTED${why}`,
+  };
+}
+
 /** The key_ids a receipt's Ed25519 attestations name: to say which key signed when it is not ours. */
 export function attestationKeyIds(receipt: unknown): string[] {
   const attestations =

@@ -1,7 +1,6 @@
 import {
   canonicalBytes,
   canonicalize,
-  hashCanonical,
   hashText,
   portableSha256Hex,
   type Sha256Hex,
@@ -148,32 +147,39 @@ export function signReceipt(core: ReceiptCore, signer: ReceiptSigner): Unchained
 }
 
 /**
- * `chain.receipt_hash`: for `receipt-core-v2` H({core, attestations}) (contract §8), else the
- * v1 hash over evidence, policy, replay and attestations (§4). Throws when a v2 receipt lacks
- * a member of its core.
+ * The canonical text whose SHA-256 is `chain.receipt_hash`: for `receipt-core-v2`
+ * JCS({core, attestations}) (contract §8), else JCS of evidence, policy, replay and
+ * attestations (§4). It is also the receipt's leaf data in the ledger's Merkle tree (§9).
+ * Throws when a v2 receipt lacks a member of its core.
  */
+export function receiptHashText(
+  receipt: Pick<Receipt, 'evidence' | 'policy' | 'replay' | 'attestations'>,
+  coreText?: string,
+): string {
+  const record = receipt as unknown as Record<string, unknown>;
+  if ((record.signed_fields as { contract?: unknown } | undefined)?.contract === RECEIPT_CORE_V2) {
+    // A verifier that canonicalized the core for the signature passes that text in.
+    if (coreText !== undefined) return v2HashText(coreText, receipt.attestations);
+    const core = signedCoreOf(record);
+    if (!core) throw new TypeError('receipt-core-v2 receipt without its declared core');
+    return canonicalize({ core, attestations: receipt.attestations });
+  }
+  return canonicalize({
+    evidence: receipt.evidence,
+    policy: receipt.policy,
+    replay: receipt.replay,
+    attestations: receipt.attestations,
+  });
+}
+
+/** `chain.receipt_hash`: "sha256:" + the hex SHA-256 of `receiptHashText`. */
 export function receiptHash(
   receipt: Pick<Receipt, 'evidence' | 'policy' | 'replay' | 'attestations'>,
   options: { sha256Hex?: Sha256Hex; coreText?: string } = {},
 ): string {
-  const sha256Hex = options.sha256Hex ?? portableSha256Hex;
-  const record = receipt as unknown as Record<string, unknown>;
-  if ((record.signed_fields as { contract?: unknown } | undefined)?.contract === RECEIPT_CORE_V2) {
-    // A verifier that canonicalized the core for the signature passes that text in.
-    if (options.coreText !== undefined)
-      return v2HashFromText(options.coreText, receipt.attestations, sha256Hex);
-    const core = signedCoreOf(record);
-    if (!core) throw new TypeError('receipt-core-v2 receipt without its declared core');
-    return hashCanonical({ core, attestations: receipt.attestations }, sha256Hex);
-  }
-  return hashCanonical(
-    {
-      evidence: receipt.evidence,
-      policy: receipt.policy,
-      replay: receipt.replay,
-      attestations: receipt.attestations,
-    },
-    sha256Hex,
+  return hashText(
+    receiptHashText(receipt, options.coreText),
+    options.sha256Hex ?? portableSha256Hex,
   );
 }
 
@@ -212,6 +218,12 @@ export function contractOf(receipt: Record<string, unknown>): string | null {
   if (!expected || fields.length !== expected.length || fields.some((f, i) => f !== expected[i]))
     return null;
   return declared.contract as string;
+}
+
+/** The members a receipt declares signed, when the declaration is a known contract's exact list. */
+export function signedFieldsOf(receipt: Record<string, unknown>): readonly string[] | null {
+  const contract = contractOf(receipt);
+  return contract ? CONTRACT_FIELDS[contract]! : null;
 }
 
 /** Picks the members a receipt declares signed; null when the declaration is not a known one. */
@@ -288,8 +300,10 @@ export function sealReceipt(
 
 // JCS of {core, attestations} is the two canonical texts under sorted keys ("attestations"
 // sorts before "core"), so the already canonical core text is spliced in, not recomputed.
+const v2HashText = (coreText: string, attestations: unknown): string =>
+  `{"attestations":${canonicalize(attestations)},"core":${coreText}}`;
 const v2HashFromText = (coreText: string, attestations: unknown, sha256Hex: Sha256Hex): string =>
-  hashText(`{"attestations":${canonicalize(attestations)},"core":${coreText}}`, sha256Hex);
+  hashText(v2HashText(coreText, attestations), sha256Hex);
 
 /**
  * Whether a built receipt is the next one after `head` for `claimId`: the sequence and link

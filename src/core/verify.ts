@@ -8,6 +8,7 @@ import {
   RECEIPT_ID_PATTERN,
   receiptHash,
   signedCoreOf,
+  signedFieldsOf,
   type Receipt,
   type SignedPosition,
   type Submitter,
@@ -161,7 +162,9 @@ const STRUCTURE: [name: string, test: (r: Json) => string | null][] = [
 export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyResult {
   const receipt: Json = isObject(input) ? input : {};
   const v2 = contractOf(receipt) === RECEIPT_CORE_V2;
-  const structure = v2 ? [...STRUCTURE, ...STRUCTURE_V2] : STRUCTURE;
+  const structure = v2
+    ? [...STRUCTURE, ...STRUCTURE_V2, NO_UNSIGNED_MEMBERS]
+    : [...STRUCTURE, NO_UNSIGNED_MEMBERS];
   const checks: VerifyCheck[] = structure.map(([name, test]) => {
     const problem = test(receipt);
     return problem
@@ -221,6 +224,47 @@ const STRUCTURE_V2: [name: string, test: (r: Json) => string | null][] = [
         ? null
         : 'position.log, sequence or previous_receipt_hash missing or malformed',
   ],
+];
+
+// Outside the signed core by design (contract §3): the signatures themselves, and the chain
+// coordinates that hash_integrity and chain_linkage check.
+const UNSIGNED_MEMBERS: readonly string[] = ['attestations', 'chain'];
+const CHAIN_MEMBERS: readonly string[] = ['sequence', 'previous_receipt_hash', 'receipt_hash'];
+
+/** Member names as a detail shows them: attacker-controlled, so quoted, shortened and counted. */
+function listNames(names: string[]): string {
+  const shown = names
+    .slice(0, 5)
+    .map((n) => JSON.stringify(n.length > 64 ? `${n.slice(0, 64)}…` : n));
+  return names.length > 5 ? `${shown.join(', ')} and ${names.length - 5} more` : shown.join(', ');
+}
+
+// A signature covers only the members signed_fields names. Anything else beside them — a
+// `decision: {proceed: true}` or `verdict: "ALLOWED"` added to a BLOCKED receipt — would be
+// read by a careless consumer as part of what was signed: such a receipt is not valid.
+const NO_UNSIGNED_MEMBERS: [name: string, test: (r: Json) => string | null] = [
+  'no_unsigned_members',
+  (r) => {
+    const signed = signedFieldsOf(r);
+    if (!signed) return 'signed_fields declares no known contract, so no member can be told signed';
+    const extra = Object.keys(r).filter(
+      (k) => !signed.includes(k) && !UNSIGNED_MEMBERS.includes(k),
+    );
+    const chainExtra = isObject(r.chain)
+      ? Object.keys(r.chain).filter((k) => !CHAIN_MEMBERS.includes(k))
+      : [];
+    const problems = [
+      ...(extra.length > 0
+        ? [`members neither signed nor attestations or chain: ${listNames(extra)}`]
+        : []),
+      ...(chainExtra.length > 0
+        ? [
+            `chain members other than sequence, previous_receipt_hash and receipt_hash: ${listNames(chainExtra)}`,
+          ]
+        : []),
+    ];
+    return problems.length > 0 ? problems.join('; ') : null;
+  },
 ];
 
 function submitterOf(value: unknown): Submitter | null {

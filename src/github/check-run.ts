@@ -1,6 +1,8 @@
+import { clipText } from '../core/text.js';
 import type { EvaluateResponse } from '../services/claims.js';
 
-// GitHub's limits on check-run output (docs: "Create a check run").
+// GitHub's limits on check-run output (docs: "Create a check run"), in characters: code
+// points, not UTF-16 units, so a cut never leaves half an emoji.
 const MAX_SUMMARY = 65_535;
 const MAX_TITLE = 255;
 
@@ -30,8 +32,8 @@ export function conclusionOf(response: EvaluateResponse): Conclusion {
 // escaped, they cannot forge links, images, emphasis or HTML in the summary.
 const cell = (text: string) =>
   text.replace(/\r?\n/g, ' ').replace(/[\\`*_{}[\]()<>#+!|~-]/g, (c) => `\\${c}`);
-const clip = (text: string, max: number) =>
-  text.length <= max ? text : `${text.slice(0, max - 20)}\n\n… (truncated)`;
+const clipTitle = (text: string) => clipText(text, MAX_TITLE, '…');
+const clipSummary = (text: string) => clipText(text, MAX_SUMMARY, '\n\n… (truncated)');
 
 /** What a reviewer reads on the pull request: the verdict at a glance, then how to check it. */
 export function renderEvaluation(
@@ -94,8 +96,8 @@ export function renderEvaluation(
   ].join('\n');
   return {
     conclusion,
-    title: clip(`${decision.verdict} · ${decision.admissibility}: ${policy.reason}`, MAX_TITLE),
-    summary: clip(summary, MAX_SUMMARY),
+    title: clipTitle(`${decision.verdict} · ${decision.admissibility}: ${policy.reason}`),
+    summary: clipSummary(summary),
   };
 }
 
@@ -105,5 +107,5 @@ export function renderWithoutReceipt(
   title: string,
   detail: string,
 ): CheckRunOutput {
-  return { conclusion, title: clip(title, MAX_TITLE), summary: clip(detail, MAX_SUMMARY) };
+  return { conclusion, title: clipTitle(title), summary: clipSummary(detail) };
 }

@@ -7,6 +7,7 @@ import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse } from '../services/claims.js';
 import { gateEvents, IncompletePayload } from './events.js';
 import { isTransient, PullRequestGate } from './gate.js';
+import { boundedErr, boundedEvent, deliveryFields, errorFields } from './log-fields.js';
 import type { DeliveryJob } from './webhook-route.js';
 
 export interface GithubAppConfig {
@@ -50,7 +51,12 @@ export function githubDeliveryHandler(deps: {
   /** Octokit defaults, e.g. retries and throttling off in tests. */
   Octokit?: typeof ProbotOctokit;
 }): (job: Job) => Promise<JobResult | void> {
-  const log = deps.log.child({ component: 'github-app' });
+  // Probot logs every delivery (at debug) and every handler error itself, each with the whole
+  // delivery attached: its logger, and ours, serialize both to bounded fields only.
+  const log = deps.log.child(
+    { component: 'github-app' },
+    { serializers: { err: boundedErr, event: boundedEvent } },
+  );
   const probot = new Probot({
     appId: deps.config.appId,
     privateKey: deps.config.privateKey,
@@ -78,9 +84,35 @@ export function githubDeliveryHandler(deps: {
   );
   // A delivery run while Probot cannot start fails, and is retried on the job's schedule.
   loaded.catch((error: unknown) => log.error({ err: error }, 'GitHub App failed to start'));
+  /** Another run later: logged with the attempt, when it runs next and why. */
+  const retry = (job: Job, fields: Record<string, unknown>, error: unknown): JobResult => {
+    const { error: reason } = errorFields(error);
+    const wait = retryAfterSeconds(error);
+    const backoff = Math.min(30 * 2 ** (job.attempt - 1), 1800);
+    const delaySeconds = Math.max(wait ?? 0, backoff) * (1 + Math.random() * 0.2);
+    const at = Math.ceil(deps.clock.now() + delaySeconds * 1000);
+    log.warn(
+      {
+        ...fields,
+        ...errorFields(error),
+        attempt: job.attempt,
+        max_attempts: DELIVERY_ATTEMPTS,
+        next_run_at: new Date(at).toISOString(),
+      },
+      'delivery will be retried',
+    );
+    return { outcome: 'retry', at, error: reason };
+  };
+
   return async (job): Promise<JobResult | void> => {
-    await loaded;
     const delivery = job.payload as unknown as DeliveryJob;
+    const fields = deliveryFields(delivery);
+    try {
+      await loaded;
+    } catch (error) {
+      // Logged once as it failed; each delivery waits for a later run.
+      return retry(job, fields, error);
+    }
     if (job.attempt >= DELIVERY_ATTEMPTS) finalRuns.add(delivery.id);
     try {
       await probot.receive({
@@ -92,7 +124,7 @@ export function githubDeliveryHandler(deps: {
       const incomplete = errorsOf(error).find((e) => e instanceof IncompletePayload);
       if (incomplete) {
         log.warn(
-          { delivery: delivery.id, event: delivery.name, reason: (incomplete as Error).message },
+          { ...fields, reason: (incomplete as Error).message },
           'delivery acknowledged, not processed',
         );
         return { outcome: 'done' };
@@ -100,39 +132,17 @@ export function githubDeliveryHandler(deps: {
       if (!errorsOf(error).some(isTransient)) {
         // A deleted branch or repository, a revoked installation: another run cannot help.
         log.warn(
-          { delivery: delivery.id, event: delivery.name, err: error },
+          { ...fields, ...errorFields(error), attempt: job.attempt },
           'delivery ended: GitHub refused it for good',
         );
         return { outcome: 'done' };
       }
-      const message = errorsOf(error)
-        .map((e) => (e as Error).message)
-        .join('; ');
       if (job.attempt >= DELIVERY_ATTEMPTS) {
-        log.error(
-          { delivery: delivery.id, event: delivery.name, err: error },
-          'delivery failed for good',
-        );
-        return { outcome: 'failed', error: message };
+        const failure = errorFields(error);
+        log.error({ ...fields, ...failure, attempt: job.attempt }, 'delivery failed for good');
+        return { outcome: 'failed', error: failure.error };
       }
-      const wait = retryAfterSeconds(error);
-      const backoff = Math.min(30 * 2 ** (job.attempt - 1), 1800);
-      const delaySeconds = Math.max(wait ?? 0, backoff) * (1 + Math.random() * 0.2);
-      log.warn(
-        {
-          delivery: delivery.id,
-          event: delivery.name,
-          attempt: job.attempt,
-          retry_in_s: Math.round(delaySeconds),
-          err: error,
-        },
-        'delivery will be retried',
-      );
-      return {
-        outcome: 'retry',
-        at: Math.ceil(deps.clock.now() + delaySeconds * 1000),
-        error: message,
-      };
+      return retry(job, fields, error);
     } finally {
       finalRuns.delete(delivery.id);
     }

@@ -1,5 +1,5 @@
 import type { ProbotOctokit } from 'probot';
-import type { CiRun, PullRequestFacts, Review } from './pull-request-claim.js';
+import { byHuman, type CiRun, type PullRequestFacts, type Review } from './pull-request-claim.js';
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
@@ -144,7 +144,36 @@ export async function loadCi(
 
 type Permission = NonNullable<Review['permission']>;
 
-/** Reviews, with the permission of each approver looked up (separation of duties needs it). */
+/** A review as GET /repos/{owner}/{repo}/pulls/{number}/reviews lists it. */
+export interface ReviewPayload {
+  user: { login: string; type?: string } | null;
+  state: string;
+  commit_id: string | null;
+  submitted_at?: string | null;
+  html_url: string;
+}
+
+/**
+ * The reviews of GitHub's listing that are submitted and attributed. A reviewer whose type
+ * GitHub did not say is no person: approvals count only for a known `User`.
+ */
+export function reviewsFrom(raw: ReviewPayload[]): Review[] {
+  return raw
+    .filter((r) => r.user && r.commit_id && r.submitted_at)
+    .map((r) => ({
+      reviewer: r.user!.login,
+      reviewerType: r.user!.type ?? 'unknown',
+      state: r.state as Review['state'],
+      commitId: r.commit_id!,
+      submittedAt: r.submitted_at!,
+      url: r.html_url,
+    }));
+}
+
+/**
+ * Reviews, with the permission of each human approver looked up (separation of duties needs
+ * it). A bot's approval never counts, so its permission is not asked for.
+ */
 export async function loadReviews(
   octokit: Octokit,
   ref: RepoRef,
@@ -155,17 +184,9 @@ export async function loadReviews(
     pull_number: number,
     per_page: 100,
   });
-  const reviews: Review[] = raw
-    .filter((r) => r.user && r.commit_id && r.submitted_at)
-    .map((r) => ({
-      reviewer: r.user!.login,
-      state: r.state as Review['state'],
-      commitId: r.commit_id!,
-      submittedAt: r.submitted_at!,
-      url: r.html_url,
-    }));
+  const reviews = reviewsFrom(raw as ReviewPayload[]);
   const approvers = [
-    ...new Set(reviews.filter((r) => r.state === 'APPROVED').map((r) => r.reviewer)),
+    ...new Set(reviews.filter((r) => r.state === 'APPROVED' && byHuman(r)).map((r) => r.reviewer)),
   ];
   const permissions = new Map<string, Permission>();
   for (const login of approvers) {
@@ -181,7 +202,9 @@ export async function loadReviews(
     );
   }
   return reviews.map((r) =>
-    permissions.has(r.reviewer) ? { ...r, permission: permissions.get(r.reviewer) } : r,
+    byHuman(r) && permissions.has(r.reviewer)
+      ? { ...r, permission: permissions.get(r.reviewer) }
+      : r,
   );
 }
 

@@ -31,6 +31,11 @@ export interface CiRun {
 
 export interface Review {
   reviewer: string;
+  /**
+   * GitHub's account type of the reviewer: `User` for a person, `Bot` for an App or Copilot
+   * (whose login need not end in `[bot]`), `Organization`, or whatever GitHub adds later.
+   */
+  reviewerType: string;
   state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'DISMISSED' | 'PENDING';
   commitId: string;
   submittedAt: string;
@@ -73,9 +78,18 @@ export function currentReviews(reviews: Review[], headSha: string): Review[] {
 }
 
 /**
- * Approvals that count as a human's: on the head commit, by someone with write, maintain or
- * admin permission who is neither the author nor the agent's operator (separation of duties:
- * whoever set the agent to work cannot also wave its change through).
+ * Whether a review was written by a person. Only the account type decides: Copilot code review
+ * approves as a `Bot` whose login (`Copilot`) has no `[bot]` suffix, and any type other than
+ * `User` (a bot, an organization, one GitHub adds later) is no human.
+ */
+export const byHuman = (review: Pick<Review, 'reviewer' | 'reviewerType'>): boolean =>
+  review.reviewerType === 'User' && !review.reviewer.toLowerCase().endsWith('[bot]');
+
+/**
+ * Approvals that count as a human's: on the head commit, by a person (never a bot, whatever
+ * its login) with write, maintain or admin permission who is neither the author nor the
+ * agent's operator (separation of duties: whoever set the agent to work cannot also wave its
+ * change through).
  */
 export function qualifyingApprovals(evidence: PullRequestEvidence): Review[] {
   const excluded = new Set(
@@ -87,7 +101,7 @@ export function qualifyingApprovals(evidence: PullRequestEvidence): Review[] {
     (r) =>
       r.state === 'APPROVED' &&
       !excluded.has(r.reviewer.toLowerCase()) &&
-      !r.reviewer.toLowerCase().endsWith('[bot]') &&
+      byHuman(r) &&
       (r.permission === 'admin' || r.permission === 'maintain' || r.permission === 'write'),
   );
 }
@@ -180,7 +194,9 @@ export function buildPullRequestClaim(
   if (current.length > 0) {
     const approvals = current.filter((r) => r.state === 'APPROVED');
     const changes = current.filter((r) => r.state === 'CHANGES_REQUESTED');
-    const names = (rs: Review[]) => rs.map((r) => r.reviewer).join(', ');
+    // A bot's review is evidence too, but is named as one: only people approve (see below).
+    const names = (rs: Review[]) =>
+      rs.map((r) => (byHuman(r) ? r.reviewer : `${r.reviewer} (bot)`)).join(', ');
     sources.push({
       id: `review@${shortSha(pr.headSha)}`,
       type: 'code_review',

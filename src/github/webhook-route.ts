@@ -1,15 +1,22 @@
 import { verify } from '@octokit/webhooks-methods';
-import express, { type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { SvcError } from '../core/errors.js';
+import { isSvcError, SvcError } from '../core/errors.js';
 import { MAX_BODY_BYTES } from '../core/limits.js';
 import { parseStrictJson } from '../core/strict-json.js';
+import { clipText } from '../core/text.js';
 import type { JobQueue, JsonValue } from '../ports/job-queue.js';
 
 export const WEBHOOK_PATH = '/v1/webhook/scm';
 export const DELIVERY_JOB = 'github.delivery';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+// Attacker-controlled headers, capped: enough to find the delivery in GitHub's list.
+const header = (req: Request, name: string): string | undefined => {
+  const value = req.headers[name];
+  return typeof value === 'string' ? clipText(value, 128, '…') : undefined;
+};
 
 export interface DeliveryJob {
   id: string;
@@ -29,8 +36,33 @@ export function webhookRoute(deps: {
   /** Null when the App has no credentials: deliveries are acknowledged and logged only. */
   queue: JobQueue | null;
   log: Logger;
-}): RequestHandler[] {
+}): (RequestHandler | ErrorRequestHandler)[] {
   const raw = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
+  /**
+   * Why a delivery was refused, at warn: a wrong secret or a proxy that rewrites bodies shows
+   * here, not only as GitHub's red delivery. Never the body, the signature or the secret.
+   */
+  const rejected = (req: Request, reason: string, code: string) =>
+    deps.log.warn(
+      {
+        delivery: header(req, 'x-github-delivery'),
+        event: header(req, 'x-github-event'),
+        reason,
+        code,
+        request_id: req.id,
+      },
+      'webhook delivery rejected',
+    );
+  // Reading the body failed (too large, a broken encoding): the error middleware answers.
+  const unreadable: ErrorRequestHandler = (error: unknown, req, _res, next) => {
+    const { type } = (error ?? {}) as { type?: unknown };
+    rejected(
+      req,
+      type === 'entity.too.large' ? 'body larger than 1 MiB' : 'body could not be read',
+      type === 'entity.too.large' ? 'payload_too_large' : 'malformed_json',
+    );
+    next(error);
+  };
   const handle: RequestHandler = async (req, res) => {
     res.locals.route = WEBHOOK_PATH;
     const signature = req.headers['x-hub-signature-256'];
@@ -47,6 +79,15 @@ export function webhookRoute(deps: {
       typeof signature === 'string' &&
       (await verify(deps.secret, text, signature).catch(() => false));
     if (!valid) {
+      rejected(
+        req,
+        deps.secret === undefined
+          ? 'no webhook secret configured (WEBHOOK_SECRET)'
+          : typeof signature !== 'string'
+            ? 'no X-Hub-Signature-256 header'
+            : 'X-Hub-Signature-256 does not match the body and the webhook secret',
+        'unauthorized',
+      );
       throw new SvcError(
         'unauthorized',
         deps.secret === undefined
@@ -54,7 +95,15 @@ export function webhookRoute(deps: {
           : 'Missing or invalid X-Hub-Signature-256',
       );
     }
-    const payload = parseStrictJson(text);
+    let payload: unknown;
+    try {
+      payload = parseStrictJson(text);
+    } catch (error) {
+      // Only the code: the parser's message quotes the body.
+      const code = isSvcError(error) ? error.code : 'malformed_json';
+      rejected(req, 'the signed body is not acceptable JSON', code);
+      throw error;
+    }
     const id = req.headers['x-github-delivery'];
     const name = req.headers['x-github-event'];
     if (
@@ -63,6 +112,11 @@ export function webhookRoute(deps: {
       typeof name !== 'string' ||
       !/^[a-z_]{1,64}$/.test(name)
     ) {
+      rejected(
+        req,
+        'X-GitHub-Delivery or X-GitHub-Event missing or malformed',
+        'validation_failed',
+      );
       throw new SvcError(
         'validation_failed',
         'X-GitHub-Delivery and X-GitHub-Event must name the delivery and its event',
@@ -89,5 +143,5 @@ export function webhookRoute(deps: {
       .status(202)
       .json({ accepted: true, delivery: id, status: created ? 'queued' : 'duplicate' });
   };
-  return [raw, handle];
+  return [raw, unreadable, handle];
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Agenda, AgendaBackend, Job as AgendaJob } from 'agenda';
 import { ObjectId, type Collection, type Db, type Filter, type WithId } from 'mongodb';
+import { clipText } from '../core/text.js';
 import type { Clock } from '../ports/clock.js';
 import type {
   EnqueueOptions,
@@ -345,7 +346,7 @@ export class AgendaJobQueue implements JobQueue {
         await this.jobs.updateOne(filter, {
           $set: {
             'svc.runAt': at,
-            'svc.lastError': result.error.slice(0, MAX_ERROR_LENGTH),
+            'svc.lastError': clipText(result.error, MAX_ERROR_LENGTH),
             lockedAt: null,
             nextRunAt: new Date(at),
           },
@@ -357,7 +358,7 @@ export class AgendaJobQueue implements JobQueue {
           $set: {
             'svc.state': 'failed',
             'svc.finishedAt': now,
-            'svc.lastError': result.error.slice(0, MAX_ERROR_LENGTH),
+            'svc.lastError': clipText(result.error, MAX_ERROR_LENGTH),
             lockedAt: null,
             nextRunAt: null,
           },

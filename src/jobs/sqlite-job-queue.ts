@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
+import { clipText } from '../core/text.js';
 import type { Clock } from '../ports/clock.js';
 import type {
   EnqueueOptions,
@@ -303,13 +304,13 @@ export class SqliteJobQueue implements JobQueue {
         // Never due again within the same instant, so runDue() cannot spin on one job.
         this.finishRetry.run(
           Math.max(result.at, now + 1),
-          result.error.slice(0, MAX_ERROR_LENGTH),
+          clipText(result.error, MAX_ERROR_LENGTH),
           row.id,
           this.owner,
         );
         break;
       case 'failed':
-        this.finishFailed.run(now, result.error.slice(0, MAX_ERROR_LENGTH), row.id, this.owner);
+        this.finishFailed.run(now, clipText(result.error, MAX_ERROR_LENGTH), row.id, this.owner);
         break;
     }
   }

@@ -2,6 +2,7 @@ import type { ApiKeyStore } from './api-key-store.js';
 import type { JobQueue, JobQueueOptions } from './job-queue.js';
 import type { LedgerQueries } from './ledger-queries.js';
 import type { LedgerStore } from './ledger-store.js';
+import type { LogTreeStore } from './log-tree.js';
 import type { PolicyStore } from './policy-store.js';
 import type { Clock } from './clock.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -12,6 +13,8 @@ export interface Store {
   readonly kind: 'sqlite' | 'mongodb';
   readonly ledger: LedgerStore;
   readonly queries: LedgerQueries;
+  /** The ledger's Merkle tree, kept by the ledger's appends. */
+  readonly tree: LogTreeStore;
   readonly apiKeys: ApiKeyStore;
   readonly policies: PolicyStore;
   readonly webhooks: WebhookStore;
@@ -28,7 +31,10 @@ export interface Store {
   openSharedRateLimiter?(clock: Clock): RateLimiter & { close(): void };
   /** Resolves when the backend answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
-  /** Resolves when the backend accepts a write (made and undone outside the ledger). */
+  /**
+   * Resolves when the backend commits a write: the time of this probe, upserted into one
+   * record outside the ledger. Committed, not rolled back, so a full or read-only disk fails it.
+   */
   probeWrite(): Promise<void>;
   close(): Promise<void>;
 }

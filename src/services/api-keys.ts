@@ -206,6 +206,19 @@ export class ApiKeyService {
     return record && record.revokedAt === null ? record : null;
   }
 
+  /**
+   * Every key of a key_id or of an account's email, revoked ones included, oldest first, for
+   * operator commands.
+   */
+  async findAny(keyIdOrEmail: string): Promise<ApiKeyRecord[]> {
+    if (keyIdOrEmail.startsWith('kid_')) {
+      const record = await this.deps.keys.findByKeyId(keyIdOrEmail);
+      return record ? [record] : [];
+    }
+    const email = normalizeEmail(keyIdOrEmail);
+    return (await this.deps.keys.list()).filter((record) => record.email === email);
+  }
+
   private newKey(
     base: Pick<ApiKeyRecord, 'id' | 'email' | 'tier' | 'lockedPolicy' | 'reader'>,
   ): IssuedKey {

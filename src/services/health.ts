@@ -14,8 +14,17 @@ export interface ComponentCheck {
 
 const PROBE = utf8Bytes('svc health probe');
 
+/**
+ * The store's probe write is a real commit (and, on SQLite, a sync of the WAL), so deep health
+ * starts at most one per this interval, and none while one is still running; checks in between
+ * report the last one's result. A readiness probe called in a loop cannot turn into a stream
+ * of writes.
+ */
+export const STORE_WRITE_PROBE_INTERVAL_MS = 1000;
+
 export class HealthService {
   private readonly startedAt: number;
+  private lastWrite?: { at: number; settled: boolean; done: Promise<void> };
 
   constructor(
     private readonly deps: {
@@ -31,14 +40,14 @@ export class HealthService {
 
   /**
    * The components svc has: its store, its signing key and its job queue
-   * (docs/OPERATIONS.md). The store must answer a read and take a write (made and undone
-   * outside the ledger): a store that can only be read cannot append receipts.
+   * (docs/OPERATIONS.md). The store must answer a read and commit a write (to its health
+   * probe record, outside the ledger): a store that can only be read cannot append receipts.
    */
   async deepChecks(): Promise<Record<'store' | 'signer' | 'jobs', ComponentCheck>> {
     return {
       store: await this.timed(async () => {
         await this.deps.store.ping();
-        await this.deps.store.probeWrite();
+        await this.probeWrite();
       }),
       signer: await this.timed(async () => {
         const signature = this.deps.serverKey.sign(PROBE);
@@ -80,6 +89,25 @@ export class HealthService {
       },
       store: this.deps.store.kind,
     };
+  }
+
+  private probeWrite(): Promise<void> {
+    const now = this.deps.clock.now();
+    const last = this.lastWrite;
+    if (
+      last &&
+      (!last.settled || (now >= last.at && now - last.at < STORE_WRITE_PROBE_INTERVAL_MS))
+    )
+      return last.done;
+    const write: { at: number; settled: boolean; done: Promise<void> } = {
+      at: now,
+      settled: false,
+      done: this.deps.store.probeWrite(),
+    };
+    const settle = () => void (write.settled = true);
+    write.done.then(settle, settle);
+    this.lastWrite = write;
+    return write.done;
   }
 
   private async timed(probe: () => Promise<void>): Promise<ComponentCheck> {

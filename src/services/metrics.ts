@@ -15,6 +15,7 @@ export class Metrics {
   constructor(deps: { ledger: LedgerStore; queries: LedgerQueries; jobs: JobQueue }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+    renameTotalGauges(this.registry, registers);
     this.httpDuration = new Histogram({
       name: 'svc_http_request_duration_seconds',
       help: 'HTTP request duration by route template and status',
@@ -86,6 +87,36 @@ export class Metrics {
         const totals = await deps.queries.totals();
         for (const [admissibility, n] of Object.entries(totals.by_admissibility))
           this.set({ admissibility }, n);
+      },
+    });
+  }
+}
+
+// Among prom-client's default metrics are three gauges named like counters: `_total` promises
+// a counter, and promtool refuses it on a gauge. Each is the sum over `type` of the gauge
+// beside it (svc_nodejs_active_handles{type}), so it is served as `..._all_types`, its values
+// still read by prom-client's own collector.
+export const RENAMED_DEFAULT_GAUGES: Record<string, string> = {
+  svc_nodejs_active_handles_total: 'svc_nodejs_active_handles_all_types',
+  svc_nodejs_active_requests_total: 'svc_nodejs_active_requests_all_types',
+  svc_nodejs_active_resources_total: 'svc_nodejs_active_resources_all_types',
+};
+
+function renameTotalGauges(registry: Registry, registers: Registry[]): void {
+  for (const [from, to] of Object.entries(RENAMED_DEFAULT_GAUGES)) {
+    const original = registry.getSingleMetric(from);
+    // A Node without the underlying API has no such gauge.
+    if (!original) continue;
+    registry.removeSingleMetric(from);
+    const base = from.slice(0, -'_total'.length);
+    new Gauge({
+      name: to,
+      help: `Sum over every type of ${base}`,
+      registers,
+      async collect() {
+        const { values } = await original.get();
+        this.reset();
+        for (const { labels, value } of values) this.set(labels, value);
       },
     });
   }

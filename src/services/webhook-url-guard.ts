@@ -58,18 +58,97 @@ const RANGE_NAMES: Record<string, string> = {
   reserved: 'a reserved',
 };
 
-/** Why an address may not receive webhooks, or null when it may. */
-export function refusalOf(address: string, allowPrivate: boolean): string | null {
-  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
+// IPv6 forms that carry an IPv4 address: a packet to one reaches (through a translator, a
+// relay or the host's own stack) the IPv4 address inside, so they are judged by that address.
+// ipaddr.js names ::/96 plain unicast and the others special ranges, neither of which says
+// where the packet ends up. IPv4-mapped (::ffff:0:0/96) is unwrapped by ipaddr.process.
+interface Embedding {
+  prefix: [ipaddr.IPv6, number];
+  form: string;
+  /** The embedded address from the address's 16 bytes. */
+  ipv4(bytes: number[]): number[];
+}
+
+const EMBEDDINGS: Embedding[] = [
+  {
+    // Deprecated IPv4-compatible (RFC 4291); :: and ::1 are excluded below.
+    prefix: ipaddr.IPv6.parseCIDR('::/96'),
+    form: 'an IPv4-compatible',
+    ipv4: (b) => b.slice(12, 16),
+  },
+  {
+    // IPv4-translated (RFC 6145).
+    prefix: ipaddr.IPv6.parseCIDR('::ffff:0:0:0/96'),
+    form: 'an IPv4-translated',
+    ipv4: (b) => b.slice(12, 16),
+  },
+  {
+    // NAT64 well-known prefix (RFC 6052).
+    prefix: ipaddr.IPv6.parseCIDR('64:ff9b::/96'),
+    form: 'a NAT64',
+    ipv4: (b) => b.slice(12, 16),
+  },
+  {
+    // NAT64 local-use prefix (RFC 8215), a /48: RFC 6052 puts the IPv4 address in bits 48-63
+    // and 72-87, around the reserved "u" octet (bits 64-71).
+    prefix: ipaddr.IPv6.parseCIDR('64:ff9b:1::/48'),
+    form: 'a NAT64',
+    ipv4: (b) => [b[6]!, b[7]!, b[9]!, b[10]!],
+  },
+  {
+    // 6to4 (RFC 3056): the site's IPv4 address in bits 16-47.
+    prefix: ipaddr.IPv6.parseCIDR('2002::/16'),
+    form: 'a 6to4',
+    ipv4: (b) => b.slice(2, 6),
+  },
+  {
+    // Teredo (RFC 4380): the client's IPv4 address in the last 32 bits, inverted.
+    prefix: ipaddr.IPv6.parseCIDR('2001::/32'),
+    form: 'a Teredo',
+    ipv4: (b) => b.slice(12, 16).map((x) => x ^ 0xff),
+  },
+];
+
+/** The IPv4 address an IPv6 address carries, and the form that carries it, if any. */
+export function embeddedIPv4(address: string): { ipv4: string; form: string } | null {
+  if (!ipaddr.IPv6.isValid(address)) return null;
+  const ip = ipaddr.IPv6.parse(address);
+  // :: and ::1 are the IPv6 unspecified and loopback addresses, not IPv4-compatible ones.
+  const range = ip.range();
+  if (range === 'unspecified' || range === 'loopback') return null;
+  for (const { prefix, form, ipv4 } of EMBEDDINGS) {
+    if (ip.match(prefix)) {
+      return { ipv4: new ipaddr.IPv4(ipv4(ip.toByteArray())).toString(), form };
+    }
+  }
+  return null;
+}
+
+/** What kind of address may not receive webhooks ("a loopback address"), or null when it may. */
+function refusedKind(address: string, allowPrivate: boolean): string | null {
   // process() turns IPv4-mapped IPv6 (::ffff:127.0.0.1) into the IPv4 address it carries,
   // so the mapped form of a refused address is refused too.
   const ip = ipaddr.process(address);
   const shown = ip.toString();
-  if (METADATA.has(shown)) return `${shown} is a cloud metadata address`;
+  if (METADATA.has(shown)) return 'a cloud metadata address';
+  const embedded = ip.kind() === 'ipv6' ? embeddedIPv4(shown) : null;
+  if (embedded) {
+    // Whatever the IPv4 rule refuses (the metadata set even with private addresses allowed)
+    // is refused in every form that reaches it; a public IPv4 address keeps its forms usable.
+    const inner = refusedKind(embedded.ipv4, allowPrivate);
+    return inner && `${embedded.form} address embedding ${embedded.ipv4}, ${inner}`;
+  }
   const range = ip.range();
   if (range === 'unicast') return null;
   if (allowPrivate && !ALWAYS_REFUSED.has(range)) return null;
-  return `${shown} is ${RANGE_NAMES[range] ?? `a special-purpose (${range})`} address`;
+  return `${RANGE_NAMES[range] ?? `a special-purpose (${range})`} address`;
+}
+
+/** Why an address may not receive webhooks, or null when it may. */
+export function refusalOf(address: string, allowPrivate: boolean): string | null {
+  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
+  const kind = refusedKind(address, allowPrivate);
+  return kind && `${ipaddr.process(address).toString()} is ${kind}`;
 }
 
 /**

@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
 import type { Store } from '../ports/store.js';
+import { MissingLedgerError } from './missing-ledger.js';
 
 export type StoreConfig = Pick<Config, 'dataDir' | 'mongodbUri' | 'mongodbDatabase'>;
 
@@ -15,6 +17,11 @@ export async function createStore(
     /** Which receivers get a receipt: every one ('all', default) or its account's ('owner'). */
     webhookScope?: 'all' | 'owner';
     onJobQueueError?: (error: unknown) => void;
+    /**
+     * Open only a store that already holds a ledger (one the service has started on), else
+     * throw MissingLedgerError and create nothing. The service itself creates its store.
+     */
+    mustExist?: boolean;
   } = {},
 ): Promise<Store> {
   if (config.mongodbUri !== undefined) {
@@ -23,10 +30,17 @@ export async function createStore(
       database: config.mongodbDatabase,
       webhookScope: options.webhookScope,
       onJobQueueError: options.onJobQueueError,
+      mustExist: options.mustExist,
     });
   }
+  const file = join(config.dataDir, 'ledger.db');
+  if (options.mustExist && !existsSync(file)) {
+    throw new MissingLedgerError(
+      `no ledger in ${config.dataDir} (it has no ledger.db): the service creates it when it first starts; set SVC_DATA_DIR (or MONGODB_URI) to the store the service uses`,
+    );
+  }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
-  return openSqliteStore(join(config.dataDir, 'ledger.db'), {
+  return openSqliteStore(file, {
     webhookScope: options.webhookScope,
   });
 }

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, describe, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
 // Loaded here once, for the case that starts a queue's loop: Jest's ESM loader cannot link a
 // package's bare node-builtin imports ('events') when the queue imports agenda dynamically.
 import 'agenda';
 import '@agendajs/mongo-backend';
 import type { Store } from '../../src/ports/store.js';
+import { MissingLedgerError } from '../../src/storage/missing-ledger.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
+import { describeLogTreeContract } from './log-tree.contract.js';
 import { describeWebhookAndJobContract } from './webhooks-and-jobs.contract.js';
 import { describeWebhookScopeContract } from './webhook-scope.contract.js';
 
@@ -40,8 +42,42 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
   () => {
     if (uri) {
       describeStoreContract('MongoDB', () => openFresh());
+      describeLogTreeContract('MongoDB', () => openFresh());
       describeWebhookAndJobContract('MongoDB', () => openFresh());
       describeWebhookScopeContract('MongoDB', openFresh);
+
+      it('mustExist refuses a database without a ledger and creates nothing in it', async () => {
+        const database = `svc_contract_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+        databases.push(database);
+        await expect(openMongoStore(uri, { database, mustExist: true })).rejects.toThrow(
+          MissingLedgerError,
+        );
+        admin ??= await new MongoClient(uri, { serverSelectionTimeoutMS: 10_000 }).connect();
+        expect(await admin.db(database).listCollections().toArray()).toEqual([]);
+        // Once the service has set it up, it opens.
+        await (await openMongoStore(uri, { database })).close();
+        await (await openMongoStore(uri, { database, mustExist: true })).close();
+      });
+
+      it('the probe write is an upsert that stays: one record, the time of the last probe', async () => {
+        const store = await openFresh();
+        try {
+          const probes = () =>
+            admin!.db(databases.at(-1)).collection('health_probe').find().toArray();
+          admin ??= await new MongoClient(uri, { serverSelectionTimeoutMS: 10_000 }).connect();
+          await store.probeWrite();
+          const [first, ...others] = await probes();
+          expect(others).toEqual([]);
+          expect(first).toEqual({ _id: 'probe', at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          await store.probeWrite();
+          const after = await probes();
+          expect(after).toHaveLength(1);
+          expect(after[0]!.at > first!.at).toBe(true);
+        } finally {
+          await store.close();
+        }
+      });
     } else {
       // A skipped describe needs one case for the reason to show in the report.
       it('runs the store contract against a MongoDB server', () => {});

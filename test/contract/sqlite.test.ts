@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach } from '@jest/globals';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
+import { describeLogTreeContract } from './log-tree.contract.js';
 
 // A file, not ':memory:', so WAL, fsync and the file's own locking are what is tested.
 const dirs: string[] = [];
@@ -12,8 +13,11 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-describeStoreContract('SQLite', async () => {
+const openFresh = async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-contract-sqlite-'));
   dirs.push(dir);
   return openSqliteStore(join(dir, 'ledger.db'));
-});
+};
+
+describeStoreContract('SQLite', openFresh);
+describeLogTreeContract('SQLite', openFresh);

@@ -258,6 +258,16 @@ export function describeWebhookAndJobContract(name: string, open: () => Promise<
     });
 
     describe('job queue', () => {
+      it('keeps a long last error to 1,000 characters, never half an emoji', async () => {
+        const q = queue();
+        // 'a' then emoji: a cut in UTF-16 units would end in a lone surrogate.
+        q.handle('t', async () => ({ outcome: 'failed', error: `a${'🚀'.repeat(2000)}` }));
+        const { id } = await q.enqueue('t', null);
+        expect(await q.runDue()).toBe(1);
+        const { lastError } = (await q.get(id))!;
+        expect(lastError).toBe(`a${'🚀'.repeat(999)}`);
+      });
+
       it('enqueues, dedupes, respects runAt, retries and fails', async () => {
         const q = queue();
         const runs: [string, number][] = [];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,12 @@ import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 
+const packageVersion = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
 // The operator CLI and the server entry run as real child processes on a temp data dir.
 describe('svc operator CLI and process entry', () => {
   let tree: TranspiledTree;
@@ -21,9 +27,11 @@ describe('svc operator CLI and process entry', () => {
   const cli = (...args: string[]) =>
     runNode(fileURLToPath(tree.url('src/cli/svc.ts')), args, 20_000, env());
 
-  beforeAll(() => {
+  beforeAll(async () => {
     tree = transpileTree(['src/cli/svc.ts', 'src/server.ts']);
     dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    // The ledger the service's first start leaves: the CLI works only where there is one.
+    await openSqliteStore(join(dataDir, 'ledger.db')).close();
   });
   afterAll(() => {
     tree.cleanup();
@@ -62,6 +70,17 @@ describe('svc operator CLI and process entry', () => {
         'free (100 requests/hour), pilot (10,000/hour), enterprise (unlimited)',
       );
     }
+  });
+
+  it('prints its version with --version', async () => {
+    const run = await cli('--version');
+    expect(run).toEqual({ code: 0, stdout: `svc ${packageVersion}\n`, stderr: '' });
+  });
+
+  it('its help names the store it works on: MONGODB_URI when set, else SVC_DATA_DIR', async () => {
+    const run = await cli('--help');
+    expect(run.stdout).toMatch(/MONGODB_URI[\s\S]*SVC_DATA_DIR/);
+    expect(run.stdout).toContain('svc --version');
   });
 
   it('refuses wrong usage with exit code 2 and a hint', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { newServerKey } from '../support/harness.js';
+import { newServerKey, validClaim } from '../support/harness.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
 import { runNode, runNodeWithInput } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
@@ -96,7 +96,121 @@ describe('svc-verify', () => {
     const run = await cli(file('tampered.json', JSON.stringify(tampered)), '--key', keyPath);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/^FAIL\s+signature_valid\s+Ed25519 signature does not verify/m);
+    expect(run.stdout).toMatch(/^verdict {7}unknown: the signature did not verify/);
+    expect(run.stdout).not.toContain('ALLOWED');
     expect(run.stdout).toMatch(/\nNOT VALID\n$/);
+  });
+
+  it('prints the package version with --version', async () => {
+    const pkg = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as Json;
+    const run = await cli('--version');
+    expect(run).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+  });
+
+  it('prints the signed verdict, admissibility and proceed first', async () => {
+    const run = await cli(receiptPath, '--key', keyPath);
+    expect(run.stdout.split('\n').slice(0, 3)).toEqual([
+      'verdict       ALLOWED',
+      'admissibility ACCEPTED',
+      'proceed       yes: the signed verdict is ALLOWED and admissibility ACCEPTED',
+    ]);
+  });
+
+  describe('a BLOCKED or ESCALATED receipt', () => {
+    const outcomes: Record<string, string> = {};
+    beforeAll(async () => {
+      const account = await live.signup();
+      const blocked = await live.evaluate(
+        account.apiKey,
+        validClaim({ claim_id: 'cli-blocked', policyConfig: { minSources: 5 } }),
+      );
+      const escalated = await live.evaluate(
+        account.apiKey,
+        validClaim({
+          claim_id: 'cli-escalated',
+          action: { action_type: 'deployment', target_system: 'k8s', environment: 'production' },
+        }),
+      );
+      outcomes.BLOCKED = file('blocked.json', JSON.stringify(blocked.receipt));
+      outcomes.ESCALATED = file('escalated.json', JSON.stringify(escalated.receipt));
+    });
+
+    it('is VALID with exit 0, but says first that it is not a go-ahead and why', async () => {
+      const run = await cli(outcomes.BLOCKED!, '--key', keyPath);
+      expect(run.code).toBe(0);
+      const lines = run.stdout.split('\n');
+      expect(lines[0]).toBe('verdict       BLOCKED');
+      expect(lines[1]).toBe('admissibility REJECTED');
+      expect(lines[2]).toMatch(
+        /^proceed {7}no: the signed verdict is BLOCKED and admissibility REJECTED, not ALLOWED and ACCEPTED; failed rules: min_sources \(.+minimum 5\)$/,
+      );
+      expect(run.stdout).toMatch(
+        /\nVALID BUT NOT A GO-AHEAD: the receipt is authentic and its signed verdict is BLOCKED \/ REJECTED: do not proceed on it\n$/,
+      );
+    });
+
+    it.each(['BLOCKED', 'ESCALATED'])(
+      '%s: --require-proceed exits 1 and says why, so `svc-verify … && deploy` does not deploy',
+      async (verdict) => {
+        const run = await cli(outcomes[verdict]!, '--key', keyPath, '--require-proceed');
+        expect(run.code).toBe(1);
+        expect(run.stdout.split('\n')[0]).toBe(`verdict       ${verdict}`);
+        expect(run.stderr).toMatch(
+          new RegExp(
+            `^svc-verify: --require-proceed: not proceeding: the signed verdict is ${verdict} and admissibility REJECTED, not ALLOWED and ACCEPTED; \\S`,
+          ),
+        );
+      },
+    );
+
+    it('--require-proceed exits 0 for an ALLOWED, ACCEPTED receipt', async () => {
+      const run = await cli(receiptPath, '--key', keyPath, '--require-proceed');
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    });
+
+    it('--require-proceed with --json: standard output is the JSON document alone', async () => {
+      const run = await cli(outcomes.BLOCKED!, '--key', keyPath, '--require-proceed', '--json');
+      expect(run.code).toBe(1);
+      expect(JSON.parse(run.stdout)).toMatchObject({ valid: true, admissibility: 'REJECTED' });
+      expect(run.stderr).toMatch(/not proceeding: the signed verdict is BLOCKED/);
+    });
+
+    it('decorated with an unsigned decision saying proceed, it is NOT VALID', async () => {
+      const blocked = JSON.parse(readFileSync(outcomes.BLOCKED!, 'utf8')) as Json;
+      for (const [name, decoration] of [
+        ['decision', { decision: { proceed: true } }],
+        ['verdict', { verdict: 'ALLOWED' }],
+      ] as const) {
+        const path = file(`decorated-${name}.json`, JSON.stringify({ ...blocked, ...decoration }));
+        const run = await cli(path, '--key', keyPath);
+        expect(run.code).toBe(1);
+        expect(run.stdout).toMatch(
+          new RegExp(`^FAIL\\s+no_unsigned_members\\s+members neither signed .*"${name}"$`, 'm'),
+        );
+        expect(run.stdout).toMatch(/^proceed {7}no: the receipt is not valid/m);
+        expect(run.stdout).toMatch(/\nNOT VALID\n$/);
+      }
+    });
+  });
+
+  it('in --json mode prints one JSON document and nothing else, whatever the outcome', async () => {
+    const tampered = file(
+      'tampered-json.json',
+      JSON.stringify({ ...receipt, policy: { ...receipt.policy, verdict: 'BLOCKED' } }),
+    );
+    for (const args of [
+      [receiptPath, '--key', keyPath, '--json'],
+      [receiptPath, '--key', keyPath, '--json', '--require-proceed'],
+      [tampered, '--key', keyPath, '--json'],
+      [receiptPath, '--key', file('other-json.pem', newServerKey().publicKeyPem), '--json'],
+    ]) {
+      const run = await cli(...args);
+      expect(() => JSON.parse(run.stdout) as unknown).not.toThrow();
+      expect(run.stdout.trimStart().startsWith('{')).toBe(true);
+      expect(Object.keys(JSON.parse(run.stdout) as Json)).toContain('checks');
+    }
   });
 
   it('exits 1 under another key and names the key that signed', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,8 +46,10 @@ describe('svc keys and svc policies (operator CLI)', () => {
     tree = transpileTree(['src/cli/svc.ts']);
   });
   afterAll(() => tree.cleanup());
-  beforeEach(() => {
+  beforeEach(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'svc-trust-cli-'));
+    // The ledger the service's first start leaves: the CLI works only where there is one.
+    await openSqliteStore(join(dataDir, 'ledger.db')).close();
   });
   afterEach(async () => {
     await store?.close();
@@ -113,6 +115,77 @@ describe('svc keys and svc policies (operator CLI)', () => {
     const res = await request(app()).post('/v1/signup').send({ email: ' BIG@example.com' });
     expectError(res, 409, 'email_registered');
     expect(JSON.stringify(res.body)).not.toContain(apiKey);
+  });
+
+  it('keys create refuses an address signup refuses, with the same reason (exit 2, no key)', async () => {
+    for (const email of ['notanemail', '', '  ', 'a@b', `${'x'.repeat(250)}@example.com`]) {
+      const signup = await request(app()).post('/v1/signup').send({ email });
+      expectError(signup, 400, 'validation_failed');
+      // The API names the field `email`, the CLI its option `--email`; the reasons are the same.
+      const reasons = (signup.body.error as string).replaceAll('email: ', '--email: ');
+      const run = await cli('keys', 'create', '--email', email);
+      expect({ email, code: run.code, stdout: run.stdout }).toEqual({ email, code: 2, stdout: '' });
+      expect(run.stderr).toBe(`svc: ${reasons}\nRun "svc --help" for usage.\n`);
+    }
+    expect((await cli('keys', 'list')).stdout).toBe('no keys\n');
+  });
+
+  it('keys show by key_id shows a revoked key as revoked; by email, every key of the address', async () => {
+    const first = issued((await cli('keys', 'create', '--email', 'shown@example.com')).stdout);
+    const second = issued((await cli('keys', 'rotate', first.keyId)).stdout);
+    const byId = await cli('keys', 'show', first.keyId);
+    expect(byId.code).toBe(0);
+    expect(byId.stdout).toMatch(
+      new RegExp(
+        `^${first.keyId} {2}shown@example\\.com .* {2}revoked \\d{4}-\\d{2}-\\d{2}T[^ ]+\\n$`,
+      ),
+    );
+    const active = await cli('keys', 'show', second.keyId);
+    expect(active.stdout).toMatch(new RegExp(`^${second.keyId} .* {2}active\\n$`));
+
+    expect((await cli('keys', 'revoke', second.keyId)).code).toBe(0);
+    const byEmail = await cli('keys', 'show', ' SHOWN@example.com ');
+    expect(byEmail.code).toBe(0);
+    const lines = byEmail.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(new RegExp(`^${first.keyId} .* {2}revoked \\d{4}-`));
+    expect(lines[1]).toMatch(new RegExp(`^${second.keyId} .* {2}revoked \\d{4}-`));
+
+    const none = await cli('keys', 'show', 'nobody@example.com');
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe('svc: no key matches nobody@example.com\n');
+  });
+
+  it('a data dir without a ledger is refused with exit 2 and left as it was, by every command', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'svc-trust-cli-empty-'));
+    const absent = join(empty, 'not-there');
+    try {
+      for (const dir of [empty, absent]) {
+        for (const args of [
+          ['keys', 'list'],
+          ['keys', 'create', '--email', 'first@example.com'],
+          ['keys', 'show', 'first@example.com'],
+          ['policies', 'list'],
+          ['policies', 'create', 'production', '--config', '{}'],
+        ]) {
+          const run = await runNode(fileURLToPath(tree.url('src/cli/svc.ts')), args, 20_000, {
+            ...env(),
+            SVC_DATA_DIR: dir,
+          });
+          expect({ args, code: run.code, stdout: run.stdout }).toEqual({
+            args,
+            code: 2,
+            stdout: '',
+          });
+          expect(run.stderr).toBe(
+            `svc: no ledger in ${dir} (it has no ledger.db): the service creates it when it first starts; set SVC_DATA_DIR (or MONGODB_URI) to the store the service uses\nRun "svc --help" for usage.\n`,
+          );
+        }
+      }
+      expect(readdirSync(empty)).toEqual([]);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 
   it('keys create for an address that has a key fails with exit 1', async () => {

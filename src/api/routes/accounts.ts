@@ -53,6 +53,8 @@ export function accountRoutes(
       operationId: 'getAccount',
       tag: 'Accounts',
       summary: 'Key id, tier, lock, rate-limit status and usage of the calling key',
+      description:
+        "The calling key's id, email, tier, locked policy (if any), its rate limit with what is left of the one-hour sliding window and when it empties, requests counted in the window, receipts the account issued, and when the key was created.",
       access: 'key',
       response: { status: 200, description: 'The account of the key.', schema: accountSchema },
       async handle({ res }) {

@@ -3,6 +3,7 @@ import type { Metrics } from '../../services/metrics.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import {
   claimInputDoc,
+  evaluateHeaders,
   evaluateResponseSchema,
   simulateResponseSchema,
 } from '../schemas/claims.js';
@@ -25,6 +26,7 @@ export function claimRoutes(claims: ClaimService, metrics: Metrics): RouteDef[] 
         schema: evaluateResponseSchema,
       },
       errors: [409],
+      headers: { 200: evaluateHeaders },
       async handle({ body, res }) {
         const { response, replayed } = await claims.evaluate(
           body,

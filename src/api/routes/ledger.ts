@@ -50,6 +50,8 @@ export function ledgerRoutes(
       operationId: 'getLedgerStats',
       tag,
       summary: 'Totals by verdict and admissibility; agents and repositories seen',
+      description:
+        'Totals by verdict and by admissibility, the agents and repositories seen, and the ledger head (sequence and receipt hash), which a relying party can record. Read from aggregates kept with each receipt. A read: while reads are private, the caller’s own receipts only (the head is the ledger’s).',
       access: 'read',
       response: { status: 200, description: 'Ledger statistics.', schema: ledgerStatsSchema },
       handle: ({ res }) => reads.ledgerStats(scopeOf(res)),
@@ -60,6 +62,8 @@ export function ledgerRoutes(
       operationId: 'listLedger',
       tag,
       summary: 'The ledger in sequence order, paginated',
+      description:
+        'Receipts in sequence order with the ledger head; `after` is a sequence number and every page answers next_after (null on the last page).',
       access: 'read',
       query: ledgerQuery,
       response: { status: 200, description: 'One page of receipts.', schema: ledgerPageSchema },
@@ -72,6 +76,8 @@ export function ledgerRoutes(
       operationId: 'searchReceipts',
       tag,
       summary: 'Search receipts by words, agent, repository, verdict, admissibility and time',
+      description:
+        'Filters ANDed: q (whole words by prefix in the claim text, entity, repository and agent), agent, repo, verdict, status (admissibility), since (inclusive) and until (exclusive). Newest first unless order=asc; after continues in the chosen order.',
       access: 'read',
       query: searchQuery,
       response: {
@@ -100,6 +106,8 @@ export function ledgerRoutes(
       operationId: 'getTimeline',
       tag,
       summary: 'Daily receipt counts by verdict',
+      description:
+        'One row per UTC day from since to until (both inclusive; by default the last 30 days, at most 366), days without receipts included, with counts by verdict; optionally for one repository.',
       access: 'read',
       query: timelineQuery,
       response: {
@@ -115,6 +123,8 @@ export function ledgerRoutes(
       operationId: 'compareReceipts',
       tag,
       summary: 'Side-by-side comparison of up to 20 receipts',
+      description:
+        'Up to 20 distinct receipt ids, answered in ledger order: a summary of each (verdict, admissibility, failed rules, evidence), a rule by receipt matrix, whether the verdicts agree, and the ids not found.',
       access: 'read',
       query: compareQuery,
       response: {
@@ -130,6 +140,8 @@ export function ledgerRoutes(
       operationId: 'diffPullRequest',
       tag,
       summary: 'A pull request’s receipts across pushes, and what changed between them',
+      description:
+        'The receipts of one pull request in ledger order (one per evaluated push) and, between consecutive ones, what changed: commit, verdict, admissibility, rules that flipped, sources added and removed. At most the first 1,000 receipts; an unknown pull request answers empty lists.',
       access: 'read',
       query: diffQuery,
       response: {
@@ -162,6 +174,8 @@ export function ledgerRoutes(
       operationId: 'listRepositories',
       tag: 'Analytics',
       summary: 'Per repository: totals by verdict, acceptance rate, last receipt',
+      description:
+        'Per repository, in name order with a name cursor: totals by verdict and admissibility, acceptance rate (share of ACCEPTED, 0 to 1) and the last receipt.',
       access: 'read',
       query: namePageQuery,
       response: { status: 200, description: 'Repositories in name order.', schema: reposSchema },
@@ -173,6 +187,8 @@ export function ledgerRoutes(
       operationId: 'listAgents',
       tag: 'Analytics',
       summary: 'Per agent: verdicts, admissibility and models seen',
+      description:
+        'Per agent, in name order with a name cursor: totals by verdict and admissibility, acceptance rate, the models seen, and when it was first and last seen.',
       access: 'read',
       query: namePageQuery,
       response: { status: 200, description: 'Agents in name order.', schema: agentsSchema },
@@ -184,6 +200,8 @@ export function ledgerRoutes(
       operationId: 'getOverview',
       tag: 'Analytics',
       summary: 'Receipts, agents, repositories, acceptance rate and the last 24 hours',
+      description:
+        'Receipts, agents, repositories and acceptance rate, totals by verdict and admissibility, the last 24 hours by verdict, and the ledger head.',
       access: 'read',
       response: { status: 200, description: 'System-wide overview.', schema: overviewSchema },
       handle: ({ res }) => reads.overview(scopeOf(res)),

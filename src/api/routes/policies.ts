@@ -33,6 +33,8 @@ export function policyRoutes(policies: PolicyService): RouteDef[] {
       operationId: 'getPolicy',
       tag: 'Policies',
       summary: 'One policy, with the config_hash to pin',
+      description:
+        "A built-in or shared policy, or one of the caller's own: its config, effective config with defaults, config_hash (what receipts evaluated under it without overrides carry), override mode and origin. Another account's policy is 404.",
       access: 'read',
       params: policyNameParams,
       response: { status: 200, description: 'The policy.', schema: policySchema },

@@ -3,8 +3,12 @@ import type { HealthService } from '../../services/health.js';
 import type { Metrics } from '../../services/metrics.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../core/version.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
+import { retryAfterHeaders } from '../schemas/common.js';
 import { healthQuery, healthSchema, statusSchema, textSchema } from '../schemas/system.js';
 import { z } from 'zod';
+
+/** What a failed deep health check suggests waiting before checking again. */
+export const HEALTH_RETRY_AFTER_SECONDS = 5;
 
 export function systemRoutes(deps: {
   health: HealthService;
@@ -19,17 +23,26 @@ export function systemRoutes(deps: {
       tag: 'System',
       summary: 'Liveness, and with deep=true readiness',
       description:
-        'Not rate limited. With deep=true: store, signing-key and job-queue checks, 503 when one fails.',
+        'Not rate limited. With deep=true: store, signing-key and job-queue checks, 503 with Retry-After when one fails.',
       access: 'public',
       query: healthQuery,
       response: { status: 200, description: 'Healthy.', schema: healthSchema },
       errors: [503],
+      headers: {
+        503: retryAfterHeaders(
+          `Seconds after which to check again (${HEALTH_RETRY_AFTER_SECONDS}).`,
+        ),
+      },
       async handle({ query, res }) {
         const base = { ok: true, service: SERVICE_NAME, version: SERVICE_VERSION };
         if (query.deep !== 'true') return base;
         const checks = await deps.health.deepChecks();
         const ok = Object.values(checks).every((c) => c.ok);
-        if (!ok) res.status(503).json({ ...base, ok, checks });
+        if (!ok) {
+          // A failing check is expected to be transient (a lost lock, a store coming back).
+          res.setHeader('Retry-After', String(HEALTH_RETRY_AFTER_SECONDS));
+          res.status(503).json({ ...base, ok, checks });
+        }
         return { ...base, ok, checks };
       },
     }),
@@ -39,6 +52,8 @@ export function systemRoutes(deps: {
       operationId: 'getStatus',
       tag: 'System',
       summary: 'Uptime, receipt counts, memory and runtime',
+      description:
+        'Service and specification versions, start time and uptime, receipt totals by outcome, process memory, runtime and the store in use. Always public.',
       access: 'public',
       response: { status: 200, description: 'Status.', schema: statusSchema },
       handle: () => deps.health.status(),
@@ -49,6 +64,8 @@ export function systemRoutes(deps: {
       operationId: 'getMetrics',
       tag: 'System',
       summary: 'Prometheus metrics',
+      description:
+        "The Prometheus text exposition: ledger figures read from the store at scrape time, this process's receipt, rate-limit and webhook counters, request durations by route template, webhook queue depth and age, and process metrics. Only counters end in _total; it passes promtool check metrics.",
       access: 'read',
       response: {
         status: 200,

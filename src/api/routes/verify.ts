@@ -4,7 +4,12 @@ import type { ServerKey } from '../../ports/signer.js';
 import { verifyAgainstLedger } from '../../services/verification.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import { textSchema } from '../schemas/system.js';
-import { verifyQuerySchema, verifyRequestSchema, verifyResponseSchema } from '../schemas/verify.js';
+import {
+  serverKeyHeaders,
+  verifyQuerySchema,
+  verifyRequestSchema,
+  verifyResponseSchema,
+} from '../schemas/verify.js';
 
 export function verifyRoutes(deps: {
   ledger: LedgerStore;
@@ -20,7 +25,7 @@ export function verifyRoutes(deps: {
       tag: 'Verification',
       summary: 'Check a receipt: structure, signature and ledger hash',
       description:
-        'Issuer-operated and convenient, not independent: check signatures offline against a key whose fingerprint you obtained separately. Any JSON object is checked (problems are FAIL checks); a body that is not an object is 400. For receipt-core-v2, chain_linkage checks the signed position against the chain and the ledger, the signed submitter, policy and position are reported under "signed", and expect_policy, expect_config_hash and expect_submitter make policy_binding PASS or FAIL (SKIPPED without them).',
+        'Issuer-operated and convenient, not independent: check signatures offline against a key whose fingerprint you obtained separately. Any JSON object is checked (problems are FAIL checks); a body that is not an object is 400. A member beside the signed core other than attestations and chain fails no_unsigned_members. valid means authentic, not a go-ahead: read policy.verdict and admissibility.status. For receipt-core-v2, chain_linkage checks the signed position against the chain and the ledger, the signed submitter, policy and position are reported under "signed", and expect_policy, expect_config_hash and expect_submitter make policy_binding PASS or FAIL (SKIPPED without them).',
       access: 'public',
       // Anything that is an object gets the layered checks (a broken receipt is a FAIL, not a 400).
       query: verifyQuerySchema,
@@ -52,6 +57,7 @@ export function verifyRoutes(deps: {
         text: textSchema,
         contentType: 'text/plain',
       },
+      headers: { 200: serverKeyHeaders },
       handle({ res }) {
         res.setHeader('X-Svc-Key-Id', deps.serverKey.keyId);
         res.type('text/plain').send(deps.serverKey.publicKeyPem);

@@ -35,6 +35,8 @@ export function webhookRoutes(webhooks: WebhookService): RouteDef[] {
       operationId: 'listWebhooks',
       tag: 'Webhooks',
       summary: "The caller's receivers (never their secrets)",
+      description:
+        'The receivers registered by the calling key, oldest first, active or disabled (with when and why). Secrets are shown only when a receiver is registered, never here.',
       access: 'key',
       response: { status: 200, description: 'Oldest first.', schema: webhookListSchema },
       handle: ({ res }) => webhooks.list(res.locals.apiKey!.id),

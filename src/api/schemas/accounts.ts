@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { emailSchema } from '../../core/email.js';
 
 const keyIdSchema = z.string().meta({
   example: 'kid_01JHGZ3Q4W5E6R7T8Y9U0I1O2P',
@@ -7,11 +8,7 @@ const keyIdSchema = z.string().meta({
 
 export const signupRequestSchema = z
   .strictObject({
-    // Surrounding white space is not part of the address (the key lookup ignores it too).
-    email: z
-      .string()
-      .trim()
-      .pipe(z.email({ error: 'must be an e-mail address' }).max(254)),
+    email: emailSchema,
   })
   .meta({ id: 'SignupRequest' });
 

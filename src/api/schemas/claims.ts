@@ -60,3 +60,11 @@ export const simulateResponseSchema = z
       }),
   })
   .meta({ id: 'SimulateResponse' });
+
+/** Headers of evaluate's 200 beyond the common ones. */
+export const evaluateHeaders = z.object({
+  'Idempotent-Replay': z.literal('true').optional().meta({
+    description:
+      'Present, "true", when the answer is the stored receipt of an earlier request with the same claim_id and content: nothing new was issued.',
+  }),
+});

@@ -61,3 +61,7 @@ export const nameCursor = z
   .meta({ description: 'Cursor: continue after this name (the next_after of the previous page).' });
 
 export const namePageQuery = z.strictObject({ limit: limitParam, after: nameCursor });
+
+/** Retry-After, in seconds, described for the answer that sends it. */
+export const retryAfterHeaders = (description: string) =>
+  z.object({ 'Retry-After': z.string().meta({ description }) });

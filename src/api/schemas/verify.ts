@@ -55,3 +55,11 @@ export const verifyQuerySchema = z.object({
     description: 'The submitter: a key_id (kid_…) or github_app:<app_id>:<installation_id>.',
   }),
 });
+
+/** Headers of GET /v1/keys/server beyond the common ones. */
+export const serverKeyHeaders = z.object({
+  'X-Svc-Key-Id': z.string().meta({
+    description:
+      'Fingerprint of the key (what receipts carry as attestations[].key_id); compare it with one obtained through a trusted channel.',
+  }),
+});

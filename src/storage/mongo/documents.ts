@@ -29,6 +29,7 @@ export const COLLECTIONS = {
   jobs: 'agendaJobs',
   healthProbe: 'health_probe',
   rateWindows: 'rate_windows',
+  treeHashes: 'tlog_hashes',
 } as const;
 
 /**

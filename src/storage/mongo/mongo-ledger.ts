@@ -24,6 +24,7 @@ import {
 import { aggregateUpdates, type AggregateDocument } from './aggregates.js';
 import { newJobDocument, type JobDocument } from './job-documents.js';
 import type { MongoLedgerQueries } from './mongo-ledger-queries.js';
+import type { MongoLogTree } from './mongo-log-tree.js';
 import { indexedFields, receiptPhrases, receiptWords } from './receipt-query.js';
 
 /**
@@ -63,6 +64,7 @@ export class MongoLedger implements LedgerStore {
     private readonly client: MongoClient,
     private readonly db: Db,
     private readonly queries: MongoLedgerQueries,
+    private readonly tree: MongoLogTree,
     /** Which receivers get a receipt: see MongoStoreOptions.webhookScope. */
     private readonly webhookScope: 'all' | 'owner' = 'all',
   ) {}
@@ -149,6 +151,8 @@ export class MongoLedger implements LedgerStore {
       { session },
     );
     await this.recordAggregates(entry, request.scope, session);
+    // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
+    await this.tree.record(receipt, session);
     // In this transaction, so a receipt never exists without its webhook deliveries.
     await this.fanOut(sequence, receipt.receipt_id, receipt.issued_at, entry.apiKeyId, session);
     if (outbox.length > 0) {

@@ -2,10 +2,12 @@ import { MongoClient, type Db, type IndexDescription } from 'mongodb';
 import { AgendaJobQueue } from '../../jobs/agenda-job-queue.js';
 import type { Store } from '../../ports/store.js';
 import { backfillScopedAggregates } from './aggregates.js';
+import { MissingLedgerError } from '../missing-ledger.js';
 import { COLLECTIONS } from './documents.js';
 import { MongoApiKeys } from './mongo-api-keys.js';
-import { MongoLedger, TRANSACTION_OPTIONS } from './mongo-ledger.js';
+import { MongoLedger } from './mongo-ledger.js';
 import { MongoLedgerQueries } from './mongo-ledger-queries.js';
+import { MongoLogTree } from './mongo-log-tree.js';
 import { MongoPolicies } from './mongo-policies.js';
 import { MongoWindowLimiter } from './mongo-rate-limiter.js';
 import { MongoWebhooks } from './mongo-webhooks.js';
@@ -22,6 +24,8 @@ export interface MongoStoreOptions {
   webhookScope?: 'all' | 'owner';
   /** Reports errors of the background job queue (agenda). */
   onJobQueueError?: (error: unknown) => void;
+  /** Refuse (MissingLedgerError) a database without a ledger, instead of setting one up. */
+  mustExist?: boolean;
 }
 
 /**
@@ -108,6 +112,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // The purge of finished jobs: state in (done, failed) and finishedAt before the cutoff.
     { key: { 'svc.state': 1, 'svc.finishedAt': 1 }, name: 'state_finished' },
   ],
+  // The newest leaf, where a backfill of the log's tree resumes.
+  [COLLECTIONS.treeHashes]: [{ key: { level: 1, index: 1 }, name: 'level_index' }],
   // Idle clients' windows leave once their newest request has left the window.
   [COLLECTIONS.rateWindows]: [
     { key: { expires_at: 1 }, name: 'expires_at_ttl', expireAfterSeconds: 0 },
@@ -119,6 +125,14 @@ export const INDEXES: Record<string, IndexDescription[]> = {
  * transaction, because a transaction may create one only under restrictions (read concern
  * "local"), and the ledger's transactions read at "snapshot".
  */
+/** Whether the service has set the database up: its receipts collection exists. */
+async function holdsLedger(db: Db): Promise<boolean> {
+  const found = await db
+    .listCollections({ name: COLLECTIONS.receipts }, { nameOnly: true })
+    .toArray();
+  return found.length > 0;
+}
+
 export async function ensureIndexes(db: Db): Promise<void> {
   const existing = new Set(
     (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name),
@@ -143,6 +157,9 @@ function databaseInUri(uri: string): string | undefined {
   return name ? decodeURIComponent(name) : undefined;
 }
 
+// Bounds how long a probe write waits for a majority, so an unreachable majority ends it.
+const PROBE_WRITE_TIMEOUT_MS = 5000;
+
 /**
  * Opens the store on a MongoDB deployment. It must be a replica set (a single node is
  * enough): appends, key rotations and webhook registrations are multi-document transactions.
@@ -164,13 +181,22 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
         'MongoDB is a standalone server; svc needs a replica set (one node is enough): start mongod with --replSet rs0, run rs.initiate() once, and add replicaSet=rs0 to MONGODB_URI',
       );
     }
+    if (options.mustExist && !(await holdsLedger(db))) {
+      throw new MissingLedgerError(
+        `no ledger in the MongoDB database "${db.databaseName}" (it has no ${COLLECTIONS.receipts} collection): the service creates it when it first starts; set MONGODB_URI (and MONGODB_DATABASE) to the database the service uses`,
+      );
+    }
     await ensureIndexes(db);
     await backfillScopedAggregates(db);
     const queries = new MongoLedgerQueries(db);
+    const tree = new MongoLogTree(db);
+    // Receipts appended before the tree existed become its first leaves before any append.
+    await tree.backfill();
     let closed = false;
     return {
       kind: 'mongodb',
-      ledger: new MongoLedger(client, db, queries, options.webhookScope),
+      ledger: new MongoLedger(client, db, queries, tree, options.webhookScope),
+      tree,
       queries,
       apiKeys: new MongoApiKeys(client, db),
       policies: new MongoPolicies(db),
@@ -181,22 +207,16 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
         await db.command({ ping: 1 });
       },
       async probeWrite() {
-        // A write in a transaction that is then aborted: needs a writable primary, leaves
-        // nothing behind.
-        const session = client.startSession();
-        try {
-          session.startTransaction(TRANSACTION_OPTIONS);
-          await db
-            .collection<{ _id: string; at: string }>(COLLECTIONS.healthProbe)
-            .updateOne(
-              { _id: 'probe' },
-              { $set: { at: new Date().toISOString() } },
-              { upsert: true, session },
-            );
-        } finally {
-          if (session.inTransaction()) await session.abortTransaction();
-          await session.endSession();
-        }
+        // A real upsert of one record outside the ledger (the time of the last deep health
+        // check), acknowledged by a majority as the ledger's appends are: a write made and
+        // aborted in a transaction never reaches the journal, so it could not fail there.
+        await db
+          .collection<{ _id: string; at: string }>(COLLECTIONS.healthProbe)
+          .updateOne(
+            { _id: 'probe' },
+            { $set: { at: new Date().toISOString() } },
+            { upsert: true, writeConcern: { w: 'majority', wtimeoutMS: PROBE_WRITE_TIMEOUT_MS } },
+          );
       },
       async close() {
         if (closed) return;

@@ -1,5 +1,8 @@
 import type { Database } from 'better-sqlite3';
+import { toHex, utf8Bytes } from '../../core/encoding.js';
 import { newKeyId } from '../../core/ids.js';
+import { receiptHashText, type Receipt } from '../../core/receipt.js';
+import { LOG_TREE_SCHEMA, SqliteLogTree, nativeHashBytes } from './sqlite-log-tree.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -127,8 +130,8 @@ function trustModel(db: Database): void {
     CREATE TRIGGER policies_no_update BEFORE UPDATE ON policies
       BEGIN SELECT RAISE(ABORT, 'policies are immutable'); END;
 
-    -- Written and rolled back by the deep health check: proves the store takes writes
-    -- without touching the ledger.
+    -- One row, the time of the last deep health check, committed by the check: proves the
+    -- store takes writes without touching the ledger.
     CREATE TABLE health_probe (id INTEGER PRIMARY KEY, at TEXT NOT NULL) STRICT;
   `);
 }
@@ -270,6 +273,34 @@ function scopedReads(db: Database): void {
     SELECT scope, substr(issued_at, 1, 10), COALESCE(repository, ''), verdict, COUNT(*)
     FROM receipts GROUP BY scope, substr(issued_at, 1, 10), COALESCE(repository, ''), verdict;
   `);
+}
+
+/**
+ * The ledger's Merkle tree, built from the receipts already there in sequence order, the same
+ * way each append extends it. Each leaf's text must hash to the receipt's stored
+ * `receipt_hash`: a receipt that does not is refused here rather than put in the tree.
+ */
+function logTree(db: Database): void {
+  db.exec(LOG_TREE_SCHEMA);
+  const tree = new SqliteLogTree(db);
+  const rows = db.prepare<
+    [number, number],
+    { sequence: number; receipt_hash: string; receipt_json: string }
+  >(
+    'SELECT sequence, receipt_hash, receipt_json FROM receipts WHERE sequence > ? ORDER BY sequence LIMIT ?',
+  );
+  for (let after = 0; ;) {
+    const page = rows.all(after, 1000);
+    if (page.length === 0) return;
+    for (const row of page) {
+      const text = receiptHashText(JSON.parse(row.receipt_json) as Receipt);
+      if (`sha256:${toHex(nativeHashBytes(utf8Bytes(text)))}` !== row.receipt_hash) {
+        throw new Error(`receipt ${row.sequence} does not hash to its stored receipt_hash`);
+      }
+      tree.recordLeaf(row.sequence - 1, text);
+    }
+    after = page[page.length - 1]!.sequence;
+  }
 }
 
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1.
@@ -464,15 +495,17 @@ const MIGRATIONS: Migration[] = [
   CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
   `,
   prefixIndexes,
+  logTree,
   scopedReads,
 ];
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** The schema version right after a named migration: upgrade tests start just before it. */
+/** The schema version a named migration brings a ledger to (upgrade tests). */
 export const VERSION_AFTER = {
   prefixIndexes: MIGRATIONS.indexOf(prefixIndexes) + 1,
+  logTree: MIGRATIONS.indexOf(logTree) + 1,
   scopedReads: MIGRATIONS.indexOf(scopedReads) + 1,
 } as const;
 

@@ -10,6 +10,7 @@ import type {
 } from '../../ports/ledger-store.js';
 import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
 import { SqliteAggregates } from './sqlite-aggregates.js';
+import { SqliteLogTree } from './sqlite-log-tree.js';
 import type { SqliteLedgerQueries } from './sqlite-ledger-queries.js';
 import { SqliteWebhookFanOut } from './sqlite-webhooks.js';
 
@@ -40,6 +41,7 @@ export class SqliteLedger implements LedgerStore {
   private readonly insertOutbox: Statement;
   private readonly commitBatch: (requests: AppendRequest[]) => Outcome[];
   private readonly aggregates: SqliteAggregates;
+  readonly tree: SqliteLogTree;
   private readonly webhooks: SqliteWebhookFanOut;
   private queue: Pending[] = [];
   private flushScheduled = false;
@@ -84,6 +86,7 @@ export class SqliteLedger implements LedgerStore {
       'INSERT INTO outbox (topic, receipt_id, payload_json, created_at) VALUES (?, ?, ?, ?)',
     );
     this.aggregates = new SqliteAggregates(db);
+    this.tree = new SqliteLogTree(db);
     this.webhooks = new SqliteWebhookFanOut(db, fanOut);
     // Inside the batch transaction each append is its own savepoint: one failing request
     // rolls back alone, and the others still commit.
@@ -166,6 +169,8 @@ export class SqliteLedger implements LedgerStore {
       evaluation_json: JSON.stringify(entry.evaluation),
     });
     this.aggregates.record(entry, request.scope);
+    // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
+    this.tree.record(receipt);
     // In this transaction, so a receipt never exists without its webhook deliveries.
     this.webhooks.receiptCreated(receipt.receipt_id, receipt.issued_at, entry.apiKeyId);
     for (const record of outbox) {

@@ -130,6 +130,18 @@ describe('the bundled Action', () => {
     }
   });
 
+  it('writes the job summary on a pinned-key mismatch, with empty verdict outputs', async () => {
+    const other = newServerKey();
+    const run = await runAction({ ...base(), 'key-fingerprint': other.keyId });
+    expect(run.code).toBe(1);
+    expect(run.errors[0]).toMatch(/^svc receipt not trusted: pinned key mismatch: /);
+    expect(run.summary.split('\n')[0]).toBe('## svc evaluate: receipt not trusted');
+    expect(run.summary).toMatch(/> \*\*Failed:\*\* pinned key mismatch: .* not the pinned/);
+    expect(run.summary).toContain('| Verified offline | **no**: no trusted key to verify with |');
+    expect(run.outputs).toMatchObject({ verdict: '', admissibility: '', valid: 'false' });
+    expect(run.outputs['receipt-id']).toMatch(/^dr-/);
+  });
+
   it('applies the policy input and checks the signed policy name', async () => {
     const run = await runAction({
       ...base(),
@@ -164,6 +176,64 @@ describe('the bundled Action', () => {
       expect(run.outputs.verdict).toMatch(/^(BLOCKED|ESCALATED)$/);
       if (code === 1) expect(run.errors[0]).toContain(`(fail-on: ${failOn})`);
       else expect(run.errors).toEqual([]);
+    });
+
+    it('names the failing rules in the error line of a BLOCKED or ESCALATED verdict', async () => {
+      const blocked = await runAction({
+        ...base(),
+        'key-fingerprint': pin,
+        claim: JSON.stringify(blockedClaim()),
+      });
+      expect(blocked.errors).toHaveLength(1);
+      expect(blocked.errors[0]).toMatch(
+        /^svc gate: verdict BLOCKED, admissibility REJECTED: not ALLOWED and ACCEPTED \(fail-on: not-allowed\); failing rules: min_sources \(.*minimum 5\)$/,
+      );
+      const escalated = await runAction({
+        ...base(),
+        'key-fingerprint': pin,
+        claim: JSON.stringify(escalatedClaim()),
+      });
+      // No rule failed: the kind of action called for review, and the error line says which.
+      expect(JSON.parse(escalated.receiptText!).policy.checks).toEqual([]);
+      expect(escalated.errors[0]).toMatch(
+        /^svc gate: verdict ESCALATED, admissibility REJECTED: .*\(fail-on: not-allowed\); Human review required: a production deployment requires a human_approval source$/,
+      );
+    });
+
+    it.each([
+      ['never', 'BLOCKED'],
+      ['never', 'ESCALATED'],
+      ['blocked', 'ESCALATED'],
+    ] as const)(
+      'fail-on %s lets a %s verdict through with a warning that says so',
+      async (failOn, verdict) => {
+        const claim = verdict === 'BLOCKED' ? blockedClaim() : escalatedClaim();
+        const run = await runAction({
+          ...base(),
+          'key-fingerprint': pin,
+          claim: JSON.stringify(claim),
+          'fail-on': failOn,
+        });
+        expect(run.code).toBe(0);
+        expect(run.outputs.verdict).toBe(verdict);
+        expect(run.warnings).toHaveLength(1);
+        expect(run.warnings[0]).toMatch(
+          new RegExp(
+            `^svc verdict ${verdict}, admissibility REJECTED: not ALLOWED and ACCEPTED; ${verdict === 'BLOCKED' ? 'failing rules: min_sources' : 'Human review required'}.+\\. The step passes only because fail-on is ${failOn}\\.$`,
+          ),
+        );
+        expect(run.summary).toContain('> **Warning:** svc verdict');
+      },
+    );
+
+    it('an ALLOWED verdict with fail-on never gives no warning', async () => {
+      const run = await runAction({
+        ...base(),
+        'key-fingerprint': pin,
+        claim: JSON.stringify(validClaim()),
+        'fail-on': 'never',
+      });
+      expect({ code: run.code, warnings: run.warnings }).toEqual({ code: 0, warnings: [] });
     });
   });
 
@@ -227,6 +297,63 @@ describe('the bundled Action', () => {
       expect(run.outputs.valid).toBe('false');
       expect(run.errors[0]).toContain('svc receipt not trusted: the receipt is tampered with');
       expect(run.summary).toContain('**Failed:**');
+      // Nothing a later step reads can pass for a go-ahead.
+      expect(run.outputs).toMatchObject({ verdict: '', admissibility: '', valid: 'false' });
+      expect(run.summary.split('\n')[0]).toBe('## svc verify: receipt not trusted');
+      expect(run.summary).not.toMatch(/ALLOWED|ACCEPTED/);
+    });
+
+    it('fails a receipt decorated with an unsigned decision, with empty verdict outputs', async () => {
+      const decorated = { ...response.receipt, decision: { proceed: true }, verdict: 'ALLOWED' };
+      const run = await runAction(
+        {
+          mode: 'verify',
+          'receipt-file': 'r.json',
+          'public-key': live.t.serverKey.publicKeyPem,
+          'fail-on': 'never',
+        },
+        { files: { 'r.json': JSON.stringify(decorated) } },
+      );
+      expect(run.code).toBe(1);
+      expect(run.errors[0]).toMatch(
+        /^svc receipt not trusted: no_unsigned_members: members neither signed nor attestations or chain: "decision", "verdict"$/,
+      );
+      expect(run.outputs).toMatchObject({ verdict: '', admissibility: '', valid: 'false' });
+    });
+
+    describe('fail-on, as in evaluate mode', () => {
+      let blocked: Json;
+      beforeAll(async () => {
+        blocked = await live.evaluate(apiKey, blockedClaim());
+      });
+      const verifyRun = (failOn: string | null) =>
+        runAction(
+          {
+            mode: 'verify',
+            'receipt-file': 'r.json',
+            'public-key': live.t.serverKey.publicKeyPem,
+            ...(failOn ? { 'fail-on': failOn } : {}),
+          },
+          { files: { 'r.json': JSON.stringify(blocked) } },
+        );
+
+      it('a valid BLOCKED receipt fails the default fail-on, naming its failing rules', async () => {
+        const run = await verifyRun(null);
+        expect(run.code).toBe(1);
+        expect(run.outputs).toMatchObject({ verdict: 'BLOCKED', valid: 'true' });
+        expect(run.errors).toEqual([
+          expect.stringMatching(
+            /^svc gate: verdict BLOCKED, admissibility REJECTED: not ALLOWED and ACCEPTED \(fail-on: not-allowed\); failing rules: min_sources/,
+          ),
+        ]);
+      });
+
+      it('fails it with fail-on blocked; passes it with a warning with fail-on never', async () => {
+        expect((await verifyRun('blocked')).code).toBe(1);
+        const never = await verifyRun('never');
+        expect(never.code).toBe(0);
+        expect(never.warnings).toEqual([expect.stringContaining('fail-on is never')]);
+      });
     });
 
     it('fails when the signed policy is not the expected one', async () => {

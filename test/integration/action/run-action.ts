@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runNode, type NodeRun } from '../../fixtures/run-node.js';
 
@@ -55,8 +55,10 @@ export async function runAction(
   try {
     const workspace = join(dir, 'workspace');
     mkdirSync(workspace);
-    for (const [name, content] of Object.entries(options.files ?? {}))
+    for (const [name, content] of Object.entries(options.files ?? {})) {
+      mkdirSync(dirname(join(workspace, name)), { recursive: true });
       writeFileSync(join(workspace, name), content);
+    }
     const paths = {
       output: join(dir, 'output'),
       summary: join(dir, 'summary.md'),

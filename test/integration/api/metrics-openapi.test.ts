@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Express } from 'express';
@@ -31,6 +32,18 @@ async function scrape(t: TestApp, key?: string): Promise<string> {
   expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
   return res.text;
 }
+
+/** `# TYPE` of every metric family in an exposition, by name. */
+function metricTypes(text: string): Map<string, string> {
+  const types = new Map<string, string>();
+  for (const match of text.matchAll(/^# TYPE ([a-zA-Z_:][\w:]*) (\w+)$/gm)) {
+    types.set(match[1]!, match[2]!);
+  }
+  return types;
+}
+
+// promtool (Debian's prometheus package) lints an exposition as Prometheus would read it.
+const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' }).status === 0;
 
 interface ServedRoute {
   method: string;
@@ -191,6 +204,62 @@ describe('GET /v1/metrics', () => {
       expect({ name, value: sample(text, name) }).toEqual({ name, value: expect.any(Number) });
     }
   });
+
+  it('names counters, and only counters, with _total', async () => {
+    await issue(t, key);
+    await request(t.app).get('/v1/no-such-route');
+    const types = metricTypes(await scrape(t));
+    expect(types.size).toBeGreaterThan(20);
+    const misnamed = [...types].filter(([name, type]) =>
+      type === 'counter' ? !name.endsWith('_total') : name.endsWith('_total'),
+    );
+    expect(misnamed).toEqual([]);
+    expect([...types].filter(([, type]) => type === 'counter').map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        'svc_receipts_issued_total',
+        'svc_rate_limit_rejections_total',
+        'svc_webhook_delivery_attempts_total',
+        'svc_process_cpu_seconds_total',
+      ]),
+    );
+  });
+
+  it('serves prom-client’s _total gauges as _all_types, each the sum of its by-type gauge', async () => {
+    const text = await scrape(t);
+    const types = metricTypes(text);
+    for (const name of ['handles', 'requests', 'resources']) {
+      const base = `svc_nodejs_active_${name}`;
+      expect(types.has(`${base}_total`)).toBe(false);
+      expect(types.get(`${base}_all_types`)).toBe('gauge');
+      const byType = [...text.matchAll(new RegExp(`^${base}\\{type="[^"]*"\\} (\\S+)$`, 'gm'))];
+      const sum = byType.reduce((total, m) => total + Number(m[1]), 0);
+      expect({ name, all: sample(text, `${base}_all_types`) }).toEqual({ name, all: sum });
+    }
+    // The process holds handles and resources while it serves: the sums are not all zero.
+    expect(sample(text, 'svc_nodejs_active_resources_all_types')).toBeGreaterThan(0);
+  });
+
+  (promtool ? it : it.skip)(
+    promtool
+      ? 'passes promtool check metrics'
+      : 'passes promtool check metrics (skipped: promtool is not on PATH)',
+    async () => {
+      await issue(t, key);
+      await issue(t, key, { kind: 'blocked' });
+      await request(t.app).get('/v1/receipts/dr-nothing');
+      await request(t.app).post('/v1/evaluate').send(validClaim());
+      const text = await scrape(t);
+      const checked = spawnSync('promtool', ['check', 'metrics'], {
+        input: text,
+        encoding: 'utf8',
+      });
+      expect({ status: checked.status, stdout: checked.stdout, stderr: checked.stderr }).toEqual({
+        status: 0,
+        stdout: '',
+        stderr: '',
+      });
+    },
+  );
 
   it('counts rate-limit rejections by scope', async () => {
     const limited = buildTestApp({ config: { anonLimitPerHour: 2 } });
@@ -375,6 +444,132 @@ describe('GET /v1/openapi.json', () => {
     expect(claimInput.required.sort()).toEqual(['claim', 'claim_id', 'entity', 'sources']);
     expect(claimInput.properties).toHaveProperty(['policy']);
     expect(claimInput.properties).toHaveProperty(['policyConfig']);
+  });
+
+  it('gives every operation a description and tags the document declares and describes', () => {
+    const tags = doc.tags as { name: string; description?: string }[];
+    const declared = tags.map((tag) => tag.name);
+    expect(new Set(declared).size).toBe(declared.length);
+    for (const tag of tags) {
+      expect({ tag: tag.name, description: tag.description }).toEqual({
+        tag: tag.name,
+        description: expect.stringMatching(/\S{3}/),
+      });
+    }
+    const used = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        expect({ where, description: op.description }).toEqual({
+          where,
+          description: expect.stringMatching(/\S{3}/),
+        });
+        expect({ where, tags: op.tags }).toEqual({ where, tags: [expect.any(String)] });
+        for (const tag of op.tags as string[]) {
+          expect({ where, tag, declared: declared.includes(tag) }).toEqual({
+            where,
+            tag,
+            declared: true,
+          });
+          used.add(tag);
+        }
+      }
+    }
+    // No declared tag is left without an operation.
+    expect([...used].sort()).toEqual([...declared].sort());
+  });
+
+  it('declares Retry-After, Idempotent-Replay and X-Svc-Key-Id on the answers that send them', () => {
+    type Header = { required?: boolean; description?: string; schema?: Json };
+    const declaredOn = (name: string) =>
+      Object.entries(doc.paths).flatMap(([path, item]) =>
+        Object.entries(item).flatMap(([method, op]) =>
+          Object.entries(op.responses as Record<string, { headers?: Record<string, Header> }>)
+            .filter(([, response]) => response.headers?.[name])
+            .map(([status, response]) => ({
+              at: `${method.toUpperCase()} ${path} ${status}`,
+              header: response.headers![name]!,
+            })),
+        ),
+      );
+
+    // Every 429 (the limiter's answer, on every rate-limited operation) and the 503 of a
+    // failed deep health check; nothing else.
+    const retryAfter = declaredOn('Retry-After');
+    const tooMany = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, op]) => '429' in op.responses)
+        .map(([method]) => `${method.toUpperCase()} ${path} 429`),
+    );
+    expect(tooMany.length).toBeGreaterThanOrEqual(24);
+    expect(retryAfter.map((d) => d.at).sort()).toEqual([...tooMany, 'GET /health 503'].sort());
+    for (const { at, header } of retryAfter) {
+      expect({ at, header }).toMatchObject({
+        at,
+        header: { required: true, description: expect.stringContaining('Seconds') },
+      });
+    }
+    const limited = doc.paths['/v1/evaluate']!.post!.responses['429'] as {
+      headers: Record<string, Header>;
+    };
+    expect(Object.keys(limited.headers).sort()).toEqual(
+      ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-Request-Id'].sort(),
+    );
+
+    // Only on a replay: declared, not required.
+    expect(declaredOn('Idempotent-Replay')).toEqual([
+      {
+        at: 'POST /v1/evaluate 200',
+        header: expect.objectContaining({
+          required: false,
+          schema: expect.objectContaining({ enum: ['true'] }),
+          description: expect.stringContaining('claim_id'),
+        }),
+      },
+    ]);
+    expect(declaredOn('X-Svc-Key-Id')).toEqual([
+      {
+        at: 'GET /v1/keys/server 200',
+        header: expect.objectContaining({
+          required: true,
+          description: expect.stringContaining('key_id'),
+        }),
+      },
+    ]);
+  });
+
+  it('sends the headers it declares', async () => {
+    const key = await newKey(t, 'pilot');
+    const claim = validClaim();
+    const first = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(claim);
+    expect(first.status).toBe(200);
+    expect(first.headers['idempotent-replay']).toBeUndefined();
+    const replay = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(claim);
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotent-replay']).toBe('true');
+
+    const pem = await request(t.app).get('/v1/keys/server');
+    expect(pem.headers['x-svc-key-id']).toBe(t.serverKey.keyId);
+
+    const stats = t.jobs.stats.bind(t.jobs);
+    t.jobs.stats = () => Promise.reject(new Error('queue unreachable'));
+    const down = await request(t.app).get('/health?deep=true');
+    t.jobs.stats = stats;
+    expect(down.status).toBe(503);
+    expect(down.headers['retry-after']).toBe('5');
+    const up = await request(t.app).get('/health?deep=true');
+    expect(up.status).toBe(200);
+    expect(up.headers['retry-after']).toBeUndefined();
+
+    const limited = buildTestApp({ config: { anonLimitPerHour: 1 } });
+    try {
+      expect((await request(limited.app).get('/v1/status')).status).toBe(200);
+      const refused = await request(limited.app).get('/v1/status');
+      expectError(refused, 429, 'rate_limited');
+      expect(refused.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('marks the reads as needing a key when reads are not public', async () => {

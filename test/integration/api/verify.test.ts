@@ -34,14 +34,20 @@ const NO_EXPECTATION = {
   detail: 'no expectation stated',
 };
 /** The checks of an intact receipt-core-v1 receipt. */
+const STRUCTURAL_V1 = [...STRUCTURAL, 'no_unsigned_members'];
 const ALL_PASS_V1 = [
-  ...STRUCTURAL.map((name) => ({ name, layer: 'structural', status: 'PASS' })),
+  ...STRUCTURAL_V1.map((name) => ({ name, layer: 'structural', status: 'PASS' })),
   { name: 'signature_valid', layer: 'cryptographic', status: 'PASS' },
   { name: 'hash_integrity', layer: 'ledger', status: 'PASS' },
   CHAIN_LINKAGE,
   NO_EXPECTATION,
 ];
-const STRUCTURAL_V2 = [...STRUCTURAL, 'submitter_present', 'position_present'];
+const STRUCTURAL_V2 = [
+  ...STRUCTURAL,
+  'submitter_present',
+  'position_present',
+  'no_unsigned_members',
+];
 /** The checks of an intact receipt-core-v2 receipt. */
 const ALL_PASS = [
   ...STRUCTURAL_V2.map((name) => ({ name, layer: 'structural', status: 'PASS' })),
@@ -151,6 +157,53 @@ describe('POST /v1/verify', () => {
       .send(validClaim({ policyConfig: { minSources: 4 } }));
     const res = await verify(rejected.body.receipt);
     expect(res.body).toMatchObject({ valid: true, admissibility: 'REJECTED', checks: ALL_PASS });
+  });
+
+  it('a BLOCKED receipt decorated with unsigned members saying proceed is not valid', async () => {
+    const blocked = await request(t.app)
+      .post('/v1/evaluate')
+      .set('X-API-Key', key)
+      .send(validClaim({ policyConfig: { minSources: 4 } }));
+    expect(blocked.body.receipt.policy.verdict).toBe('BLOCKED');
+    const before = await ledgerState(t);
+    for (const [member, value] of [
+      ['decision', { proceed: true }],
+      ['verdict', 'ALLOWED'],
+    ] as const) {
+      const res = await verify({ ...blocked.body.receipt, [member]: value });
+      expect(res.status).toBe(200);
+      expect(res.body.valid).toBe(false);
+      expect(statusOf(res.body.checks)).toMatchObject({
+        signature_valid: 'PASS',
+        hash_integrity: 'PASS',
+        no_unsigned_members: 'FAIL',
+      });
+      expect(check(res.body.checks, 'no_unsigned_members').detail).toBe(
+        `members neither signed nor attestations or chain: "${member}"`,
+      );
+    }
+    expect(await ledgerState(t)).toEqual(before);
+  });
+
+  it('receipts as evaluate and GET /v1/receipts/:id return them hold only signed members, attestations and chain', async () => {
+    const evaluated = await request(t.app)
+      .post('/v1/evaluate')
+      .set('X-API-Key', key)
+      .send(validClaim());
+    const stored = await request(t.app).get(`/v1/receipts/${evaluated.body.receipt.receipt_id}`);
+    expect(stored.status).toBe(200);
+    for (const served of [evaluated.body.receipt as Json, stored.body.receipt as Json]) {
+      const signed = (served.signed_fields as Json).fields as string[];
+      expect(Object.keys(served).sort()).toEqual([...signed, 'attestations', 'chain'].sort());
+      expect(Object.keys(served.chain as Json).sort()).toEqual([
+        'previous_receipt_hash',
+        'receipt_hash',
+        'sequence',
+      ]);
+      const res = await verify(served);
+      expect(res.body).toMatchObject({ valid: true, checks: ALL_PASS });
+    }
+    expect(stored.body.receipt).toEqual(evaluated.body.receipt);
   });
 
   it('a receipt answered by an idempotent replay is valid', async () => {
@@ -353,9 +406,12 @@ describe('POST /v1/verify', () => {
       },
     );
 
-    it('a member outside the signed core and the hash does not change the result', async () => {
+    it('a member outside the signed core and the hash fails no_unsigned_members, and only it', async () => {
       const res = await verify({ ...original(), note: 'added by a relay' });
-      expect(res.body.valid).toBe(true);
+      expect(res.body.valid).toBe(false);
+      expect(
+        (res.body.checks as Check[]).filter((c) => c.status === 'FAIL').map((c) => c.name),
+      ).toEqual(['no_unsigned_members']);
     });
 
     it('a signature that is not 64 bytes of base64', async () => {
@@ -414,7 +470,7 @@ describe('POST /v1/verify', () => {
         admissibility: 'ACCEPTED',
         verification_depth: 'cryptographic',
         checks: [
-          ...ALL_PASS.slice(0, 9),
+          ...ALL_PASS.slice(0, 10),
           {
             name: 'hash_integrity',
             layer: 'ledger',
@@ -475,6 +531,7 @@ describe('POST /v1/verify', () => {
       attestation_present: 'FAIL',
       submitter_present: 'PASS',
       position_present: 'FAIL',
+      no_unsigned_members: 'PASS',
       signature_valid: 'FAIL',
       hash_integrity: 'FAIL',
       chain_linkage: 'FAIL',
@@ -488,7 +545,7 @@ describe('POST /v1/verify', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ valid: false, receipt_id: null, admissibility: null });
     expect(res.body.checks.map((c: Check) => [c.name, c.layer, c.status])).toEqual([
-      ...STRUCTURAL.map((n) => [n, 'structural', 'FAIL']),
+      ...STRUCTURAL_V1.map((n) => [n, 'structural', 'FAIL']),
       ['signature_valid', 'cryptographic', 'FAIL'],
       ['hash_integrity', 'ledger', 'FAIL'],
       ['chain_linkage', 'ledger', 'UNVERIFIED'],

@@ -105,6 +105,84 @@ describe('POST /v1/webhooks/outbound', () => {
     expect((await request(t.app).get(PATH).set('X-API-Key', key)).body.receivers).toEqual([]);
   });
 
+  // IPv6 forms that carry an IPv4 address are judged by the address they carry.
+  const EMBEDDED_METADATA = [
+    ['[::a9fe:a9fe]', '::a9fe:a9fe is an IPv4-compatible address'],
+    ['[::ffff:0:a9fe:a9fe]', '::ffff:0:a9fe:a9fe is an IPv4-translated address'],
+    ['[64:ff9b::a9fe:a9fe]', '64:ff9b::a9fe:a9fe is a NAT64 address'],
+    ['[64:ff9b:1:a9fe:a9:fe00::]', '64:ff9b:1:a9fe:a9:fe00:: is a NAT64 address'],
+    ['[2002:a9fe:a9fe::1]', '2002:a9fe:a9fe::1 is a 6to4 address'],
+    ['[2001:0:4136:e378:8000:63bf:5601:5601]', 'is a Teredo address'],
+  ];
+  const EMBEDDED_PRIVATE = [
+    ['[::127.0.0.1]', '::7f00:1 is an IPv4-compatible address embedding 127.0.0.1, a loopback'],
+    ['[::a00:7]', '::a00:7 is an IPv4-compatible address embedding 10.0.0.7, a private address'],
+    ['[::ffff:0:a00:7]', 'is an IPv4-translated address embedding 10.0.0.7, a private address'],
+    ['[64:ff9b::7f00:1]', '64:ff9b::7f00:1 is a NAT64 address embedding 127.0.0.1, a loopback'],
+    ['[64:ff9b:1:a00:0:700::]', 'is a NAT64 address embedding 10.0.0.7, a private address'],
+    ['[2002:a00:7::]', '2002:a00:7:: is a 6to4 address embedding 10.0.0.7, a private address'],
+    ['[2001:0:4136:e378:8000:63bf:80ff:fffe]', 'a Teredo address embedding 127.0.0.1, a loopback'],
+  ];
+  const EMBEDDED_PUBLIC = [
+    '[::808:808]',
+    '[64:ff9b::808:808]',
+    '[64:ff9b:1:808:8:800::]',
+    '[2002:808:808::1]',
+    '[2001:0:4136:e378:8000:63bf:f7f7:f7f7]',
+  ];
+
+  it.each([
+    ...EMBEDDED_METADATA.map(([host, reason]) => [
+      host,
+      `${reason} embedding 169.254.169.254, a cloud metadata address`,
+    ]),
+    ...EMBEDDED_PRIVATE,
+  ])('refuses https://%s/ at registration by the IPv4 address it embeds', async (host, reason) => {
+    const res = await post({ url: `https://${host}/hook`, event: 'receipt.created' });
+    const message = expectError(res, 400, 'validation_failed');
+    expect(message).toMatch(/^url: .+ is refused: /);
+    expect(message).toContain(reason);
+    expect((await request(t.app).get(PATH).set('X-API-Key', key)).body.receivers).toEqual([]);
+  });
+
+  it('refuses metadata addresses in embedding IPv6 forms even when private URLs are allowed', async () => {
+    const lenient = buildTestApp({
+      config: { allowPrivateWebhookUrls: true },
+      webhookDelivery: { resolve },
+    });
+    try {
+      const own = await newKey(lenient, 'pilot');
+      for (const [host, reason] of EMBEDDED_METADATA) {
+        const res = await request(lenient.app)
+          .post(PATH)
+          .set('X-API-Key', own)
+          .send({ url: `http://${host!}/latest/meta-data/`, event: 'receipt.created' });
+        expect(expectError(res, 400, 'validation_failed')).toContain(
+          `${reason!} embedding 169.254.169.254, a cloud metadata address`,
+        );
+      }
+      // Private and loopback ones are allowed there, as their IPv4 addresses are.
+      for (const [host] of EMBEDDED_PRIVATE) {
+        const res = await request(lenient.app)
+          .post(PATH)
+          .set('X-API-Key', own)
+          .send({ url: `http://${host!}:8080/hook`, event: 'receipt.created' });
+        expect({ host, status: res.status }).toEqual({ host, status: 201 });
+      }
+      const listed = await request(lenient.app).get(PATH).set('X-API-Key', own);
+      expect(listed.body.receivers).toHaveLength(EMBEDDED_PRIVATE.length);
+    } finally {
+      await lenient.close();
+    }
+  });
+
+  it('accepts embedding IPv6 forms whose IPv4 address is public unicast', async () => {
+    for (const host of EMBEDDED_PUBLIC) {
+      const res = await post({ url: `https://${host}/hook`, event: 'receipt.created' });
+      expect({ host, status: res.status }).toEqual({ host, status: 201 });
+    }
+  });
+
   it('allows at most 20 receivers per key', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {

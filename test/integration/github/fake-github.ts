@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { sign } from '@octokit/webhooks-methods';
 import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import nock from 'nock';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { ProbotOctokit } from 'probot';
 import request from 'supertest';
 import { createApp } from '../../../src/app.js';
@@ -49,7 +49,19 @@ export interface RepoState {
   config: Map<string, string | null>;
   /** Fallback config in the owner's .github repository. */
   orgConfig: string | null;
-  reviews: Map<number, { user: string; state: string; commit_id: string; submitted_at: string }[]>;
+  reviews: Map<
+    number,
+    {
+      user: string;
+      /** GitHub's account type of the reviewer; `User` unless said otherwise. */
+      userType?: 'User' | 'Bot';
+      state: string;
+      commit_id: string;
+      submitted_at: string;
+    }[]
+  >;
+  /** Logins whose permission the App looked up, in order. */
+  permissionLookups?: string[];
   checkRuns: Map<
     string,
     {
@@ -126,7 +138,7 @@ export function fakeGitHub(state: RepoState) {
         200,
         (state.reviews.get(number) ?? []).map((r, i) => ({
           id: i + 1,
-          user: { login: r.user },
+          user: { login: r.user, type: r.userType ?? 'User' },
           state: r.state,
           commit_id: r.commit_id,
           submitted_at: r.submitted_at,
@@ -137,6 +149,7 @@ export function fakeGitHub(state: RepoState) {
     .get(new RegExp(`^${repo}/collaborators/([^/]+)/permission`))
     .reply((uri) => {
       const login = decodeURIComponent(/collaborators\/([^/]+)\/permission/.exec(uri)![1]!);
+      state.permissionLookups?.push(login);
       const permission = state.permissions.get(login) ?? 'read';
       return [
         200,
@@ -266,6 +279,7 @@ export function appWithGithub(
     github?: boolean;
     secret?: string | undefined;
     allowPrivateWebhookUrls?: boolean;
+    logger?: Logger;
   } = {},
 ): AppUnderTest {
   const store = options.store ?? openSqliteStore(':memory:');
@@ -289,7 +303,7 @@ export function appWithGithub(
     serverKey: newServerKey(),
     box: createAesGcmBox(Buffer.alloc(32, 7)),
     clock,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     jobs,
     githubOctokit: TestOctokit,
   });
@@ -347,12 +361,21 @@ export function pullRequestEvent(
   return { action, number: pr.number, pull_request: prJson(pr), sender, ...common() };
 }
 
-export function reviewEvent(action: string, pr: PullRequestState, reviewer: string) {
+export function reviewEvent(
+  action: string,
+  pr: PullRequestState,
+  reviewer: string,
+  reviewerType: 'User' | 'Bot' = 'User',
+) {
   return {
     action,
-    review: { user: { login: reviewer }, state: 'approved', commit_id: pr.headSha },
+    review: {
+      user: { login: reviewer, type: reviewerType },
+      state: 'approved',
+      commit_id: pr.headSha,
+    },
     pull_request: prJson(pr),
-    sender: { login: reviewer, type: 'User' },
+    sender: { login: reviewer, type: reviewerType },
     ...common(),
   };
 }

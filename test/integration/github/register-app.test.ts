@@ -166,7 +166,7 @@ describe('npm run register-app, in process with GitHub intercepted', () => {
   });
   afterAll(() => nock.enableNetConnect());
 
-  const args = () => ['--manifest', APP_YML, '--env-file', join(dir, '.env')];
+  const args = () => ['--manifest', APP_YML, '--out', join(dir, '.env')];
 
   it('serves the manifest form, exchanges the code of the redirect and writes the env file', async () => {
     const scope = nock('https://api.github.com')
@@ -369,6 +369,104 @@ describe('npm run register-app as a child process', () => {
     expect(run.stdout).toContain('Exit codes: 0 App created and env file written, 1 failed');
   });
 
+  it('prints the package version with --version', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const run = await runNode(script(), ['--version'], 20_000, env());
+    expect(run).toEqual({ code: 0, stdout: `register-app (svc) ${version}\n`, stderr: '' });
+  });
+
+  it('refuses --env-file, which Node reads for itself, pointing to --out', async () => {
+    // The file must exist, or Node stops before register-app runs ("node: …: not found").
+    writeFileSync(join(dir, 'other.env'), 'PORT=3000\n');
+    for (const args of [
+      ['--env-file', join(dir, 'other.env')],
+      [`--env-file=${join(dir, 'other.env')}`],
+    ]) {
+      const run = await runNode(
+        script(),
+        ['--webhook-url', 'https://x.test', ...args],
+        20_000,
+        env(),
+      );
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(
+        /^register-app: --env-file is an option of Node itself.*--out <path>\n/,
+      );
+    }
+    expect(readFileSync(join(dir, 'other.env'), 'utf8')).toBe('PORT=3000\n');
+  });
+
+  // Every `npm run register-app -- …` line of a bash block in the README and the App guide.
+  const documented = () =>
+    ['README.md', 'docs/GITHUB_APP.md'].flatMap((file) =>
+      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/```bash\n([\s\S]*?)```/g)]
+        .flatMap((block) => block[1]!.split('\n'))
+        .map((line) => line.trim())
+        .filter((line) => line.includes('npm run register-app -- ') && !line.includes('--help'))
+        .map((line) => ({ file, line })),
+    );
+
+  it('the package script passes its arguments to the built CLI after the script', () => {
+    const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    // npm appends the arguments after `--` to the script's last command.
+    expect(scripts['register-app']).toMatch(/&& node dist\/src\/cli\/register-app\.js$/);
+    expect(documented().map((d) => d.file)).toEqual(
+      expect.arrayContaining(['README.md', 'docs/GITHUB_APP.md']),
+    );
+  });
+
+  it('the documented command lines run, with --name and --out, up to the page for GitHub', async () => {
+    for (const { file, line } of documented()) {
+      const [assignments, rest] = line.split('npm run register-app -- ') as [string, string];
+      const vars = Object.fromEntries(
+        assignments
+          .split(/\s+/)
+          .filter(Boolean)
+          .map((a) => a.split('=', 2) as [string, string]),
+      );
+      const args = rest.split(/\s+/);
+      expect({ file, args }).toEqual({ file, args: expect.arrayContaining(['--name', '--out']) });
+      const name = args[args.indexOf('--name') + 1]!;
+      const out = args[args.indexOf('--out') + 1]!;
+      writeFileSync(join(dir, 'app.yml'), readFileSync(APP_YML));
+      rmSync(join(dir, out), { force: true });
+      // As `npm run register-app -- <args>` starts it (package.json): node <script> <args>,
+      // the documented line first; a free port, so that parallel runs do not collide.
+      const child = spawn(process.execPath, [script(), ...args, '--port', '0', '--timeout', '1'], {
+        cwd: dir,
+        env: env(vars),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          stdout += chunk;
+          const found = /Open (http:\/\/127\.0\.0\.1:\d+\/) in your browser/.exec(stdout);
+          if (found) resolve(found[1]!);
+        });
+        child.on('close', (code) =>
+          reject(new Error(`${file}: "${line}" exited with ${code}: ${stderr}`)),
+        );
+      });
+      try {
+        expect(stdout).toContain(`to create the GitHub App "${name}"`);
+        const { action, manifest } = readForm(await (await fetch(url)).text());
+        expect(action).toMatch(/^https:\/\/github\.com\/settings\/apps\/new\?state=/);
+        expect(manifest.name).toBe(name);
+        expect(manifest.hook_attributes.url).toMatch(/^https:\/\/.+/);
+        // Nothing is written before GitHub has created the App.
+        expect(existsSync(join(dir, out))).toBe(false);
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }
+  });
+
   it('refuses wrong usage with exit code 2 and a hint', async () => {
     for (const [args, message] of [
       [[], /say where GitHub delivers events/],
@@ -392,14 +490,14 @@ describe('npm run register-app as a child process', () => {
     writeFileSync(join(dir, '.env'), 'APP_ID=7\nPORT=3000\n');
     const run = await runNode(
       script(),
-      ['--manifest', APP_YML, '--env-file', join(dir, '.env'), '--port', '0'],
+      ['--manifest', APP_YML, '--out', join(dir, '.env'), '--port', '0'],
       20_000,
       env({ SVC_BASE_URL: 'https://svc.acme.test' }),
     );
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
-      `register-app: ${join(dir, '.env')} already has App settings (APP_ID); pass --force to replace them, or --env-file <other file>\n`,
+      `register-app: ${join(dir, '.env')} already has App settings (APP_ID); pass --force to replace them, or --out <other file>\n`,
     );
     expect(readFileSync(join(dir, '.env'), 'utf8')).toBe('APP_ID=7\nPORT=3000\n');
   });

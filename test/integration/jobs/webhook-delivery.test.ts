@@ -506,6 +506,64 @@ describe('the SSRF guard at delivery time', () => {
     });
   });
 
+  // A public name whose DNS answer turns, after registration, into an IPv6 form carrying a
+  // refused IPv4 address: the attempt is refused before any connection is made.
+  const metadataForms = [
+    ['::a9fe:a9fe', 'an IPv4-compatible'],
+    ['64:ff9b::a9fe:a9fe', 'a NAT64'],
+    ['64:ff9b:1:a9fe:a9:fe00::', 'a NAT64'],
+    ['2002:a9fe:a9fe::1', 'a 6to4'],
+    ['2001:0:4136:e378:8000:63bf:5601:5601', 'a Teredo'],
+  ];
+  const privateForms = [
+    ['::7f00:1', 'an IPv4-compatible address embedding 127.0.0.1, a loopback address'],
+    ['::a00:7', 'an IPv4-compatible address embedding 10.0.0.7, a private address'],
+    ['64:ff9b::7f00:1', 'a NAT64 address embedding 127.0.0.1, a loopback address'],
+    ['2002:a00:7::', 'a 6to4 address embedding 10.0.0.7, a private address'],
+    [
+      '2001:0:4136:e378:8000:63bf:80ff:fffe',
+      'a Teredo address embedding 127.0.0.1, a loopback address',
+    ],
+  ];
+
+  async function attemptsAfterRebinding(allowPrivate: boolean, address: string) {
+    let answer = { address: '93.184.216.34', family: 4 as 4 | 6 };
+    const resolve: ResolveHost = async (host) => (host === 'hooks.example.test' ? [answer] : []);
+    const s = await setup({ allowPrivate, resolve });
+    const hook = await register(s, `https://hooks.example.test:${s.receiver.port}/hook`);
+    answer = { address, family: 6 };
+    await evaluate(s);
+    expect(await s.t.jobs.runDue()).toBe(1);
+    expect(s.receiver.received).toHaveLength(0);
+    const [delivery] = (await deliveries(s, hook.id)).deliveries;
+    expect(delivery!.status).toBe('pending');
+    return delivery!.attempts.map((a) => [a.status_code, a.error]);
+  }
+
+  it.each(metadataForms)(
+    'refuses a host that now resolves to %s (169.254.169.254), private URLs allowed or not',
+    async (address, form) => {
+      for (const allowPrivate of [false, true]) {
+        expect(await attemptsAfterRebinding(allowPrivate, address!)).toEqual([
+          [
+            null,
+            `refused: url: hooks.example.test is refused: ${address} is ${form} address ` +
+              'embedding 169.254.169.254, a cloud metadata address',
+          ],
+        ]);
+      }
+    },
+  );
+
+  it.each(privateForms)(
+    'refuses a host that now resolves to %s when private URLs are refused',
+    async (address, reason) => {
+      expect(await attemptsAfterRebinding(false, address!)).toEqual([
+        [null, `refused: url: hooks.example.test is refused: ${address} is ${reason}`],
+      ]);
+    },
+  );
+
   it('connects to the address it checked, not to a second DNS answer', async () => {
     const calls: string[] = [];
     const resolve: ResolveHost = async (host) => {

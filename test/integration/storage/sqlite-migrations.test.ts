@@ -67,22 +67,23 @@ describe('SQLite schema upgrade', () => {
   }
 
   /**
-   * Receipts i in [from, to) in a ledger of an earlier schema, which this build's ledger
-   * cannot write: appended to a scratch ledger of this schema, then copied over with their
-   * words, as an earlier build indexed them.
+   * Receipts in a ledger at an earlier schema version: appended by this build to a ledger of
+   * its own, then copied row for row (the receipts table itself is unchanged since), so the
+   * earlier version's triggers index them as that version did.
    */
-  async function seedEarlier(db: Database.Database, from: number, to: number) {
-    const scratch = join(dir, `scratch-${from}.db`);
-    const current = new Database(scratch);
+  async function seedAt(db: Database.Database, from: number, to: number) {
+    const source = join(dir, `source-${from}.db`);
+    const current = new Database(source);
     migrate(current);
     await seed(current, from, to);
     current.close();
-    db.exec(`ATTACH DATABASE '${scratch}' AS scratch`);
-    db.exec(`INSERT INTO receipts SELECT * FROM scratch.receipts;
-      INSERT INTO receipts_fts (rowid, claim, entity, repository, agent)
+    db.prepare('ATTACH DATABASE ? AS source').run(source);
+    db.exec('INSERT INTO receipts SELECT * FROM source.receipts');
+    // The word index is contentless: indexed again from the rows, as the append indexes them.
+    db.exec(`INSERT INTO receipts_fts (rowid, claim, entity, repository, agent)
       SELECT sequence, json_extract(claim_json, '$.claim'), entity, repository, agent
-      FROM scratch.receipts ORDER BY sequence;`);
-    db.exec('DETACH DATABASE scratch');
+      FROM source.receipts`);
+    db.exec('DETACH DATABASE source');
   }
 
   async function searches(db: Database.Database) {
@@ -104,9 +105,8 @@ describe('SQLite schema upgrade', () => {
   it('rebuilds the word index of an existing ledger with prefix indexes; receipts and search results unchanged', async () => {
     const db = new Database(join(dir, 'old.db'));
     migrate(db, VERSION_AFTER.prefixIndexes - 1);
-    expect(db.pragma('user_version', { simple: true })).toBe(VERSION_AFTER.prefixIndexes - 1);
     expect(ftsSql(db)).not.toMatch(/prefix/);
-    await seedEarlier(db, 0, 40);
+    await seedAt(db, 0, 40);
     const rowsBefore = receiptRows(db);
     const before = await searches(db);
     expect(before.every((page) => page.length > 0)).toBe(true);
@@ -201,6 +201,59 @@ describe('SQLite schema upgrade', () => {
     }
     old.close();
     fresh.close();
+  });
+
+  it('builds the log tree of an existing ledger, equal to the tree of one that had it from the start', async () => {
+    const fresh = new Database(join(dir, 'fresh.db'));
+    migrate(fresh);
+    await seed(fresh, 0, 37);
+    // The same receipts in a ledger from before the tree: copied rows, the tree left out.
+    const db = new Database(join(dir, 'old.db'));
+    migrate(db, VERSION_AFTER.logTree - 1);
+    db.prepare('ATTACH DATABASE ? AS source').run(join(dir, 'fresh.db'));
+    db.exec('INSERT INTO receipts SELECT * FROM source.receipts');
+    db.exec('DETACH DATABASE source');
+    expect(
+      db.prepare("SELECT name FROM sqlite_master WHERE name = 'tlog_hashes'").get(),
+    ).toBeUndefined();
+
+    migrate(db);
+    const hashes = (d: Database.Database) =>
+      d.prepare('SELECT level, idx, hash FROM tlog_hashes ORDER BY level, idx').all();
+    expect(hashes(db)).toHaveLength(37 + 18 + 9 + 4 + 2 + 1);
+    expect(hashes(db)).toEqual(hashes(fresh));
+    // Appends after the upgrade extend the same tree: the same receipts, sealed at the same
+    // heads, in both.
+    for (let i = 37; i < 41; i++) {
+      const signed = signClaim(claimOf(i), serverKey);
+      for (const d of [db, fresh]) {
+        const result = await new SqliteLedger(d, new SqliteLedgerQueries(d)).append(
+          appendRequest(signed),
+        );
+        expect(result.status).toBe('appended');
+      }
+    }
+    expect(hashes(db)).toHaveLength(41 + 20 + 10 + 5 + 2 + 1);
+    expect(hashes(db)).toEqual(hashes(fresh));
+    expect(() => db.exec('DELETE FROM tlog_hashes')).toThrow(/append-only/);
+    expect(() => db.exec("UPDATE tlog_hashes SET hash = x'00'")).toThrow(/append-only/);
+    db.close();
+    fresh.close();
+  });
+
+  it('refuses to build the tree over a receipt that does not hash to its stored hash', () => {
+    const db = new Database(':memory:');
+    migrate(db, VERSION_AFTER.logTree - 1);
+    return (async () => {
+      await seedAt(db, 0, 3);
+      db.exec('DROP TRIGGER IF EXISTS receipts_no_update');
+      db.exec(
+        'UPDATE receipts SET receipt_json = replace(receipt_json, \'"ALLOWED"\', \'"BLOCKED"\') WHERE sequence = 2',
+      );
+      expect(() => migrate(db)).toThrow(/receipt 2 does not hash to its stored receipt_hash/);
+      expect(db.pragma('user_version', { simple: true })).toBe(VERSION_AFTER.logTree - 1);
+      db.close();
+    })();
   });
 
   it('upgrades an empty ledger', () => {

@@ -64,6 +64,7 @@ describe('renderSummary', () => {
   it('escapes what comes from the receipt so it cannot break the table or add markup', () => {
     const text = renderSummary({
       mode: 'verify',
+      trusted: true,
       verdict: 'BLOCKED',
       admissibility: 'REJECTED',
       receiptId: 'dr-<b>x</b>',
@@ -72,6 +73,7 @@ describe('renderSummary', () => {
       verification: null,
       key: null,
       problems: ['bad & worse'],
+      warning: 'passes | <i>anyway</i>',
     });
     expect(text).not.toContain('<script>');
     expect(text).not.toContain('<b>');
@@ -79,5 +81,24 @@ describe('renderSummary', () => {
       '| <code>min_sources</code> | **fail** | a &#124; b &lt;script&gt;alert(1)&lt;/script&gt; |',
     );
     expect(text).toContain('> **Failed:** bad &amp; worse');
+    expect(text).toContain('> **Warning:** passes &#124; &lt;i&gt;anyway&lt;/i&gt;');
+  });
+
+  it('shows no verdict for a receipt that is not trusted, and says no key verified it', () => {
+    const text = renderSummary({
+      mode: 'evaluate',
+      trusted: false,
+      verdict: null,
+      admissibility: null,
+      receiptId: 'dr-01JH8Z6Q3V9W2X4Y5Z6A7B8C9D',
+      receiptPath: null,
+      rules: [],
+      verification: null,
+      key: null,
+      problems: ['pinned key mismatch'],
+      warning: null,
+    });
+    expect(text.split('\n')[0]).toBe('## svc evaluate: receipt not trusted');
+    expect(text).toContain('| Verified offline | **no**: no trusted key to verify with |');
   });
 });

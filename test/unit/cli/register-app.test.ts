@@ -9,7 +9,9 @@ import {
   credentialsEnv,
   EnvConflictError,
   githubUrls,
+  HELP,
   mergeEnvFile,
+  OPTIONS,
   RegistrationError,
   renderSetupPage,
   UsageError,
@@ -257,5 +259,19 @@ describe('renderSetupPage', () => {
       .replace(/&gt;/g, '>')
       .replace(/&amp;/g, '&');
     expect(JSON.parse(decoded)).toEqual(manifest);
+  });
+});
+
+describe('HELP', () => {
+  it('documents every option the command takes', () => {
+    for (const [name, option] of Object.entries(OPTIONS)) {
+      const value = option.type === 'string' ? ` <` : '';
+      expect(HELP).toMatch(new RegExp(`^  (-\\w, )?--${name}${value}`, 'm'));
+    }
+  });
+
+  it('shows --out and --name in its example, and no flag Node takes for itself', () => {
+    expect(HELP).toMatch(/npm run register-app -- .*\n.*--name svc-acme --out \.env/);
+    expect(Object.keys(OPTIONS)).not.toContain('env-file');
   });
 });

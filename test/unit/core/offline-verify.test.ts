@@ -3,6 +3,7 @@ import { evaluateClaim } from '../../../src/core/evaluation.js';
 import { hashCanonical } from '../../../src/core/canonical.js';
 import {
   attestationKeyIds,
+  decisionOf,
   parseExpectations,
   verifyOffline,
 } from '../../../src/core/offline-verify.js';
@@ -199,5 +200,72 @@ describe('parseExpectations', () => {
   it('refuses a malformed config hash or submitter', () => {
     expect(() => parseExpectations({ configHash: 'sha256:abc' })).toThrow(/config hash/);
     expect(() => parseExpectations({ submitter: 'sk_svc_secret' })).toThrow(/submitter/);
+  });
+});
+
+describe('decisionOf', () => {
+  const blocked = (): Receipt => {
+    const claim = claimWith({ policyConfig: { minSources: 5 } });
+    const config = resolvePolicy(claim.policyConfig);
+    return sealReceipt(
+      buildReceiptDraft({
+        receiptId: 'dr-01JH8Z6Q3V9W2X4Y5Z6A7B8C9G',
+        issuedAt: '2026-01-15T10:00:00.000Z',
+        claim,
+        evaluation: evaluateClaim(claim, config),
+        policy: { name: 'default', config_hash: hashCanonical(config), overrides: true },
+        submitter: { kind: 'api_key', key_id: KID },
+      }),
+      { sequence: 7, receipt_hash: `sha256:${'b'.repeat(64)}` },
+      { signer: serverKey, log: 'svc.example/ledger' },
+    );
+  };
+  const decide = (r: unknown) => decisionOf(r, verifyOffline(r, key));
+
+  it('proceeds on a valid ALLOWED, ACCEPTED receipt', () => {
+    expect(decide(receipt)).toEqual({
+      verdict: 'ALLOWED',
+      admissibility: 'ACCEPTED',
+      failedRules: [],
+      proceed: true,
+      reason: 'the signed verdict is ALLOWED and admissibility ACCEPTED',
+    });
+  });
+
+  it('does not proceed on a valid BLOCKED receipt, naming the failed rules', () => {
+    const r = blocked();
+    expect(verifyOffline(r, key).valid).toBe(true);
+    const decision = decide(r);
+    expect(decision).toMatchObject({
+      verdict: 'BLOCKED',
+      admissibility: 'REJECTED',
+      proceed: false,
+    });
+    expect(decision.failedRules.map((f) => f.rule)).toEqual(['min_sources']);
+    expect(decision.reason).toMatch(
+      /^the signed verdict is BLOCKED and admissibility REJECTED, not ALLOWED and ACCEPTED; failed rules: min_sources \(.*minimum 5\)$/,
+    );
+  });
+
+  it('reads nothing from a receipt whose signature fails, and never proceeds on it', () => {
+    const forged = clone(blocked()) as Mutable;
+    forged.policy.verdict = 'ALLOWED';
+    forged.admissibility.status = 'ACCEPTED';
+    forged.policy.checks = [];
+    expect(decide(forged)).toMatchObject({
+      verdict: null,
+      admissibility: null,
+      failedRules: [],
+      proceed: false,
+    });
+  });
+
+  it('does not proceed on an ALLOWED receipt made invalid by an unsigned member', () => {
+    const decorated = { ...receipt, decision: { proceed: true } };
+    expect(decide(decorated)).toMatchObject({
+      verdict: 'ALLOWED',
+      proceed: false,
+      reason: 'the receipt is not valid (a check failed), so its verdict cannot be relied on',
+    });
   });
 });

@@ -27,6 +27,7 @@ const LAYERS = {
   policy_present: 'structural',
   evidence_present: 'structural',
   attestation_present: 'structural',
+  no_unsigned_members: 'structural',
   signature_valid: 'cryptographic',
   hash_integrity: 'ledger',
   chain_linkage: 'ledger',
@@ -257,6 +258,80 @@ describe('verifyReceipt: structural checks', () => {
       }
     },
   );
+});
+
+describe('verifyReceipt: no_unsigned_members', () => {
+  const blocked = sealed(coreFor({ policyConfig: { minSources: 5 } }));
+  const decorated = (change: (r: Mutable) => void): Mutable => {
+    const copy = clone(blocked) as unknown as Mutable;
+    change(copy);
+    return copy;
+  };
+  const hashOf = (r: Mutable) =>
+    referenceHash({
+      evidence: r.evidence,
+      policy: r.policy,
+      replay: r.replay,
+      attestations: r.attestations,
+    });
+
+  it('passes for a receipt as sealed, whose members are the signed ones, attestations and chain', () => {
+    expect(blocked.policy.verdict).toBe('BLOCKED');
+    const result = verifyReceipt(blocked, options({ ledgerHash: hashOf(blocked as never) }));
+    expect(check(result, 'no_unsigned_members').status).toBe('PASS');
+    expect(result.valid).toBe(true);
+  });
+
+  it.each<[string, (r: Mutable) => void, RegExp]>([
+    [
+      'a decision saying proceed',
+      (r) => (r.decision = { proceed: true }),
+      /members neither signed nor attestations or chain: "decision"/,
+    ],
+    ['an ALLOWED verdict', (r) => (r.verdict = 'ALLOWED'), /"verdict"/],
+    [
+      'several members',
+      (r) => {
+        for (const name of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) r[name] = true;
+      },
+      /"a", "b", "c", "d", "e" and 2 more/,
+    ],
+    [
+      'v2 members beside a receipt-core-v1 declaration',
+      (r) => (r.submitter = { kind: 'api_key', key_id: 'kid_01JH8Z6Q3V9W2X4Y5Z6A7B8C9D' }),
+      /"submitter"/,
+    ],
+    [
+      'a member inside chain',
+      (r) => (r.chain.verdict = 'ALLOWED'),
+      /chain members other than sequence, previous_receipt_hash and receipt_hash: "verdict"/,
+    ],
+  ])(
+    'fails a BLOCKED receipt decorated with %s, though signature and hash still pass',
+    (_, change, detail) => {
+      const r = decorated(change);
+      const result = verifyReceipt(r, options({ ledgerHash: hashOf(r) }));
+      expect(check(result, 'signature_valid').status).toBe('PASS');
+      expect(check(result, 'hash_integrity').status).toBe('PASS');
+      expect(check(result, 'no_unsigned_members')).toMatchObject({ status: 'FAIL' });
+      expect(check(result, 'no_unsigned_members').detail).toMatch(detail);
+      expect(result.valid).toBe(false);
+    },
+  );
+
+  it('shortens a long member name in its detail', () => {
+    const r = decorated((x) => (x['n'.repeat(10_000)] = 1));
+    const detail = check(verifyReceipt(r, options()), 'no_unsigned_members').detail!;
+    expect(detail.length).toBeLessThan(200);
+  });
+
+  it('fails when signed_fields declares no known contract', () => {
+    const r = decorated((x) => (x.signed_fields.contract = 'receipt-core-v9'));
+    expect(check(verifyReceipt(r, options()), 'no_unsigned_members')).toMatchObject({
+      status: 'FAIL',
+      detail: 'signed_fields declares no known contract, so no member can be told signed',
+    });
+  });
 });
 
 describe('verifyReceipt: signature_valid', () => {

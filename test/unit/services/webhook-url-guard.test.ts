@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   checkWebhookUrl,
+  embeddedIPv4,
   refusalOf,
   type ResolveHost,
 } from '../../../src/services/webhook-url-guard.js';
@@ -10,6 +11,8 @@ const DNS: Record<string, string[]> = {
   'mixed.example.com': ['93.184.216.34', '10.0.0.5'],
   'localhost.example.com': ['127.0.0.1'],
   'mapped.example.com': ['::ffff:169.254.169.254'],
+  'nat64.example.com': ['2606:4700::1111', '64:ff9b::169.254.169.254'],
+  'sixtofour.example.com': ['2002:808:808::1'],
 };
 const resolve: ResolveHost = async (host) =>
   (DNS[host] ?? []).map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
@@ -59,8 +62,15 @@ describe('checkWebhookUrl', () => {
     ['https://0/', '0.0.0.0 is an unspecified address'],
     ['https://[::]/', ':: is an unspecified address'],
     ['https://255.255.255.255/', '255.255.255.255 is a broadcast address'],
-    ['https://[64:ff9b::7f00:1]/', 'is a special-purpose (rfc6052) address'],
-    ['https://[2002:7f00:1::]/', 'is a special-purpose (6to4) address'],
+    ['https://[64:ff9b::7f00:1]/', 'a NAT64 address embedding 127.0.0.1, a loopback address'],
+    ['https://[2002:7f00:1::]/', 'a 6to4 address embedding 127.0.0.1, a loopback address'],
+    ['https://[::127.0.0.1]/', '::7f00:1 is an IPv4-compatible address embedding 127.0.0.1'],
+    ['https://[::a9fe:a9fe]/', 'embedding 169.254.169.254, a cloud metadata address'],
+    ['https://[::a00:7]/', '::a00:7 is an IPv4-compatible address embedding 10.0.0.7, a private'],
+    [
+      'https://nat64.example.com/',
+      '64:ff9b::a9fe:a9fe is a NAT64 address embedding 169.254.169.254',
+    ],
     ['https://localhost.example.com/', '127.0.0.1 is a loopback address'],
     ['https://mixed.example.com/', '10.0.0.5 is a private address'],
     ['https://mapped.example.com/', '169.254.169.254 is a cloud metadata address'],
@@ -105,6 +115,15 @@ describe('checkWebhookUrl', () => {
     expect(await refusal('http://0.0.0.0:80/', lenient)).toContain('unspecified');
     expect(await refusal('http://224.0.0.1/', lenient)).toContain('multicast');
   });
+
+  it('accepts a 6to4 host whose embedded address is public unicast', async () => {
+    for (const options of [strict, lenient]) {
+      expect(await checkWebhookUrl('https://sixtofour.example.com/', options)).toMatchObject({
+        ok: true,
+        address: { address: '2002:808:808::1', family: 6 },
+      });
+    }
+  });
 });
 
 describe('refusalOf', () => {
@@ -114,5 +133,131 @@ describe('refusalOf', () => {
     expect(refusalOf('::ffff:8.8.8.8', false)).toBeNull();
     expect(refusalOf('::ffff:192.168.0.1', false)).toBe('192.168.0.1 is a private address');
     expect(refusalOf('not-an-ip', false)).toBe('not-an-ip is not an IP address');
+  });
+});
+
+// Each form of IPv6 that carries an IPv4 address, written around 127.0.0.1 (loopback),
+// 10.0.0.7 (private), 169.254.169.254 (metadata) and 8.8.8.8 (public unicast).
+const FORMS: [string, string, Record<string, string>][] = [
+  [
+    'IPv4-compatible (::/96)',
+    'an IPv4-compatible',
+    {
+      '127.0.0.1': '::7f00:1',
+      '10.0.0.7': '::a00:7',
+      '169.254.169.254': '::a9fe:a9fe',
+      '8.8.8.8': '::808:808',
+    },
+  ],
+  [
+    'IPv4-translated (::ffff:0:0:0/96)',
+    'an IPv4-translated',
+    {
+      '127.0.0.1': '::ffff:0:7f00:1',
+      '10.0.0.7': '::ffff:0:a00:7',
+      '169.254.169.254': '::ffff:0:a9fe:a9fe',
+      '8.8.8.8': '::ffff:0:808:808',
+    },
+  ],
+  [
+    'NAT64 well-known (64:ff9b::/96)',
+    'a NAT64',
+    {
+      '127.0.0.1': '64:ff9b::7f00:1',
+      '10.0.0.7': '64:ff9b::a00:7',
+      '169.254.169.254': '64:ff9b::a9fe:a9fe',
+      '8.8.8.8': '64:ff9b::808:808',
+    },
+  ],
+  [
+    // Bits 48-63 and 72-87; the u octet (bits 64-71) and the suffix are skipped.
+    'NAT64 local-use (64:ff9b:1::/48)',
+    'a NAT64',
+    {
+      '127.0.0.1': '64:ff9b:1:7f00:0:1ff:ffff:ffff',
+      '10.0.0.7': '64:ff9b:1:a00:0:700::',
+      '169.254.169.254': '64:ff9b:1:a9fe:a9:fe00::',
+      '8.8.8.8': '64:ff9b:1:808:8:800::',
+    },
+  ],
+  [
+    '6to4 (2002::/16)',
+    'a 6to4',
+    {
+      '127.0.0.1': '2002:7f00:1::',
+      '10.0.0.7': '2002:a00:7:1::1',
+      '169.254.169.254': '2002:a9fe:a9fe::1',
+      '8.8.8.8': '2002:808:808::1',
+    },
+  ],
+  [
+    // The client address is the last 32 bits inverted; 4136:e378 is the Teredo server.
+    'Teredo (2001::/32)',
+    'a Teredo',
+    {
+      '127.0.0.1': '2001:0:4136:e378:8000:63bf:80ff:fffe',
+      '10.0.0.7': '2001:0:4136:e378:8000:63bf:f5ff:fff8',
+      '169.254.169.254': '2001:0:4136:e378:8000:63bf:5601:5601',
+      '8.8.8.8': '2001:0:4136:e378:8000:63bf:f7f7:f7f7',
+    },
+  ],
+];
+
+describe.each(FORMS)('an IPv6 address of the %s form', (_name, form, of) => {
+  it('is read as the IPv4 address it embeds', () => {
+    for (const [ipv4, ipv6] of Object.entries(of)) {
+      expect({ ipv6, embedded: embeddedIPv4(ipv6) }).toEqual({ ipv6, embedded: { ipv4, form } });
+    }
+  });
+
+  it('is refused as that address is when private addresses are refused', () => {
+    expect(refusalOf(of['127.0.0.1']!, false)).toBe(
+      `${of['127.0.0.1']} is ${form} address embedding 127.0.0.1, a loopback address`,
+    );
+    expect(refusalOf(of['10.0.0.7']!, false)).toBe(
+      `${of['10.0.0.7']} is ${form} address embedding 10.0.0.7, a private address`,
+    );
+    expect(refusalOf(of['169.254.169.254']!, false)).toBe(
+      `${of['169.254.169.254']} is ${form} address embedding 169.254.169.254, a cloud metadata address`,
+    );
+  });
+
+  it('still refuses the metadata address when private addresses are allowed', () => {
+    expect(refusalOf(of['169.254.169.254']!, true)).toBe(
+      `${of['169.254.169.254']} is ${form} address embedding 169.254.169.254, a cloud metadata address`,
+    );
+    expect(refusalOf(of['127.0.0.1']!, true)).toBeNull();
+    expect(refusalOf(of['10.0.0.7']!, true)).toBeNull();
+  });
+
+  it('is allowed when the embedded address is public unicast', () => {
+    expect(refusalOf(of['8.8.8.8']!, false)).toBeNull();
+    expect(refusalOf(of['8.8.8.8']!, true)).toBeNull();
+  });
+});
+
+describe('embeddedIPv4', () => {
+  it('leaves :: and ::1 to their own IPv6 ranges, refused as before', () => {
+    expect(embeddedIPv4('::')).toBeNull();
+    expect(embeddedIPv4('::1')).toBeNull();
+    expect(refusalOf('::', true)).toBe(':: is an unspecified address');
+    expect(refusalOf('::1', false)).toBe('::1 is a loopback address');
+  });
+
+  it('finds nothing in ordinary IPv6 or IPv4 addresses', () => {
+    for (const address of ['2606:4700::1111', '2001:4860:4860::8888', 'fd00::1', '8.8.8.8']) {
+      expect({ address, embedded: embeddedIPv4(address) }).toEqual({ address, embedded: null });
+    }
+    // The other prefixes are neighbours, not these forms.
+    expect(embeddedIPv4('64:ff9b:2::7f00:1')).toBeNull();
+    expect(embeddedIPv4('2001:1::7f00:1')).toBeNull();
+    expect(embeddedIPv4('2003:7f00:1::')).toBeNull();
+  });
+
+  it('reads a 6to4 address whatever its subnet and interface bits', () => {
+    expect(embeddedIPv4('2002:c000:204:ffff:1:2:3:4')).toEqual({
+      ipv4: '192.0.2.4',
+      form: 'a 6to4',
+    });
   });
 });

@@ -1,0 +1,145 @@
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import type { Receipt } from '../../src/core/receipt.js';
+import {
+  consistencyProof,
+  coordinatesOf,
+  inclusionProof,
+  storedHashesFrom,
+  treeHash,
+  verifyConsistency,
+  verifyInclusion,
+  type StoredHashes,
+} from '../../src/core/tlog/merkle.js';
+import type { Store } from '../../src/ports/store.js';
+import { newServerKey } from '../support/harness.js';
+import { appendRequest, makeClaim, signClaim } from './ledger-fixtures.js';
+
+// The ledger's Merkle tree (contract §9) as every store keeps it, checked against a tree
+// built here from the receipts alone: leaf data from the reference JCS, hashes by node:crypto.
+
+const sha256 = (...parts: Uint8Array[]) =>
+  createHash('sha256').update(Buffer.concat(parts)).digest();
+
+/** The preimage of chain.receipt_hash, from the receipt's members, by the reference JCS. */
+function leafDataOf(receipt: Receipt): Buffer {
+  const r = receipt as unknown as Record<string, unknown>;
+  const signed = r.signed_fields as { contract: string; fields: string[] };
+  const preimage =
+    signed.contract === 'receipt-core-v2'
+      ? {
+          core: Object.fromEntries(signed.fields.map((f) => [f, r[f]])),
+          attestations: r.attestations,
+        }
+      : { evidence: r.evidence, policy: r.policy, replay: r.replay, attestations: r.attestations };
+  return Buffer.from(canonicalize(preimage)!, 'utf8');
+}
+
+function referenceRoot(leaves: Buffer[]): Buffer {
+  if (leaves.length === 0) return sha256();
+  if (leaves.length === 1) return sha256(Buffer.of(0), leaves[0]!);
+  let k = 1;
+  while (k * 2 < leaves.length) k *= 2;
+  return sha256(Buffer.of(1), referenceRoot(leaves.slice(0, k)), referenceRoot(leaves.slice(k)));
+}
+
+export function describeLogTreeContract(name: string, open: () => Promise<Store>): void {
+  describe(`${name} log tree contract`, () => {
+    const serverKey = newServerKey();
+    let store: Store;
+    beforeEach(async () => {
+      store = await open();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    /** Reads what a computation needs from the store, then runs it on those hashes. */
+    async function withStored<T>(compute: (read: StoredHashes) => T): Promise<T> {
+      const map = await store.tree.hashes(coordinatesOf(compute));
+      return compute(storedHashesFrom(map));
+    }
+
+    async function appendReceipts(n: number, contract?: 'v1' | 'v2'): Promise<Receipt[]> {
+      const out: Receipt[] = [];
+      for (let i = 0; i < n; i++) {
+        const signed = signClaim(makeClaim(), serverKey, contract ? { contract } : {});
+        const result = await store.ledger.append(appendRequest(signed));
+        out.push(result.entry.receipt);
+      }
+      return out;
+    }
+
+    it('has the empty tree before the first receipt', async () => {
+      expect(await store.tree.size()).toBe(0);
+      expect(Buffer.from(await withStored((read) => treeHash(0, read)))).toEqual(sha256());
+    });
+
+    it('holds every appended receipt, v1 and v2, as the leaf at its sequence - 1', async () => {
+      const receipts = [
+        ...(await appendReceipts(3, 'v1')),
+        ...(await appendReceipts(18)),
+        ...(await appendReceipts(2, 'v1')),
+      ];
+      const leaves = receipts.map(leafDataOf);
+      // The leaf data is the preimage of chain.receipt_hash.
+      receipts.forEach((r, i) =>
+        expect(`sha256:${sha256(leaves[i]!).toString('hex')}`).toBe(r.chain.receipt_hash),
+      );
+      expect(await store.tree.size()).toBe(receipts.length);
+      for (let size = 1; size <= receipts.length; size++) {
+        const root = await withStored((read) => treeHash(size, read));
+        expect(Buffer.from(root)).toEqual(referenceRoot(leaves.slice(0, size)));
+      }
+      const size = receipts.length;
+      const root = referenceRoot(leaves);
+      for (let index = 0; index < size; index++) {
+        const proof = await withStored((read) => inclusionProof(index, size, read));
+        const leaf = sha256(Buffer.of(0), leaves[index]!);
+        expect(verifyInclusion(index, size, leaf, proof, root)).toBe(true);
+      }
+      for (let from = 1; from < size; from += 3) {
+        const proof = await withStored((read) => consistencyProof(from, size, read));
+        const fromRoot = referenceRoot(leaves.slice(0, from));
+        expect(verifyConsistency(from, size, proof, fromRoot, root)).toBe(true);
+      }
+    });
+
+    it('keeps the tree of receipts appended concurrently', async () => {
+      const signed = Array.from({ length: 12 }, () => signClaim(makeClaim(), serverKey));
+      const results = await Promise.all(signed.map((s) => store.ledger.append(appendRequest(s))));
+      const receipts = results
+        .map((r) => r.entry.receipt)
+        .sort((a, b) => a.chain.sequence - b.chain.sequence);
+      const root = await withStored((read) => treeHash(12, read));
+      expect(Buffer.from(root)).toEqual(referenceRoot(receipts.map(leafDataOf)));
+    });
+
+    it('writes nothing to the tree for a refused or repeated append', async () => {
+      const [first] = await appendReceipts(1);
+      const again = await store.ledger.append({
+        scope: 'test',
+        claimId: first!.claim_id,
+        build: () => {
+          throw new Error('not called for an existing claim');
+        },
+      });
+      expect(again.status).toBe('exists');
+      await expect(
+        store.ledger.append({
+          scope: 'test',
+          claimId: 'refused',
+          build: () => {
+            throw new Error('refused');
+          },
+        }),
+      ).rejects.toThrow('refused');
+      expect(await store.tree.size()).toBe(1);
+      await appendReceipts(1);
+      const root = await withStored((read) => treeHash(2, read));
+      const leaves = (await store.ledger.list(0, 10)).map((e) => leafDataOf(e.receipt));
+      expect(Buffer.from(root)).toEqual(referenceRoot(leaves));
+    });
+  });
+}
