@@ -12,6 +12,7 @@ import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-tabl
 import { accountRoutes } from './api/routes/accounts.js';
 import { claimRoutes } from './api/routes/claims.js';
 import { ledgerRoutes } from './api/routes/ledger.js';
+import { logRoutes } from './api/routes/log.js';
 import { policyRoutes } from './api/routes/policies.js';
 import { systemRoutes } from './api/routes/system.js';
 import { verifyRoutes } from './api/routes/verify.js';
@@ -38,11 +39,13 @@ import { ApiKeyService } from './services/api-keys.js';
 import { ClaimService } from './services/claims.js';
 import { HealthService } from './services/health.js';
 import { LedgerReadService } from './services/ledger-reads.js';
+import { logOriginFor } from './services/log-origin.js';
 import { Metrics } from './services/metrics.js';
 import { nativeSha256Hex } from './services/native-sha256.js';
 import { PolicyService } from './services/policies.js';
 import { SlidingWindowLimiter } from './services/rate-limiter.js';
 import { systemResolver, type ResolveHost } from './services/webhook-url-guard.js';
+import { TransparencyLog } from './services/transparency-log.js';
 import { WebhookService } from './services/webhooks.js';
 
 export interface AppDeps {
@@ -77,14 +80,12 @@ export interface AppDeps {
   limiter?: RateLimiter;
   /** Overrides for tests: DNS answers, the per-attempt timeout, the jitter. */
   webhookDelivery?: { resolve?: ResolveHost; timeoutMs?: number; random?: () => number };
+  /**
+   * The origin kept with the ledger (establishLogOrigin). Default: the one a new ledger would
+   * take from the configuration.
+   */
+  logOrigin?: string;
 }
-
-/**
- * The ledger's origin (contract §8): configured, else `svc/` and the first 16 hex digits of
- * the signing key's key_id, so two ledgers signed by different keys never share one.
- */
-export const logOriginFor = (configured: string | undefined, keyId: string): string =>
-  configured ?? `svc/${keyId.replace(/^sha256:/, '').slice(0, 16)}`;
 
 /** The composition root: wires every part into an Express app. Never listens. */
 export function createApp(deps: AppDeps): Express {
@@ -112,7 +113,8 @@ export function createApp(deps: AppDeps): Express {
   );
   const apiKeys = new ApiKeyService({ keys: store.apiKeys, clock });
   const policies = new PolicyService({ policies: store.policies, clock });
-  const logOrigin = logOriginFor(config.logOrigin, serverKey.keyId);
+  // The origin kept with the ledger (server.ts establishes it before the app is built).
+  const logOrigin = deps.logOrigin ?? logOriginFor(config.logOrigin, serverKey.keyId);
   // The server hashes with node:crypto; the core defaults to @noble/hashes for the CLI,
   // the Action and browsers.
   const sha256Hex = nativeSha256Hex;
@@ -166,6 +168,13 @@ export function createApp(deps: AppDeps): Express {
   };
   const health = new HealthService({ store, serverKey, clock, jobs });
   let openapi: object | undefined;
+  const transparencyLog = new TransparencyLog({
+    tree: store.tree,
+    ledger: store.ledger,
+    serverKey,
+    clock,
+    origin: logOrigin,
+  });
   const routes: RouteDef[] = [
     ...systemRoutes({
       health,
@@ -175,6 +184,7 @@ export function createApp(deps: AppDeps): Express {
     ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
     ...claimRoutes(claims, metrics),
     ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin, sha256Hex }),
+    ...logRoutes(transparencyLog),
     ...ledgerRoutes(
       new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),
       config,

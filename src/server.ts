@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -10,12 +11,49 @@ import { createLogger } from './logger.js';
 import { systemClock } from './ports/clock.js';
 import { createAesGcmBox, loadKeyEncryptionSecret } from './secrets/key-encryption.js';
 import { loadServerKey } from './secrets/server-key.js';
+import { establishLogOrigin, logOriginFor } from './services/log-origin.js';
+import { TransparencyLog } from './services/transparency-log.js';
 import { secureDataDir } from './storage/data-dir.js';
 import type { RateLimiter } from './ports/rate-limiter.js';
 import { createStore } from './storage/create-store.js';
 
 // Request counts shared by the workers of one data directory.
 const limitsFile = (config: Config) => join(config.dataDir, 'limits.db');
+
+// A worker that cannot listen exits with this code; the supervisor then stops instead of
+// starting another worker that would fail the same way.
+const EXIT_CANNOT_LISTEN = 3;
+
+/** `host:port`, bracketing an IPv6 address. */
+const hostPort = (host: string, port: number) =>
+  host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+
+/** Why listening failed, in words an operator can act on. */
+function listenFailure(error: NodeJS.ErrnoException, host: string, port: number): string {
+  const where = `cannot listen on ${hostPort(host, port)}`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `${where}: the port is in use by another process (stop it, or set PORT)`;
+    case 'EACCES':
+      return `${where}: permission denied (ports below 1024 need privileges; set PORT)`;
+    case 'EADDRNOTAVAIL':
+      return `${where}: the address is not one of this machine's (set HOST)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `${where}: HOST does not resolve`;
+    default:
+      return `${where}: ${error.message}`;
+  }
+}
+
+/**
+ * What every log line names: the process, and with several workers which one (the
+ * supervisor is worker 0; workers count from 1 as node:cluster numbers them).
+ */
+function logBindings(config: Config): Record<string, number> {
+  if (config.workers <= 1) return { pid: process.pid };
+  return { pid: process.pid, worker: cluster.isPrimary ? 0 : cluster.worker!.id };
+}
 
 function configOrExit(): Config {
   try {
@@ -60,16 +98,24 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
     const worker = cluster.fork();
     worker.once('exit', (code, signal) => {
       if (stopping) return;
+      if (code === EXIT_CANNOT_LISTEN) {
+        // The worker said why on stderr; another would fail the same way.
+        logger.fatal({ worker_pid: worker.process.pid }, 'a worker cannot listen; stopping');
+        return shutdown('cannot listen', 1);
+      }
       // A worker that cannot even start would otherwise be restarted in a tight loop.
       const delay = Date.now() - started < 5_000 ? 1_000 : 0;
-      logger.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another');
+      logger.error(
+        { worker_pid: worker.process.pid, code, signal },
+        'worker died; starting another',
+      );
       setTimeout(fork, delay);
     });
   };
   for (let i = 0; i < config.workers; i++) fork();
   logger.info({ workers: config.workers }, 'svc workers starting');
 
-  const shutdown = (signal: string) => {
+  const shutdown = (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping workers');
@@ -84,8 +130,9 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
             worker.process.kill('SIGTERM');
           }),
       ),
-    ).then(() => process.exit(0));
-    setTimeout(() => process.exit(1), 15_000).unref();
+    ).then(() => process.exit(exitCode));
+    // Longer than a worker's own limit (below), so that a worker is not cut off mid-drain.
+    setTimeout(() => process.exit(1), config.httpTimeouts.requestMs + 15_000).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -93,9 +140,10 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
 
 async function main(): Promise<void> {
   const config = configOrExit();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, logBindings(config));
   if (config.workers > 1 && cluster.isPrimary) return supervise(config, logger);
   let store, key, box;
+  let logOrigin: string;
   let limiter: (RateLimiter & { close(): void }) | undefined;
   try {
     secureDataDir(config.dataDir);
@@ -131,13 +179,17 @@ async function main(): Promise<void> {
       const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
       limiter = new SqliteWindowLimiter(limitsFile(config), systemClock);
     }
+    logOrigin = await establishLogOrigin(store.tree, {
+      setting: config.logOriginSetting,
+      candidate: logOriginFor(config.logOrigin, key.keyId),
+    });
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
   }
   const head = await store.ledger.head();
   logger.info(
-    { store: store.kind, data_dir: config.dataDir, sequence: head.sequence },
+    { store: store.kind, data_dir: config.dataDir, sequence: head.sequence, origin: logOrigin },
     'ledger opened',
   );
 
@@ -166,8 +218,40 @@ async function main(): Promise<void> {
     logger,
     jobs,
     limiter,
+    logOrigin,
   });
-  const server = app.listen(config.port, config.host, () => {
+  // Checkpoints follow the ledger: one is signed whenever the tree grew since the last one.
+  const transparencyLog = new TransparencyLog({
+    tree: store.tree,
+    ledger: store.ledger,
+    serverKey: key,
+    clock: systemClock,
+    origin: logOrigin,
+  });
+  const checkpoints = setInterval(() => {
+    transparencyLog
+      .makeCheckpoint()
+      .catch((error: unknown) => logger.error({ err: error }, 'cannot make a checkpoint'));
+  }, config.checkpointIntervalMs);
+  checkpoints.unref();
+  // Answers started before a shutdown, until they are sent (see shutdown below).
+  const answering = new Set<ServerResponse>();
+  let stopping = false;
+  const server = createHttpServer(config, (req, res) => {
+    // During a shutdown every answer closes its connection, so that the drain ends with the
+    // last answer instead of waiting for kept-alive connections to time out.
+    if (stopping) res.setHeader('Connection', 'close');
+    else {
+      answering.add(res);
+      res.once('close', () => answering.delete(res));
+    }
+    app(req, res);
+  });
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    process.stderr.write(`svc: ${listenFailure(error, config.host, config.port)}\n`);
+    process.exit(cluster.isWorker ? EXIT_CANNOT_LISTEN : 1);
+  });
+  server.listen(config.port, config.host, () => {
     // The bound port, which differs from the configured one for PORT=0.
     const { port } = server.address() as AddressInfo;
     logger.info(
@@ -177,28 +261,49 @@ async function main(): Promise<void> {
     // Deliveries left pending by an earlier run (or another process) are picked up here.
     jobs.start();
   });
-  server.on('error', (error) => {
-    logger.fatal({ err: error }, 'cannot listen');
-    process.exit(1);
-  });
 
-  let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    clearInterval(checkpoints);
     logger.info({ signal }, 'shutting down');
+    for (const res of answering) if (!res.headersSent) res.setHeader('Connection', 'close');
     // Requests in flight finish (and their receipts commit), and deliveries being sent
-    // finish, before the store closes.
+    // finish, before the store closes. close() stops listening at once and closes the
+    // connections that are idle (no request begun on them); the others end with their answer.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // close() also stops node's request-timeout checks: a client still sending its request is
+    // given the request timeout once more, then cut off, so that a slow client cannot hold the
+    // drain open.
+    const cutOff = setTimeout(() => server.closeAllConnections(), config.httpTimeouts.requestMs);
     void Promise.all([closed, jobs.stop()])
+      .then(() => clearTimeout(cutOff))
       .then(() => store.close())
       .then(() => limiter?.close())
       .then(() => process.exit(0));
-    server.closeIdleConnections();
-    setTimeout(() => process.exit(1), 10_000).unref();
+    setTimeout(() => process.exit(1), config.httpTimeouts.requestMs + 10_000).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/**
+ * The HTTP server, with timeouts that cut off clients sending their request slowly
+ * (slowloris: headers or a body trickled a byte at a time) within seconds; node's defaults
+ * allow 60 s for headers and 5 minutes for a request, checked every 30 s.
+ */
+function createHttpServer(config: Config, listener: RequestListener): Server {
+  const { headersMs, requestMs, keepAliveMs } = config.httpTimeouts;
+  return createServer(
+    {
+      headersTimeout: headersMs,
+      requestTimeout: requestMs,
+      keepAliveTimeout: keepAliveMs,
+      // How often the two limits above are checked; their precision.
+      connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersMs / 4)),
+    },
+    listener,
+  );
 }
 
 void main();

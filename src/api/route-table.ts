@@ -30,6 +30,8 @@ export const API_TAGS = {
   Policies: 'Built-in, shared and account policies, and claim templates.',
   Webhooks: 'Outbound receivers of receipt.created events and their deliveries.',
   Accounts: 'API keys: signup, the calling key’s account, rotation, revocation and tiers.',
+  'Transparency log':
+    'The ledger as a Merkle-tree transparency log: signed checkpoints, tiles, inclusion and consistency proofs.',
   'GitHub App': 'Deliveries of the GitHub App, which evaluates pull requests into check runs.',
   System: 'Health, status, metrics and this document.',
 } as const;
@@ -171,7 +173,13 @@ const pathMatcher = (path: string): RegExp =>
   new RegExp(
     `^${path
       .split('/')
-      .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .map((part) =>
+        part.startsWith(':')
+          ? '[^/]+'
+          : part.startsWith('*')
+            ? '.+'
+            : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      )
       .join('/')}/?$`,
   );
 
@@ -328,7 +336,7 @@ export function registerRoutes(
     }
     registry.registerPath({
       method: route.method,
-      path: route.path.replace(/:(\w+)/g, '{$1}'),
+      path: route.path.replace(/[:*](\w+)/g, '{$1}'),
       operationId: route.operationId,
       tags: [route.tag],
       summary: route.summary,

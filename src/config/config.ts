@@ -75,6 +75,18 @@ const retentionDays = z
   .transform(Number)
   .refine((n) => n > 0 && n <= 36_500, { error: 'must be more than 0 and at most 36500 days' });
 
+// Seconds, fractions allowed (0.5), as milliseconds; at most an hour, which for the HTTP
+// timeouts is already far longer than any honest client takes to send a request of 1 MiB.
+const timeoutSeconds = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, { error: 'must be a number of seconds, e.g. 10 or 0.5' })
+  .transform(Number)
+  .refine((n) => n >= 0.1 && n <= 3600, { error: 'must be at least 0.1 and at most 3600 seconds' })
+  .transform((n) => Math.round(n * 1000));
+
+/** Milliseconds, unless configured: see docs/OPERATIONS.md, "Slow clients". */
+export const DEFAULT_HTTP_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 };
+
 const secret32 = z
   .string()
   .transform((v) =>
@@ -121,6 +133,7 @@ const envSchema = z.object({
   SVC_ALLOW_PRIVATE_WEBHOOK_URLS: boolean.default(false),
   SVC_WEBHOOK_RETRY_DELAYS: retryDelays.default(DEFAULT_WEBHOOK_RETRY_DELAYS),
   SVC_JOB_RETENTION_DAYS: retentionDays.default(7),
+  SVC_CHECKPOINT_INTERVAL: timeoutSeconds.default(1000),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
   SVC_KEY_ENCRYPTION_SECRET_FILE: z.string().optional(),
@@ -133,6 +146,10 @@ const envSchema = z.object({
   SVC_SIGNUP_LIMIT_PER_HOUR: hourlyLimit.default(20),
   SVC_TRUST_PROXY: trustProxy.default(false),
   SVC_PUBLIC_READS: boolean.default(true),
+  // A default is the parsed value (milliseconds), not an input to parse.
+  SVC_HEADERS_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.headersMs),
+  SVC_REQUEST_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.requestMs),
+  SVC_KEEP_ALIVE_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.keepAliveMs),
   SVC_WORKERS: z
     .string()
     .regex(/^(auto|[1-9]\d{0,2})$/, { error: 'must be "auto" or a number of processes, 1-999' })
@@ -171,6 +188,10 @@ export interface Config {
   webhookRetryDelays: number[];
   /** How long a finished job (a delivery, a GitHub event) is kept before it is purged. */
   jobRetentionMs: number;
+  /** How often, at most, a new checkpoint is signed while the ledger grows. */
+  checkpointIntervalMs: number;
+  /** SVC_LOG_ORIGIN as set: an existing ledger's origin must equal it. */
+  logOriginSetting?: string;
   logLevel: (typeof LOG_LEVELS)[number];
   keyEncryptionSecret?: Buffer;
   /** A file holding the encryption secret (a mounted secret); read at start. */
@@ -185,6 +206,11 @@ export interface Config {
   trustProxy: false | number | string[];
   /** Whether ledger reads (search, analytics, metrics, ...) need no API key. */
   publicReads: boolean;
+  /**
+   * How long a client may take, in milliseconds, to send a request's headers, to send the whole
+   * request (headers and body), and to start its next request on a kept-alive connection.
+   */
+  httpTimeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
   /** HTTP worker processes sharing the port (node:cluster); 1 serves from this process. */
   workers: number;
   /** The MongoDB deployment (a replica set) to store everything in; unset: embedded SQLite. */
@@ -214,6 +240,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'invalid configuration: set SVC_KEY_ENCRYPTION_SECRET or SVC_KEY_ENCRYPTION_SECRET_FILE, not both',
     );
   }
+  if (e.SVC_HEADERS_TIMEOUT > e.SVC_REQUEST_TIMEOUT) {
+    throw new ConfigError(
+      'invalid configuration: SVC_HEADERS_TIMEOUT must not exceed SVC_REQUEST_TIMEOUT (the headers are part of the request)',
+    );
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -233,6 +264,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateWebhookUrls: e.SVC_ALLOW_PRIVATE_WEBHOOK_URLS,
     webhookRetryDelays: e.SVC_WEBHOOK_RETRY_DELAYS,
     jobRetentionMs: Math.round(e.SVC_JOB_RETENTION_DAYS * 24 * 60 * 60 * 1000),
+    checkpointIntervalMs: e.SVC_CHECKPOINT_INTERVAL,
+    logOriginSetting: e.SVC_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,
     keyEncryptionSecretFile: e.SVC_KEY_ENCRYPTION_SECRET_FILE,
@@ -243,6 +276,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signupLimitPerHour: e.SVC_SIGNUP_LIMIT_PER_HOUR,
     trustProxy: e.SVC_TRUST_PROXY,
     publicReads: e.SVC_PUBLIC_READS,
+    httpTimeouts: {
+      headersMs: e.SVC_HEADERS_TIMEOUT,
+      requestMs: e.SVC_REQUEST_TIMEOUT,
+      keepAliveMs: e.SVC_KEEP_ALIVE_TIMEOUT,
+    },
     workers: e.SVC_WORKERS,
     mongodbUri: e.MONGODB_URI,
     mongodbDatabase: e.MONGODB_DATABASE,

@@ -1,9 +1,17 @@
 import type { HashCoordinate } from '../core/tlog/merkle.js';
 
+/** A signed checkpoint of the log as stored: the C2SP signed note and when it was made. */
+export interface StoredCheckpoint {
+  size: number;
+  note: string;
+  created_at: string;
+}
+
 /**
- * The ledger's Merkle tree (contract §9) as the store keeps it: every complete subtree's hash,
- * written in the same transaction as the receipt whose leaf completes it, so every receipt
- * the ledger acknowledged is in the tree. Append-only, like the receipts.
+ * The ledger's transparency log (contract §9) as the store keeps it: its origin, every
+ * complete subtree's hash — written in the same transaction as the receipt whose leaf
+ * completes it, so every receipt the ledger acknowledged is in the tree — and the signed
+ * checkpoints made of it. Append-only, like the receipts.
  */
 export interface LogTreeStore {
   /** The number of leaves: the ledger's head sequence. */
@@ -14,4 +22,14 @@ export interface LogTreeStore {
    * for, so a missing hash is a bug or a damaged store, never an answer.
    */
   hashes(coordinates: readonly HashCoordinate[]): Promise<Map<string, Uint8Array>>;
+  /**
+   * The log's origin, fixed once: the stored one, else the one the ledger's first
+   * receipt-core-v2 receipt carries, else `candidate` — stored by the first caller, so every
+   * process and instance agrees on it.
+   */
+  initOrigin(candidate: string): Promise<string>;
+  /** Stores a checkpoint unless one of its size is stored; answers the stored one. */
+  addCheckpoint(checkpoint: StoredCheckpoint): Promise<StoredCheckpoint>;
+  latestCheckpoint(): Promise<StoredCheckpoint | null>;
+  checkpointOfSize(size: number): Promise<StoredCheckpoint | null>;
 }

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +8,7 @@ import type { Receipt } from '../../src/core/receipt.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 import { validClaim } from '../support/harness.js';
+import { childrenOf, freePort, rawPost } from '../support/server-process.js';
 
 // SVC_WORKERS=2: the process entry as it runs in production, two HTTP workers on one port
 // and one data directory.
@@ -17,25 +17,7 @@ let dataDir: string;
 let primary: ChildProcess;
 let url: string;
 let stderr = '';
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** The pids of a process's children, from /proc (Linux). */
-function childrenOf(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number),
-  );
-}
+let stdout = '';
 
 async function until<T>(what: string, probe: () => Promise<T | null> | T | null): Promise<T> {
   const deadline = Date.now() + 20_000;
@@ -50,6 +32,12 @@ async function until<T>(what: string, probe: () => Promise<T | null> | T | null)
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+const logLines = () =>
+  stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 // A new connection per request: the primary hands connections to the workers in turn, so
 // consecutive requests are served by alternating workers.
@@ -71,15 +59,23 @@ beforeAll(async () => {
       SVC_DATA_DIR: dataDir,
       HOST: '127.0.0.1',
       PORT: String(port),
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info',
       SVC_ANON_LIMIT_PER_HOUR: 'unlimited',
       SVC_SIGNUP_LIMIT_PER_HOUR: 'unlimited',
+      // Short, so that slow clients are cut off within the test's patience.
+      SVC_HEADERS_TIMEOUT: '2',
+      SVC_REQUEST_TIMEOUT: '3',
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   primary.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  await until('two workers answering', async () =>
-    childrenOf(primary.pid!).length === 2 && (await call('/health')).ok ? true : null,
+  primary.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  await until('two workers listening', async () =>
+    childrenOf(primary.pid!).length === 2 &&
+    new Set(logLines().flatMap((l) => (l.msg === 'svc listening' ? [l.pid] : []))).size === 2 &&
+    (await call('/health')).ok
+      ? true
+      : null,
   );
 }, 60_000);
 
@@ -150,11 +146,84 @@ describe('SVC_WORKERS=2', () => {
     for (let i = 0; i < 4; i++) expect((await call('/health')).status).toBe(200);
   }, 60_000);
 
-  it('stops every worker and exits 0 on SIGTERM', async () => {
+  it('cuts off a client that trickles its body, with 408, after the request timeout', async () => {
+    const port = Number(new URL(url).port);
+    // Two connections, so that each worker gets one.
+    const answers = await Promise.all(
+      [1, 2].map(
+        (i) =>
+          rawPost(port, '/v1/signup', JSON.stringify({ email: `slow-${i}@example.com` }), {
+            trickleMs: 250,
+            close: true,
+          }).answer,
+      ),
+    );
+    for (const answer of answers) {
+      expect(answer.status).toBe(408);
+      expect(answer.elapsedMs).toBeGreaterThanOrEqual(2_900);
+      expect(answer.elapsedMs).toBeLessThan(5_000);
+    }
+  }, 60_000);
+
+  it('names the process and the worker on every log line, the supervisor as worker 0', async () => {
+    await until('a request line from each worker', () => {
+      const workers = new Set(logLines().flatMap((l) => (l.req ? [l.worker] : [])));
+      return workers.size >= 2 ? true : null;
+    });
+    const lines = logLines();
+    const pidOf = new Map<unknown, unknown>();
+    for (const line of lines) {
+      expect(typeof line.pid).toBe('number');
+      expect(typeof line.worker).toBe('number');
+      if (line.worker === 0) expect(line.pid).toBe(primary.pid);
+      else expect(line.pid).not.toBe(primary.pid);
+      // One process per worker number (a replacement gets a new number).
+      expect(pidOf.get(line.worker) ?? line.pid).toBe(line.pid);
+      pidOf.set(line.worker, line.pid);
+    }
+    expect(lines.filter((l) => l.worker === 0).map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['svc workers starting', 'worker died; starting another']),
+    );
+  }, 60_000);
+
+  it('on SIGTERM, answers every request in flight on every worker, then exits 0', async () => {
     const workers = childrenOf(primary.pid!);
+    const port = Number(new URL(url).port);
+    // Four requests whose bodies come late: the supervisor hands connections to the workers
+    // in turn, two each. Each is in flight once its worker answered 100 Continue; their ids
+    // find them in the request log.
+    const inFlight = [1, 2, 3, 4].map((i) =>
+      rawPost(port, '/v1/signup', JSON.stringify({ email: `drain-${i}@example.com` }), {
+        hold: true,
+        expectContinue: true,
+        headers: { 'X-Request-Id': `drain-${i}` },
+      }),
+    );
+    await Promise.all(inFlight.map((r) => r.sent));
     const exited = new Promise<number | null>((resolve) => primary.once('exit', resolve));
     primary.kill('SIGTERM');
+    // New connections are refused once every worker has stopped listening, while the four
+    // requests are still waiting for their bodies.
+    await until('the listener closed', () =>
+      rawPost(port, '/health', '{}', { close: true }).answer.then((a) =>
+        a.error === 'ECONNREFUSED' ? true : null,
+      ),
+    );
+    for (const request of inFlight) request.finish();
+    const answers = await Promise.all(inFlight.map((r) => r.answer));
+    for (const answer of answers) {
+      expect(answer.error).toBeUndefined();
+      expect(answer.status).toBe(201);
+      expect(answer.headers.connection).toBe('close');
+      expect(JSON.parse(answer.body)).toHaveProperty('key_id');
+    }
     expect(await exited).toBe(0);
     for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
+    // Both workers were draining: each answered some of the four.
+    const served = logLines().filter((l) =>
+      String((l.req as { id?: unknown } | undefined)?.id).startsWith('drain-'),
+    );
+    expect(served.map((l) => (l.res as { status: number }).status)).toEqual([201, 201, 201, 201]);
+    expect(new Set(served.map((l) => l.pid))).toEqual(new Set(workers));
   }, 60_000);
 });

@@ -222,6 +222,29 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads the HTTP timeouts as seconds, fractions allowed, with the documented defaults', () => {
+    expect(loadConfig({}).httpTimeouts).toEqual({
+      headersMs: 10_000,
+      requestMs: 30_000,
+      keepAliveMs: 5_000,
+    });
+    expect(
+      loadConfig({
+        SVC_HEADERS_TIMEOUT: '0.5',
+        SVC_REQUEST_TIMEOUT: '120',
+        SVC_KEEP_ALIVE_TIMEOUT: '65',
+      }).httpTimeouts,
+    ).toEqual({ headersMs: 500, requestMs: 120_000, keepAliveMs: 65_000 });
+    for (const name of ['SVC_HEADERS_TIMEOUT', 'SVC_REQUEST_TIMEOUT', 'SVC_KEEP_ALIVE_TIMEOUT']) {
+      for (const bad of ['0', '-1', '10s', '3601'])
+        expect(configError({ [name]: bad }).message).toContain(`${name}:`);
+    }
+    // The headers are part of the request: node refuses the opposite when the server is made.
+    expect(configError({ SVC_HEADERS_TIMEOUT: '40' }).message).toContain(
+      'SVC_HEADERS_TIMEOUT must not exceed SVC_REQUEST_TIMEOUT',
+    );
+  });
+
   it('names every bad variable in one error', () => {
     const { message } = configError({ PORT: 'abc', LOG_LEVEL: 'loud', SVC_BASE_URL: 'ftp://x' });
     expect(message).toMatch(/^invalid configuration: /);

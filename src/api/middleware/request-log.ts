@@ -13,7 +13,9 @@ const requestFields = (req: IncomingMessage & { id?: unknown }) => ({
 });
 const keyFields = (res: ServerResponse) => {
   const key = (res as Response).locals?.apiKey;
-  return key ? { key_id: key.id } : {};
+  // The public key_id (kid_…), as receipts and GET /v1/account name the key; never the
+  // account id or anything derived from the secret.
+  return key ? { key_id: key.keyId } : {};
 };
 
 /**

@@ -30,6 +30,8 @@ export const COLLECTIONS = {
   healthProbe: 'health_probe',
   rateWindows: 'rate_windows',
   treeHashes: 'tlog_hashes',
+  ledgerMeta: 'ledger_meta',
+  checkpoints: 'checkpoints',
 } as const;
 
 /**

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Binary, type ClientSession, type Db } from 'mongodb';
 import { toHex, utf8Bytes } from '../../core/encoding.js';
 import { receiptHashText, type Receipt } from '../../core/receipt.js';
@@ -8,13 +7,11 @@ import {
   hashesCompletedBy,
   leafHash,
   storedHashesFrom,
-  type HashBytes,
   type HashCoordinate,
 } from '../../core/tlog/merkle.js';
-import type { LogTreeStore } from '../../ports/log-tree.js';
+import { nativeHashBytes } from '../native-hash.js';
+import type { LogTreeStore, StoredCheckpoint } from '../../ports/log-tree.js';
 import { COLLECTIONS, type ReceiptDocument } from './documents.js';
-
-const nativeHashBytes: HashBytes = (data) => createHash('sha256').update(data).digest();
 
 /** One stored hash of the log's tree; `_id` is `<level>/<index>`, so each is written once. */
 export interface TreeHashDocument {
@@ -24,7 +21,24 @@ export interface TreeHashDocument {
   hash: Binary;
 }
 
+interface MetaDocument {
+  _id: 'origin';
+  value: string;
+}
+
+interface CheckpointDocument {
+  _id: number;
+  note: string;
+  created_at: string;
+}
+
 const BACKFILL_PAGE = 1000;
+const asStored = (doc: CheckpointDocument): StoredCheckpoint => ({
+  size: doc._id,
+  note: doc.note,
+  created_at: doc.created_at,
+});
+const isDuplicate = (error: unknown) => (error as { code?: unknown }).code === 11000;
 
 /**
  * The ledger's Merkle tree on MongoDB: the hashes a receipt completes are inserted in the
@@ -115,10 +129,69 @@ export class MongoLogTree implements LogTreeStore {
         try {
           await this.recordLeaf(doc.sequence - 1, text);
         } catch (error) {
-          if ((error as { code?: unknown }).code !== 11000) throw error;
+          if (!isDuplicate(error)) throw error;
         }
       }
       after = page[page.length - 1]!.sequence;
     }
+  }
+
+  private get meta() {
+    return this.db.collection<MetaDocument>(COLLECTIONS.ledgerMeta);
+  }
+
+  private get checkpoints() {
+    return this.db.collection<CheckpointDocument>(COLLECTIONS.checkpoints);
+  }
+
+  async initOrigin(candidate: string): Promise<string> {
+    const stored = await this.meta.findOne({ _id: 'origin' });
+    if (stored) return stored.value;
+    // An existing ledger keeps the origin of its first receipt-core-v2 receipt.
+    let value = candidate;
+    const cursor = this.db
+      .collection<ReceiptDocument>(COLLECTIONS.receipts)
+      .find({}, { projection: { receipt_json: 1 }, sort: { sequence: 1 } });
+    for await (const doc of cursor) {
+      const receipt = JSON.parse(doc.receipt_json) as {
+        signed_fields?: { contract?: string };
+        position?: { log?: string };
+      };
+      if (receipt.signed_fields?.contract === 'receipt-core-v2' && receipt.position?.log) {
+        value = receipt.position.log;
+        break;
+      }
+    }
+    await cursor.close();
+    try {
+      await this.meta.insertOne({ _id: 'origin', value });
+    } catch (error) {
+      // Another instance stored it first: its value holds.
+      if (!isDuplicate(error)) throw error;
+    }
+    return (await this.meta.findOne({ _id: 'origin' }))!.value;
+  }
+
+  async addCheckpoint(checkpoint: StoredCheckpoint): Promise<StoredCheckpoint> {
+    try {
+      await this.checkpoints.insertOne({
+        _id: checkpoint.size,
+        note: checkpoint.note,
+        created_at: checkpoint.created_at,
+      });
+    } catch (error) {
+      if (!isDuplicate(error)) throw error;
+    }
+    return asStored((await this.checkpoints.findOne({ _id: checkpoint.size }))!);
+  }
+
+  async latestCheckpoint(): Promise<StoredCheckpoint | null> {
+    const doc = await this.checkpoints.find({}, { sort: { _id: -1 }, limit: 1 }).next();
+    return doc ? asStored(doc) : null;
+  }
+
+  async checkpointOfSize(size: number): Promise<StoredCheckpoint | null> {
+    const doc = await this.checkpoints.findOne({ _id: size });
+    return doc ? asStored(doc) : null;
   }
 }

@@ -2,7 +2,8 @@ import type { Database } from 'better-sqlite3';
 import { toHex, utf8Bytes } from '../../core/encoding.js';
 import { newKeyId } from '../../core/ids.js';
 import { receiptHashText, type Receipt } from '../../core/receipt.js';
-import { LOG_TREE_SCHEMA, SqliteLogTree, nativeHashBytes } from './sqlite-log-tree.js';
+import { nativeHashBytes } from '../native-hash.js';
+import { LOG_TREE_SCHEMA, SqliteLogTree } from './sqlite-log-tree.js';
 
 type Migration = string | ((db: Database) => void);
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { utf8Bytes } from '../../core/encoding.js';
 import { receiptHashText, type Receipt } from '../../core/receipt.js';
@@ -6,12 +5,10 @@ import {
   coordinateKey,
   hashesCompletedBy,
   leafHash,
-  type HashBytes,
   type HashCoordinate,
 } from '../../core/tlog/merkle.js';
-import type { LogTreeStore } from '../../ports/log-tree.js';
-
-export const nativeHashBytes: HashBytes = (data) => createHash('sha256').update(data).digest();
+import { nativeHashBytes } from '../native-hash.js';
+import type { LogTreeStore, StoredCheckpoint } from '../../ports/log-tree.js';
 
 export const LOG_TREE_SCHEMA = `
   -- The ledger's Merkle tree (contract §9): the hash of every complete subtree of 2^level
@@ -26,6 +23,33 @@ export const LOG_TREE_SCHEMA = `
     BEGIN SELECT RAISE(ABORT, 'the log tree is append-only'); END;
   CREATE TRIGGER tlog_hashes_no_delete BEFORE DELETE ON tlog_hashes
     BEGIN SELECT RAISE(ABORT, 'the log tree is append-only'); END;
+
+  -- The log's origin (contract §9), fixed when first stored.
+  CREATE TABLE ledger_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) STRICT;
+  CREATE TRIGGER ledger_meta_no_update BEFORE UPDATE ON ledger_meta
+    BEGIN SELECT RAISE(ABORT, 'the ledger origin is fixed'); END;
+  CREATE TRIGGER ledger_meta_no_delete BEFORE DELETE ON ledger_meta
+    BEGIN SELECT RAISE(ABORT, 'the ledger origin is fixed'); END;
+
+  -- Signed checkpoints, one per tree size.
+  CREATE TABLE checkpoints (
+    size       INTEGER PRIMARY KEY,
+    note       TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  ) STRICT;
+  CREATE TRIGGER checkpoints_no_update BEFORE UPDATE ON checkpoints
+    BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only'); END;
+  CREATE TRIGGER checkpoints_no_delete BEFORE DELETE ON checkpoints
+    BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only'); END;
+
+  -- An existing ledger keeps the origin its receipts carry.
+  INSERT INTO ledger_meta (key, value)
+    SELECT 'origin', json_extract(receipt_json, '$.position.log') FROM receipts
+    WHERE json_extract(receipt_json, '$.signed_fields.contract') = 'receipt-core-v2'
+    ORDER BY sequence LIMIT 1;
 `;
 
 /** Writes and reads the stored hashes; `record` runs inside the append's transaction. */
@@ -33,11 +57,29 @@ export class SqliteLogTree implements LogTreeStore {
   private readonly insert: Statement<[number, number, Uint8Array]>;
   private readonly read: Statement<[number, number], { hash: Buffer }>;
   private readonly headRow: Statement<[], { n: number | null }>;
+  private readonly originRow: Statement<[], { value: string }>;
+  private readonly insertOrigin: Statement<[string]>;
+  private readonly insertCheckpoint: Statement<[number, string, string]>;
+  private readonly checkpointRow: Statement<[number], StoredCheckpoint>;
+  private readonly latestRow: Statement<[], StoredCheckpoint>;
 
   constructor(db: Database) {
     this.insert = db.prepare('INSERT INTO tlog_hashes (level, idx, hash) VALUES (?, ?, ?)');
     this.read = db.prepare('SELECT hash FROM tlog_hashes WHERE level = ? AND idx = ?');
     this.headRow = db.prepare('SELECT MAX(sequence) AS n FROM receipts');
+    this.originRow = db.prepare("SELECT value FROM ledger_meta WHERE key = 'origin'");
+    this.insertOrigin = db.prepare(
+      "INSERT INTO ledger_meta (key, value) VALUES ('origin', ?) ON CONFLICT DO NOTHING",
+    );
+    this.insertCheckpoint = db.prepare(
+      'INSERT INTO checkpoints (size, note, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    );
+    this.checkpointRow = db.prepare(
+      'SELECT size, note, created_at FROM checkpoints WHERE size = ?',
+    );
+    this.latestRow = db.prepare(
+      'SELECT size, note, created_at FROM checkpoints ORDER BY size DESC LIMIT 1',
+    );
   }
 
   /** Adds the receipt at `chain.sequence` as leaf sequence - 1, with the subtrees it completes. */
@@ -67,5 +109,25 @@ export class SqliteLogTree implements LogTreeStore {
     for (const c of coordinates)
       out.set(coordinateKey(c.level, c.index), this.readOne(c.level, c.index));
     return out;
+  }
+
+  async initOrigin(candidate: string): Promise<string> {
+    // The migration adopted the origin of an existing ledger's receipts; a ledger with none
+    // takes the candidate, unless another process stored one first.
+    this.insertOrigin.run(candidate);
+    return this.originRow.get()!.value;
+  }
+
+  async addCheckpoint(checkpoint: StoredCheckpoint): Promise<StoredCheckpoint> {
+    this.insertCheckpoint.run(checkpoint.size, checkpoint.note, checkpoint.created_at);
+    return this.checkpointRow.get(checkpoint.size)!;
+  }
+
+  async latestCheckpoint(): Promise<StoredCheckpoint | null> {
+    return this.latestRow.get() ?? null;
+  }
+
+  async checkpointOfSize(size: number): Promise<StoredCheckpoint | null> {
+    return this.checkpointRow.get(size) ?? null;
   }
 }

@@ -72,11 +72,20 @@ function servedRoutes(app: Express): ServedRoute[] {
   return routes;
 }
 
-const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+const openApiPath = (path: string) => path.replace(/[:*](\w+)/g, '{$1}');
 const KEY_SECURITY = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 /** Served GET routes that stay public whatever SVC_PUBLIC_READS says. */
-const ALWAYS_PUBLIC_GETS = ['/health', '/v1/status', '/v1/keys/server', '/v1/openapi.json'];
+const ALWAYS_PUBLIC_GETS = [
+  '/health',
+  '/v1/status',
+  '/v1/keys/server',
+  '/v1/openapi.json',
+  // The log's checkpoints, hash tiles and consistency proofs reveal no receipt.
+  '/v1/log/checkpoint',
+  '/v1/log/consistency',
+  '/v1/log/tile/*path',
+];
 const READS = [
   '/v1/ledger',
   '/v1/ledger/stats',
@@ -85,6 +94,8 @@ const READS = [
   '/v1/receipts/compare',
   '/v1/receipts/diff',
   '/v1/receipts/:id',
+  '/v1/receipts/:id/proof',
+  '/v1/log/tile/entries/*path',
   '/v1/repos',
   '/v1/agents',
   '/v1/overview',
@@ -348,7 +359,7 @@ describe('GET /v1/openapi.json', () => {
       expect({ path, security: op.security }).toEqual({ path, security: KEY_SECURITY });
       expect(op.responses).toHaveProperty(['401']);
     }
-    for (const path of [...ALWAYS_PUBLIC_GETS, ...READS.map(openApiPath)]) {
+    for (const path of [...ALWAYS_PUBLIC_GETS, ...READS].map(openApiPath)) {
       const op = doc.paths[path]!.get!;
       expect({ path, security: op.security }).toEqual({ path, security: [] });
       expect(op.responses).not.toHaveProperty(['401']);
@@ -582,7 +593,8 @@ describe('GET /v1/openapi.json', () => {
         expect({ path, security: op.security }).toEqual({ path, security: KEY_SECURITY });
         expect(op.responses).toHaveProperty(['401']);
       }
-      for (const path of ALWAYS_PUBLIC_GETS) expect(res.body.paths[path].get.security).toEqual([]);
+      for (const path of ALWAYS_PUBLIC_GETS)
+        expect(res.body.paths[openApiPath(path)].get.security).toEqual([]);
       expect((await new Validator().validate(res.body)).valid).toBe(true);
     } finally {
       await closed.close();
@@ -692,8 +704,11 @@ describe('SVC_PUBLIC_READS=false', () => {
   const QUERIES: Record<string, Record<string, string>> = {
     '/v1/receipts/compare': { ids: 'dr-x' },
     '/v1/receipts/diff': { repository: 'acme/web', pr: '42' },
+    '/v1/log/consistency': { from: '0', to: '1' },
   };
-  const pathOf = (path: string) => path.replace(':id', receiptId).replace(':name', 'strict');
+  // The one receipt issued: leaf 0, so the partial tiles of width 1.
+  const pathOf = (path: string) =>
+    path.replace(':id', receiptId).replace(':name', 'strict').replace('*path', '000.p/1');
 
   it.each(READS)('%s needs a key (401 without, 200 with)', async (path) => {
     const query = QUERIES[path] ?? {};
@@ -729,7 +744,9 @@ describe('SVC_PUBLIC_READS=false', () => {
 
   it('keeps health, status, verify, the server key, docs and signup public; ledger stats need a key', async () => {
     for (const path of [...ALWAYS_PUBLIC_GETS, '/docs', '/docs/svc-docs.js']) {
-      const res = await request(t.app).get(path);
+      const res = await request(t.app)
+        .get(pathOf(path.replace('/tile/*path', '/tile/0/*path')))
+        .query(QUERIES[path] ?? {});
       expect({ path, status: res.status }).toEqual({ path, status: 200 });
     }
     const verified = await request(t.app).post('/v1/verify').send(receipt);

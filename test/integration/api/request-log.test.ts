@@ -82,4 +82,25 @@ describe('request logging', () => {
       res: { status: 500 },
     });
   });
+
+  it('names the key by its public key_id, never by its account or its secret', async () => {
+    const { logger, lines } = capturingLogger('info');
+    const store = openSqliteStore(':memory:');
+    t = buildTestApp({ store, logger });
+    const signup = await request(t.app).post('/v1/signup').send({ email: 'log@example.com' });
+    expect(signup.status).toBe(201);
+    const { api_key: apiKey, key_id: keyId } = signup.body as { api_key: string; key_id: string };
+    const [record] = await store.apiKeys.list();
+    const account = await request(t.app).get('/v1/account').set('X-API-Key', apiKey);
+    expect(account.status).toBe(200);
+    const line = lines.find(
+      (l) => (l.req as { id?: unknown } | undefined)?.id === account.headers['x-request-id'],
+    );
+    expect(keyId).toMatch(/^kid_/);
+    expect(line).toMatchObject({ key_id: keyId, res: { status: 200 } });
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain(apiKey);
+    expect(text).not.toContain(record!.id);
+    expect(text).not.toContain(record!.keyDigest);
+  });
 });

@@ -1,0 +1,131 @@
+import type { Response } from 'express';
+import { SvcError } from '../../core/errors.js';
+import { parseTilePath, TILE_WIDTH } from '../../core/tlog/tiles.js';
+import type { TransparencyLog } from '../../services/transparency-log.js';
+import { defineRoute, type RouteDef } from '../route-table.js';
+import { receiptParams } from '../schemas/ledger.js';
+import {
+  checkpointQuery,
+  consistencyQuery,
+  consistencySchema,
+  inclusionSchema,
+  proofQuery,
+  tileParams,
+} from '../schemas/log.js';
+import { textSchema } from '../schemas/system.js';
+
+const tag = 'Transparency log';
+
+// A checkpoint changes as the log grows; a stored one of a given size never does.
+const LATEST_CACHE = 'no-cache';
+const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
+
+const tileResponse = {
+  status: 200,
+  description: 'The tile bytes.',
+  text: textSchema,
+  contentType: 'application/octet-stream',
+};
+
+export function logRoutes(log: TransparencyLog): RouteDef[] {
+  async function sendTile(path: string, res: Response): Promise<void> {
+    const tile = parseTilePath(path);
+    if (!tile) throw new SvcError('not_found', 'Not a tile path of C2SP tlog-tiles');
+    const bytes = await log.tile(tile);
+    res.setHeader(
+      'Cache-Control',
+      tile.width === TILE_WIDTH ? IMMUTABLE_CACHE : 'public, max-age=60',
+    );
+    res.type('application/octet-stream').send(Buffer.from(bytes));
+  }
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/log/checkpoint',
+      operationId: 'getCheckpoint',
+      tag,
+      summary: 'The newest signed checkpoint of the ledger (C2SP tlog-checkpoint)',
+      description:
+        'A C2SP signed note: the origin, the tree size and the base64 RFC 9162 root hash, signed with the server key (key name = origin). With size, the stored checkpoint of that size. Checkpoints are made at least every SVC_CHECKPOINT_INTERVAL while the ledger grows, and two are never inconsistent.',
+      access: 'public',
+      query: checkpointQuery,
+      response: {
+        status: 200,
+        description: 'The signed note.',
+        text: textSchema,
+        contentType: 'text/plain; charset=utf-8',
+      },
+      errors: [404],
+      async handle({ query, res }) {
+        const stored =
+          query.size === undefined
+            ? await log.currentCheckpoint()
+            : await log.checkpointOfSize(query.size);
+        res.setHeader('Cache-Control', query.size === undefined ? LATEST_CACHE : IMMUTABLE_CACHE);
+        res.type('text/plain; charset=utf-8').send(stored.note);
+      },
+    }),
+    // Before tile/*path, which would otherwise take entry bundles too.
+    defineRoute({
+      method: 'get',
+      path: '/v1/log/tile/entries/*path',
+      operationId: 'getEntryBundle',
+      tag,
+      summary: 'An entry bundle of the log (C2SP tlog-tiles)',
+      description:
+        'tile/entries/<N>[.p/<W>]: the leaf data of 256 leaves (the preimages of chain.receipt_hash: the signed cores and attestations of the receipts), each prefixed by its length as a big-endian uint16. A read of receipts: it needs a key when SVC_PUBLIC_READS=false.',
+      access: 'read',
+      params: tileParams,
+      response: tileResponse,
+      errors: [404],
+      handle: ({ params, res }) => sendTile(`entries/${params.path.join('/')}`, res),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/log/tile/*path',
+      operationId: 'getTile',
+      tag,
+      summary: 'A hash tile of the log (C2SP tlog-tiles)',
+      description:
+        'tile/<L>/<N>[.p/<W>]: the 256 (or W) hashes of tree level 8·L starting at hash 256·N, from which any proof can be computed. Full tiles never change and are cached for a year.',
+      access: 'public',
+      params: tileParams,
+      response: tileResponse,
+      errors: [404],
+      // Entry bundles only through their own route, which is a read.
+      handle: ({ params, res }) =>
+        params.path[0] === 'entries'
+          ? Promise.reject(new SvcError('not_found', 'Not a hash tile path'))
+          : sendTile(params.path.join('/'), res),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/log/consistency',
+      operationId: 'getConsistencyProof',
+      tag,
+      summary: 'Proof that the ledger of size from is a prefix of the ledger of size to',
+      description:
+        'An RFC 9162 consistency proof between two tree sizes (0 <= from <= to <= the current size); with the two checkpoints, it shows the ledger only grew.',
+      access: 'public',
+      query: consistencyQuery,
+      response: { status: 200, description: 'The proof.', schema: consistencySchema },
+      handle: ({ query }) => log.consistency(query.from, query.to),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/receipts/:id/proof',
+      operationId: 'getInclusionProof',
+      tag,
+      summary: 'Proof that a receipt is in the ledger',
+      description:
+        'An RFC 9162 inclusion proof of the receipt (leaf chain.sequence - 1, leaf data the preimage of chain.receipt_hash) in the tree of the newest checkpoint, or of size, with that checkpoint.',
+      access: 'read',
+      params: receiptParams,
+      query: proofQuery,
+      response: { status: 200, description: 'The proof.', schema: inclusionSchema },
+      errors: [404],
+      handle: ({ params, query }) => log.inclusion(params.id, query.size),
+    }),
+  ];
+}

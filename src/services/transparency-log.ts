@@ -1,0 +1,197 @@
+import { SvcError } from '../core/errors.js';
+import { toBase64, utf8Bytes } from '../core/encoding.js';
+import { receiptHashText } from '../core/receipt.js';
+import {
+  consistencyProof,
+  coordinatesOf,
+  inclusionProof,
+  leafHash,
+  storedHashesFrom,
+  treeHash,
+  verifyConsistency,
+  type HashBytes,
+  type StoredHashes,
+} from '../core/tlog/merkle.js';
+import {
+  checkpointText,
+  parseCheckpointText,
+  parseNote,
+  signNote,
+  verifierKey,
+  type NoteKey,
+} from '../core/tlog/note.js';
+import {
+  encodeEntryBundle,
+  encodeHashTile,
+  entryRange,
+  MAX_ENTRY_SIZE,
+  tileCoordinates,
+  tileExists,
+  type Tile,
+} from '../core/tlog/tiles.js';
+import type { Clock } from '../ports/clock.js';
+import type { LedgerStore } from '../ports/ledger-store.js';
+import type { LogTreeStore, StoredCheckpoint } from '../ports/log-tree.js';
+import type { ServerKey } from '../ports/signer.js';
+
+export interface InclusionAnswer {
+  leaf_index: number;
+  tree_size: number;
+  leaf_hash: string;
+  inclusion: string[];
+  /** The stored checkpoint of `tree_size`, when one was made at that size. */
+  checkpoint: string | null;
+}
+
+/**
+ * The ledger as a transparency log (contract §9): signed checkpoints of its Merkle tree,
+ * inclusion and consistency proofs, and C2SP tiles. Every proof is computed from stored
+ * subtree hashes read in one batch, so its cost grows with log n, not n.
+ */
+export class TransparencyLog {
+  readonly noteKey: NoteKey;
+
+  constructor(
+    private readonly deps: {
+      tree: LogTreeStore;
+      ledger: LedgerStore;
+      serverKey: ServerKey;
+      clock: Clock;
+      origin: string;
+      hash?: HashBytes;
+    },
+  ) {
+    this.noteKey = { name: deps.origin, publicKey: deps.serverKey.publicKeyRaw };
+  }
+
+  get origin(): string {
+    return this.deps.origin;
+  }
+
+  /** The signed-note verifier key of the checkpoints: `<origin>+<key ID>+<key>`. */
+  get verifierKey(): string {
+    return verifierKey(this.noteKey);
+  }
+
+  private async withStored<T>(compute: (read: StoredHashes) => T): Promise<T> {
+    const map = await this.deps.tree.hashes(coordinatesOf(compute));
+    return compute(storedHashesFrom(map));
+  }
+
+  /**
+   * Signs and stores a checkpoint of the tree as it is now, unless the newest one already has
+   * this size. Before signing, it proves the new tree consistent with the newest checkpoint,
+   * so the log never signs two inconsistent checkpoints, even over a damaged store.
+   */
+  async makeCheckpoint(): Promise<StoredCheckpoint> {
+    const latest = await this.deps.tree.latestCheckpoint();
+    const size = await this.deps.tree.size();
+    if (latest && latest.size >= size) return latest;
+    const hash = this.deps.hash;
+    const root = await this.withStored((read) => treeHash(size, read, hash));
+    if (latest) {
+      const previous = parseCheckpointText(parseNote(latest.note)!.text)!;
+      const proof = await this.withStored((read) =>
+        consistencyProof(previous.size, size, read, hash),
+      );
+      if (!verifyConsistency(previous.size, size, proof, previous.root, root, hash)) {
+        throw new Error(
+          `log: the tree of size ${size} is not consistent with the checkpoint of size ${previous.size}`,
+        );
+      }
+    }
+    const note = signNote(
+      checkpointText({ origin: this.deps.origin, size, root }),
+      this.noteKey,
+      (message) => this.deps.serverKey.sign(message),
+    );
+    return this.deps.tree.addCheckpoint({
+      size,
+      note,
+      created_at: new Date(this.deps.clock.now()).toISOString(),
+    });
+  }
+
+  /** The newest checkpoint, made now when none covers the whole tree yet. */
+  async currentCheckpoint(): Promise<StoredCheckpoint> {
+    const latest = await this.deps.tree.latestCheckpoint();
+    const size = await this.deps.tree.size();
+    return latest && latest.size >= size ? latest : this.makeCheckpoint();
+  }
+
+  async checkpointOfSize(size: number): Promise<StoredCheckpoint> {
+    const stored = await this.deps.tree.checkpointOfSize(size);
+    if (!stored) throw new SvcError('not_found', `No checkpoint of size ${size} was made`);
+    return stored;
+  }
+
+  /** The inclusion proof of a receipt in the tree of `size` leaves (default: the newest checkpoint's). */
+  async inclusion(receiptId: string, size?: number): Promise<InclusionAnswer> {
+    const entry = await this.deps.ledger.getByReceiptId(receiptId);
+    if (!entry) throw new SvcError('not_found', `Receipt ${receiptId} not found`);
+    const index = entry.receipt.chain.sequence - 1;
+    let checkpoint: StoredCheckpoint | null;
+    let treeSize: number;
+    if (size === undefined) {
+      checkpoint = await this.currentCheckpoint();
+      treeSize = checkpoint.size;
+    } else {
+      const current = await this.deps.tree.size();
+      if (size <= index || size > current) {
+        throw new SvcError(
+          'validation_failed',
+          `size: the receipt is leaf ${index}, so size must be from ${index + 1} to the tree size ${current}`,
+        );
+      }
+      treeSize = size;
+      checkpoint = await this.deps.tree.checkpointOfSize(size);
+    }
+    const hash = this.deps.hash;
+    const proof = await this.withStored((read) => inclusionProof(index, treeSize, read, hash));
+    return {
+      leaf_index: index,
+      tree_size: treeSize,
+      leaf_hash: toBase64(leafHash(utf8Bytes(receiptHashText(entry.receipt)), hash)),
+      inclusion: proof.map(toBase64),
+      checkpoint: checkpoint?.note ?? null,
+    };
+  }
+
+  /** The proof that the tree of `from` leaves is a prefix of the tree of `to` leaves. */
+  async consistency(
+    from: number,
+    to: number,
+  ): Promise<{ from: number; to: number; proof: string[] }> {
+    const size = await this.deps.tree.size();
+    if (from > to || to > size) {
+      throw new SvcError(
+        'validation_failed',
+        `from and to must satisfy 0 <= from <= to <= ${size} (the tree size)`,
+      );
+    }
+    const hash = this.deps.hash;
+    const proof = await this.withStored((read) => consistencyProof(from, to, read, hash));
+    return { from, to, proof: proof.map(toBase64) };
+  }
+
+  /** A tile's bytes as C2SP tlog-tiles serves them; 404 for one the tree does not hold. */
+  async tile(tile: Tile): Promise<Uint8Array> {
+    const size = await this.deps.tree.size();
+    if (!tileExists(tile, size)) {
+      throw new SvcError('not_found', `The log of size ${size} has no such tile`);
+    }
+    if (tile.level !== 'entries') {
+      const coordinates = tileCoordinates(tile);
+      const map = await this.deps.tree.hashes(coordinates);
+      return encodeHashTile(coordinates.map((c) => storedHashesFrom(map)(c.level, c.index)));
+    }
+    const { first, count } = entryRange(tile);
+    const entries = (await this.deps.ledger.list(first, count)).map((e) =>
+      utf8Bytes(receiptHashText(e.receipt)),
+    );
+    if (entries.length !== count || entries.some((e) => e.length > MAX_ENTRY_SIZE)) {
+      throw new Error(`log: entry bundle ${tile.index} cannot be encoded`);
+    }
+    return encodeEntryBundle(entries);
+  }
+}
