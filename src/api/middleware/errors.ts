@@ -12,6 +12,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   policy_override_refused: 400,
   email_registered: 409,
   locked_key: 403,
+  forbidden: 403,
   method_not_allowed: 405,
   unsupported_media_type: 415,
   receiver_limit: 409,

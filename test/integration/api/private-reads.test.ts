@@ -220,6 +220,33 @@ describe('SVC_PUBLIC_READS=false: each key reads only its own account’s receip
     expect(stats.body.repositories).toEqual(['bob/svc', 'shared/repo']);
   });
 
+  it('/v1/receipts/:id/proof proves only the caller’s receipts; another’s is the same 404 as an unknown id', async () => {
+    const own = await get(w.t, `/v1/receipts/${w.ids.alice[0]}/proof`, w.alice.apiKey);
+    expect(own.status).toBe(200);
+    expect(own.body.leaf_index).toBe(0);
+    const unknownId = 'dr-01ARZ3NDEKTSV4RRFFQ69G5FAV';
+    const unknown = await get(w.t, `/v1/receipts/${unknownId}/proof`, w.alice.apiKey);
+    expectError(unknown, 404, 'not_found');
+    for (const id of [w.ids.bob[0]!, w.ids.app[0]!]) {
+      const other = await get(w.t, `/v1/receipts/${id}/proof`, w.alice.apiKey);
+      expectError(other, 404, 'not_found');
+      expect(other.body.error).toBe(unknown.body.error.replace(unknownId, id));
+    }
+    for (const id of [w.ids.bob[0]!, w.ids.app[0]!])
+      expect((await get(w.t, `/v1/receipts/${id}/proof`, w.auditor)).status).toBe(200);
+  });
+
+  it('entry bundles, which hold every account’s receipts, only to a reader of everything', async () => {
+    const path = '/v1/log/tile/entries/000.p/6';
+    const refused = await get(w.t, path, w.alice.apiKey);
+    expectError(refused, 403, 'forbidden');
+    expect(refused.body.error).toContain('reader of everything');
+    const bundle = await get(w.t, path, w.auditor);
+    expect(bundle.status).toBe(200);
+    // Hash tiles hold hashes only: public in either mode.
+    expect((await get(w.t, '/v1/log/tile/0/000.p/6')).status).toBe(200);
+  });
+
   it('a key with no receipts sees an empty ledger', async () => {
     const carol = await signupAccount(w.t);
     const search = await get(w.t, '/v1/receipts/search', carol.apiKey);
