@@ -13,6 +13,17 @@ export interface CounterRow {
   rejected: number;
 }
 
+/** The counters one receipt adds: 1 to the total, to its verdict and to its admissibility. */
+export const countersOf = (verdict: Verdict, status: AdmissibilityStatus): CounterRow => ({
+  total: 1,
+  allowed: Number(verdict === 'ALLOWED'),
+  blocked: Number(verdict === 'BLOCKED'),
+  escalated: Number(verdict === 'ESCALATED'),
+  accepted: Number(status === 'ACCEPTED'),
+  non_deterministic: Number(status === 'NON_DETERMINISTIC'),
+  rejected: Number(status === 'REJECTED'),
+});
+
 export const verdictsOf = (r: CounterRow): VerdictCounts => ({
   ALLOWED: r.allowed,
   BLOCKED: r.blocked,

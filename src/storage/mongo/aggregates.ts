@@ -1,5 +1,6 @@
 import type { AnyBulkWriteOperation, Db, Document } from 'mongodb';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
+import { countersOf } from '../counters.js';
 import { COLLECTIONS, toEntry, ENTRY_PROJECTION, type ReceiptDocument } from './documents.js';
 
 /** Any aggregate document: keyed by a string. */
@@ -22,15 +23,7 @@ export function aggregateUpdates(entry: LedgerEntry, scope: string | null): Aggr
   const verdict = receipt.policy.verdict;
   const status = receipt.admissibility.status;
   const { agent, repository } = receipt.subject;
-  const counters = {
-    total: 1,
-    allowed: Number(verdict === 'ALLOWED'),
-    blocked: Number(verdict === 'BLOCKED'),
-    escalated: Number(verdict === 'ESCALATED'),
-    accepted: Number(status === 'ACCEPTED'),
-    non_deterministic: Number(status === 'NON_DETERMINISTIC'),
-    rejected: Number(status === 'REJECTED'),
-  };
+  const counters = countersOf(verdict, status);
   // Scoped documents carry their scope and name as fields, for the (scope, name) indexes.
   const id = (parts: string[]) => (scope === null ? parts : [scope, ...parts]);
   const named = (fields: Document) => (scope === null ? {} : { scope, ...fields });

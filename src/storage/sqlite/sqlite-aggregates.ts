@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
+import { countersOf } from '../counters.js';
 
 /**
  * Keeps the read model's aggregates and word index current. Called inside the append
@@ -37,14 +38,14 @@ export class SqliteAggregates {
       .join(', ');
     this.repository = db.prepare(`
       INSERT INTO repository_stats (repository, ${counters}, last_sequence, last_receipt_id, last_issued_at)
-      VALUES (@key, 1, @allowed, @blocked, @escalated, @accepted, @non_deterministic, @rejected,
+      VALUES (@key, @total, @allowed, @blocked, @escalated, @accepted, @non_deterministic, @rejected,
         @sequence, @receipt_id, @issued_at)
       ON CONFLICT (repository) DO UPDATE SET total = total + 1, ${increments},
         last_sequence = excluded.last_sequence, last_receipt_id = excluded.last_receipt_id,
         last_issued_at = excluded.last_issued_at`);
     this.agent = db.prepare(`
       INSERT INTO agent_stats (agent, ${counters}, first_seen, last_seen)
-      VALUES (@key, 1, @allowed, @blocked, @escalated, @accepted, @non_deterministic, @rejected,
+      VALUES (@key, @total, @allowed, @blocked, @escalated, @accepted, @non_deterministic, @rejected,
         @issued_at, @issued_at)
       ON CONFLICT (agent) DO UPDATE SET total = total + 1, ${increments}, last_seen = excluded.last_seen`);
     this.model = db.prepare(
@@ -61,14 +62,14 @@ export class SqliteAggregates {
       repository: db.prepare(`
         INSERT INTO scope_repository_stats (scope, repository, ${counters}, last_sequence,
           last_receipt_id, last_issued_at)
-        VALUES (@scope, @key, 1, @allowed, @blocked, @escalated, @accepted, @non_deterministic,
+        VALUES (@scope, @key, @total, @allowed, @blocked, @escalated, @accepted, @non_deterministic,
           @rejected, @sequence, @receipt_id, @issued_at)
         ON CONFLICT (scope, repository) DO UPDATE SET total = total + 1, ${increments},
           last_sequence = excluded.last_sequence, last_receipt_id = excluded.last_receipt_id,
           last_issued_at = excluded.last_issued_at`),
       agent: db.prepare(`
         INSERT INTO scope_agent_stats (scope, agent, ${counters}, first_seen, last_seen)
-        VALUES (@scope, @key, 1, @allowed, @blocked, @escalated, @accepted, @non_deterministic,
+        VALUES (@scope, @key, @total, @allowed, @blocked, @escalated, @accepted, @non_deterministic,
           @rejected, @issued_at, @issued_at)
         ON CONFLICT (scope, agent) DO UPDATE SET total = total + 1, ${increments},
           last_seen = excluded.last_seen`),
@@ -91,12 +92,7 @@ export class SqliteAggregates {
     const status = receipt.admissibility.status;
     const { agent, repository } = receipt.subject;
     const row = {
-      allowed: Number(verdict === 'ALLOWED'),
-      blocked: Number(verdict === 'BLOCKED'),
-      escalated: Number(verdict === 'ESCALATED'),
-      accepted: Number(status === 'ACCEPTED'),
-      non_deterministic: Number(status === 'NON_DETERMINISTIC'),
-      rejected: Number(status === 'REJECTED'),
+      ...countersOf(verdict, status),
       sequence: receipt.chain.sequence,
       receipt_id: receipt.receipt_id,
       issued_at: receipt.issued_at,

@@ -41,6 +41,13 @@ function rootFromInclusion(index: number, size: number, leaf: Buffer, proof: Buf
   return r;
 }
 
+/** supertest's parser for a binary body: the bytes as one Buffer. */
+const binary: Parameters<request.Test['parse']>[0] = (res, done) => {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => done(null, Buffer.concat(chunks)));
+};
+
 function leafDataOf(receipt: Record<string, unknown>): Buffer {
   const signed = receipt.signed_fields as { fields: string[] };
   const core = Object.fromEntries(signed.fields.map((f) => [f, receipt[f]]));
@@ -165,11 +172,7 @@ describe('transparency log endpoints', () => {
     const tile = await request(t.app)
       .get('/v1/log/tile/0/000.p/4')
       .buffer(true)
-      .parse((res, done) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => done(null, Buffer.concat(chunks)));
-      })
+      .parse(binary)
       .expect(200);
     expect(tile.headers['content-type']).toBe('application/octet-stream');
     const hashes = Array.from({ length: 4 }, (_, i) =>
@@ -179,11 +182,7 @@ describe('transparency log endpoints', () => {
     const bundle = await request(t.app)
       .get('/v1/log/tile/entries/000.p/4')
       .buffer(true)
-      .parse((res, done) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => done(null, Buffer.concat(chunks)));
-      })
+      .parse(binary)
       .expect(200);
     const entries: Buffer[] = [];
     for (let at = 0; at < bundle.body.length;) {
