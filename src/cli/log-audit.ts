@@ -39,8 +39,9 @@ function logUrl(base: string, path: string): string {
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
     return unusable(`--url must be http(s), got ${parsed.protocol}`);
-  parsed.pathname = `${parsed.pathname.replace(/\/+$/, '')}/v1/log/${path}`;
-  parsed.search = '';
+  const [pathname, query] = path.split('?');
+  parsed.pathname = `${parsed.pathname.replace(/\/+$/, '')}/v1/log/${pathname}`;
+  parsed.search = query ?? '';
   parsed.hash = '';
   return parsed.href;
 }

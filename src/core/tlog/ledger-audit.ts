@@ -291,7 +291,7 @@ export async function auditLedger(options: LedgerAuditOptions): Promise<LedgerAu
         const data = entries[i]!;
         const leaf = leafHash(data, hash);
         if (!sameBytes(leaf, leafHashes[i]!)) {
-          failed(index, `hash tile ${tilePath(hashTileOf)} disagrees with the entry`);
+          failed(index, `the leaf hash in ${tilePath(hashTileOf)} is not the entry's`);
         }
         checkLeaf(index, data);
         await append(leaf, index);
