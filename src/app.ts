@@ -184,8 +184,15 @@ export function createApp(deps: AppDeps): Express {
     ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
     ...claimRoutes(claims, metrics),
     ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin, sha256Hex }),
-    ...logRoutes(transparencyLog),
-    ...ledgerRoutes(new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock })),
+    ...logRoutes(transparencyLog, {
+      publicReads: config.publicReads,
+      holds: async (receiptId, scope) =>
+        (await store.queries.getMany([receiptId], scope)).length > 0,
+    }),
+    ...ledgerRoutes(
+      new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),
+      config,
+    ),
     ...policyRoutes(policies),
     ...webhookRoutes(
       new WebhookService({

@@ -121,6 +121,7 @@ export const defineRoute = <
 const ERROR_TEXT: Record<number, string> = {
   400: 'Malformed JSON (`malformed_json`) or invalid input (`validation_failed`); the message names the field.',
   401: 'Missing or invalid API key (`unauthorized`).',
+  403: 'Refused to this key (`locked_key`: only the operator revokes a key locked to a policy; `forbidden`: while reads are private, only a reader of everything reads this).',
   404: 'Not found (`not_found`).',
   409: 'Conflict (`claim_conflict`, `policy_conflict`, `email_registered`, `receiver_limit`).',
   413: 'Body over 1 MiB (`payload_too_large`).',

@@ -7,7 +7,13 @@ import { policyConfigSchema } from '../core/policy-config.js';
 import { OVERRIDE_MODES, type OverrideMode } from '../core/policy-overrides.js';
 import { isSvcError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/version.js';
-import { TIERS, type ApiKeyRecord, type Tier } from '../ports/api-key-store.js';
+import {
+  READERS,
+  TIERS,
+  type ApiKeyRecord,
+  type Reader,
+  type Tier,
+} from '../ports/api-key-store.js';
 import { systemClock } from '../ports/clock.js';
 import type { Store } from '../ports/store.js';
 import { ApiKeyService, TIER_LIMITS } from '../services/api-keys.js';
@@ -20,12 +26,16 @@ const HELP = `svc — operator commands for the svc service
 
 Usage:
   svc keys list                                 every key: key_id, email, tier, lock, state
-  svc keys create --email <e> [--tier <t>] [--policy <name> --locked]
+  svc keys create --email <e> [--tier <t>] [--policy <name> --locked] [--reader all|own]
                                                 issue a key (printed once); --locked makes
-                                                every claim of the key use <name>
+                                                every claim of the key use <name>; --reader all
+                                                lets it read every receipt when reads are
+                                                private (SVC_PUBLIC_READS=false)
   svc keys rotate <key_id|email>                replace a key: prints the new one, revokes the old
-  svc keys revoke <key_id|email>                revoke a key at once
+  svc keys revoke <key_id|email>                revoke a key at once (also a locked one)
   svc keys set-tier <email|key_id> <tier>       change the tier of a key
+  svc keys set-reader <email|key_id> all|own    what the key reads when reads are private
+  svc keys unlock <email|key_id>                lift a key's policy lock
   svc keys show <email|key_id>                  a key's details; by e-mail, every key of the
                                                 address, revoked ones marked revoked
   svc policies list                             every policy, with owner and config_hash
@@ -40,6 +50,9 @@ Usage:
   svc --version                                 the version of svc
 
 Tiers: free (100 requests/hour), pilot (10,000/hour), enterprise (unlimited).
+Readers: own (default; only the key's account's receipts when reads are private), all.
+A locked key cannot revoke itself (DELETE /v1/account is 403 locked_key): only these
+commands revoke it or lift its lock. A revoked account's address cannot sign up again.
 Raw keys are printed only by create and rotate: svc keeps digests only.
 
 Every command works on the store the service uses: the MongoDB database of MONGODB_URI
@@ -62,12 +75,17 @@ const limitText = (tier: Tier) => {
 };
 
 const describeKey = (r: ApiKeyRecord) =>
-  `${r.keyId}  ${r.email}  tier ${r.tier} (${limitText(r.tier)})  policy ${r.lockedPolicy ? `${r.lockedPolicy} (locked)` : '-'}  created ${r.createdAt}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}`;
+  `${r.keyId}  ${r.email}  tier ${r.tier} (${limitText(r.tier)})  policy ${r.lockedPolicy ? `${r.lockedPolicy} (locked)` : '-'}  created ${r.createdAt}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}${r.reader === 'all' ? '  reader all' : ''}`;
 
 const tierOf = (value: string | undefined): Tier =>
   TIERS.includes(value as Tier)
     ? (value as Tier)
     : usage(`tier must be one of ${TIERS.join(', ')}; got "${value ?? ''}"`);
+
+const readerOf = (value: string | undefined): Reader =>
+  READERS.includes(value as Reader)
+    ? (value as Reader)
+    : usage(`reader must be one of ${READERS.join(', ')}; got "${value ?? ''}"`);
 
 /**
  * The store the service uses: MongoDB when MONGODB_URI is set, else SVC_DATA_DIR's file. Only
@@ -87,6 +105,7 @@ async function keys(store: Store, args: string[], out: Out): Promise<number> {
       tier: { type: 'string' },
       policy: { type: 'string' },
       locked: { type: 'boolean' },
+      reader: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -129,6 +148,7 @@ async function keys(store: Store, args: string[], out: Out): Promise<number> {
         email: email.data,
         tier: values.tier === undefined ? 'free' : tierOf(values.tier),
         lockedPolicy: values.policy ?? null,
+        reader: values.reader === undefined ? 'own' : readerOf(values.reader),
       });
       out(issued.apiKey);
       out(describeKey(issued.record));
@@ -158,6 +178,24 @@ async function keys(store: Store, args: string[], out: Out): Promise<number> {
       if (rest.length > 0) return usage('too many arguments');
       const record = await found();
       const updated = await service.setTier(record.email, tier);
+      if (!updated) throw new Error(`no active key matches ${target}`);
+      out(describeKey(updated));
+      return 0;
+    }
+    case 'set-reader': {
+      const reader = readerOf(extra);
+      if (rest.length > 0) return usage('too many arguments');
+      const record = await found();
+      const updated = await service.setReader(record.email, reader);
+      if (!updated) throw new Error(`no active key matches ${target}`);
+      out(describeKey(updated));
+      return 0;
+    }
+    case 'unlock': {
+      if (extra !== undefined) return usage('too many arguments');
+      const record = await found();
+      if (record.lockedPolicy === null) throw new Error(`${record.keyId} is not locked`);
+      const updated = await service.unlock(record.email);
       if (!updated) throw new Error(`no active key matches ${target}`);
       out(describeKey(updated));
       return 0;

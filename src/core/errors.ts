@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'policy_conflict'
   | 'policy_override_refused'
   | 'email_registered'
+  | 'locked_key'
+  | 'forbidden'
   | 'method_not_allowed'
   | 'unsupported_media_type'
   | 'receiver_limit'

@@ -2,6 +2,13 @@ export const TIERS = ['free', 'pilot', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
 
 /**
+ * What a key may read while reads are private (SVC_PUBLIC_READS=false): its own account's
+ * receipts, or — given by the operator only — every receipt, as when reads are public.
+ */
+export const READERS = ['own', 'all'] as const;
+export type Reader = (typeof READERS)[number];
+
+/**
  * One API key. Keys of one account share `id`: a rotation issues a new key (new `keyId`,
  * new digest) for the same account and revokes the old one.
  */
@@ -16,6 +23,8 @@ export interface ApiKeyRecord {
   tier: Tier;
   /** The policy every claim of this key is evaluated under, when an operator locked it. */
   lockedPolicy: string | null;
+  /** What the key reads while reads are private; kept across rotations. */
+  reader: Reader;
   createdAt: string;
   updatedAt: string;
   revokedAt: string | null;
@@ -27,6 +36,8 @@ export interface ApiKeyStore {
   findByKeyId(keyId: string): Promise<ApiKeyRecord | null>;
   /** The email's key that is not revoked, if any. */
   findActiveByEmail(email: string): Promise<ApiKeyRecord | null>;
+  /** The email's newest key, revoked or not: whether the address ever had an account. */
+  findLatestByEmail(email: string): Promise<ApiKeyRecord | null>;
   /** Inserts unless the email already has an active key; returns whichever record holds it. */
   insertIfAbsent(record: ApiKeyRecord): Promise<ApiKeyRecord>;
   /**
@@ -38,6 +49,10 @@ export interface ApiKeyStore {
   revoke(keyId: string, at: string): Promise<boolean>;
   /** Changes the tier of the email's active key; null when it has none. */
   setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null>;
+  /** Changes what the email's active key reads; null when it has none. */
+  setReader(email: string, reader: Reader, updatedAt: string): Promise<ApiKeyRecord | null>;
+  /** Lifts the policy lock of the email's active key; null when it has none. */
+  unlock(email: string, updatedAt: string): Promise<ApiKeyRecord | null>;
   /** Every key, active and revoked, oldest first. */
   list(): Promise<ApiKeyRecord[]>;
 }

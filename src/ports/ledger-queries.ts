@@ -3,7 +3,15 @@ import type { Verdict } from '../core/policy.js';
 import type { Receipt } from '../core/receipt.js';
 import type { LedgerEntry } from './ledger-store.js';
 
+/**
+ * Whose receipts a read covers: one submitter scope (`key:<account>`, `app:<app>:<installation>`),
+ * or every receipt when undefined. Private reads pass the caller's own scope.
+ */
+export type ReadScope = string | undefined;
+
 export interface ReceiptFilter {
+  /** Only receipts written in this submitter scope. */
+  scope?: string;
   /** Words matched as prefixes against claim text, entity, repository and agent. */
   q?: string;
   agent?: string;
@@ -82,13 +90,14 @@ export interface LedgerQueries {
    * receipt as issued): a listing sends it on without parsing and serializing it again.
    */
   searchJson(filter: ReceiptFilter, page: SequencePage): Promise<StoredReceiptJson[]>;
-  /** The entries among the given receipt ids that exist, in sequence order. */
-  getMany(receiptIds: string[]): Promise<LedgerEntry[]>;
-  /** A pull request's receipts in sequence order, at most `limit`. */
+  /** The entries among the given receipt ids that exist (in the scope), in sequence order. */
+  getMany(receiptIds: string[], scope?: ReadScope): Promise<LedgerEntry[]>;
+  /** A pull request's receipts (in the scope) in sequence order, at most `limit`. */
   pullRequestHistory(
     repository: string,
     pullRequest: string,
     limit: number,
+    scope?: ReadScope,
   ): Promise<LedgerEntry[]>;
   /**
    * A pull request's receipts written in one submitter scope, newest first, at most `limit`:
@@ -100,11 +109,20 @@ export interface LedgerQueries {
     pullRequest: string,
     limit: number,
   ): Promise<LedgerEntry[]>;
-  /** Daily counts by verdict; days are UTC dates (YYYY-MM-DD), `until` exclusive. */
-  timeline(options: { repository?: string; since: string; until: string }): Promise<TimelineRow[]>;
-  repositories(page: NamePage): Promise<RepositorySummary[]>;
-  agents(page: NamePage): Promise<AgentSummary[]>;
-  totals(): Promise<LedgerTotals>;
+  /**
+   * Daily counts by verdict; days are UTC dates (YYYY-MM-DD), `until` exclusive. The summaries
+   * below take a scope too: each scope has aggregates of its own, kept in the same append
+   * transaction as the ledger-wide ones.
+   */
+  timeline(options: {
+    repository?: string;
+    since: string;
+    until: string;
+    scope?: ReadScope;
+  }): Promise<TimelineRow[]>;
+  repositories(page: NamePage, scope?: ReadScope): Promise<RepositorySummary[]>;
+  agents(page: NamePage, scope?: ReadScope): Promise<AgentSummary[]>;
+  totals(scope?: ReadScope): Promise<LedgerTotals>;
   /** Receipts issued at or after `since`, by verdict. */
-  countSince(since: string): Promise<VerdictCounts & { total: number }>;
+  countSince(since: string, scope?: ReadScope): Promise<VerdictCounts & { total: number }>;
 }

@@ -68,7 +68,8 @@ export interface LedgerStore {
   receiptHashAt(sequence: number): Promise<string | null>;
   /** Entries with sequence > after, in sequence order. */
   list(after: number, limit: number): Promise<LedgerEntry[]>;
-  stats(): Promise<LedgerStats>;
+  /** Totals and names seen, of the whole ledger or of one submitter scope. */
+  stats(scope?: string): Promise<LedgerStats>;
   countByApiKey(apiKeyId: string): Promise<number>;
   /** Outbox records not yet handed to a dispatcher, oldest first. */
   pendingOutbox(limit: number): Promise<StoredOutboxRecord[]>;

@@ -1,7 +1,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { SvcError } from '../core/errors.js';
 import { newKeyId } from '../core/ids.js';
-import type { ApiKeyRecord, ApiKeyStore, Tier } from '../ports/api-key-store.js';
+import type { ApiKeyRecord, ApiKeyStore, Reader, Tier } from '../ports/api-key-store.js';
 import type { Clock } from '../ports/clock.js';
 
 export const API_KEY_PATTERN =
@@ -70,14 +70,24 @@ export class ApiKeyService {
    * account. Emails compare trimmed and case-folded.
    */
   async signup(email: string): Promise<IssuedKey> {
+    // An address whose account was revoked stays taken: a fresh self-service account would
+    // shed what the operator set on the old one (a policy lock, a reader), and the old
+    // account's receipts stay its own. Only the operator issues it a key again.
+    const latest = await this.deps.keys.findLatestByEmail(normalizeEmail(email));
+    if (latest && latest.revokedAt !== null)
+      throw new SvcError(
+        'email_registered',
+        'This e-mail address belongs to an account that was revoked. Ask the operator for a new key.',
+      );
     return this.create({ email, tier: 'free', lockedPolicy: null });
   }
 
-  /** Operator issue: any tier, optionally locked to a policy. */
+  /** Operator issue: any tier, optionally locked to a policy, optionally reading everything. */
   async create(input: {
     email: string;
     tier: Tier;
     lockedPolicy: string | null;
+    reader?: Reader;
   }): Promise<IssuedKey> {
     const email = normalizeEmail(input.email);
     const registered = () =>
@@ -91,6 +101,7 @@ export class ApiKeyService {
       email,
       tier: input.tier,
       lockedPolicy: input.lockedPolicy,
+      reader: input.reader ?? 'own',
     });
     const stored = await this.deps.keys.insertIfAbsent(record);
     // A concurrent signup for the same email won the race.
@@ -127,7 +138,7 @@ export class ApiKeyService {
     return record;
   }
 
-  /** A new key for the same account (tier, lock and ownership kept); the old one is revoked. */
+  /** A new key for the same account (tier, lock, reader and ownership kept); the old one is revoked. */
   async rotate(current: ApiKeyRecord): Promise<IssuedKey> {
     const { apiKey, record } = this.newKey(current);
     const stored = await this.deps.keys.rotate(current.keyId, record, this.now());
@@ -137,6 +148,21 @@ export class ApiKeyService {
     return { apiKey, record: stored };
   }
 
+  /**
+   * The key holder closing its own account. A key locked to a policy may not: the lock
+   * belongs to the account, and closing it would let the holder sign up again unlocked. Only
+   * the operator revokes it (`revoke`).
+   */
+  async revokeOwn(key: ApiKeyRecord): Promise<boolean> {
+    if (key.lockedPolicy !== null)
+      throw new SvcError(
+        'locked_key',
+        `This key is locked to the policy "${key.lockedPolicy}": only the operator can revoke it`,
+      );
+    return this.revoke(key.keyId);
+  }
+
+  /** Operator revocation, of any key. */
   async revoke(keyId: string): Promise<boolean> {
     const revoked = await this.deps.keys.revoke(keyId, this.now());
     this.forget((r) => r.keyId === keyId);
@@ -146,6 +172,22 @@ export class ApiKeyService {
   async setTier(email: string, tier: Tier): Promise<ApiKeyRecord | null> {
     const normalized = normalizeEmail(email);
     const record = await this.deps.keys.setTier(normalized, tier, this.now());
+    this.forget((r) => r.email === normalized);
+    return record;
+  }
+
+  /** What the email's active key reads while reads are private (operator only). */
+  async setReader(email: string, reader: Reader): Promise<ApiKeyRecord | null> {
+    const normalized = normalizeEmail(email);
+    const record = await this.deps.keys.setReader(normalized, reader, this.now());
+    this.forget((r) => r.email === normalized);
+    return record;
+  }
+
+  /** Lifts the policy lock of the email's active key (operator only). */
+  async unlock(email: string): Promise<ApiKeyRecord | null> {
+    const normalized = normalizeEmail(email);
+    const record = await this.deps.keys.unlock(normalized, this.now());
     this.forget((r) => r.email === normalized);
     return record;
   }
@@ -177,7 +219,9 @@ export class ApiKeyService {
     return (await this.deps.keys.list()).filter((record) => record.email === email);
   }
 
-  private newKey(base: Pick<ApiKeyRecord, 'id' | 'email' | 'tier' | 'lockedPolicy'>): IssuedKey {
+  private newKey(
+    base: Pick<ApiKeyRecord, 'id' | 'email' | 'tier' | 'lockedPolicy' | 'reader'>,
+  ): IssuedKey {
     const apiKey = `sk_svc_${randomUUID()}`;
     const now = this.now();
     return {
@@ -189,6 +233,7 @@ export class ApiKeyService {
         keyDigest: digestOf(apiKey),
         tier: base.tier,
         lockedPolicy: base.lockedPolicy,
+        reader: base.reader,
         createdAt: now,
         updatedAt: now,
         revokedAt: null,

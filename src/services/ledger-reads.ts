@@ -5,6 +5,7 @@ import type {
   AgentSummary,
   LedgerQueries,
   NamePage,
+  ReadScope,
   ReceiptFilter,
   RepositorySummary,
 } from '../ports/ledger-queries.js';
@@ -50,9 +51,15 @@ export class LedgerReadService {
     private readonly deps: { ledger: LedgerStore; queries: LedgerQueries; clock: Clock },
   ) {}
 
+  /*
+   * Every read takes the scope it covers: undefined for the whole ledger (public reads, or a
+   * key the operator made a reader of everything), else the caller's own submitter scope, and
+   * then nothing outside it is read, counted or named.
+   */
+
   /** The spec's /v1/ledger/stats: totals, the agents and repositories seen, and the head. */
-  async ledgerStats() {
-    const stats = await this.deps.ledger.stats();
+  async ledgerStats(scope?: ReadScope) {
+    const stats = await this.deps.ledger.stats(scope);
     const head = await this.deps.ledger.head();
     return {
       total: stats.total,
@@ -70,18 +77,23 @@ export class LedgerReadService {
     };
   }
 
-  async ledgerPage(page: { after?: number; limit: number }) {
-    const rows = await this.deps.queries.search(
-      {},
-      { after: page.after, limit: page.limit + 1, order: 'asc' },
-    );
+  async ledgerPage(page: { after?: number; limit: number }, scope?: ReadScope) {
+    const rows = await this.deps.queries.search(scope === undefined ? {} : { scope }, {
+      after: page.after,
+      limit: page.limit + 1,
+      order: 'asc',
+    });
     const { items, next_after } = paged(rows, page.limit, (r) => r.chain.sequence);
     const head = await this.deps.ledger.head();
     return { receipts: items, limit: page.limit, next_after, head };
   }
 
-  async receipt(receiptId: string): Promise<EvaluateResponse> {
-    const entry = await this.deps.ledger.getByReceiptId(receiptId);
+  async receipt(receiptId: string, scope?: ReadScope): Promise<EvaluateResponse> {
+    // Another scope's receipt answers exactly as one that does not exist: no existence oracle.
+    const entry =
+      scope === undefined
+        ? await this.deps.ledger.getByReceiptId(receiptId)
+        : ((await this.deps.queries.getMany([receiptId], scope))[0] ?? null);
     if (!entry)
       throw new SvcError('not_found', `No receipt ${JSON.stringify(receiptId)} in this ledger`);
     return responseOf(entry);
@@ -106,7 +118,12 @@ export class LedgerReadService {
   }
 
   /** Daily counts by verdict for every day in [since, until] (UTC dates, both inclusive). */
-  async timeline(options: { repository?: string; since?: string; until?: string }) {
+  async timeline(options: {
+    repository?: string;
+    since?: string;
+    until?: string;
+    scope?: ReadScope;
+  }) {
     const until = options.until ?? isoDay(this.deps.clock.now());
     const since = options.since ?? isoDay(Date.parse(until) - 29 * DAY_MS);
     const days = Math.round((Date.parse(until) - Date.parse(since)) / DAY_MS) + 1;
@@ -121,6 +138,7 @@ export class LedgerReadService {
       repository: options.repository,
       since,
       until: isoDay(Date.parse(until) + DAY_MS),
+      scope: options.scope,
     });
     const byDay = new Map<
       string,
@@ -139,12 +157,13 @@ export class LedgerReadService {
     return { repository: options.repository ?? null, since, until, days: [...byDay.values()] };
   }
 
-  async compare(receiptIds: string[]) {
+  async compare(receiptIds: string[], scope?: ReadScope) {
     const ids = [...new Set(receiptIds)];
     if (ids.length > MAX_COMPARE) {
       throw new SvcError('validation_failed', `ids: at most ${MAX_COMPARE} receipt ids`);
     }
-    const entries = await this.deps.queries.getMany(ids);
+    // Another scope's receipts are listed among the unknown ids, as ids that do not exist are.
+    const entries = await this.deps.queries.getMany(ids, scope);
     const found = new Set(entries.map((e) => e.receipt.receipt_id));
     const ruleNames = entries[0]?.evaluation.policy.rules.map((r) => r.rule) ?? [];
     return {
@@ -166,13 +185,14 @@ export class LedgerReadService {
   }
 
   /** A pull request's receipts across pushes, and what changed between consecutive ones. */
-  async diff(repository: string, pullRequest: string) {
+  async diff(repository: string, pullRequest: string, scope?: ReadScope) {
     // As in the receipt's subject: "007" and 7 are the same request.
     const pr = pullRequestNumber(pullRequest);
     const entries = await this.deps.queries.pullRequestHistory(
       repository,
       String(pr),
       MAX_PR_HISTORY,
+      scope,
     );
     const changes = entries.slice(1).map((to, i) => changeBetween(entries[i]!, to));
     return {
@@ -183,8 +203,8 @@ export class LedgerReadService {
     };
   }
 
-  async repositories(page: NamePage) {
-    const rows = await this.deps.queries.repositories({ ...page, limit: page.limit + 1 });
+  async repositories(page: NamePage, scope?: ReadScope) {
+    const rows = await this.deps.queries.repositories({ ...page, limit: page.limit + 1 }, scope);
     const { items, limit, next_after } = withRates(
       rows,
       page.limit,
@@ -193,16 +213,16 @@ export class LedgerReadService {
     return { repositories: items, limit, next_after };
   }
 
-  async agents(page: NamePage) {
-    const rows = await this.deps.queries.agents({ ...page, limit: page.limit + 1 });
+  async agents(page: NamePage, scope?: ReadScope) {
+    const rows = await this.deps.queries.agents({ ...page, limit: page.limit + 1 }, scope);
     const { items, limit, next_after } = withRates(rows, page.limit, (a: AgentSummary) => a.agent);
     return { agents: items, limit, next_after };
   }
 
-  async overview() {
+  async overview(scope?: ReadScope) {
     const now = this.deps.clock.now();
-    const totals = await this.deps.queries.totals();
-    const recent = await this.deps.queries.countSince(new Date(now - DAY_MS).toISOString());
+    const totals = await this.deps.queries.totals(scope);
+    const recent = await this.deps.queries.countSince(new Date(now - DAY_MS).toISOString(), scope);
     const head = await this.deps.ledger.head();
     return {
       receipts: totals.total,

@@ -375,6 +375,146 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       });
     });
 
+    describe('reads within one submitter scope (private reads)', () => {
+      it('every read of a scope answers exactly a recount of that scope’s receipts', async () => {
+        const kinds = ['allowed', 'blocked', 'escalated', 'non_deterministic'] as const;
+        const scopes = ['key:acct-a', 'key:acct-b', 'app:1:77'];
+        const requests: AppendRequest[] = [];
+        for (let i = 0; i < 45; i++) {
+          const claim = makeClaim({
+            kind: kinds[i % kinds.length],
+            agent: i % 5 === 0 ? null : `agent-${i % 3}`,
+            repository: i % 7 === 0 ? null : `org/repo-${i % 4}`,
+          });
+          const scope = scopes[i % scopes.length]!;
+          const apiKeyId = scope.startsWith('key:') ? scope.slice(4) : null;
+          requests.push(appendRequest(signClaim(claim, serverKey, { apiKeyId, scope })));
+        }
+        const results = await Promise.all(requests.map((r) => store.ledger.append(r)));
+        const scopeOf = new Map(
+          results.map((r, i) => [r.entry.receipt.receipt_id, requests[i]!.scope]),
+        );
+        const all = await store.ledger.list(0, 1000);
+        const count = <T>(list: LedgerEntry[], pick: (e: LedgerEntry) => T, value: T) =>
+          list.filter((e) => pick(e) === value).length;
+        const verdicts = (list: LedgerEntry[]) => ({
+          ALLOWED: count(list, (e) => e.receipt.policy.verdict, 'ALLOWED'),
+          BLOCKED: count(list, (e) => e.receipt.policy.verdict, 'BLOCKED'),
+          ESCALATED: count(list, (e) => e.receipt.policy.verdict, 'ESCALATED'),
+        });
+        const statuses = (list: LedgerEntry[]) => ({
+          ACCEPTED: count(list, (e) => e.receipt.admissibility.status, 'ACCEPTED'),
+          NON_DETERMINISTIC: count(
+            list,
+            (e) => e.receipt.admissibility.status,
+            'NON_DETERMINISTIC',
+          ),
+          REJECTED: count(list, (e) => e.receipt.admissibility.status, 'REJECTED'),
+        });
+        for (const scope of [...scopes, 'key:nobody']) {
+          const own = all.filter((e) => scopeOf.get(e.receipt.receipt_id) === scope);
+          const ids = own.map((e) => e.receipt.receipt_id);
+          const names = (pick: (e: LedgerEntry) => string | undefined) =>
+            [...new Set(own.map(pick).filter((n) => n !== undefined))].sort();
+          const repositories = names((e) => e.receipt.subject.repository);
+          const agents = names((e) => e.receipt.subject.agent);
+
+          expect(await store.queries.totals(scope)).toEqual({
+            total: own.length,
+            by_verdict: verdicts(own),
+            by_admissibility: statuses(own),
+            agents: agents.length,
+            repositories: repositories.length,
+          });
+          expect(await store.ledger.stats(scope)).toEqual({
+            total: own.length,
+            by_verdict: verdicts(own),
+            by_admissibility: statuses(own),
+            agents,
+            repositories,
+          });
+          const repositorySummaries = await store.queries.repositories({ limit: 100 }, scope);
+          expect(repositorySummaries.map((r) => r.repository)).toEqual(repositories);
+          for (const summary of repositorySummaries) {
+            const of = own.filter((e) => e.receipt.subject.repository === summary.repository);
+            expect(summary).toEqual({
+              repository: summary.repository,
+              total: of.length,
+              by_verdict: verdicts(of),
+              by_admissibility: statuses(of),
+              last_receipt: {
+                receipt_id: of.at(-1)!.receipt.receipt_id,
+                sequence: of.at(-1)!.receipt.chain.sequence,
+                issued_at: of.at(-1)!.receipt.issued_at,
+              },
+            });
+          }
+          const page = await store.queries.repositories({ limit: 1, after: 'org/repo-0' }, scope);
+          expect(page.map((r) => r.repository)).toEqual(
+            repositories.filter((r) => r > 'org/repo-0').slice(0, 1),
+          );
+          const agentSummaries = await store.queries.agents({ limit: 100 }, scope);
+          expect(agentSummaries.map((a) => a.agent)).toEqual(agents);
+          for (const summary of agentSummaries) {
+            const of = own.filter((e) => e.receipt.subject.agent === summary.agent);
+            expect(summary).toEqual({
+              agent: summary.agent,
+              total: of.length,
+              by_verdict: verdicts(of),
+              by_admissibility: statuses(of),
+              models: ['model-x'],
+              first_seen: of[0]!.receipt.issued_at,
+              last_seen: of.at(-1)!.receipt.issued_at,
+            });
+          }
+          const day = all[0]!.receipt.issued_at.slice(0, 10);
+          const until = new Date(Date.parse(day) + 2 * 86_400_000).toISOString().slice(0, 10);
+          const timeline = await store.queries.timeline({ since: day, until, scope });
+          expect(timeline.reduce((sum, row) => sum + row.count, 0)).toBe(own.length);
+          const repo = await store.queries.timeline({
+            since: day,
+            until,
+            scope,
+            repository: 'org/repo-1',
+          });
+          expect(repo.reduce((sum, row) => sum + row.count, 0)).toBe(
+            count(own, (e) => e.receipt.subject.repository, 'org/repo-1'),
+          );
+          expect(await store.queries.countSince(all[0]!.receipt.issued_at, scope)).toEqual({
+            ...verdicts(own),
+            total: own.length,
+          });
+
+          const listed = await store.queries.searchJson({ scope }, { limit: 100, order: 'asc' });
+          expect(listed.map((r) => JSON.parse(r.json).receipt_id)).toEqual(ids);
+          const blocked = await store.queries.search(
+            { scope, verdict: 'BLOCKED' },
+            { limit: 100, order: 'desc' },
+          );
+          expect(blocked.map((r) => r.receipt_id)).toEqual(
+            own
+              .filter((e) => e.receipt.policy.verdict === 'BLOCKED')
+              .map((e) => e.receipt.receipt_id)
+              .reverse(),
+          );
+          const everyId = all.map((e) => e.receipt.receipt_id);
+          expect(
+            (await store.queries.getMany(everyId, scope)).map((e) => e.receipt.receipt_id),
+          ).toEqual(ids);
+          const history = await store.queries.pullRequestHistory('org/repo-1', '42', 100, scope);
+          expect(history.map((e) => e.receipt.receipt_id)).toEqual(
+            own
+              .filter((e) => e.receipt.subject.repository === 'org/repo-1')
+              .map((e) => e.receipt.receipt_id),
+          );
+        }
+        // Without a scope, every receipt, as before.
+        expect((await store.queries.getMany(all.map((e) => e.receipt.receipt_id))).length).toBe(45);
+        expect((await store.queries.totals()).total).toBe(45);
+        expect((await store.ledger.stats()).total).toBe(45);
+      });
+    });
+
     describe('search with words', () => {
       const TEXTS = [
         'Merge PR 7 hotfix after CI passed',
@@ -651,6 +791,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         keyDigest: createHash('sha256').update(randomUUID()).digest('hex'),
         tier: 'free',
         lockedPolicy: null,
+        reader: 'own',
         createdAt: '2026-01-15T10:00:00.000Z',
         updatedAt: '2026-01-15T10:00:00.000Z',
         revokedAt: null,
@@ -715,6 +856,56 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           tier: 'pilot',
           updatedAt: at,
         });
+      });
+
+      it('keeps what a key reads: inserted, changed by setReader, carried by rotate', async () => {
+        const key = record({ reader: 'all' });
+        expect(await store.apiKeys.insertIfAbsent(key)).toEqual(key);
+        expect((await store.apiKeys.findByDigest(key.keyDigest))?.reader).toBe('all');
+        const at = '2026-02-01T00:00:00.000Z';
+        const own = { ...key, reader: 'own', updatedAt: at };
+        expect(await store.apiKeys.setReader(key.email, 'own', at)).toEqual(own);
+        expect(await store.apiKeys.findByKeyId(key.keyId)).toEqual(own);
+        expect(await store.apiKeys.setReader('nobody@example.com', 'all', at)).toBeNull();
+        const next = record({ id: key.id, email: key.email, reader: 'all' });
+        await store.apiKeys.rotate(key.keyId, next, at);
+        expect((await store.apiKeys.findActiveByEmail(key.email))?.reader).toBe('all');
+        // Only the active key changes.
+        await store.apiKeys.setReader(key.email, 'own', at);
+        expect((await store.apiKeys.findByKeyId(key.keyId))?.reader).toBe('own');
+        expect((await store.apiKeys.findByKeyId(next.keyId))?.reader).toBe('own');
+      });
+
+      it('unlock lifts the lock of the email’s active key only', async () => {
+        const key = record({ lockedPolicy: 'strict' });
+        await store.apiKeys.insertIfAbsent(key);
+        const at = '2026-02-01T00:00:00.000Z';
+        expect(await store.apiKeys.unlock(key.email, at)).toEqual({
+          ...key,
+          lockedPolicy: null,
+          updatedAt: at,
+        });
+        expect((await store.apiKeys.findByDigest(key.keyDigest))?.lockedPolicy).toBeNull();
+        expect(await store.apiKeys.unlock('nobody@example.com', at)).toBeNull();
+        await store.apiKeys.revoke(key.keyId, at);
+        expect(await store.apiKeys.unlock(key.email, at)).toBeNull();
+      });
+
+      it('findLatestByEmail answers the newest key of an address, revoked or not', async () => {
+        expect(await store.apiKeys.findLatestByEmail('nobody@example.com')).toBeNull();
+        const key = record();
+        await store.apiKeys.insertIfAbsent(key);
+        expect(await store.apiKeys.findLatestByEmail(key.email)).toEqual(key);
+        const at = '2026-02-01T00:00:00.000Z';
+        await store.apiKeys.revoke(key.keyId, at);
+        expect(await store.apiKeys.findLatestByEmail(key.email)).toEqual({
+          ...key,
+          revokedAt: at,
+          updatedAt: at,
+        });
+        const next = record({ email: key.email, createdAt: at, updatedAt: at });
+        await store.apiKeys.insertIfAbsent(next);
+        expect(await store.apiKeys.findLatestByEmail(key.email)).toEqual(next);
       });
 
       it('rotate revokes the old key and inserts the new one together, once', async () => {

@@ -157,6 +157,44 @@ const day = (d: number, h: number) => new Date(Date.UTC(2026, 2, 1 + d, h, 0, 0)
       ['agents after a name', (q) => q.agents({ limit: 1, after: 'bot-a' })],
       ['totals', (q) => q.totals()],
       ['countSince', (q) => q.countSince(day(2, 0))],
+      // Private reads: the same reads within one submitter scope.
+      ...['key:key-1', 'test', 'key:nobody'].flatMap(
+        (scope): [string, (q: LedgerQueries) => Promise<unknown>][] => [
+          [`${scope}: search`, (q) => q.search({ scope }, { limit: 100, order: 'asc' })],
+          [
+            `${scope}: search with words and a filter`,
+            (q) => q.search({ scope, q: 'merg', verdict: 'ALLOWED' }, { limit: 3, order: 'desc' }),
+          ],
+          [`${scope}: getMany`, (q) => q.getMany([ids[0]!, ids[1]!, ids[5]!, ids[10]!], scope)],
+          [
+            `${scope}: pull request history`,
+            (q) => q.pullRequestHistory('acme/one', '42', 100, scope),
+          ],
+          [
+            `${scope}: timeline`,
+            (q) => q.timeline({ since: '2026-03-01', until: '2026-03-05', scope }),
+          ],
+          [
+            `${scope}: timeline of a repository`,
+            (q) =>
+              q.timeline({
+                repository: 'acme/one',
+                since: '2026-03-01',
+                until: '2026-03-05',
+                scope,
+              }),
+          ],
+          [`${scope}: repositories`, (q) => q.repositories({ limit: 100 }, scope)],
+          [
+            `${scope}: repositories after a name`,
+            (q) => q.repositories({ limit: 1, after: 'acme/one' }, scope),
+          ],
+          [`${scope}: agents`, (q) => q.agents({ limit: 100 }, scope)],
+          [`${scope}: agents after a name`, (q) => q.agents({ limit: 1, after: 'bot-a' }, scope)],
+          [`${scope}: totals`, (q) => q.totals(scope)],
+          [`${scope}: countSince`, (q) => q.countSince(day(2, 0), scope)],
+        ],
+      ),
     ];
 
     it.each(queryCases)('%s', async (_name, query) => {
@@ -166,6 +204,8 @@ const day = (d: number, h: number) => new Date(Date.UTC(2026, 2, 1 + d, h, 0, 0)
     const ledgerCases: [string, (l: LedgerStore) => Promise<unknown>][] = [
       ['ledger list', (l) => l.list(0, 100)],
       ['ledger stats', (l) => l.stats()],
+      ['ledger stats of a scope', (l) => l.stats('key:key-1')],
+      ['ledger stats of another scope', (l) => l.stats('test')],
       ['ledger head', (l) => l.head()],
       ['receipts per API key', (l) => l.countByApiKey('key-1')],
     ];

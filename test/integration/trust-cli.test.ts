@@ -57,14 +57,14 @@ describe('svc keys and svc policies (operator CLI)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  function app() {
+  function app(publicReads = true) {
     store ??= openSqliteStore(join(dataDir, 'ledger.db'));
     return createApp({
       config: {
         anonLimitPerHour: 1000,
         signupLimitPerHour: 100,
         trustProxy: false,
-        publicReads: true,
+        publicReads,
       },
       store,
       serverKey: loadServerKey({ dataDir }).key,
@@ -223,10 +223,15 @@ describe('svc keys and svc policies (operator CLI)', () => {
     expect(list.stdout).toMatch(new RegExp(`${one.keyId}.*revoked`));
     // Revoking again: no active key matches.
     expect((await cli('keys', 'revoke', one.keyId)).code).toBe(1);
-    // The address may sign up again.
-    expect((await request(a).post('/v1/signup').send({ email: 'r1@example.com' })).status).toBe(
-      201,
+    // The revoked account's address stays registered: only the operator issues it a key.
+    expectError(
+      await request(a).post('/v1/signup').send({ email: 'r1@example.com' }),
+      409,
+      'email_registered',
     );
+    const reissued = await cli('keys', 'create', '--email', 'r1@example.com');
+    expect(reissued.code).toBe(0);
+    expect(issued(reissued.stdout).keyId).not.toBe(one.keyId);
   });
 
   it('keys rotate prints a new key; the old is 401, tier kept', async () => {
@@ -375,6 +380,101 @@ describe('svc keys and svc policies (operator CLI)', () => {
   it('policies create refuses a built-in name (exit 1)', async () => {
     const run = await cli('policies', 'create', 'strict', '--config', '{}');
     expect(run.code).toBe(1);
+  });
+
+  describe('readers, when reads are private (SVC_PUBLIC_READS=false)', () => {
+    const searchIds = async (a: ReturnType<typeof app>, key: string) => {
+      const res = await request(a).get('/v1/receipts/search?limit=100').set('X-API-Key', key);
+      expect(res.status).toBe(200);
+      return res.body.receipts.map((r: { receipt_id: string }) => r.receipt_id).sort();
+    };
+
+    it('--reader all reads every account’s receipts; set-reader gives and takes it; rotate keeps it', async () => {
+      const own = issued((await cli('keys', 'create', '--email', 'own@example.com')).stdout);
+      const create = await cli('keys', 'create', '--email', 'audit@example.com', '--reader', 'all');
+      expect(create.code).toBe(0);
+      expect(create.stdout).toContain('reader all');
+      const auditor = issued(create.stdout);
+      const a = app(false);
+      const mine = await request(a)
+        .post('/v1/evaluate')
+        .set('X-API-Key', own.apiKey)
+        .send(validClaim());
+      const theirs = await request(a)
+        .post('/v1/evaluate')
+        .set('X-API-Key', auditor.apiKey)
+        .send(validClaim());
+      const ids = [mine, theirs].map((r) => r.body.receipt.receipt_id as string);
+      expect(await searchIds(a, own.apiKey)).toEqual([ids[0]]);
+      expect(await searchIds(a, auditor.apiKey)).toEqual([...ids].sort());
+      expect((await cli('keys', 'list')).stdout).toMatch(
+        new RegExp(`${auditor.keyId} .* reader all`),
+      );
+
+      expect((await cli('keys', 'set-reader', 'AUDIT@example.com', 'own')).code).toBe(0);
+      afterCacheBound();
+      expect(await searchIds(a, auditor.apiKey)).toEqual([ids[1]]);
+      const give = await cli('keys', 'set-reader', own.keyId, 'all');
+      expect(give.code).toBe(0);
+      expect(give.stdout).toContain('reader all');
+      afterCacheBound();
+      expect(await searchIds(a, own.apiKey)).toEqual([...ids].sort());
+
+      const rotated = await cli('keys', 'rotate', own.keyId);
+      expect(rotated.code).toBe(0);
+      expect(await searchIds(a, issued(rotated.stdout).apiKey)).toEqual([...ids].sort());
+
+      expect((await cli('keys', 'set-reader', 'own@example.com', 'everything')).code).toBe(2);
+      expect((await cli('keys', 'create', '--email', 'x@example.com', '--reader', 'x')).code).toBe(
+        2,
+      );
+      expect((await cli('keys', 'set-reader', 'nobody@example.com', 'all')).code).toBe(1);
+    });
+  });
+
+  describe('the lock belongs to the account', () => {
+    it('a locked key cannot revoke itself; the operator revokes it, and its address stays 409', async () => {
+      const locked = issued(
+        (await cli('keys', 'create', '--email', 'lk@example.com', '--policy', 'strict', '--locked'))
+          .stdout,
+      );
+      const a = app();
+      const refused = await request(a).delete('/v1/account').set('X-API-Key', locked.apiKey);
+      expectError(refused, 403, 'locked_key');
+      expect((await request(a).get('/v1/account').set('X-API-Key', locked.apiKey)).status).toBe(
+        200,
+      );
+      const revoke = await cli('keys', 'revoke', 'lk@example.com');
+      expect(revoke.code).toBe(0);
+      afterCacheBound();
+      expectError(
+        await request(a).get('/v1/account').set('X-API-Key', locked.apiKey),
+        401,
+        'unauthorized',
+      );
+      expectError(
+        await request(a).post('/v1/signup').send({ email: 'lk@example.com' }),
+        409,
+        'email_registered',
+      );
+    });
+
+    it('keys unlock lifts the lock; the key may then close its account', async () => {
+      const locked = issued(
+        (await cli('keys', 'create', '--email', 'ul@example.com', '--policy', 'strict', '--locked'))
+          .stdout,
+      );
+      const unlock = await cli('keys', 'unlock', locked.keyId);
+      expect(unlock.code).toBe(0);
+      expect(unlock.stdout).toContain('policy -');
+      expect((await cli('keys', 'unlock', locked.keyId)).code).toBe(1);
+      const a = app();
+      expect(
+        (await request(a).get('/v1/account').set('X-API-Key', locked.apiKey)).body.locked_policy,
+      ).toBeNull();
+      const closed = await request(a).delete('/v1/account').set('X-API-Key', locked.apiKey);
+      expect(closed.status).toBe(200);
+    });
   });
 
   describe('a key locked to a policy', () => {

@@ -11,6 +11,8 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   policy_conflict: 409,
   policy_override_refused: 400,
   email_registered: 409,
+  locked_key: 403,
+  forbidden: 403,
   method_not_allowed: 405,
   unsupported_media_type: 415,
   receiver_limit: 409,

@@ -30,7 +30,7 @@ export function accountRoutes(
       tag: 'Accounts',
       summary: 'Get an API key',
       description:
-        'Issues a free-tier key (sk_svc_<uuid>) and its public key_id. The key is shown only in this response. An address that already has a key (compared trimmed and case-folded) is 409 email_registered: rotate the key with POST /v1/account/rotate, or ask the operator to replace a lost one. Limited per client address; not readable cross-origin.',
+        'Issues a free-tier key (sk_svc_<uuid>) and its public key_id. The key is shown only in this response. An address that already has a key, or whose account was revoked (compared trimmed and case-folded), is 409 email_registered: rotate the key with POST /v1/account/rotate, or ask the operator to replace a lost or revoked one. Limited per client address; not readable cross-origin.',
       access: 'public',
       crossOrigin: false,
       body: signupRequestSchema,
@@ -104,12 +104,13 @@ export function accountRoutes(
       tag: 'Accounts',
       summary: 'Revoke the calling key',
       description:
-        "The key answers 401 from now on, and the account's outbound webhook receivers are disabled. Receipts it obtained stay in the ledger and keep verifying. The e-mail address may sign up again.",
+        "The key answers 401 from now on, and the account's outbound webhook receivers are disabled. Receipts it obtained stay in the ledger and keep verifying. The e-mail address cannot sign up again (409 email_registered): only the operator issues it a new key. A key locked to a policy is 403 locked_key and stays valid: only the operator revokes it.",
       access: 'key',
       response: { status: 200, description: 'Revoked.', schema: revokedSchema },
+      errors: [403],
       async handle({ res }) {
         const key = res.locals.apiKey!;
-        await deps.apiKeys.revoke(key.keyId);
+        await deps.apiKeys.revokeOwn(key);
         // The account is closed: whoever held the key must not keep receiving its receipts.
         await deps.webhooks.disableOwned(key.id, 'account revoked', new Date().toISOString());
         return { revoked: true as const, key_id: key.keyId };

@@ -1,4 +1,6 @@
+import type { Response } from 'express';
 import type { LedgerReadService } from '../../services/ledger-reads.js';
+import { readScopeOf } from '../read-scope.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import { namePageQuery } from '../schemas/common.js';
 import { evaluateResponseSchema } from '../schemas/claims.js';
@@ -22,7 +24,11 @@ import {
 
 const tag = 'Ledger';
 
-export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
+export function ledgerRoutes(
+  reads: LedgerReadService,
+  options: { publicReads: boolean },
+): RouteDef[] {
+  const scopeOf = (res: Response) => readScopeOf(res, options.publicReads);
   return [
     defineRoute({
       method: 'get',
@@ -31,10 +37,10 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
       tag,
       summary: 'Totals by verdict and admissibility; agents and repositories seen',
       description:
-        'Totals by verdict and by admissibility, the agents and repositories seen, and the ledger head (sequence and receipt hash), which a relying party can record. Read from aggregates kept with each receipt; always public.',
-      access: 'public',
+        'Totals by verdict and by admissibility, the agents and repositories seen, and the ledger head (sequence and receipt hash), which a relying party can record. Read from aggregates kept with each receipt. A read: while reads are private, the caller’s own receipts only (the head is the ledger’s).',
+      access: 'read',
       response: { status: 200, description: 'Ledger statistics.', schema: ledgerStatsSchema },
-      handle: () => reads.ledgerStats(),
+      handle: ({ res }) => reads.ledgerStats(scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -47,7 +53,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
       access: 'read',
       query: ledgerQuery,
       response: { status: 200, description: 'One page of receipts.', schema: ledgerPageSchema },
-      handle: ({ query }) => reads.ledgerPage(query),
+      handle: ({ query, res }) => reads.ledgerPage(query, scopeOf(res)),
     }),
     // Before /v1/receipts/:id, which would otherwise take "search" for an id.
     defineRoute({
@@ -65,9 +71,10 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         description: 'One page of matching receipts.',
         schema: searchPageSchema,
       },
-      handle: ({ query }) =>
+      handle: ({ query, res }) =>
         reads.search(
           {
+            scope: scopeOf(res),
             q: query.q,
             agent: query.agent,
             repository: query.repo,
@@ -94,7 +101,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         description: 'One row per day of the range.',
         schema: timelineSchema,
       },
-      handle: ({ query }) => reads.timeline(query),
+      handle: ({ query, res }) => reads.timeline({ ...query, scope: scopeOf(res) }),
     }),
     defineRoute({
       method: 'get',
@@ -111,7 +118,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         description: 'Verdicts, rules and evidence side by side; unknown ids listed.',
         schema: compareSchema,
       },
-      handle: ({ query }) => reads.compare(query.ids),
+      handle: ({ query, res }) => reads.compare(query.ids, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -128,7 +135,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         description: 'Receipts in order and the changes between consecutive ones.',
         schema: diffSchema,
       },
-      handle: ({ query }) => reads.diff(query.repository, query.pr),
+      handle: ({ query, res }) => reads.diff(query.repository, query.pr, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -145,7 +152,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         schema: evaluateResponseSchema,
       },
       errors: [404],
-      handle: ({ params }) => reads.receipt(params.id),
+      handle: ({ params, res }) => reads.receipt(params.id, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -158,7 +165,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
       access: 'read',
       query: namePageQuery,
       response: { status: 200, description: 'Repositories in name order.', schema: reposSchema },
-      handle: ({ query }) => reads.repositories(query),
+      handle: ({ query, res }) => reads.repositories(query, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -171,7 +178,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
       access: 'read',
       query: namePageQuery,
       response: { status: 200, description: 'Agents in name order.', schema: agentsSchema },
-      handle: ({ query }) => reads.agents(query),
+      handle: ({ query, res }) => reads.agents(query, scopeOf(res)),
     }),
     defineRoute({
       method: 'get',
@@ -183,7 +190,7 @@ export function ledgerRoutes(reads: LedgerReadService): RouteDef[] {
         'Receipts, agents, repositories and acceptance rate, totals by verdict and admissibility, the last 24 hours by verdict, and the ledger head.',
       access: 'read',
       response: { status: 200, description: 'System-wide overview.', schema: overviewSchema },
-      handle: () => reads.overview(),
+      handle: ({ res }) => reads.overview(scopeOf(res)),
     }),
   ];
 }

@@ -1,7 +1,9 @@
 import type { Response } from 'express';
 import { SvcError } from '../../core/errors.js';
 import { parseTilePath, TILE_WIDTH } from '../../core/tlog/tiles.js';
+import type { ReadScope } from '../../ports/ledger-queries.js';
 import type { TransparencyLog } from '../../services/transparency-log.js';
+import { readScopeOf } from '../read-scope.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import { receiptParams } from '../schemas/ledger.js';
 import {
@@ -27,7 +29,14 @@ const tileResponse = {
   contentType: 'application/octet-stream',
 };
 
-export function logRoutes(log: TransparencyLog): RouteDef[] {
+export function logRoutes(
+  log: TransparencyLog,
+  options: {
+    publicReads: boolean;
+    /** Whether the scope holds the receipt (private reads). */
+    holds: (receiptId: string, scope: NonNullable<ReadScope>) => Promise<boolean>;
+  },
+): RouteDef[] {
   async function sendTile(path: string, res: Response): Promise<void> {
     const tile = parseTilePath(path);
     if (!tile) throw new SvcError('not_found', 'Not a tile path of C2SP tlog-tiles');
@@ -74,12 +83,21 @@ export function logRoutes(log: TransparencyLog): RouteDef[] {
       tag,
       summary: 'An entry bundle of the log (C2SP tlog-tiles)',
       description:
-        'tile/entries/<N>[.p/<W>]: the leaf data of 256 leaves (the preimages of chain.receipt_hash: the signed cores and attestations of the receipts), each prefixed by its length as a big-endian uint16. A read of receipts: it needs a key when SVC_PUBLIC_READS=false.',
+        'tile/entries/<N>[.p/<W>]: the leaf data of 256 leaves (the preimages of chain.receipt_hash: the signed cores and attestations of the receipts), each prefixed by its length as a big-endian uint16. A read of receipts of every account: when SVC_PUBLIC_READS=false only keys the operator made readers of everything read it (403 forbidden for others).',
       access: 'read',
       params: tileParams,
       response: tileResponse,
-      errors: [404],
-      handle: ({ params, res }) => sendTile(`entries/${params.path.join('/')}`, res),
+      errors: [403, 404],
+      handle: ({ params, res }) => {
+        // A bundle holds every account's receipts side by side: while reads are private, only
+        // a key the operator made a reader of everything reads it.
+        if (readScopeOf(res, options.publicReads) !== undefined)
+          throw new SvcError(
+            'forbidden',
+            'Entry bundles hold every account’s receipts: while reads are private, only a key the operator made a reader of everything (svc keys set-reader <key> all) reads them; GET /v1/receipts/:id/proof proves your own receipts',
+          );
+        return sendTile(`entries/${params.path.join('/')}`, res);
+      },
     }),
     defineRoute({
       method: 'get',
@@ -119,13 +137,19 @@ export function logRoutes(log: TransparencyLog): RouteDef[] {
       tag,
       summary: 'Proof that a receipt is in the ledger',
       description:
-        'An RFC 9162 inclusion proof of the receipt (leaf chain.sequence - 1, leaf data the preimage of chain.receipt_hash) in the tree of the newest checkpoint, or of size, with that checkpoint.',
+        'An RFC 9162 inclusion proof of the receipt (leaf chain.sequence - 1, leaf data the preimage of chain.receipt_hash) in the tree of the newest checkpoint, or of size, with that checkpoint. While reads are private, of the caller’s own receipts only (another account’s is 404, as an unknown one).',
       access: 'read',
       params: receiptParams,
       query: proofQuery,
       response: { status: 200, description: 'The proof.', schema: inclusionSchema },
       errors: [404],
-      handle: ({ params, query }) => log.inclusion(params.id, query.size),
+      handle: async ({ params, query, res }) => {
+        const scope = readScopeOf(res, options.publicReads);
+        // Another account's receipt answers as one that does not exist: no existence oracle.
+        if (scope !== undefined && !(await options.holds(params.id, scope)))
+          throw new SvcError('not_found', `Receipt ${params.id} not found`);
+        return log.inclusion(params.id, query.size);
+      },
     }),
   ];
 }

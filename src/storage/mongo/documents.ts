@@ -1,7 +1,7 @@
 import type { AdmissibilityStatus } from '../../core/evaluation.js';
 import type { Verdict } from '../../core/policy.js';
 import type { OverrideMode } from '../../core/policy-overrides.js';
-import type { Tier } from '../../ports/api-key-store.js';
+import type { Reader, Tier } from '../../ports/api-key-store.js';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
 import type { DeliveryStatus } from '../../ports/webhook-store.js';
 import type { CounterRow } from '../counters.js';
@@ -14,6 +14,12 @@ export const COLLECTIONS = {
   repositories: 'repository_stats',
   agents: 'agent_stats',
   daily: 'daily_counts',
+  // The same aggregates per submitter scope, for private reads (aggregates.ts).
+  scopeTotals: 'scope_totals',
+  scopeRepositories: 'scope_repository_stats',
+  scopeAgents: 'scope_agent_stats',
+  scopeDaily: 'scope_daily_counts',
+  migrations: 'migrations',
   apiKeys: 'api_keys',
   policies: 'policies',
   receivers: 'webhook_receivers',
@@ -120,6 +126,11 @@ export interface DailyCountDocument {
   n: number;
 }
 
+/** A scoped aggregate document: `_id` is JSON of [scope, ...the ledger-wide key]. */
+export interface Scoped {
+  scope: string;
+}
+
 export interface ApiKeyDocument {
   /** The key id. */
   _id: string;
@@ -128,6 +139,8 @@ export interface ApiKeyDocument {
   key_digest: string;
   tier: Tier;
   locked_policy: string | null;
+  /** Absent on keys stored before private reads had readers: 'own'. */
+  reader?: Reader;
   created_at: string;
   updated_at: string;
   revoked_at: string | null;

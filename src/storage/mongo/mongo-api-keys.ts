@@ -1,5 +1,5 @@
 import type { MongoClient, Db } from 'mongodb';
-import type { ApiKeyRecord, ApiKeyStore, Tier } from '../../ports/api-key-store.js';
+import type { ApiKeyRecord, ApiKeyStore, Reader, Tier } from '../../ports/api-key-store.js';
 import { COLLECTIONS, isDuplicateOn, type ApiKeyDocument } from './documents.js';
 import { TRANSACTION_OPTIONS } from './mongo-ledger.js';
 
@@ -10,6 +10,7 @@ const toRecord = (doc: ApiKeyDocument): ApiKeyRecord => ({
   keyDigest: doc.key_digest,
   tier: doc.tier,
   lockedPolicy: doc.locked_policy,
+  reader: doc.reader ?? 'own',
   createdAt: doc.created_at,
   updatedAt: doc.updated_at,
   revokedAt: doc.revoked_at,
@@ -22,6 +23,7 @@ const toDocument = (record: ApiKeyRecord): ApiKeyDocument => ({
   key_digest: record.keyDigest,
   tier: record.tier,
   locked_policy: record.lockedPolicy,
+  reader: record.reader,
   created_at: record.createdAt,
   updated_at: record.updatedAt,
   revoked_at: record.revokedAt,
@@ -57,6 +59,11 @@ export class MongoApiKeys implements ApiKeyStore {
 
   async findActiveByEmail(email: string): Promise<ApiKeyRecord | null> {
     const doc = await this.keys.findOne({ email, active: true });
+    return doc ? toRecord(doc) : null;
+  }
+
+  async findLatestByEmail(email: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.keys.findOne({ email }, { sort: { created_at: -1, _id: -1 } });
     return doc ? toRecord(doc) : null;
   }
 
@@ -108,6 +115,24 @@ export class MongoApiKeys implements ApiKeyStore {
     const doc = await this.keys.findOneAndUpdate(
       { email, active: true },
       { $set: { tier, updated_at: updatedAt } },
+      { returnDocument: 'after' },
+    );
+    return doc ? toRecord(doc) : null;
+  }
+
+  async setReader(email: string, reader: Reader, updatedAt: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.keys.findOneAndUpdate(
+      { email, active: true },
+      { $set: { reader, updated_at: updatedAt } },
+      { returnDocument: 'after' },
+    );
+    return doc ? toRecord(doc) : null;
+  }
+
+  async unlock(email: string, updatedAt: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.keys.findOneAndUpdate(
+      { email, active: true },
+      { $set: { locked_policy: null, updated_at: updatedAt } },
       { returnDocument: 'after' },
     );
     return doc ? toRecord(doc) : null;

@@ -7,6 +7,7 @@ import type {
   LedgerQueries,
   LedgerTotals,
   NamePage,
+  ReadScope,
   ReceiptFilter,
   RepositorySummary,
   SequencePage,
@@ -23,6 +24,7 @@ import {
   type DailyCountDocument,
   type ReceiptDocument,
   type RepositoryStatsDocument,
+  type Scoped,
   type TotalsDocument,
 } from './documents.js';
 import { searchQuery } from './receipt-query.js';
@@ -57,18 +59,26 @@ export class MongoLedgerQueries implements LedgerQueries {
     return docs.map((doc) => ({ sequence: doc.sequence, json: doc.receipt_json }));
   }
 
-  async getMany(receiptIds: string[]): Promise<LedgerEntry[]> {
+  async getMany(receiptIds: string[], scope?: ReadScope): Promise<LedgerEntry[]> {
     if (receiptIds.length === 0) return [];
-    return this.entries({ receipt_id: { $in: receiptIds } }, 1);
+    return this.entries(
+      { receipt_id: { $in: receiptIds }, ...(scope === undefined ? {} : { scope }) },
+      1,
+    );
   }
 
   async pullRequestHistory(
     repository: string,
     pullRequest: string,
     limit: number,
+    scope?: ReadScope,
   ): Promise<LedgerEntry[]> {
     if (limit <= 0) return [];
-    return this.entries({ repository, pull_request: pullRequest }, 1, limit);
+    return this.entries(
+      { repository, pull_request: pullRequest, ...(scope === undefined ? {} : { scope }) },
+      1,
+      limit,
+    );
   }
 
   async pullRequestReceiptsOf(
@@ -85,11 +95,15 @@ export class MongoLedgerQueries implements LedgerQueries {
     repository?: string;
     since: string;
     until: string;
+    scope?: ReadScope;
   }): Promise<TimelineRow[]> {
     const match: Record<string, unknown> = { day: { $gte: options.since, $lt: options.until } };
     if (options.repository !== undefined) match.repository = options.repository;
+    if (options.scope !== undefined) match.scope = options.scope;
     const rows = await this.db
-      .collection<DailyCountDocument>(COLLECTIONS.daily)
+      .collection<DailyCountDocument>(
+        options.scope === undefined ? COLLECTIONS.daily : COLLECTIONS.scopeDaily,
+      )
       .aggregate<{ _id: { day: string; verdict: Verdict }; count: number }>([
         { $match: match },
         { $group: { _id: { day: '$day', verdict: '$verdict' }, count: { $sum: '$n' } } },
@@ -99,16 +113,26 @@ export class MongoLedgerQueries implements LedgerQueries {
     return rows.map((row) => ({ day: row._id.day, verdict: row._id.verdict, count: row.count }));
   }
 
-  async repositories(page: NamePage): Promise<RepositorySummary[]> {
+  async repositories(page: NamePage, scope?: ReadScope): Promise<RepositorySummary[]> {
     if (page.limit <= 0) return [];
-    const docs = await this.db
-      .collection<RepositoryStatsDocument>(COLLECTIONS.repositories)
-      .find({ _id: { $gt: page.after ?? '' } })
-      .sort({ _id: 1 })
-      .limit(page.limit)
-      .toArray();
+    const docs =
+      scope === undefined
+        ? await this.db
+            .collection<RepositoryStatsDocument>(COLLECTIONS.repositories)
+            .find({ _id: { $gt: page.after ?? '' } })
+            .sort({ _id: 1 })
+            .limit(page.limit)
+            .toArray()
+        : await this.db
+            .collection<RepositoryStatsDocument & Scoped & { repository: string }>(
+              COLLECTIONS.scopeRepositories,
+            )
+            .find({ scope, repository: { $gt: page.after ?? '' } })
+            .sort({ repository: 1 })
+            .limit(page.limit)
+            .toArray();
     return docs.map((r) => ({
-      repository: r._id,
+      repository: 'repository' in r ? (r.repository as string) : r._id,
       total: r.total,
       by_verdict: verdictsOf(r),
       by_admissibility: admissibilityOf(r),
@@ -120,16 +144,24 @@ export class MongoLedgerQueries implements LedgerQueries {
     }));
   }
 
-  async agents(page: NamePage): Promise<AgentSummary[]> {
+  async agents(page: NamePage, scope?: ReadScope): Promise<AgentSummary[]> {
     if (page.limit <= 0) return [];
-    const docs = await this.db
-      .collection<AgentStatsDocument>(COLLECTIONS.agents)
-      .find({ _id: { $gt: page.after ?? '' } })
-      .sort({ _id: 1 })
-      .limit(page.limit)
-      .toArray();
+    const docs =
+      scope === undefined
+        ? await this.db
+            .collection<AgentStatsDocument>(COLLECTIONS.agents)
+            .find({ _id: { $gt: page.after ?? '' } })
+            .sort({ _id: 1 })
+            .limit(page.limit)
+            .toArray()
+        : await this.db
+            .collection<AgentStatsDocument & Scoped & { agent: string }>(COLLECTIONS.scopeAgents)
+            .find({ scope, agent: { $gt: page.after ?? '' } })
+            .sort({ agent: 1 })
+            .limit(page.limit)
+            .toArray();
     return docs.map((r) => ({
-      agent: r._id,
+      agent: 'agent' in r ? (r.agent as string) : r._id,
       total: r.total,
       by_verdict: verdictsOf(r),
       by_admissibility: admissibilityOf(r),
@@ -139,7 +171,20 @@ export class MongoLedgerQueries implements LedgerQueries {
     }));
   }
 
-  async totals(): Promise<LedgerTotals> {
+  async totals(scope?: ReadScope): Promise<LedgerTotals> {
+    if (scope !== undefined) {
+      const rows = await this.db
+        .collection<TotalsDocument & Scoped>(COLLECTIONS.scopeTotals)
+        .find({ scope })
+        .toArray();
+      return {
+        ...foldTotals(rows),
+        agents: await this.db.collection(COLLECTIONS.scopeAgents).countDocuments({ scope }),
+        repositories: await this.db
+          .collection(COLLECTIONS.scopeRepositories)
+          .countDocuments({ scope }),
+      };
+    }
     const rows = await this.db.collection<TotalsDocument>(COLLECTIONS.totals).find({}).toArray();
     return {
       ...foldTotals(rows),
@@ -148,11 +193,11 @@ export class MongoLedgerQueries implements LedgerQueries {
     };
   }
 
-  async countSince(since: string): Promise<VerdictCounts & { total: number }> {
+  async countSince(since: string, scope?: ReadScope): Promise<VerdictCounts & { total: number }> {
     const counts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0, total: 0 };
     const rows = await this.receipts
       .aggregate<{ _id: Verdict; n: number }>([
-        { $match: { issued_at: { $gte: since } } },
+        { $match: { issued_at: { $gte: since }, ...(scope === undefined ? {} : { scope }) } },
         { $group: { _id: '$verdict', n: { $sum: 1 } } },
       ])
       .toArray();

@@ -16,15 +16,12 @@ import {
   OUTBOX_PER_RECEIPT,
   isDuplicateOn,
   toEntry,
-  type AgentStatsDocument,
-  type DailyCountDocument,
   type DeliveryDocument,
   type OutboxDocument,
   type ReceiptDocument,
   type ReceiverDocument,
-  type RepositoryStatsDocument,
-  type TotalsDocument,
 } from './documents.js';
+import { aggregateUpdates, type AggregateDocument } from './aggregates.js';
 import { newJobDocument, type JobDocument } from './job-documents.js';
 import type { MongoLedgerQueries } from './mongo-ledger-queries.js';
 import type { MongoLogTree } from './mongo-log-tree.js';
@@ -153,7 +150,7 @@ export class MongoLedger implements LedgerStore {
       },
       { session },
     );
-    await this.recordAggregates(entry, session);
+    await this.recordAggregates(entry, request.scope, session);
     // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
     await this.tree.record(receipt, session);
     // In this transaction, so a receipt never exists without its webhook deliveries.
@@ -174,64 +171,20 @@ export class MongoLedger implements LedgerStore {
     return entry;
   }
 
-  /** Keeps the read model's summaries current, in the append transaction. */
-  private async recordAggregates(entry: LedgerEntry, session: ClientSession): Promise<void> {
-    const { receipt, claim } = entry;
-    const verdict = receipt.policy.verdict;
-    const status = receipt.admissibility.status;
-    const { agent, repository } = receipt.subject;
-    const counters = {
-      total: 1,
-      allowed: Number(verdict === 'ALLOWED'),
-      blocked: Number(verdict === 'BLOCKED'),
-      escalated: Number(verdict === 'ESCALATED'),
-      accepted: Number(status === 'ACCEPTED'),
-      non_deterministic: Number(status === 'NON_DETERMINISTIC'),
-      rejected: Number(status === 'REJECTED'),
-    };
-    await this.db
-      .collection<TotalsDocument>(COLLECTIONS.totals)
-      .updateOne(
-        { _id: `${verdict}|${status}` },
-        { $inc: { n: 1 }, $setOnInsert: { verdict, admissibility: status } },
-        { upsert: true, session },
-      );
-    if (repository !== undefined) {
-      await this.db.collection<RepositoryStatsDocument>(COLLECTIONS.repositories).updateOne(
-        { _id: repository },
-        {
-          $inc: counters,
-          $set: {
-            last_sequence: receipt.chain.sequence,
-            last_receipt_id: receipt.receipt_id,
-            last_issued_at: receipt.issued_at,
-          },
-        },
-        { upsert: true, session },
-      );
+  /**
+   * Keeps the read model's summaries current, in the append transaction: the ledger-wide
+   * ones and those of the submitter scope (private reads).
+   */
+  private async recordAggregates(
+    entry: LedgerEntry,
+    scope: string,
+    session: ClientSession,
+  ): Promise<void> {
+    for (const u of [...aggregateUpdates(entry, null), ...aggregateUpdates(entry, scope)]) {
+      await this.db
+        .collection<AggregateDocument>(u.collection)
+        .updateOne(u.filter, u.update, { upsert: true, session });
     }
-    if (agent !== undefined) {
-      const model = claim.action?.agent_model;
-      await this.db.collection<AgentStatsDocument>(COLLECTIONS.agents).updateOne(
-        { _id: agent },
-        {
-          $inc: counters,
-          $set: { last_seen: receipt.issued_at },
-          $setOnInsert: { first_seen: receipt.issued_at },
-          ...(model ? { $addToSet: { models: model } } : {}),
-        },
-        { upsert: true, session },
-      );
-    }
-    const day = receipt.issued_at.slice(0, 10);
-    const dailyRepository = repository ?? '';
-    await this.db
-      .collection<DailyCountDocument>(COLLECTIONS.daily)
-      .updateOne(
-        { _id: JSON.stringify([day, dailyRepository, verdict]) },
-        { $inc: { n: 1 }, $setOnInsert: { day, repository: dailyRepository, verdict } },
-        { upsert: true, session },
-      );
   }
 
   /**
@@ -350,8 +303,8 @@ export class MongoLedger implements LedgerStore {
     return docs.map(toEntry);
   }
 
-  async stats(): Promise<LedgerStats> {
-    const totals = await this.queries.totals();
+  async stats(scope?: string): Promise<LedgerStats> {
+    const totals = await this.queries.totals(scope);
     const names = (collection: string) =>
       this.db
         .collection<{ _id: string }>(collection)
@@ -359,12 +312,25 @@ export class MongoLedger implements LedgerStore {
         .sort({ _id: 1 })
         .toArray()
         .then((docs) => docs.map((doc) => doc._id));
+    const scopedNames = (collection: string, field: 'agent' | 'repository') =>
+      this.db
+        .collection<Record<string, string>>(collection)
+        .find({ scope: scope! }, { projection: { _id: 0, [field]: 1 } })
+        .sort({ [field]: 1 })
+        .toArray()
+        .then((docs) => docs.map((doc) => doc[field]!));
     return {
       total: totals.total,
       by_verdict: totals.by_verdict,
       by_admissibility: totals.by_admissibility,
-      agents: await names(COLLECTIONS.agents),
-      repositories: await names(COLLECTIONS.repositories),
+      agents:
+        scope === undefined
+          ? await names(COLLECTIONS.agents)
+          : await scopedNames(COLLECTIONS.scopeAgents, 'agent'),
+      repositories:
+        scope === undefined
+          ? await names(COLLECTIONS.repositories)
+          : await scopedNames(COLLECTIONS.scopeRepositories, 'repository'),
     };
   }
 

@@ -1,6 +1,7 @@
 import { MongoClient, type Db, type IndexDescription } from 'mongodb';
 import { AgendaJobQueue } from '../../jobs/agenda-job-queue.js';
 import type { Store } from '../../ports/store.js';
+import { backfillScopedAggregates } from './aggregates.js';
 import { MissingLedgerError } from '../missing-ledger.js';
 import { COLLECTIONS } from './documents.js';
 import { MongoApiKeys } from './mongo-api-keys.js';
@@ -48,6 +49,9 @@ export const INDEXES: Record<string, IndexDescription[]> = {
       name: 'pull_request_scope_sequence',
     },
     { key: { issued_at: 1 }, name: 'issued_at' },
+    // Private reads: one submitter scope's receipts, by sequence or by time.
+    { key: { scope: 1, sequence: 1 }, name: 'scope_sequence' },
+    { key: { scope: 1, issued_at: 1 }, name: 'scope_issued_at' },
     { key: { api_key_id: 1 }, name: 'api_key_id' },
     // The word index behind `q` (see receipt-query.ts for why not a $text index).
     { key: { words: 1, sequence: 1 }, name: 'words_sequence' },
@@ -57,6 +61,12 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { receipt_id: 1 }, name: 'receipt_id' },
   ],
   [COLLECTIONS.daily]: [{ key: { day: 1, repository: 1 }, name: 'day_repository' }],
+  [COLLECTIONS.scopeTotals]: [{ key: { scope: 1 }, name: 'scope' }],
+  [COLLECTIONS.scopeRepositories]: [{ key: { scope: 1, repository: 1 }, name: 'scope_repository' }],
+  [COLLECTIONS.scopeAgents]: [{ key: { scope: 1, agent: 1 }, name: 'scope_agent' }],
+  [COLLECTIONS.scopeDaily]: [
+    { key: { scope: 1, day: 1, repository: 1 }, name: 'scope_day_repository' },
+  ],
   [COLLECTIONS.apiKeys]: [
     { key: { key_digest: 1 }, name: 'key_digest_unique', unique: true },
     // One active key per email; revoked keys keep their email and do not count.
@@ -177,6 +187,7 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
       );
     }
     await ensureIndexes(db);
+    await backfillScopedAggregates(db);
     const queries = new MongoLedgerQueries(db);
     const tree = new MongoLogTree(db);
     // Receipts appended before the tree existed become its first leaves before any append.

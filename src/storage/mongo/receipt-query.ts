@@ -88,6 +88,7 @@ export function searchQuery(filter: ReceiptFilter, page: SequencePage): SearchQu
       and.push({ $or: [{ phrases: phrase }, { phrases: { $exists: false } }] });
     }
   }
+  if (filter.scope !== undefined) and.push({ scope: filter.scope });
   if (filter.agent !== undefined) and.push({ agent: filter.agent });
   if (filter.repository !== undefined) and.push({ repository: filter.repository });
   if (filter.verdict !== undefined) and.push({ verdict: filter.verdict });

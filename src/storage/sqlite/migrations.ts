@@ -183,6 +183,99 @@ interface WordsRow {
   agent: string | null;
 }
 
+const COUNTER_COLUMNS = `
+    total             INTEGER NOT NULL,
+    allowed           INTEGER NOT NULL,
+    blocked           INTEGER NOT NULL,
+    escalated         INTEGER NOT NULL,
+    accepted          INTEGER NOT NULL,
+    non_deterministic INTEGER NOT NULL,
+    rejected          INTEGER NOT NULL,`;
+const COUNTER_SUMS = `COUNT(*), SUM(verdict = 'ALLOWED'), SUM(verdict = 'BLOCKED'),
+    SUM(verdict = 'ESCALATED'), SUM(admissibility = 'ACCEPTED'),
+    SUM(admissibility = 'NON_DETERMINISTIC'), SUM(admissibility = 'REJECTED')`;
+
+/**
+ * Private reads (SVC_PUBLIC_READS=false): what each key may read, and the read model's
+ * aggregates once more per submitter scope, so that a key's own summaries cost what the
+ * ledger-wide ones cost. The scoped aggregates are filled from the receipts (read, never
+ * written) with the values an append records.
+ */
+function scopedReads(db: Database): void {
+  db.exec(`
+    ALTER TABLE api_keys ADD COLUMN reader TEXT NOT NULL DEFAULT 'own'
+      CHECK (reader IN ('own', 'all'));
+    -- An address's newest key, revoked or not: a revoked account's address cannot sign up.
+    CREATE INDEX api_keys_email ON api_keys (email, created_at);
+
+    CREATE INDEX receipts_scope ON receipts (scope, sequence);
+    CREATE INDEX receipts_scope_issued_at ON receipts (scope, issued_at, verdict);
+
+    CREATE TABLE scope_totals (
+      scope         TEXT NOT NULL,
+      verdict       TEXT NOT NULL,
+      admissibility TEXT NOT NULL,
+      n             INTEGER NOT NULL,
+      PRIMARY KEY (scope, verdict, admissibility)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE scope_repository_stats (
+      scope           TEXT NOT NULL,
+      repository      TEXT NOT NULL,${COUNTER_COLUMNS}
+      last_sequence   INTEGER NOT NULL,
+      last_receipt_id TEXT NOT NULL,
+      last_issued_at  TEXT NOT NULL,
+      PRIMARY KEY (scope, repository)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE scope_agent_stats (
+      scope      TEXT NOT NULL,
+      agent      TEXT NOT NULL,${COUNTER_COLUMNS}
+      first_seen TEXT NOT NULL,
+      last_seen  TEXT NOT NULL,
+      PRIMARY KEY (scope, agent)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE scope_agent_models (
+      scope TEXT NOT NULL,
+      agent TEXT NOT NULL,
+      model TEXT NOT NULL,
+      PRIMARY KEY (scope, agent, model)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE scope_daily_counts (
+      scope      TEXT NOT NULL,
+      day        TEXT NOT NULL,
+      repository TEXT NOT NULL, -- '' for receipts without one
+      verdict    TEXT NOT NULL,
+      n          INTEGER NOT NULL,
+      PRIMARY KEY (scope, day, repository, verdict)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX scope_daily_counts_repository ON scope_daily_counts (scope, repository, day);
+
+    INSERT INTO scope_totals (scope, verdict, admissibility, n)
+    SELECT scope, verdict, admissibility, COUNT(*) FROM receipts
+    GROUP BY scope, verdict, admissibility;
+
+    INSERT INTO scope_repository_stats
+    SELECT scope, repository, ${COUNTER_SUMS},
+      MAX(sequence), receipt_id, issued_at -- SQLite takes bare columns from the MAX row
+    FROM receipts WHERE repository IS NOT NULL GROUP BY scope, repository;
+
+    INSERT INTO scope_agent_stats
+    SELECT r.scope, r.agent, ${COUNTER_SUMS},
+      (SELECT f.issued_at FROM receipts f WHERE f.scope = r.scope AND f.agent = r.agent
+        ORDER BY f.sequence LIMIT 1),
+      (SELECT l.issued_at FROM receipts l WHERE l.scope = r.scope AND l.agent = r.agent
+        ORDER BY l.sequence DESC LIMIT 1)
+    FROM receipts r WHERE r.agent IS NOT NULL GROUP BY r.scope, r.agent;
+
+    INSERT INTO scope_agent_models (scope, agent, model)
+    SELECT DISTINCT scope, agent, json_extract(claim_json, '$.action.agent_model') AS model
+    FROM receipts WHERE agent IS NOT NULL AND model IS NOT NULL AND model <> '';
+
+    INSERT INTO scope_daily_counts (scope, day, repository, verdict, n)
+    SELECT scope, substr(issued_at, 1, 10), COALESCE(repository, ''), verdict, COUNT(*)
+    FROM receipts GROUP BY scope, substr(issued_at, 1, 10), COALESCE(repository, ''), verdict;
+  `);
+}
+
 /**
  * The ledger's Merkle tree, built from the receipts already there in sequence order, the same
  * way each append extends it. Each leaf's text must hash to the receipt's stored
@@ -404,6 +497,7 @@ const MIGRATIONS: Migration[] = [
   `,
   prefixIndexes,
   logTree,
+  scopedReads,
 ];
 
 /** The schema version this build writes. */
@@ -413,6 +507,7 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 export const VERSION_AFTER = {
   prefixIndexes: MIGRATIONS.indexOf(prefixIndexes) + 1,
   logTree: MIGRATIONS.indexOf(logTree) + 1,
+  scopedReads: MIGRATIONS.indexOf(scopedReads) + 1,
 } as const;
 
 /**

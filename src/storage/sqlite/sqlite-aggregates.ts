@@ -12,6 +12,13 @@ export class SqliteAggregates {
   private readonly model: Statement;
   private readonly daily: Statement;
   private readonly words: Statement;
+  private readonly scoped: {
+    totals: Statement;
+    repository: Statement;
+    agent: Statement;
+    model: Statement;
+    daily: Statement;
+  };
 
   constructor(db: Database) {
     this.totals = db.prepare(`
@@ -46,12 +53,39 @@ export class SqliteAggregates {
     this.daily = db.prepare(`
       INSERT INTO daily_counts (day, repository, verdict, n) VALUES (?, ?, ?, 1)
       ON CONFLICT (day, repository, verdict) DO UPDATE SET n = n + 1`);
+    // The same aggregates per submitter scope, for private reads (migration scopedReads).
+    this.scoped = {
+      totals: db.prepare(`
+        INSERT INTO scope_totals (scope, verdict, admissibility, n) VALUES (?, ?, ?, 1)
+        ON CONFLICT (scope, verdict, admissibility) DO UPDATE SET n = n + 1`),
+      repository: db.prepare(`
+        INSERT INTO scope_repository_stats (scope, repository, ${counters}, last_sequence,
+          last_receipt_id, last_issued_at)
+        VALUES (@scope, @key, 1, @allowed, @blocked, @escalated, @accepted, @non_deterministic,
+          @rejected, @sequence, @receipt_id, @issued_at)
+        ON CONFLICT (scope, repository) DO UPDATE SET total = total + 1, ${increments},
+          last_sequence = excluded.last_sequence, last_receipt_id = excluded.last_receipt_id,
+          last_issued_at = excluded.last_issued_at`),
+      agent: db.prepare(`
+        INSERT INTO scope_agent_stats (scope, agent, ${counters}, first_seen, last_seen)
+        VALUES (@scope, @key, 1, @allowed, @blocked, @escalated, @accepted, @non_deterministic,
+          @rejected, @issued_at, @issued_at)
+        ON CONFLICT (scope, agent) DO UPDATE SET total = total + 1, ${increments},
+          last_seen = excluded.last_seen`),
+      model: db.prepare(
+        'INSERT INTO scope_agent_models (scope, agent, model) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      ),
+      daily: db.prepare(`
+        INSERT INTO scope_daily_counts (scope, day, repository, verdict, n) VALUES (?, ?, ?, ?, 1)
+        ON CONFLICT (scope, day, repository, verdict) DO UPDATE SET n = n + 1`),
+    };
     this.words = db.prepare(
       'INSERT INTO receipts_fts (rowid, claim, entity, repository, agent) VALUES (?, ?, ?, ?, ?)',
     );
   }
 
-  record(entry: LedgerEntry): void {
+  /** Records an appended entry, written in the submitter scope `scope`. */
+  record(entry: LedgerEntry, scope: string): void {
     const { receipt, claim } = entry;
     const verdict = receipt.policy.verdict;
     const status = receipt.admissibility.status;
@@ -67,14 +101,24 @@ export class SqliteAggregates {
       receipt_id: receipt.receipt_id,
       issued_at: receipt.issued_at,
     };
+    const day = receipt.issued_at.slice(0, 10);
+    const model = claim.action?.agent_model;
     this.totals.run(verdict, status);
-    if (repository !== undefined) this.repository.run({ ...row, key: repository });
+    this.scoped.totals.run(scope, verdict, status);
+    if (repository !== undefined) {
+      this.repository.run({ ...row, key: repository });
+      this.scoped.repository.run({ ...row, scope, key: repository });
+    }
     if (agent !== undefined) {
       this.agent.run({ ...row, key: agent });
-      const model = claim.action?.agent_model;
-      if (model) this.model.run(agent, model);
+      this.scoped.agent.run({ ...row, scope, key: agent });
+      if (model) {
+        this.model.run(agent, model);
+        this.scoped.model.run(scope, agent, model);
+      }
     }
-    this.daily.run(receipt.issued_at.slice(0, 10), repository ?? '', verdict);
+    this.daily.run(day, repository ?? '', verdict);
+    this.scoped.daily.run(scope, day, repository ?? '', verdict);
     this.words.run(
       receipt.chain.sequence,
       claim.claim,

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { ApiKeyRecord, ApiKeyStore, Tier } from '../../ports/api-key-store.js';
+import type { ApiKeyRecord, ApiKeyStore, Reader, Tier } from '../../ports/api-key-store.js';
 
 interface KeyRow {
   key_id: string;
@@ -8,6 +8,7 @@ interface KeyRow {
   key_digest: string;
   tier: Tier;
   locked_policy: string | null;
+  reader: Reader;
   created_at: string;
   updated_at: string;
   revoked_at: string | null;
@@ -20,6 +21,7 @@ const toRecord = (row: KeyRow): ApiKeyRecord => ({
   keyDigest: row.key_digest,
   tier: row.tier,
   lockedPolicy: row.locked_policy,
+  reader: row.reader,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
   revokedAt: row.revoked_at,
@@ -32,6 +34,7 @@ const toRow = (record: ApiKeyRecord): KeyRow => ({
   key_digest: record.keyDigest,
   tier: record.tier,
   locked_policy: record.lockedPolicy,
+  reader: record.reader,
   created_at: record.createdAt,
   updated_at: record.updatedAt,
   revoked_at: record.revokedAt,
@@ -41,6 +44,9 @@ export class SqliteApiKeys implements ApiKeyStore {
   private readonly byDigest: Statement<[string], KeyRow>;
   private readonly byKeyId: Statement<[string], KeyRow>;
   private readonly activeByEmail: Statement<[string], KeyRow>;
+  private readonly latestByEmail: Statement<[string], KeyRow>;
+  private readonly updateReader: Statement<[Reader, string, string]>;
+  private readonly unlockRow: Statement<[string, string]>;
   private readonly insert: Statement<[KeyRow]>;
   private readonly revokeRow: Statement<[string, string, string]>;
   private readonly updateTier: Statement<[Tier, string, string]>;
@@ -53,10 +59,19 @@ export class SqliteApiKeys implements ApiKeyStore {
     this.activeByEmail = db.prepare(
       'SELECT * FROM api_keys WHERE email = ? AND revoked_at IS NULL',
     );
+    this.latestByEmail = db.prepare(
+      'SELECT * FROM api_keys WHERE email = ? ORDER BY created_at DESC, key_id DESC LIMIT 1',
+    );
+    this.updateReader = db.prepare(
+      'UPDATE api_keys SET reader = ?, updated_at = ? WHERE email = ? AND revoked_at IS NULL',
+    );
+    this.unlockRow = db.prepare(
+      'UPDATE api_keys SET locked_policy = NULL, updated_at = ? WHERE email = ? AND revoked_at IS NULL',
+    );
     this.insert = db.prepare(`
-      INSERT INTO api_keys (key_id, account_id, email, key_digest, tier, locked_policy,
+      INSERT INTO api_keys (key_id, account_id, email, key_digest, tier, locked_policy, reader,
         created_at, updated_at, revoked_at)
-      VALUES (@key_id, @account_id, @email, @key_digest, @tier, @locked_policy,
+      VALUES (@key_id, @account_id, @email, @key_digest, @tier, @locked_policy, @reader,
         @created_at, @updated_at, @revoked_at)
       ON CONFLICT (email) WHERE revoked_at IS NULL DO NOTHING`);
     this.revokeRow = db.prepare(
@@ -88,6 +103,11 @@ export class SqliteApiKeys implements ApiKeyStore {
     return row ? toRecord(row) : null;
   }
 
+  async findLatestByEmail(email: string): Promise<ApiKeyRecord | null> {
+    const row = this.latestByEmail.get(email);
+    return row ? toRecord(row) : null;
+  }
+
   async insertIfAbsent(record: ApiKeyRecord): Promise<ApiKeyRecord> {
     this.insert.run(toRow(record));
     return toRecord(this.activeByEmail.get(record.email)!);
@@ -104,6 +124,16 @@ export class SqliteApiKeys implements ApiKeyStore {
 
   async setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null> {
     const { changes } = this.updateTier.run(tier, updatedAt, email);
+    return changes ? this.findActiveByEmail(email) : null;
+  }
+
+  async setReader(email: string, reader: Reader, updatedAt: string): Promise<ApiKeyRecord | null> {
+    const { changes } = this.updateReader.run(reader, updatedAt, email);
+    return changes ? this.findActiveByEmail(email) : null;
+  }
+
+  async unlock(email: string, updatedAt: string): Promise<ApiKeyRecord | null> {
+    const { changes } = this.unlockRow.run(updatedAt, email);
     return changes ? this.findActiveByEmail(email) : null;
   }
 

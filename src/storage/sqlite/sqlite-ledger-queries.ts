@@ -7,6 +7,7 @@ import type {
   LedgerQueries,
   LedgerTotals,
   NamePage,
+  ReadScope,
   ReceiptFilter,
   RepositorySummary,
   SequencePage,
@@ -60,6 +61,7 @@ export class SqliteLedgerQueries implements LedgerQueries {
       params.q = q;
     }
     const equal: [keyof ReceiptFilter, string][] = [
+      ['scope', 'scope'],
       ['agent', 'agent'],
       ['repository', 'repository'],
       ['verdict', 'verdict'],
@@ -99,13 +101,14 @@ export class SqliteLedgerQueries implements LedgerQueries {
     return this.prepared<StoredReceiptJson>(sql).all(params);
   }
 
-  async getMany(receiptIds: string[]): Promise<LedgerEntry[]> {
+  async getMany(receiptIds: string[], scope?: ReadScope): Promise<LedgerEntry[]> {
     if (receiptIds.length === 0) return [];
     const marks = receiptIds.map(() => '?').join(', ');
+    const scoped = scope === undefined ? '' : ' AND scope = ?';
     return this.prepared<ReceiptRow>(
-      `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id IN (${marks}) ORDER BY sequence`,
+      `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id IN (${marks})${scoped} ORDER BY sequence`,
     )
-      .all(...receiptIds)
+      .all(...receiptIds, ...(scope === undefined ? [] : [scope]))
       .map(toEntry);
   }
 
@@ -113,7 +116,15 @@ export class SqliteLedgerQueries implements LedgerQueries {
     repository: string,
     pullRequest: string,
     limit: number,
+    scope?: ReadScope,
   ): Promise<LedgerEntry[]> {
+    if (scope !== undefined) {
+      return this.prepared<ReceiptRow>(
+        `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE repository = ? AND pull_request = ? AND scope = ? ORDER BY sequence LIMIT ?`,
+      )
+        .all(repository, pullRequest, scope, limit)
+        .map(toEntry);
+    }
     return this.prepared<ReceiptRow>(
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE repository = ? AND pull_request = ? ORDER BY sequence LIMIT ?`,
     )
@@ -138,15 +149,24 @@ export class SqliteLedgerQueries implements LedgerQueries {
     repository?: string;
     since: string;
     until: string;
+    scope?: ReadScope;
   }): Promise<TimelineRow[]> {
     const byRepository = options.repository !== undefined;
-    const sql = `SELECT day, verdict, SUM(n) AS count FROM daily_counts
-      WHERE ${byRepository ? 'repository = @repository AND ' : ''}day >= @since AND day < @until
+    const scoped = options.scope !== undefined;
+    const sql = `SELECT day, verdict, SUM(n) AS count
+      FROM ${scoped ? 'scope_daily_counts' : 'daily_counts'}
+      WHERE ${scoped ? 'scope = @scope AND ' : ''}${byRepository ? 'repository = @repository AND ' : ''}day >= @since AND day < @until
       GROUP BY day, verdict ORDER BY day, verdict`;
-    return this.prepared<TimelineRow>(sql).all(options);
+    const { repository, since, until, scope } = options;
+    return this.prepared<TimelineRow>(sql).all({
+      since,
+      until,
+      ...(byRepository ? { repository } : {}),
+      ...(scoped ? { scope } : {}),
+    });
   }
 
-  async repositories(page: NamePage): Promise<RepositorySummary[]> {
+  async repositories(page: NamePage, scope?: ReadScope): Promise<RepositorySummary[]> {
     const rows = this.prepared<
       CounterRow & {
         repository: string;
@@ -154,10 +174,15 @@ export class SqliteLedgerQueries implements LedgerQueries {
         last_receipt_id: string;
         last_issued_at: string;
       }
-    >('SELECT * FROM repository_stats WHERE repository > ? ORDER BY repository LIMIT ?').all(
-      page.after ?? '',
-      page.limit,
-    );
+    >(
+      scope === undefined
+        ? 'SELECT * FROM repository_stats WHERE repository > @after ORDER BY repository LIMIT @limit'
+        : 'SELECT * FROM scope_repository_stats WHERE scope = @scope AND repository > @after ORDER BY repository LIMIT @limit',
+    ).all({
+      after: page.after ?? '',
+      limit: page.limit,
+      ...(scope === undefined ? {} : { scope }),
+    });
     return rows.map((r) => ({
       repository: r.repository,
       total: r.total,
@@ -171,18 +196,22 @@ export class SqliteLedgerQueries implements LedgerQueries {
     }));
   }
 
-  async agents(page: NamePage): Promise<AgentSummary[]> {
+  async agents(page: NamePage, scope?: ReadScope): Promise<AgentSummary[]> {
+    const scoped = scope === undefined ? {} : { scope };
     const rows = this.prepared<
       CounterRow & { agent: string; first_seen: string; last_seen: string }
-    >('SELECT * FROM agent_stats WHERE agent > ? ORDER BY agent LIMIT ?').all(
-      page.after ?? '',
-      page.limit,
-    );
+    >(
+      scope === undefined
+        ? 'SELECT * FROM agent_stats WHERE agent > @after ORDER BY agent LIMIT @limit'
+        : 'SELECT * FROM scope_agent_stats WHERE scope = @scope AND agent > @after ORDER BY agent LIMIT @limit',
+    ).all({ after: page.after ?? '', limit: page.limit, ...scoped });
     if (rows.length === 0) return [];
     const models = new Map<string, string[]>();
     const modelRows = this.prepared<{ agent: string; model: string }>(
-      'SELECT agent, model FROM agent_models WHERE agent >= ? AND agent <= ? ORDER BY agent, model',
-    ).all(rows[0]!.agent, rows[rows.length - 1]!.agent);
+      scope === undefined
+        ? 'SELECT agent, model FROM agent_models WHERE agent >= @first AND agent <= @last ORDER BY agent, model'
+        : 'SELECT agent, model FROM scope_agent_models WHERE scope = @scope AND agent >= @first AND agent <= @last ORDER BY agent, model',
+    ).all({ first: rows[0]!.agent, last: rows[rows.length - 1]!.agent, ...scoped });
     for (const { agent, model } of modelRows)
       models.set(agent, [...(models.get(agent) ?? []), model]);
     return rows.map((r) => ({
@@ -196,8 +225,23 @@ export class SqliteLedgerQueries implements LedgerQueries {
     }));
   }
 
-  async totals(): Promise<LedgerTotals> {
-    const rows = this.prepared<{ verdict: Verdict; admissibility: AdmissibilityStatus; n: number }>(
+  async totals(scope?: ReadScope): Promise<LedgerTotals> {
+    type TotalsRow = { verdict: Verdict; admissibility: AdmissibilityStatus; n: number };
+    if (scope !== undefined) {
+      const rows = this.prepared<TotalsRow>(
+        'SELECT verdict, admissibility, n FROM scope_totals WHERE scope = ?',
+      ).all(scope);
+      const count = (table: string) =>
+        this.prepared<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE scope = ?`).get(
+          scope,
+        )!.n;
+      return {
+        ...foldTotals(rows),
+        agents: count('scope_agent_stats'),
+        repositories: count('scope_repository_stats'),
+      };
+    }
+    const rows = this.prepared<TotalsRow>(
       'SELECT verdict, admissibility, n FROM ledger_totals',
     ).all();
     const count = (table: string) =>
@@ -209,12 +253,17 @@ export class SqliteLedgerQueries implements LedgerQueries {
     };
   }
 
-  async countSince(since: string): Promise<VerdictCounts & { total: number }> {
+  async countSince(since: string, scope?: ReadScope): Promise<VerdictCounts & { total: number }> {
     const counts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0, total: 0 };
-    const rows = this.prepared<{ verdict: Verdict; n: number }>(
-      // Left to itself the planner reads the whole verdict index to skip sorting three groups.
-      'SELECT verdict, COUNT(*) AS n FROM receipts INDEXED BY receipts_issued_at WHERE issued_at >= ? GROUP BY verdict',
-    ).all(since);
+    const rows =
+      scope === undefined
+        ? this.prepared<{ verdict: Verdict; n: number }>(
+            // Left to itself the planner reads the whole verdict index to skip sorting three groups.
+            'SELECT verdict, COUNT(*) AS n FROM receipts INDEXED BY receipts_issued_at WHERE issued_at >= ? GROUP BY verdict',
+          ).all(since)
+        : this.prepared<{ verdict: Verdict; n: number }>(
+            'SELECT verdict, COUNT(*) AS n FROM receipts INDEXED BY receipts_scope_issued_at WHERE scope = ? AND issued_at >= ? GROUP BY verdict',
+          ).all(scope, since);
     for (const row of rows) {
       counts[row.verdict] += row.n;
       counts.total += row.n;

@@ -34,6 +34,8 @@ export class SqliteLedger implements LedgerStore {
   private readonly listRows: Statement<[number, number], ReceiptRow>;
   private readonly agentNames: Statement<[], { v: string }>;
   private readonly repositoryNames: Statement<[], { v: string }>;
+  private readonly scopeAgentNames: Statement<[string], { v: string }>;
+  private readonly scopeRepositoryNames: Statement<[string], { v: string }>;
   private readonly countKeyRows: Statement<[string], { n: number }>;
   private readonly insert: Statement;
   private readonly insertOutbox: Statement;
@@ -65,6 +67,12 @@ export class SqliteLedger implements LedgerStore {
     this.agentNames = db.prepare('SELECT agent AS v FROM agent_stats ORDER BY agent');
     this.repositoryNames = db.prepare(
       'SELECT repository AS v FROM repository_stats ORDER BY repository',
+    );
+    this.scopeAgentNames = db.prepare(
+      'SELECT agent AS v FROM scope_agent_stats WHERE scope = ? ORDER BY agent',
+    );
+    this.scopeRepositoryNames = db.prepare(
+      'SELECT repository AS v FROM scope_repository_stats WHERE scope = ? ORDER BY repository',
     );
     this.countKeyRows = db.prepare('SELECT COUNT(*) AS n FROM receipts WHERE api_key_id = ?');
     this.insert = db.prepare(`
@@ -160,7 +168,7 @@ export class SqliteLedger implements LedgerStore {
       claim_json: JSON.stringify(entry.claim),
       evaluation_json: JSON.stringify(entry.evaluation),
     });
-    this.aggregates.record(entry);
+    this.aggregates.record(entry, request.scope);
     // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
     this.tree.record(receipt);
     // In this transaction, so a receipt never exists without its webhook deliveries.
@@ -209,14 +217,17 @@ export class SqliteLedger implements LedgerStore {
     return this.listRows.all(after, limit).map(toEntry);
   }
 
-  async stats(): Promise<LedgerStats> {
-    const totals = await this.queries.totals();
+  async stats(scope?: string): Promise<LedgerStats> {
+    const totals = await this.queries.totals(scope);
+    const names = (rows: { v: string }[]) => rows.map((row) => row.v);
     return {
       total: totals.total,
       by_verdict: totals.by_verdict,
       by_admissibility: totals.by_admissibility,
-      agents: this.agentNames.all().map((row) => row.v),
-      repositories: this.repositoryNames.all().map((row) => row.v),
+      agents: names(scope === undefined ? this.agentNames.all() : this.scopeAgentNames.all(scope)),
+      repositories: names(
+        scope === undefined ? this.repositoryNames.all() : this.scopeRepositoryNames.all(scope),
+      ),
     };
   }
 

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Express } from 'express';
 import request from 'supertest';
+import { ApiKeyService } from '../../../src/services/api-keys.js';
 import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
 import { expectCommonHeaders, expectError, newKey, postRaw, type Json } from './helpers.js';
 import { idOf, issue } from './read-fixtures.js';
@@ -80,7 +81,6 @@ const ALWAYS_PUBLIC_GETS = [
   '/health',
   '/v1/status',
   '/v1/keys/server',
-  '/v1/ledger/stats',
   '/v1/openapi.json',
   // The log's checkpoints, hash tiles and consistency proofs reveal no receipt.
   '/v1/log/checkpoint',
@@ -89,6 +89,7 @@ const ALWAYS_PUBLIC_GETS = [
 ];
 const READS = [
   '/v1/ledger',
+  '/v1/ledger/stats',
   '/v1/receipts/search',
   '/v1/receipts/timeline',
   '/v1/receipts/compare',
@@ -690,11 +691,20 @@ describe('POST /v1/checkout', () => {
 describe('SVC_PUBLIC_READS=false', () => {
   let t: TestApp;
   let key: string;
+  let readerOfAll: string;
   let receiptId: string;
   let receipt: Json;
   beforeEach(async () => {
     t = buildTestApp({ config: { publicReads: false } });
     key = await newKey(t);
+    readerOfAll = (
+      await new ApiKeyService({ keys: t.store.apiKeys, clock: t.clock }).create({
+        email: 'reader-of-all@example.com',
+        tier: 'free',
+        lockedPolicy: null,
+        reader: 'all',
+      })
+    ).apiKey;
     const body = await issue(t, key);
     receiptId = idOf(body);
     receipt = body.receipt as Json;
@@ -716,12 +726,18 @@ describe('SVC_PUBLIC_READS=false', () => {
     expect(expectError(without, 401, 'unauthorized')).toMatch(/API key required/);
     // Bad parameters do not reveal anything to a caller without a key either.
     expectError(await request(t.app).get(pathOf(path)).query({ bogus: 1 }), 401, 'unauthorized');
-    const withKey = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', key);
+    // Entry bundles hold every account's receipts: a key that reads its own only is refused.
+    const reader = path === '/v1/log/tile/entries/*path' ? readerOfAll : key;
+    if (reader !== key) {
+      const own = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', key);
+      expectError(own, 403, 'forbidden');
+    }
+    const withKey = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', reader);
     expect(withKey.status).toBe(200);
     const bearer = await request(t.app)
       .get(pathOf(path))
       .query(query)
-      .set('Authorization', `Bearer ${key}`);
+      .set('Authorization', `Bearer ${reader}`);
     expect(bearer.status).toBe(200);
   });
 
@@ -742,7 +758,7 @@ describe('SVC_PUBLIC_READS=false', () => {
     );
   });
 
-  it('keeps health, status, verify, the server key, ledger stats, docs and signup public', async () => {
+  it('keeps health, status, verify, the server key, docs and signup public; ledger stats need a key', async () => {
     for (const path of [...ALWAYS_PUBLIC_GETS, '/docs', '/docs/svc-docs.js']) {
       const res = await request(t.app)
         .get(pathOf(path.replace('/tile/*path', '/tile/0/*path')))
@@ -752,8 +768,11 @@ describe('SVC_PUBLIC_READS=false', () => {
     const verified = await request(t.app).post('/v1/verify').send(receipt);
     expect(verified.status).toBe(200);
     expect(verified.body.valid).toBe(true);
-    const stats = await request(t.app).get('/v1/ledger/stats');
-    expect(stats.body.total).toBe(1);
+    // Ledger stats name agents and repositories: a read like the others, the caller's own.
+    expectError(await request(t.app).get('/v1/ledger/stats'), 401, 'unauthorized');
+    // Status keeps its counts public: they are the ledger's height, which every receipt's
+    // chain sequence shows anyway (docs/SECURITY.md).
+    expect((await request(t.app).get('/v1/status')).body.receipts.total).toBe(1);
     expect((await request(t.app).post('/v1/signup').send({ email: 'x@example.com' })).status).toBe(
       201,
     );

@@ -26,6 +26,9 @@ const RARE = 'zebracorn';
 const agentOf = (i: number) =>
   i % 997 === 0 ? undefined : `agent-${String(i % AGENTS).padStart(3, '0')}`;
 const repositoryOf = (i: number) => (i % 101 === 0 ? undefined : `org/repo-${i % REPOSITORIES}`);
+// The submitter scope, as an API key's: private reads read one of them.
+const scopeOf = (i: number) => `key:key-${i % 40}`;
+const SCOPE = scopeOf(7);
 const issuedAt = (i: number) => new Date(START + i * STEP_MS).toISOString();
 const claimText = (i: number) =>
   i % 10_000 === 7
@@ -118,8 +121,8 @@ function recordStatements(db: Database.Database) {
 }
 
 /** The filter combinations of search: every subset of its seven filters. */
-function filterCombinations(values: Required<ReceiptFilter>): ReceiptFilter[] {
-  const keys = Object.keys(values) as (keyof ReceiptFilter)[];
+function filterCombinations(values: Required<Omit<ReceiptFilter, 'scope'>>): ReceiptFilter[] {
+  const keys = Object.keys(values) as (keyof typeof values)[];
   return Array.from({ length: 1 << keys.length }, (_, mask) =>
     Object.fromEntries(keys.filter((_, bit) => mask & (1 << bit)).map((k) => [k, values[k]])),
   );
@@ -185,7 +188,7 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
       for (let i = start; i < Math.min(N, start + BATCH); i++) {
         appended.push(
           ledger.append({
-            scope: 'bench',
+            scope: scopeOf(i),
             claimId: `claim-${i}`,
             build: (head) => ({ entry: entryAt(i, head) }),
           }),
@@ -252,7 +255,26 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
     await reads.agents({ limit: 10, after: 'agent-100' });
     await reads.overview();
     await ledger.stats();
-    await ledger.getByClaimId('bench', 'claim-4242');
+    // Private reads: the same reads within one submitter scope.
+    for (const filter of [{}, ...all.filter((f) => Object.keys(f).length <= 2)]) {
+      for (const order of ['asc', 'desc'] as const) {
+        await reads.search({ ...filter, scope: SCOPE }, { limit: 100, order });
+        await reads.search({ ...filter, scope: SCOPE }, { limit: 100, order, after: N / 2 });
+      }
+    }
+    await reads.ledgerPage({ limit: 100 }, SCOPE);
+    await reads.receipt('dr-00004247', SCOPE);
+    await reads.compare(['dr-00000007', 'dr-00050000', 'dr-none'], SCOPE);
+    await reads.diff(repository, '8', SCOPE);
+    await reads.timeline({ scope: SCOPE });
+    await reads.timeline({ repository, since: '2025-06-01', until: '2026-06-01', scope: SCOPE });
+    await reads.repositories({ limit: 100 }, SCOPE);
+    await reads.repositories({ limit: 10, after: 'org/repo-3' }, SCOPE);
+    await reads.agents({ limit: 100 }, SCOPE);
+    await reads.agents({ limit: 10, after: 'agent-100' }, SCOPE);
+    await reads.overview(SCOPE);
+    await ledger.stats(SCOPE);
+    await ledger.getByClaimId(scopeOf(4242), 'claim-4242');
     await ledger.receiptHashOf('dr-00004242');
     await ledger.countByApiKey('key-7');
     recorder.on = false;

@@ -134,6 +134,75 @@ describe('SQLite schema upgrade', () => {
     fresh.close();
   });
 
+  it('fills the per-scope aggregates of an existing ledger exactly as appends fill them', async () => {
+    // A ledger written by this build: its scoped aggregates are what appends record.
+    const fresh = new Database(join(dir, 'fresh.db'));
+    migrate(fresh);
+    const ledger = new SqliteLedger(fresh, new SqliteLedgerQueries(fresh));
+    const scopes = [
+      ['acct-1', null],
+      ['acct-2', null],
+      [null, 'app:1:77'],
+    ] as const;
+    const kinds = ['allowed', 'blocked', 'escalated', 'non_deterministic'] as const;
+    for (let i = 0; i < 36; i++) {
+      const [apiKeyId, scope] = scopes[i % scopes.length]!;
+      const claim = makeClaim({
+        kind: kinds[i % kinds.length]!,
+        agent: AGENTS[i % AGENTS.length]!,
+        repository: REPOSITORIES[(i >> 1) % REPOSITORIES.length]!,
+      });
+      const signed = signClaim(claim, serverKey, {
+        apiKeyId,
+        ...(scope ? { scope } : {}),
+        issuedAt: new Date(Date.parse('2026-01-10T08:00:00.000Z') + i * 5 * 3600_000).toISOString(),
+      });
+      expect((await ledger.append(appendRequest(signed))).status).toBe('appended');
+    }
+    // The same receipts in a ledger of the schema before, upgraded.
+    const old = new Database(join(dir, 'old.db'));
+    migrate(old, VERSION_AFTER.scopedReads - 1);
+    old.exec(`ATTACH DATABASE '${join(dir, 'fresh.db')}' AS fresh`);
+    old.exec('INSERT INTO receipts SELECT * FROM fresh.receipts');
+    old.exec('DETACH DATABASE fresh');
+    old
+      .prepare(
+        `INSERT INTO api_keys (key_id, account_id, email, key_digest, tier, locked_policy,
+          created_at, updated_at, revoked_at) VALUES ('kid_1', 'acct-1', 'a@example.com', 'd', 'free',
+          NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', NULL)`,
+      )
+      .run();
+    const receiptsBefore = receiptRows(old);
+    migrate(old);
+    expect(old.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(receiptRows(old)).toEqual(receiptsBefore);
+    // Keys stored before read only their own account's receipts.
+    expect(old.prepare('SELECT reader FROM api_keys').all()).toEqual([{ reader: 'own' }]);
+    for (const [table, order] of [
+      ['scope_totals', 'scope, verdict, admissibility'],
+      ['scope_repository_stats', 'scope, repository'],
+      ['scope_agent_stats', 'scope, agent'],
+      ['scope_agent_models', 'scope, agent, model'],
+      ['scope_daily_counts', 'scope, day, repository, verdict'],
+    ]) {
+      const rows = (db: Database.Database) =>
+        db.prepare(`SELECT * FROM ${table} ORDER BY ${order}`).all();
+      expect(rows(old).length).toBeGreaterThan(0);
+      expect({ table, rows: rows(old) }).toEqual({ table, rows: rows(fresh) });
+    }
+    // And the reads agree, scope by scope.
+    const [a, b] = [new SqliteLedgerQueries(old), new SqliteLedgerQueries(fresh)];
+    for (const scope of ['key:acct-1', 'key:acct-2', 'app:1:77']) {
+      expect(await a.totals(scope)).toEqual(await b.totals(scope));
+      expect((await a.totals(scope)).total).toBe(12);
+      expect(await a.agents({ limit: 10 }, scope)).toEqual(await b.agents({ limit: 10 }, scope));
+      const range = { since: '2026-01-01', until: '2026-02-01', scope };
+      expect(await a.timeline(range)).toEqual(await b.timeline(range));
+    }
+    old.close();
+    fresh.close();
+  });
+
   it('builds the log tree of an existing ledger, equal to the tree of one that had it from the start', async () => {
     const fresh = new Database(join(dir, 'fresh.db'));
     migrate(fresh);
