@@ -20,6 +20,8 @@ import {
 } from '../core/public-key.js';
 import { parseReceiptInput } from '../core/receipt-input.js';
 import { submitterLabel, type VerifyResult } from '../core/verify.js';
+import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
+import { progressBar } from './progress.js';
 
 // Imports the core only, so it starts fast, needs no store and runs where the service is not.
 
@@ -28,6 +30,11 @@ const HELP = `svc-verify — check an svc decision receipt offline, against a ke
 Usage:
   svc-verify <file | -> --key <pem-file>
   svc-verify <file | -> --fingerprint sha256:<hex> --key-url <url>
+  svc-verify witness --state <file> --url <svc> (--key ... | --fingerprint ... --key-url ...)
+  svc-verify ledger (--url <svc> | --dir <dir>) (--key ... | --fingerprint ... --key-url ...)
+
+  witness and ledger check the ledger as a transparency log: "svc-verify witness --help" and
+  "svc-verify ledger --help" describe them.
 
   <file | ->                  a receipt, or a whole evaluate response (its .receipt is checked);
                               "-" reads standard input
@@ -196,7 +203,177 @@ function table(
   return lines.join('\n');
 }
 
+const KEY_HELP = `  --key <pem-file>            the log's Ed25519 public key (SPKI PEM): the server key, which
+                              signs checkpoints (key name = the checkpoint's origin)
+  --fingerprint sha256:<hex>  pin the key by the SHA-256 of its DER SubjectPublicKeyInfo
+  --key-url <url>             fetch the PEM from an svc base URL; refused unless its
+                              fingerprint equals --fingerprint`;
+
+const WITNESS_HELP = `svc-verify witness — keep the log honest: accept a new checkpoint only if it extends the last
+
+Usage:
+  svc-verify witness --state <file> --url <svc> --key <pem-file> [--json]
+  svc-verify witness --state <file> --url <svc> --fingerprint sha256:<hex> --key-url <url>
+
+Fetches <svc>/v1/log/checkpoint and verifies its signature under the pinned key. The state
+file holds the last checkpoint this witness accepted (a signed note). Without one, the
+checkpoint is trusted on first use and written there. With one, the new checkpoint must be
+of the same origin and no smaller; a larger one must come with a consistency proof
+(<svc>/v1/log/consistency?from=<kept size>&to=<new size>) that verifies. Then the state file
+is replaced atomically; on any refusal it is left as it was.
+
+  --state <file>              the witness's state: the last accepted checkpoint
+  --url <svc>                 the svc base URL
+${KEY_HELP}
+  --json                      print the outcome as one JSON object on standard output
+
+Run it from cron, say every minute, and alert on a non-zero exit: a refusal is signed
+evidence (printed with --json) that the log showed two histories.
+
+Exit codes: 0 accepted (first use, unchanged or consistent), 1 refused (fork: same size with
+another root or a consistency proof that does not verify; rollback: a smaller size; a bad
+signature; another origin), 2 wrong usage or unreachable service.`;
+
+const LEDGER_HELP = `svc-verify ledger — audit the whole ledger against its newest checkpoint
+
+Usage:
+  svc-verify ledger --url <svc> --key <pem-file> [--json]
+  svc-verify ledger --dir <dir> --key <pem-file> [--json]
+  svc-verify ledger (--url <svc> | --dir <dir>) --fingerprint sha256:<hex> --key-url <url>
+
+Reads the checkpoint (from <svc>/v1/log/checkpoint, or <dir>/checkpoint as "svc log export"
+writes it) and verifies its signature; then reads every entry bundle and hash tile of its
+size, bundle by bundle, rebuilds the Merkle tree from the entries and compares the root with
+the checkpoint and every hash tile with the entries. For each receipt-core-v2 leaf it checks
+the Ed25519 signature over the signed core under the pinned key, position.log = the origin,
+position.sequence = leaf index + 1, and position.previous_receipt_hash = the hash of the
+previous leaf (null for the first). receipt-core-v1 leaves do not carry the signed core, so
+their signatures cannot be checked from the log: they are counted and reported as such.
+It prints counts by signed verdict and admissibility.
+
+  --url <svc>                 the svc base URL; entry bundles are a read of receipts, so when
+                              the service has SVC_PUBLIC_READS=false, put an API key in the
+                              SVC_API_KEY environment variable
+  --dir <dir>                 a directory written by "svc log export" (or a copy of one)
+${KEY_HELP}
+  --json                      print the report as one JSON object on standard output
+
+A progress bar is drawn on standard error when it is a terminal.
+
+Exit codes: 0 every check passed, 1 a check failed (the first failing leaves are named),
+2 wrong usage or unreachable source.`;
+
+const keyOptions = {
+  key: { type: 'string' },
+  fingerprint: { type: 'string' },
+  'key-url': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
+
+async function witnessCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...keyOptions, state: { type: 'string' }, url: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    console.log(WITNESS_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) return fail(`witness: unexpected argument ${positionals[0]}`);
+  if (!values.state) return fail('witness needs --state <file>');
+  if (!values.url) return fail('witness needs --url <svc base URL>');
+  const key = await trustedKey(values);
+  const result = await witness({ state: values.state, url: values.url, keys: [key.raw] });
+  if (values.json) console.log(JSON.stringify(result, null, 2));
+  else if (result.ok) console.log(result.reason);
+  if (!result.ok) {
+    console.error(`svc-verify witness: REFUSED (${result.outcome}): ${result.reason}`);
+    return 1;
+  }
+  return 0;
+}
+
+function ledgerTable(result: LedgerResult): string {
+  const counts = (table: Record<string, number>) =>
+    Object.entries(table)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || '(none)';
+  const lines = [
+    `origin        ${result.origin}`,
+    `size          ${result.size}`,
+    `root          ${result.root}  ${result.root_matches ? 'rebuilt from the entries: equal' : 'NOT the root of the entries'}`,
+    `leaves        ${result.leaves.v2} receipt-core-v2, ${result.leaves.v1} receipt-core-v1${result.leaves.unreadable ? `, ${result.leaves.unreadable} unreadable` : ''}`,
+    `signatures    ${result.signatures_verified} of ${result.leaves.v2} receipt-core-v2 leaves verified under the pinned key`,
+  ];
+  if (result.leaves.v1 > 0)
+    lines.push(
+      `              ${result.leaves.v1} receipt-core-v1 leaves carry no signed core: their signatures cannot be checked from the log`,
+    );
+  lines.push(
+    `verdicts      ${counts(result.by_verdict)}`,
+    `admissibility ${counts(result.by_admissibility)}${result.leaves.v1 > 0 ? ' (receipt-core-v2 only)' : ''}`,
+    `speed         ${result.receipts_per_second} receipts/s`,
+    '',
+  );
+  if (result.ok) lines.push("LEDGER OK: every leaf checked and the tree is the checkpoint's");
+  else {
+    for (const f of result.failures)
+      lines.push(
+        `FAIL  ${f.index < 0 ? 'tree' : `leaf ${f.index} (sequence ${f.index + 1})`}: ${f.reason}`,
+      );
+    if (result.failure_count > result.failures.length)
+      lines.push(`… and ${result.failure_count - result.failures.length} more`);
+    lines.push(`LEDGER NOT OK: ${result.failure_count} failure(s)`);
+  }
+  return lines.join('\n');
+}
+
+async function ledgerCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...keyOptions, url: { type: 'string' }, dir: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    console.log(LEDGER_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) return fail(`ledger: unexpected argument ${positionals[0]}`);
+  if ((values.url === undefined) === (values.dir === undefined))
+    return fail('ledger needs one of --url <svc> or --dir <exported dir>');
+  const key = await trustedKey(values);
+  const apiKey = process.env.SVC_API_KEY || undefined;
+  const bar = progressBar('auditing');
+  const result = await auditSource({
+    source: values.url !== undefined ? { url: values.url, apiKey } : { dir: values.dir! },
+    keys: [key.raw],
+    onProgress: bar.update,
+  });
+  bar.done();
+  if (!('size' in result)) {
+    if (values.json) console.log(JSON.stringify(result, null, 2));
+    console.error(`svc-verify ledger: REFUSED (${result.outcome}): ${result.reason}`);
+    return 1;
+  }
+  console.log(values.json ? JSON.stringify(result, null, 2) : ledgerTable(result));
+  if (!result.ok) {
+    const first = result.failures[0];
+    console.error(
+      `svc-verify ledger: NOT OK: ${result.failure_count} failure(s)${first ? `; first: ${first.index < 0 ? 'tree' : `leaf ${first.index}`}: ${first.reason}` : ''}`,
+    );
+    return 1;
+  }
+  return 0;
+}
+
 async function main(args: string[]): Promise<number> {
+  if (args[0] === 'witness') return witnessCommand(args.slice(1));
+  if (args[0] === 'ledger') return ledgerCommand(args.slice(1));
   const { values, positionals } = parseArgs({
     args,
     options: {
@@ -256,6 +433,7 @@ main(process.argv.slice(2)).then(
     // parseArgs reports unknown or malformed options with a TypeError carrying a code.
     const isUsage =
       error instanceof InputError ||
+      error instanceof UnusableError ||
       (error instanceof TypeError &&
         'code' in error &&
         String(error.code).startsWith('ERR_PARSE_ARGS'));

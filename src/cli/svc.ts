@@ -19,6 +19,7 @@ import type { Store } from '../ports/store.js';
 import { ApiKeyService, TIER_LIMITS } from '../services/api-keys.js';
 import { PolicyService } from '../services/policies.js';
 import { createStore } from '../storage/create-store.js';
+import { exportLog } from './log-export.js';
 import { MissingLedgerError } from '../storage/missing-ledger.js';
 
 const HELP = `svc — operator commands for the svc service
@@ -41,6 +42,10 @@ Usage:
   svc policies create <name> --config '<json>' [--overrides tighten|none|any]
                       [--description <text>]    create a shared policy every key may use
   svc policies delete <name>                    delete a shared policy
+  svc log export <dir>                          write the newest stored checkpoint and every
+                                                tile and entry bundle of its size as static
+                                                files (C2SP tlog-tiles paths) under <dir>;
+                                                again later, it writes only what is new
   svc --help                                    this text
   svc --version                                 the version of svc
 
@@ -264,6 +269,24 @@ async function policyCommands(store: Store, args: string[], out: Out): Promise<n
   }
 }
 
+function checkLogArgs(args: string[]): string {
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
+  const [command, dir, ...rest] = positionals;
+  if (command !== 'export') return usage(`unknown log command "${command ?? ''}"`);
+  if (!dir) return usage('log export needs a directory');
+  if (rest.length > 0) return usage('too many arguments');
+  return dir;
+}
+
+async function logCommands(store: Store, args: string[], out: Out): Promise<number> {
+  const dir = checkLogArgs(args);
+  const done = await exportLog(store, dir);
+  out(
+    `${done.origin} at size ${done.size}: ${done.written} file(s) written, ${done.skipped} full tile(s) already there; checkpoint in ${done.checkpointPath}`,
+  );
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv.includes('--help')) {
     process.stdout.write(`${HELP}\n`);
@@ -274,10 +297,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [group, ...rest] = argv;
-  if (group !== 'keys' && group !== 'policies') return usage(`unknown command "${group}"`);
+  if (group !== 'keys' && group !== 'policies' && group !== 'log')
+    return usage(`unknown command "${group}"`);
+  if (group === 'log') checkLogArgs(rest);
   const store = await openStore();
   const out: Out = (line) => void process.stdout.write(`${line}\n`);
   try {
+    if (group === 'log') return await logCommands(store, rest, out);
     return group === 'keys' ? await keys(store, rest, out) : await policyCommands(store, rest, out);
   } finally {
     await store.close();

@@ -49,28 +49,41 @@ export interface InclusionAnswer {
  * subtree hashes read in one batch, so its cost grows with log n, not n.
  */
 export class TransparencyLog {
-  readonly noteKey: NoteKey;
+  /** The key that signs new checkpoints; null for a log opened to read only. */
+  readonly noteKey: NoteKey | null;
 
   constructor(
     private readonly deps: {
       tree: LogTreeStore;
       ledger: LedgerStore;
-      serverKey: ServerKey;
-      clock: Clock;
       origin: string;
       hash?: HashBytes;
+      /**
+       * What signs and dates new checkpoints. Without them the log serves what is stored —
+       * checkpoints, tiles, proofs — and refuses to make a checkpoint: how `svc log export`
+       * reads a store without holding the service's private key.
+       */
+      serverKey?: ServerKey;
+      clock?: Clock;
     },
   ) {
-    this.noteKey = { name: deps.origin, publicKey: deps.serverKey.publicKeyRaw };
+    this.noteKey = deps.serverKey
+      ? { name: deps.origin, publicKey: deps.serverKey.publicKeyRaw }
+      : null;
   }
 
   get origin(): string {
     return this.deps.origin;
   }
 
-  /** The signed-note verifier key of the checkpoints: `<origin>+<key ID>+<key>`. */
-  get verifierKey(): string {
-    return verifierKey(this.noteKey);
+  /** The signed-note verifier key of the checkpoints (`<origin>+<key ID>+<key>`), when signing. */
+  get verifierKey(): string | null {
+    return this.noteKey ? verifierKey(this.noteKey) : null;
+  }
+
+  /** The newest stored checkpoint, without making one. */
+  latestCheckpoint(): Promise<StoredCheckpoint | null> {
+    return this.deps.tree.latestCheckpoint();
   }
 
   private async withStored<T>(compute: (read: StoredHashes) => T): Promise<T> {
@@ -87,6 +100,11 @@ export class TransparencyLog {
     const latest = await this.deps.tree.latestCheckpoint();
     const size = await this.deps.tree.size();
     if (latest && latest.size >= size) return latest;
+    const { serverKey, clock } = this.deps;
+    const noteKey = this.noteKey;
+    if (!serverKey || !clock || !noteKey) {
+      throw new Error('log: opened to read only (no signing key): it cannot make a checkpoint');
+    }
     const hash = this.deps.hash;
     const root = await this.withStored((read) => treeHash(size, read, hash));
     if (latest) {
@@ -102,13 +120,13 @@ export class TransparencyLog {
     }
     const note = signNote(
       checkpointText({ origin: this.deps.origin, size, root }),
-      this.noteKey,
-      (message) => this.deps.serverKey.sign(message),
+      noteKey,
+      (message) => serverKey.sign(message),
     );
     return this.deps.tree.addCheckpoint({
       size,
       note,
-      created_at: new Date(this.deps.clock.now()).toISOString(),
+      created_at: new Date(clock.now()).toISOString(),
     });
   }
 
