@@ -14,6 +14,7 @@ import { ApiKeyService, TIER_LIMITS } from '../services/api-keys.js';
 import { PolicyService } from '../services/policies.js';
 import { createStore } from '../storage/create-store.js';
 import { MissingLedgerError } from '../storage/missing-ledger.js';
+import { signingKeyCommands } from './signing-key-commands.js';
 
 const HELP = `svc — operator commands for the svc service
 
@@ -31,6 +32,13 @@ Usage:
   svc policies create <name> --config '<json>' [--overrides tighten|none|any]
                       [--description <text>]    create a shared policy every key may use
   svc policies delete <name>                    delete a shared policy
+  svc signing-key list                          the server's signing keys: status, sequences
+  svc signing-key rotate [--new-key-file <pem>] make a new key current from the next sequence;
+                                                the old key signs the transition and retires.
+                                                Takes effect when the service restarts; until
+                                                then it signs nothing (docs/OPERATIONS.md)
+  svc signing-key revoke <key_id> --from-sequence <N>
+                                                the key's receipts from N fail verification
   svc --help                                    this text
   svc --version                                 the version of svc
 
@@ -236,10 +244,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [group, ...rest] = argv;
-  if (group !== 'keys' && group !== 'policies') return usage(`unknown command "${group}"`);
+  if (group !== 'keys' && group !== 'policies' && group !== 'signing-key')
+    return usage(`unknown command "${group}"`);
   const store = await openStore();
   const out: Out = (line) => void process.stdout.write(`${line}\n`);
   try {
+    if (group === 'signing-key')
+      return await signingKeyCommands(store, loadConfig(), rest, out, usage);
     return group === 'keys' ? await keys(store, rest, out) : await policyCommands(store, rest, out);
   } finally {
     await store.close();

@@ -59,6 +59,8 @@ export class TransparencyLog {
       clock: Clock;
       origin: string;
       hash?: HashBytes;
+      /** The key history: a checkpoint is signed only by the key current when it is made. */
+      signingKeys?: { isCurrent(keyId: string): Promise<boolean> };
     },
   ) {
     this.noteKey = { name: deps.origin, publicKey: deps.serverKey.publicKeyRaw };
@@ -87,6 +89,15 @@ export class TransparencyLog {
     const latest = await this.deps.tree.latestCheckpoint();
     const size = await this.deps.tree.size();
     if (latest && latest.size >= size) return latest;
+    if (
+      this.deps.signingKeys &&
+      !(await this.deps.signingKeys.isCurrent(this.deps.serverKey.keyId))
+    ) {
+      throw new SvcError(
+        'unavailable',
+        `no checkpoint signed: this process's key ${this.deps.serverKey.keyId} is no longer the ledger's current key; restart the service to sign with the current one`,
+      );
+    }
     const hash = this.deps.hash;
     const root = await this.withStored((read) => treeHash(size, read, hash));
     if (latest) {

@@ -26,6 +26,7 @@ export const COLLECTIONS = {
   treeHashes: 'tlog_hashes',
   ledgerMeta: 'ledger_meta',
   checkpoints: 'checkpoints',
+  signingKeys: 'signing_keys',
 } as const;
 
 /**
