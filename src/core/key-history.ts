@@ -182,11 +182,14 @@ function rawKeyOf(record: SigningKeyRecord, where: string): Uint8Array {
 }
 
 /**
- * The keys a relying party that pinned `pinnedKeyId` can trust: the pinned key and every later
- * key reached by a transition statement signed by its predecessor, in order. Refuses a history
- * whose keys do not partition the ledger in order (a gap, an overlap, a reordering), or whose
- * transition on the way does not name the right keys and sequence or is not signed by the key
- * before it. Keys before the pinned one are not trusted: the pinned key vouches for none.
+ * The keys a relying party that pinned `pinnedKeyId` can trust, in history order: the pinned
+ * key, every later key reached by a transition statement signed by its predecessor, and every
+ * earlier key that signed the transition to the key after it (so the chain of statements
+ * links each to the pin). Refuses a history whose keys do not partition the ledger in order
+ * (a gap, an overlap, a reordering), a later key without a valid transition, and any
+ * transition on the way that does not name the right keys and sequence or is not signed by the
+ * key before it. Earlier keys stop at the first one without a transition (keys adopted from
+ * receipts signed before the history existed): the pin vouches for none of those.
  * Revocations are taken as served: they only ever withdraw trust.
  */
 export function followKeyTransitions(
@@ -207,35 +210,31 @@ export function followKeyTransitions(
         `keys[${i}] starts at sequence ${key.first_sequence}, but keys[${i - 1}] ended at ${before.last_sequence}: the keys must follow one another without gap or overlap`,
       );
   }
-  const trusted: TrustedKey[] = [
-    {
-      keyId: pinnedKeyId,
-      raw: rawKeyOf(history[start]!, `keys[${start}]`),
-      record: history[start]!,
-    },
-  ];
+  const trusted = (i: number): TrustedKey => ({
+    keyId: history[i]!.key_id,
+    raw: rawKeyOf(history[i]!, `keys[${i}]`),
+    record: history[i]!,
+  });
   let origin = options.origin;
-  for (let i = start + 1; i < history.length; i++) {
-    const previous = trusted[trusted.length - 1]!;
-    const key = history[i]!;
+  /** Checks the transition that introduced history[i], signed by history[i - 1]. */
+  const checkLink = (i: number, previous: TrustedKey, next: TrustedKey): void => {
     const where = `keys[${i}]`;
-    const t = key.transition;
+    const t = next.record.transition;
     if (!t)
-      return refuse(`${where} (${key.key_id}) has no transition statement from ${previous.keyId}`);
+      return refuse(`${where} (${next.keyId}) has no transition statement from ${previous.keyId}`);
     const s = t.statement;
     if (s.previous_key_id !== previous.keyId)
       return refuse(
         `${where}: the transition names ${s.previous_key_id} as previous key, not ${previous.keyId}`,
       );
-    if (s.new_key_id !== key.key_id)
-      return refuse(`${where}: the transition introduces ${s.new_key_id}, not ${key.key_id}`);
-    const raw = rawKeyOf(key, where);
+    if (s.new_key_id !== next.keyId)
+      return refuse(`${where}: the transition introduces ${s.new_key_id}, not ${next.keyId}`);
     const stated = fromBase64(s.new_public_key);
-    if (!stated || stated.length !== raw.length || stated.some((b, j) => b !== raw[j]))
+    if (!stated || stated.length !== 32 || stated.some((b, j) => b !== next.raw[j]))
       return refuse(`${where}: the transition's new_public_key is not this key`);
-    if (s.first_sequence !== key.first_sequence)
+    if (s.first_sequence !== next.record.first_sequence)
       return refuse(
-        `${where}: the transition says the key starts at ${s.first_sequence}, the history says ${key.first_sequence}`,
+        `${where}: the transition says the key starts at ${s.first_sequence}, the history says ${next.record.first_sequence}`,
       );
     origin ??= s.log;
     if (s.log !== origin)
@@ -245,9 +244,19 @@ export function followKeyTransitions(
     const signature = fromBase64(t.signature);
     if (!signature || !verify(signature, transitionStatementBytes(s), previous.raw))
       return refuse(`${where}: the transition is not signed by the previous key ${previous.keyId}`);
-    trusted.push({ keyId: key.key_id, raw, record: key });
+  };
+  const chain = [trusted(start)];
+  for (let i = start + 1; i < history.length; i++) {
+    const next = trusted(i);
+    checkLink(i, chain[chain.length - 1]!, next);
+    chain.push(next);
   }
-  return trusted;
+  for (let i = start; i > 0 && history[i]!.transition !== null; i--) {
+    const previous = trusted(i - 1);
+    checkLink(i, previous, chain[0]!);
+    chain.unshift(previous);
+  }
+  return chain;
 }
 
 /** The sequence a receipt claims: the signed position (v2), else its chain member (v1). */
