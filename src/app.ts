@@ -44,6 +44,7 @@ import { Metrics } from './services/metrics.js';
 import { nativeSha256Hex } from './services/native-sha256.js';
 import { PolicyService } from './services/policies.js';
 import { SlidingWindowLimiter } from './services/rate-limiter.js';
+import { SigningKeyService } from './services/signing-keys.js';
 import { systemResolver, type ResolveHost } from './services/webhook-url-guard.js';
 import { TransparencyLog } from './services/transparency-log.js';
 import { WebhookService } from './services/webhooks.js';
@@ -168,12 +169,14 @@ export function createApp(deps: AppDeps): Express {
   };
   const health = new HealthService({ store, serverKey, clock, jobs });
   let openapi: object | undefined;
+  const signingKeys = new SigningKeyService({ store: store.signingKeys, clock, origin: logOrigin });
   const transparencyLog = new TransparencyLog({
     tree: store.tree,
     ledger: store.ledger,
     serverKey,
     clock,
     origin: logOrigin,
+    signingKeys,
   });
   const routes: RouteDef[] = [
     ...systemRoutes({
@@ -183,7 +186,7 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
     ...claimRoutes(claims, metrics),
-    ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin, sha256Hex }),
+    ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin, sha256Hex, keys: signingKeys }),
     ...logRoutes(transparencyLog, {
       publicReads: config.publicReads,
       holds: async (receiptId, scope) =>

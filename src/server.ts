@@ -12,6 +12,7 @@ import { systemClock } from './ports/clock.js';
 import { createAesGcmBox, loadKeyEncryptionSecret } from './secrets/key-encryption.js';
 import { loadServerKey } from './secrets/server-key.js';
 import { establishLogOrigin, logOriginFor } from './services/log-origin.js';
+import { SigningKeyService } from './services/signing-keys.js';
 import { TransparencyLog } from './services/transparency-log.js';
 import { secureDataDir } from './storage/data-dir.js';
 import type { RateLimiter } from './ports/rate-limiter.js';
@@ -183,6 +184,14 @@ async function main(): Promise<void> {
       setting: config.logOriginSetting,
       candidate: logOriginFor(config.logOrigin, key.keyId),
     });
+    // The key must be the history's current one; an empty history adopts the ledger's
+    // receipts and takes this key (contract §9). A retired or revoked key is refused here.
+    const history = await new SigningKeyService({
+      store: store.signingKeys,
+      clock: systemClock,
+      origin: logOrigin,
+    }).register(key);
+    logger.info({ key_id: key.keyId, keys: history.length }, 'signing key is current');
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
@@ -227,6 +236,11 @@ async function main(): Promise<void> {
     serverKey: key,
     clock: systemClock,
     origin: logOrigin,
+    signingKeys: new SigningKeyService({
+      store: store.signingKeys,
+      clock: systemClock,
+      origin: logOrigin,
+    }),
   });
   const checkpoints = setInterval(() => {
     transparencyLog

@@ -8,6 +8,7 @@ import { isSvcError } from '../core/errors.js';
 import {
   attestationKeyIds,
   decisionOf,
+  keyFromHistory,
   parseExpectations,
   verifyOffline,
   type Decision,
@@ -19,6 +20,8 @@ import {
   type PublicKey,
 } from '../core/public-key.js';
 import { parseReceiptInput } from '../core/receipt-input.js';
+import { followKeyTransitions, parseKeyHistory, type TrustedKey } from '../core/key-history.js';
+import { parseStrictJson } from '../core/strict-json.js';
 import { submitterLabel, type VerifyResult } from '../core/verify.js';
 import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
 import { progressBar } from './progress.js';
@@ -43,6 +46,11 @@ Usage:
                               form of attestations[].key_id; with --key it must match too
   --key-url <url>             fetch the PEM from an svc base URL or from the key URL itself;
                               refused unless its fingerprint equals --fingerprint
+  --key-history <file>        the issuer's key history (the body of GET /v1/keys): with the
+                              pinned key (--fingerprint or --key), a receipt of a later key
+                              verifies by following the transition statements each key
+                              signed for the next; a broken chain is refused. --key-url
+                              fetches the history itself (from <base>/v1/keys)
   --expect-policy <name>      require the signed policy.name (receipt-core-v2)
   --expect-config-hash <h>    require the signed policy.config_hash
   --expect-submitter <id>     require the signed submitter: kid_<ULID> or
@@ -123,6 +131,51 @@ async function fetchKey(url: string): Promise<string> {
   }
   if (!res.ok) return fail(`fetching ${keyUrl} answered HTTP ${res.status}`);
   return res.text();
+}
+
+/**
+ * The keys the pin trusts through the history (the pinned one first), or null when no
+ * history is to be followed: only --key, or a service that publishes none.
+ */
+async function trustedHistory(values: {
+  key?: string;
+  fingerprint?: string;
+  'key-url'?: string;
+  'key-history'?: string;
+}): Promise<TrustedKey[] | null> {
+  let body: unknown;
+  if (values['key-history'] !== undefined) {
+    const text = await readText(values['key-history'], 'key history');
+    body = attempt(`--key-history ${values['key-history']}`, () => parseStrictJson(text));
+  } else if (values['key-url'] !== undefined && values.fingerprint !== undefined) {
+    const keysUrl = attempt('--key-url', () => serverKeyUrl(values['key-url']!)).replace(
+      /\/server$/,
+      '',
+    );
+    let res: Response;
+    try {
+      res = await fetch(keysUrl, { redirect: 'error', signal: AbortSignal.timeout(15_000) });
+    } catch (error) {
+      return fail(`cannot fetch ${keysUrl}: ${(error as Error).message}`);
+    }
+    // A service from before the history: the single key of /v1/keys/server.
+    if (res.status === 404) return null;
+    if (!res.ok) return fail(`fetching ${keysUrl} answered HTTP ${res.status}`);
+    const text = await res.text();
+    body = attempt(`key history from ${keysUrl}`, () => parseStrictJson(text));
+    // A service that has recorded no key yet publishes an empty history: its server key holds.
+    const listed = (body as { keys?: unknown } | null)?.keys;
+    if (Array.isArray(listed) && listed.length === 0) return null;
+  } else return null;
+  const pin =
+    values.fingerprint !== undefined
+      ? attempt('--fingerprint', () => parseFingerprint(values.fingerprint!))
+      : values.key !== undefined
+        ? attempt(`--key ${values.key}`, () => parsePublicKeyPem(readFileSync(values.key!, 'utf8')))
+            .keyId
+        : fail('--key-history needs the pinned key: --fingerprint or --key');
+  const history = attempt('key history', () => parseKeyHistory(body));
+  return attempt('key history', () => followKeyTransitions(history, pin));
 }
 
 async function trustedKey(values: {
@@ -380,6 +433,7 @@ async function main(args: string[]): Promise<number> {
       key: { type: 'string' },
       fingerprint: { type: 'string' },
       'key-url': { type: 'string' },
+      'key-history': { type: 'string' },
       'expect-policy': { type: 'string' },
       'expect-config-hash': { type: 'string' },
       'expect-submitter': { type: 'string' },
@@ -408,10 +462,13 @@ async function main(args: string[]): Promise<number> {
       submitter: values['expect-submitter'],
     }),
   );
-  const key = await trustedKey(values);
+  const history = await trustedHistory(values);
+  const pinned = history === null ? await trustedKey(values) : undefined;
   const text = await readText(positionals[0]!, 'receipt file');
   const { receipt } = attempt('receipt', () => parseReceiptInput(text));
-  const result = verifyOffline(receipt, key, expect);
+  // With a history, the key the receipt names among those the pin reaches by signed transitions.
+  const { key, keyRefusal } = history ? keyFromHistory(receipt, history) : { key: pinned! };
+  const result = verifyOffline(receipt, key, expect, keyRefusal);
   const decision = decisionOf(receipt, result);
   // In --json mode standard output is the JSON document and nothing else; notes go to stderr.
   console.log(

@@ -21,6 +21,7 @@ import { PolicyService } from '../services/policies.js';
 import { createStore } from '../storage/create-store.js';
 import { exportLog } from './log-export.js';
 import { MissingLedgerError } from '../storage/missing-ledger.js';
+import { signingKeyCommands } from './signing-key-commands.js';
 
 const HELP = `svc — operator commands for the svc service
 
@@ -46,6 +47,13 @@ Usage:
                                                 tile and entry bundle of its size as static
                                                 files (C2SP tlog-tiles paths) under <dir>;
                                                 again later, it writes only what is new
+  svc signing-key list                          the server's signing keys: status, sequences
+  svc signing-key rotate [--new-key-file <pem>] make a new key current from the next sequence;
+                                                the old key signs the transition and retires.
+                                                Takes effect when the service restarts; until
+                                                then it signs nothing (docs/OPERATIONS.md)
+  svc signing-key revoke <key_id> --from-sequence <N>
+                                                the key's receipts from N fail verification
   svc --help                                    this text
   svc --version                                 the version of svc
 
@@ -297,13 +305,15 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const [group, ...rest] = argv;
-  if (group !== 'keys' && group !== 'policies' && group !== 'log')
+  if (group !== 'keys' && group !== 'policies' && group !== 'log' && group !== 'signing-key')
     return usage(`unknown command "${group}"`);
   if (group === 'log') checkLogArgs(rest);
   const store = await openStore();
   const out: Out = (line) => void process.stdout.write(`${line}\n`);
   try {
     if (group === 'log') return await logCommands(store, rest, out);
+    if (group === 'signing-key')
+      return await signingKeyCommands(store, loadConfig(), rest, out, usage);
     return group === 'keys' ? await keys(store, rest, out) : await policyCommands(store, rest, out);
   } finally {
     await store.close();

@@ -1,5 +1,6 @@
 import { HASH_PATTERN } from './canonical.js';
 import { SvcError } from './errors.js';
+import { keyForReceipt, type TrustedKey } from './key-history.js';
 import type { PublicKey } from './public-key.js';
 import { verifyReceipt, type VerifyExpectations, type VerifyResult } from './verify.js';
 
@@ -14,8 +15,14 @@ export function verifyOffline(
   receipt: unknown,
   key: PublicKey,
   expect: VerifyExpectations = {},
+  keyRefusal?: string,
 ): VerifyResult {
-  const result = verifyReceipt(receipt, { publicKey: key.raw, keyId: key.keyId, expect });
+  const result = verifyReceipt(receipt, {
+    publicKey: key.raw,
+    keyId: key.keyId,
+    expect,
+    keyRefusal,
+  });
   const status = (name: string) => result.checks.find((c) => c.name === name)?.status;
   return {
     ...result,
@@ -135,4 +142,19 @@ export function parseExpectations(input: {
     expect.submitter = submitter;
   }
   return expect;
+}
+
+/**
+ * The key of `trusted` (the pinned key and those reached from it by signed transitions) to
+ * check a receipt against, with the refusal when that key did not sign the receipt's sequence
+ * or is revoked at or before it. A receipt naming none of them is checked against the newest
+ * trusted key, and fails as signed by no trusted key.
+ */
+export function keyFromHistory(
+  receipt: unknown,
+  trusted: readonly TrustedKey[],
+): { key: PublicKey; keyRefusal?: string } {
+  const { key, refusal } = keyForReceipt(receipt, trusted);
+  const chosen = key ?? trusted[trusted.length - 1]!;
+  return { key: { raw: chosen.raw, keyId: chosen.keyId }, keyRefusal: refusal };
 }

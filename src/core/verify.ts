@@ -79,6 +79,11 @@ export interface VerifyOptions {
   /** Defaults to the portable SHA-256; the server passes node:crypto's. */
   sha256Hex?: Sha256Hex;
   expect?: VerifyExpectations;
+  /**
+   * Why the signing key may not vouch for this receipt (key history, contract §9): a key that
+   * did not sign its sequence, or was revoked at or before it. Set, it fails signature_valid.
+   */
+  keyRefusal?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -404,6 +409,7 @@ function checkSignature(
     return fail(
       'signed_fields must declare receipt-core-v1 or receipt-core-v2 with its exact field list, and every listed member must be present',
     );
+  if (options.keyRefusal !== undefined) return fail(options.keyRefusal);
   const attestations = Array.isArray(receipt.attestations)
     ? receipt.attestations.filter(isObject)
     : [];

@@ -4,6 +4,7 @@ import type { LedgerQueries } from './ledger-queries.js';
 import type { LedgerStore } from './ledger-store.js';
 import type { LogTreeStore } from './log-tree.js';
 import type { PolicyStore } from './policy-store.js';
+import type { SigningKeyStore } from './signing-key-store.js';
 import type { Clock } from './clock.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { WebhookStore } from './webhook-store.js';
@@ -15,6 +16,8 @@ export interface Store {
   readonly queries: LedgerQueries;
   /** The ledger's Merkle tree, kept by the ledger's appends. */
   readonly tree: LogTreeStore;
+  /** The ledger's signing-key history; appends refuse a receipt signed by a key not current. */
+  readonly signingKeys: SigningKeyStore;
   readonly apiKeys: ApiKeyStore;
   readonly policies: PolicyStore;
   readonly webhooks: WebhookStore;

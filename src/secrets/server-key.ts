@@ -11,6 +11,19 @@ import { createNativeStrictVerify } from './native-ed25519.js';
 import { readOrCreateSecretFile } from './secret-files.js';
 
 export const SIGNING_KEY_FILE = 'signing-key.pem';
+/**
+ * The key `svc signing-key rotate` made current, while the rotation completes: it replaces
+ * signing-key.pem once the history records it. Found at start, it finishes the rotation.
+ */
+export const NEXT_SIGNING_KEY_FILE = 'signing-key.next.pem';
+
+/** A ServerKey from a PKCS#8 PEM; `origin` names where it came from in the refusal. */
+export const serverKeyFromPem = (pem: string, origin: string): ServerKey =>
+  serverKeyFrom(parsePrivateKey(pem, origin));
+
+/** A new Ed25519 private key, PKCS#8 PEM. */
+export const generateSigningKeyPem = (): string =>
+  generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
 
 /**
  * The server's Ed25519 identity: `pem` (PKCS#8) when configured, else the key in the data

@@ -65,6 +65,8 @@ export class TransparencyLog {
        */
       serverKey?: ServerKey;
       clock?: Clock;
+      /** The key history: a checkpoint is signed only by the key current when it is made. */
+      signingKeys?: { isCurrent(keyId: string): Promise<boolean> };
     },
   ) {
     this.noteKey = deps.serverKey
@@ -104,6 +106,12 @@ export class TransparencyLog {
     const noteKey = this.noteKey;
     if (!serverKey || !clock || !noteKey) {
       throw new Error('log: opened to read only (no signing key): it cannot make a checkpoint');
+    }
+    if (this.deps.signingKeys && !(await this.deps.signingKeys.isCurrent(serverKey.keyId))) {
+      throw new SvcError(
+        'unavailable',
+        `no checkpoint signed: this process's key ${serverKey.keyId} is no longer the ledger's current key; restart the service to sign with the current one`,
+      );
     }
     const hash = this.deps.hash;
     const root = await this.withStored((read) => treeHash(size, read, hash));

@@ -329,7 +329,8 @@ describe('svc-verify', () => {
       [[receiptPath, '--key', keyPath, '--key-url', 'http://127.0.0.1:1'], /not both/],
       [
         [receiptPath, '--fingerprint', fingerprint, '--key-url', 'http://127.0.0.1:1'],
-        /cannot fetch http:\/\/127\.0\.0\.1:1\/v1\/keys\/server/,
+        // The key history is fetched first (GET /v1/keys), then the single key.
+        /cannot fetch http:\/\/127\.0\.0\.1:1\/v1\/keys/,
       ],
       [
         [receiptPath, '--fingerprint', fingerprint, '--key-url', `${live.url}/elsewhere`],

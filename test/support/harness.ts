@@ -44,6 +44,7 @@ export function buildTestApp(
     webhookDelivery?: AppDeps['webhookDelivery'];
     logger?: AppDeps['logger'];
     limiter?: AppDeps['limiter'];
+    logOrigin?: string;
   } = {},
 ): TestApp {
   const store = options.store ?? openSqliteStore(':memory:');
@@ -66,6 +67,7 @@ export function buildTestApp(
     jobs,
     webhookDelivery: options.webhookDelivery,
     limiter: options.limiter,
+    logOrigin: options.logOrigin,
   });
   return {
     app,

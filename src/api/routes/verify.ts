@@ -1,10 +1,12 @@
 import type { Sha256Hex } from '../../core/canonical.js';
 import type { LedgerStore } from '../../ports/ledger-store.js';
 import type { ServerKey } from '../../ports/signer.js';
+import type { SigningKeyService } from '../../services/signing-keys.js';
 import { verifyAgainstLedger } from '../../services/verification.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import { textSchema } from '../schemas/system.js';
 import {
+  keyHistoryResponseSchema,
   serverKeyHeaders,
   verifyQuerySchema,
   verifyRequestSchema,
@@ -16,6 +18,7 @@ export function verifyRoutes(deps: {
   serverKey: ServerKey;
   logOrigin: string;
   sha256Hex?: Sha256Hex;
+  keys?: SigningKeyService;
 }): RouteDef[] {
   return [
     defineRoute({
@@ -62,6 +65,25 @@ export function verifyRoutes(deps: {
         res.setHeader('X-Svc-Key-Id', deps.serverKey.keyId);
         res.type('text/plain').send(deps.serverKey.publicKeyPem);
       },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/keys',
+      operationId: 'listSigningKeys',
+      tag: 'Verification',
+      summary: 'Every signing key of the ledger, with its sequences and transition',
+      description:
+        'The signing-key history (contract §9): each key with the sequences it signed, its status (current, retired, revoked) and the key transition statement, signed by the key before it, that introduced it. A relying party that pinned an earlier key follows the signed transitions to trust a later one (svc-verify --fingerprint <old key> --key-url <base URL>).',
+      access: 'public',
+      response: {
+        status: 200,
+        description: 'The history, oldest key first.',
+        schema: keyHistoryResponseSchema,
+      },
+      handle: async () => ({
+        origin: deps.logOrigin,
+        keys: deps.keys ? await deps.keys.list() : [],
+      }),
     }),
   ];
 }

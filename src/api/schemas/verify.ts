@@ -63,3 +63,54 @@ export const serverKeyHeaders = z.object({
       'Fingerprint of the key (what receipts carry as attestations[].key_id); compare it with one obtained through a trusted channel.',
   }),
 });
+
+const keyTransitionSchema = z
+  .object({
+    statement: z.object({
+      type: z.literal('svc-key-transition-v1'),
+      log: z.string(),
+      previous_key_id: z.string(),
+      new_key_id: z.string(),
+      new_public_key: z.string().meta({ description: 'The new key, base64 of its raw 32 bytes.' }),
+      first_sequence: z.int(),
+      issued_at: z.string(),
+    }),
+    signature: z.string().meta({
+      description:
+        'Ed25519 signature (base64) by the previous key over the UTF-8 bytes of the RFC 8785 canonical form of statement.',
+    }),
+  })
+  .meta({ id: 'KeyTransition' });
+
+export const signingKeySchema = z
+  .object({
+    key_id: z.string().meta({ description: 'attestations[].key_id: sha256 of the SPKI DER.' }),
+    public_key_pem: z.string().nullable().meta({
+      description:
+        'SPKI PEM; null for a key adopted from receipts signed before the history was kept.',
+    }),
+    verifier_key: z
+      .string()
+      .nullable()
+      .meta({ description: 'Signed-note verifier key: <origin>+<key ID>+<base64(0x01‖key)>.' }),
+    status: z.enum(['current', 'retired', 'revoked']),
+    first_sequence: z.int(),
+    last_sequence: z.int().nullable().meta({ description: 'Null while the key is current.' }),
+    activated_at: z.string(),
+    retired_at: z.string().nullable(),
+    revoked_from_sequence: z.int().nullable().meta({
+      description: 'Receipts of this key at or after this sequence fail verification.',
+    }),
+    revoked_at: z.string().nullable(),
+    transition: keyTransitionSchema
+      .nullable()
+      .meta({ description: 'The statement introducing this key, signed by the one before it.' }),
+  })
+  .meta({ id: 'SigningKey' });
+
+export const keyHistoryResponseSchema = z
+  .object({
+    origin: z.string().meta({ description: 'The log origin the transitions name.' }),
+    keys: z.array(signingKeySchema).meta({ description: 'Every key, by first_sequence.' }),
+  })
+  .meta({ id: 'KeyHistory' });

@@ -32,6 +32,7 @@ export const COLLECTIONS = {
   treeHashes: 'tlog_hashes',
   ledgerMeta: 'ledger_meta',
   checkpoints: 'checkpoints',
+  signingKeys: 'signing_keys',
 } as const;
 
 /**

@@ -24,6 +24,7 @@ import {
 import { aggregateUpdates, type AggregateDocument } from './aggregates.js';
 import { newJobDocument, type JobDocument } from './job-documents.js';
 import type { MongoLedgerQueries } from './mongo-ledger-queries.js';
+import type { MongoSigningKeys } from './mongo-signing-keys.js';
 import type { MongoLogTree } from './mongo-log-tree.js';
 import { indexedFields, receiptPhrases, receiptWords } from './receipt-query.js';
 
@@ -65,6 +66,7 @@ export class MongoLedger implements LedgerStore {
     private readonly db: Db,
     private readonly queries: MongoLedgerQueries,
     private readonly tree: MongoLogTree,
+    private readonly signingKeys: MongoSigningKeys,
     /** Which receivers get a receipt: see MongoStoreOptions.webhookScope. */
     private readonly webhookScope: 'all' | 'owner' = 'all',
   ) {}
@@ -118,6 +120,13 @@ export class MongoLedger implements LedgerStore {
     if (!extendsHead(receipt, head, request.claimId)) {
       throw new Error('append: built entry does not extend the ledger head');
     }
+    // In this transaction, on the document a rotation retires: after a rotation, a process
+    // still holding the old key signs nothing more.
+    await this.signingKeys.checkSigner(
+      receipt.attestations[0]?.key_id,
+      receipt.chain.sequence,
+      session,
+    );
     if (outbox.length > OUTBOX_PER_RECEIPT) {
       throw new Error(`append: at most ${OUTBOX_PER_RECEIPT} outbox records per receipt`);
     }

@@ -9,6 +9,7 @@ import { MongoLedger } from './mongo-ledger.js';
 import { MongoLedgerQueries } from './mongo-ledger-queries.js';
 import { MongoLogTree } from './mongo-log-tree.js';
 import { MongoPolicies } from './mongo-policies.js';
+import { MongoSigningKeys } from './mongo-signing-keys.js';
 import { MongoWindowLimiter } from './mongo-rate-limiter.js';
 import { MongoWebhooks } from './mongo-webhooks.js';
 
@@ -114,6 +115,16 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   // The newest leaf, where a backfill of the log's tree resumes.
   [COLLECTIONS.treeHashes]: [{ key: { level: 1, index: 1 }, name: 'level_index' }],
+  // One current key at most; the history is read by first_sequence.
+  [COLLECTIONS.signingKeys]: [
+    { key: { first_sequence: 1, activated_at: 1 }, name: 'first_sequence' },
+    {
+      key: { status: 1 },
+      name: 'one_current',
+      unique: true,
+      partialFilterExpression: { status: 'current' },
+    },
+  ],
   // Idle clients' windows leave once their newest request has left the window.
   [COLLECTIONS.rateWindows]: [
     { key: { expires_at: 1 }, name: 'expires_at_ttl', expireAfterSeconds: 0 },
@@ -192,11 +203,13 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
     const tree = new MongoLogTree(db);
     // Receipts appended before the tree existed become its first leaves before any append.
     await tree.backfill();
+    const signingKeys = new MongoSigningKeys(client, db);
     let closed = false;
     return {
       kind: 'mongodb',
-      ledger: new MongoLedger(client, db, queries, tree, options.webhookScope),
+      ledger: new MongoLedger(client, db, queries, tree, signingKeys, options.webhookScope),
       tree,
+      signingKeys,
       queries,
       apiKeys: new MongoApiKeys(client, db),
       policies: new MongoPolicies(db),

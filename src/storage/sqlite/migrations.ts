@@ -4,6 +4,7 @@ import { newKeyId } from '../../core/ids.js';
 import { receiptHashText, type Receipt } from '../../core/receipt.js';
 import { nativeHashBytes } from '../native-hash.js';
 import { LOG_TREE_SCHEMA, SqliteLogTree } from './sqlite-log-tree.js';
+import { SIGNING_KEYS_SCHEMA } from './sqlite-signing-keys.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -498,6 +499,9 @@ const MIGRATIONS: Migration[] = [
   prefixIndexes,
   logTree,
   scopedReads,
+  // The signing-key history starts empty: the server adopts the keys of existing receipts at
+  // its next start (services/signing-keys.ts), where it knows its own public key.
+  SIGNING_KEYS_SCHEMA,
 ];
 
 /** The schema version this build writes. */
@@ -508,6 +512,7 @@ export const VERSION_AFTER = {
   prefixIndexes: MIGRATIONS.indexOf(prefixIndexes) + 1,
   logTree: MIGRATIONS.indexOf(logTree) + 1,
   scopedReads: MIGRATIONS.indexOf(scopedReads) + 1,
+  signingKeys: MIGRATIONS.indexOf(SIGNING_KEYS_SCHEMA) + 1,
 } as const;
 
 /**

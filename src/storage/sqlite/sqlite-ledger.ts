@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { SvcError } from '../../core/errors.js';
 import { extendsHead, type ChainHead } from '../../core/receipt.js';
 import type {
   AppendRequest,
@@ -11,6 +12,7 @@ import type {
 import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
 import { SqliteAggregates } from './sqlite-aggregates.js';
 import { SqliteLogTree } from './sqlite-log-tree.js';
+import { SqliteSigningKeys } from './sqlite-signing-keys.js';
 import type { SqliteLedgerQueries } from './sqlite-ledger-queries.js';
 import { SqliteWebhookFanOut } from './sqlite-webhooks.js';
 
@@ -42,6 +44,7 @@ export class SqliteLedger implements LedgerStore {
   private readonly commitBatch: (requests: AppendRequest[]) => Outcome[];
   private readonly aggregates: SqliteAggregates;
   readonly tree: SqliteLogTree;
+  readonly signingKeys: SqliteSigningKeys;
   private readonly webhooks: SqliteWebhookFanOut;
   private queue: Pending[] = [];
   private flushScheduled = false;
@@ -87,6 +90,7 @@ export class SqliteLedger implements LedgerStore {
     );
     this.aggregates = new SqliteAggregates(db);
     this.tree = new SqliteLogTree(db);
+    this.signingKeys = new SqliteSigningKeys(db);
     this.webhooks = new SqliteWebhookFanOut(db, fanOut);
     // Inside the batch transaction each append is its own savepoint: one failing request
     // rolls back alone, and the others still commit.
@@ -148,6 +152,10 @@ export class SqliteLedger implements LedgerStore {
     if (!extendsHead(receipt, head, request.claimId)) {
       throw new Error('append: built entry does not extend the ledger head');
     }
+    // Under the write lock with the rotation's boundary: a process still holding a key the
+    // history retired signs no receipt past that key's last sequence.
+    const signerProblem = this.signingKeys.signerProblem(receipt.attestations[0]?.key_id);
+    if (signerProblem) throw new SvcError('unavailable', signerProblem);
     this.insert.run({
       sequence: receipt.chain.sequence,
       receipt_id: receipt.receipt_id,

@@ -86,6 +86,7 @@ export function openSqliteStore(
     kind: 'sqlite',
     ledger,
     tree: ledger.tree,
+    signingKeys: ledger.signingKeys,
     queries,
     policies: new SqlitePolicies(db),
     apiKeys: new SqliteApiKeys(db),

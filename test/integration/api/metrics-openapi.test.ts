@@ -81,6 +81,8 @@ const ALWAYS_PUBLIC_GETS = [
   '/health',
   '/v1/status',
   '/v1/keys/server',
+  // The signing-key history: public keys and signed transitions, no receipt.
+  '/v1/keys',
   '/v1/openapi.json',
   // The log's checkpoints, hash tiles and consistency proofs reveal no receipt.
   '/v1/log/checkpoint',

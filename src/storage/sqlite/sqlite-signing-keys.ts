@@ -1,0 +1,179 @@
+import type { Database } from 'better-sqlite3';
+import type { SigningKeyRecord, SigningKeyStatus } from '../../core/key-history.js';
+import type {
+  SigningKeyChange,
+  SigningKeyState,
+  SigningKeyStore,
+} from '../../ports/signing-key-store.js';
+
+export const SIGNING_KEYS_SCHEMA = `
+  -- The signing-key history (contract §9). Rows are never deleted; a key's identity, start
+  -- and transition statement never change; status moves only current → retired, and current
+  -- or retired → revoked, each setting its own columns once.
+  CREATE TABLE signing_keys (
+    key_id                TEXT PRIMARY KEY,
+    public_key_pem        TEXT,
+    verifier_key          TEXT,
+    status                TEXT NOT NULL CHECK (status IN ('current', 'retired', 'revoked')),
+    first_sequence        INTEGER NOT NULL,
+    last_sequence         INTEGER,
+    activated_at          TEXT NOT NULL,
+    retired_at            TEXT,
+    revoked_from_sequence INTEGER,
+    revoked_at            TEXT,
+    transition_json       TEXT
+  ) STRICT;
+  -- A key retired before it signed anything has last_sequence = first_sequence - 1, and
+  -- shares its first_sequence with its successor: rowid (insertion) order breaks the tie.
+  CREATE UNIQUE INDEX signing_keys_one_current ON signing_keys (status) WHERE status = 'current';
+  CREATE TRIGGER signing_keys_no_delete BEFORE DELETE ON signing_keys
+    BEGIN SELECT RAISE(ABORT, 'the signing-key history is append-only'); END;
+  CREATE TRIGGER signing_keys_fixed BEFORE UPDATE ON signing_keys
+    WHEN NEW.key_id IS NOT OLD.key_id
+      OR NEW.public_key_pem IS NOT OLD.public_key_pem
+      OR NEW.verifier_key IS NOT OLD.verifier_key
+      OR NEW.first_sequence IS NOT OLD.first_sequence
+      OR NEW.activated_at IS NOT OLD.activated_at
+      OR NEW.transition_json IS NOT OLD.transition_json
+    BEGIN SELECT RAISE(ABORT, 'a signing key''s identity, start and transition never change'); END;
+  CREATE TRIGGER signing_keys_transitions BEFORE UPDATE ON signing_keys
+    WHEN NOT (
+      -- retire: the end of its sequences is set once, with the time
+      (OLD.status IN ('current', 'revoked') AND NEW.status = CASE OLD.status WHEN 'current' THEN 'retired' ELSE 'revoked' END
+        AND OLD.last_sequence IS NULL AND NEW.last_sequence IS NOT NULL
+        AND OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL
+        AND NEW.revoked_from_sequence IS OLD.revoked_from_sequence
+        AND NEW.revoked_at IS OLD.revoked_at)
+      OR
+      -- revoke: from a sequence, once
+      (OLD.status IN ('current', 'retired') AND NEW.status = 'revoked'
+        AND OLD.revoked_from_sequence IS NULL AND NEW.revoked_from_sequence IS NOT NULL
+        AND NEW.revoked_at IS NOT NULL
+        AND NEW.last_sequence IS OLD.last_sequence AND NEW.retired_at IS OLD.retired_at)
+    )
+    BEGIN SELECT RAISE(ABORT, 'not an allowed signing-key transition'); END;
+`;
+
+interface Row {
+  key_id: string;
+  public_key_pem: string | null;
+  verifier_key: string | null;
+  status: string;
+  first_sequence: number;
+  last_sequence: number | null;
+  activated_at: string;
+  retired_at: string | null;
+  revoked_from_sequence: number | null;
+  revoked_at: string | null;
+  transition_json: string | null;
+}
+
+const toRecord = (row: Row): SigningKeyRecord => ({
+  key_id: row.key_id,
+  public_key_pem: row.public_key_pem,
+  verifier_key: row.verifier_key,
+  status: row.status as SigningKeyStatus,
+  first_sequence: row.first_sequence,
+  last_sequence: row.last_sequence,
+  activated_at: row.activated_at,
+  retired_at: row.retired_at,
+  revoked_from_sequence: row.revoked_from_sequence,
+  revoked_at: row.revoked_at,
+  transition: row.transition_json === null ? null : JSON.parse(row.transition_json),
+});
+
+/** The history in the ledger's file; every change runs under BEGIN IMMEDIATE with the head. */
+function prepare(db: Database) {
+  return {
+    all: db.prepare<[], Row>('SELECT * FROM signing_keys ORDER BY first_sequence, rowid'),
+    head: db.prepare<[], { n: number | null }>('SELECT MAX(sequence) AS n FROM receipts'),
+    runs: db.prepare<[], { sequence: number; key_id: string | null; issued_at: string }>(
+      "SELECT sequence, json_extract(receipt_json, '$.attestations[0].key_id') AS key_id, issued_at FROM receipts ORDER BY sequence",
+    ),
+    insert: db.prepare(`
+      INSERT INTO signing_keys (key_id, public_key_pem, verifier_key, status, first_sequence,
+        last_sequence, activated_at, retired_at, revoked_from_sequence, revoked_at, transition_json)
+      VALUES (@key_id, @public_key_pem, @verifier_key, @status, @first_sequence, @last_sequence,
+        @activated_at, @retired_at, @revoked_from_sequence, @revoked_at, @transition_json)`),
+    retire: db.prepare(`
+      UPDATE signing_keys SET last_sequence = @last_sequence, retired_at = @retired_at,
+        status = CASE status WHEN 'current' THEN 'retired' ELSE status END
+      WHERE key_id = @key_id`),
+    revoke: db.prepare(`
+      UPDATE signing_keys SET status = 'revoked', revoked_from_sequence = @revoked_from_sequence,
+        revoked_at = @revoked_at WHERE key_id = @key_id`),
+    current: db.prepare<[], { key_id: string }>(
+      "SELECT key_id FROM signing_keys WHERE status = 'current'",
+    ),
+    any: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM signing_keys'),
+  };
+}
+
+/** The history in the ledger's file; every change runs under BEGIN IMMEDIATE with the head. */
+export class SqliteSigningKeys implements SigningKeyStore {
+  // Prepared on first use: a file opened read-only may predate the table.
+  private statements?: ReturnType<typeof prepare>;
+
+  constructor(private readonly db: Database) {}
+
+  private get q() {
+    return (this.statements ??= prepare(this.db));
+  }
+
+  listNow(): SigningKeyRecord[] {
+    return this.q.all.all().map(toRecord);
+  }
+
+  async list(): Promise<SigningKeyRecord[]> {
+    return this.listNow();
+  }
+
+  /**
+   * Why an append signed by `keyId` must be refused, or null. Runs inside the append's
+   * transaction: after a rotation, a process still holding the old key signs nothing more.
+   */
+  signerProblem(keyId: string | undefined): string | null {
+    if (this.q.any.get()!.n === 0) return null;
+    const current = this.q.current.get()?.key_id;
+    if (current === keyId) return null;
+    return current === undefined
+      ? 'the ledger has no current signing key (it was revoked): rotate it (svc signing-key rotate) and restart the service'
+      : `the signing key was rotated: this process signs with ${keyId ?? 'no key'}, the ledger's current key is ${current}; restart the service to sign with it`;
+  }
+
+  async change(decide: (state: SigningKeyState) => SigningKeyChange): Promise<SigningKeyRecord[]> {
+    const run = this.db.transaction(() => {
+      const state: SigningKeyState = {
+        history: this.listNow(),
+        head: this.q.head.get()?.n ?? 0,
+        receiptKeyRuns: () => {
+          const out: ReturnType<SigningKeyState['receiptKeyRuns']> = [];
+          for (const row of this.q.runs.iterate()) {
+            const last = out[out.length - 1];
+            const keyId = row.key_id ?? '';
+            if (last && last.key_id === keyId) last.last_sequence = row.sequence;
+            else
+              out.push({
+                key_id: keyId,
+                first_sequence: row.sequence,
+                last_sequence: row.sequence,
+                first_issued_at: row.issued_at,
+              });
+          }
+          return out;
+        },
+      };
+      const change = decide(state);
+      if (change.retire) this.q.retire.run(change.retire);
+      if (change.revoke) this.q.revoke.run(change.revoke);
+      for (const record of change.insert ?? []) {
+        this.q.insert.run({
+          ...record,
+          transition_json: record.transition === null ? null : JSON.stringify(record.transition),
+        });
+      }
+      return this.listNow();
+    });
+    return run.immediate();
+  }
+}
