@@ -26059,6 +26059,586 @@ function assertCanonicalizable(value, path) {
   }
 }
 
+// node_modules/@noble/ed25519/index.js
+var freeze = Object.freeze;
+var P = 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffedn;
+var N = 0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3edn;
+var _d = 0x52036cee2b6ffe738cc740797779e89800700a4d4141d8ab75eb4dca135978a3n;
+var Gx = 0x216936d3cd6e53fec0a4e231fdd6dc5c692cc7609525a7b2c9562d608f25d51an;
+var Gy = 0x6666666666666666666666666666666666666666666666666666666666666658n;
+var _a = P - 1n;
+var ed25519_CURVE = freeze({
+  p: P,
+  n: N,
+  h: 8n,
+  a: _a,
+  d: _d,
+  Gx,
+  Gy
+});
+var LEN = 32;
+var isBytes2 = (a) => {
+  return a instanceof Uint8Array || ArrayBuffer.isView(a) && a.constructor.name === "Uint8Array" && a.BYTES_PER_ELEMENT === 1;
+};
+var abytes2 = (value, length, title = "") => {
+  if (isBytes2(value) && (length === void 0 || value.length === length))
+    return value;
+  const bytes = isBytes2(value);
+  const ofLen = length !== void 0 ? ` of length ${length}` : "";
+  const got = bytes ? `length=${value.length}` : `type=${typeof value}`;
+  const message = (title ? `"${title}" ` : "") + "expected Uint8Array" + ofLen + ", got " + got;
+  if (!bytes)
+    throw new TypeError(message);
+  throw new RangeError(message);
+};
+var snapshotBytes = (value, title = "", length) => Uint8Array.from(abytes2(value, length, title));
+var padh = (n, pad) => n.toString(16).padStart(pad, "0");
+var bytesToHex = (bytes) => {
+  let hex3 = "";
+  for (const byte of abytes2(bytes))
+    hex3 += padh(byte, 2);
+  return hex3;
+};
+var hexToBytes = (hex3) => {
+  const e = "hex invalid";
+  if (typeof hex3 !== "string")
+    throw new TypeError(e);
+  if (hex3.length % 2 || !/^[\da-f]*$/i.test(hex3))
+    throw new RangeError(e);
+  const array2 = new Uint8Array(hex3.length / 2);
+  for (let ai = 0, hi = 0; ai < array2.length; ai++, hi += 2) {
+    const n1 = hex3.charCodeAt(hi);
+    const n2 = hex3.charCodeAt(hi + 1);
+    array2[ai] = ((n1 & 15) + (n1 >> 6) * 9) * 16 + (n2 & 15) + (n2 >> 6) * 9;
+  }
+  return array2;
+};
+var concatBytes2 = (...arrays) => {
+  let sum = 0;
+  for (const a of arrays)
+    sum += abytes2(a).length;
+  const res = new Uint8Array(sum);
+  let pad = 0;
+  for (const a of arrays) {
+    res.set(a, pad);
+    pad += a.length;
+  }
+  return res;
+};
+var arange = (n, min, max, msg = "bad number: out of range") => {
+  if (typeof n !== "bigint")
+    throw new TypeError(msg);
+  if (min <= n && n < max)
+    return n;
+  throw new RangeError(msg);
+};
+var mod = (a, b = P) => (a %= b) >= 0n ? a : b + a;
+var P_MASK = (1n << 255n) - 1n;
+var modP = (num) => {
+  if (num < 0n)
+    throw new RangeError("negative coordinate");
+  let r = (num >> 255n) * 19n + (num & P_MASK);
+  r = (r >> 255n) * 19n + (r & P_MASK);
+  return r % P;
+};
+var modN = (a) => mod(a, N);
+var invert = (number4, modulo) => {
+  if (number4 === 0n)
+    throw new Error("invert: expected non-zero number");
+  if (modulo <= 1n)
+    throw new Error("invert: expected modulus > 1, got " + modulo);
+  let a = mod(number4, modulo);
+  let b = modulo;
+  let x = 0n, u = 1n;
+  while (a !== 0n) {
+    const q = b / a;
+    const r = b - a * q;
+    const m = x - u * q;
+    b = a, a = r, x = u, u = m;
+  }
+  const gcd = b;
+  if (gcd !== 1n)
+    throw new Error("invert: does not exist");
+  return mod(x, modulo);
+};
+var _hash = (name) => {
+  const fn = hashes[name];
+  if (typeof fn !== "function")
+    throw new Error("hashes." + name + " not set");
+  return fn;
+};
+var callHash = (name, ...m) => abytes2(_hash(name)(concatBytes2(...m)), 64, "digest");
+var apoint = (p) => {
+  if (p instanceof Point)
+    return p;
+  throw new TypeError("Point expected");
+};
+var B256 = 2n ** 256n;
+var Point = class _Point {
+  static BASE;
+  static ZERO;
+  X;
+  Y;
+  Z;
+  T;
+  // Constructor only bounds-checks and freezes XYZT coordinates; it does not prove the point is
+  // on-curve or that T matches X*Y/Z.
+  constructor(X, Y, Z, T) {
+    const max = B256;
+    this.X = arange(X, 0n, max);
+    this.Y = arange(Y, 0n, max);
+    this.Z = arange(Z, 1n, max);
+    this.T = arange(T, 0n, max);
+    freeze(this);
+  }
+  static CURVE() {
+    return ed25519_CURVE;
+  }
+  static fromAffine(p) {
+    return new _Point(p.x, p.y, 1n, modP(p.x * p.y));
+  }
+  /** RFC8032 5.1.3: Uint8Array to Point. */
+  static fromBytes(bytes, zip215 = false) {
+    const normed = snapshotBytes(bytes, "point", LEN);
+    const lastByte = normed[31];
+    normed[31] = lastByte & ~128;
+    const y = bytesToNumberLE(normed);
+    if (!zip215)
+      arange(y, 0n, P);
+    const y2 = modP(y * y);
+    const u = mod(y2 - 1n);
+    const v = modP(_d * y2 + 1n);
+    let { isValid, value: x } = uvRatio(u, v);
+    if (!isValid)
+      throw new Error("bad point: y not sqrt");
+    const isLastByteOdd = !!(lastByte & 128);
+    if (!zip215 && x === 0n && isLastByteOdd)
+      throw new Error("bad point: x==0, isLastByteOdd");
+    if (isLastByteOdd !== !!(x & 1n))
+      x = mod(-x);
+    return new _Point(x, y, 1n, modP(x * y));
+  }
+  static fromHex(hex3, zip215) {
+    return _Point.fromBytes(hexToBytes(hex3), zip215);
+  }
+  get x() {
+    return this.toAffine().x;
+  }
+  get y() {
+    return this.toAffine().y;
+  }
+  /** Checks if the point is valid and on-curve. */
+  assertValidity() {
+    const a = _a;
+    const d = _d;
+    const p = this;
+    if (p.is0())
+      throw new Error("bad point: ZERO");
+    const { X, Y, Z, T } = p;
+    const X2 = modP(X * X);
+    const Y2 = modP(Y * Y);
+    const Z2 = modP(Z * Z);
+    const Z4 = modP(Z2 * Z2);
+    const aX2 = modP(X2 * a);
+    const left = modP(Z2 * (aX2 + Y2));
+    const right = mod(Z4 + modP(d * modP(X2 * Y2)));
+    if (left !== right)
+      throw new Error("bad point: equation left != right (1)");
+    const XY = modP(X * Y);
+    const ZT = modP(Z * T);
+    if (XY !== ZT)
+      throw new Error("bad point: equation left != right (2)");
+    return this;
+  }
+  /** Equality check: compare points P&Q. */
+  equals(other) {
+    const { X: X1, Y: Y1, Z: Z1 } = this;
+    const { X: X2, Y: Y2, Z: Z2 } = apoint(other);
+    return modP(X1 * Z2) === modP(X2 * Z1) && modP(Y1 * Z2) === modP(Y2 * Z1);
+  }
+  is0() {
+    return this.equals(I);
+  }
+  /** Flip point over y coordinate. */
+  negate() {
+    return new _Point(mod(-this.X), this.Y, this.Z, mod(-this.T));
+  }
+  /** Point doubling. Complete formula. Cost: `4M + 4S + 1*a + 6add + 1*2`. */
+  double() {
+    const { X: X1, Y: Y1, Z: Z1 } = this;
+    const a = _a;
+    const A = modP(X1 * X1);
+    const B = modP(Y1 * Y1);
+    const C = modP(2n * Z1 * Z1);
+    const D = modP(a * A);
+    const x1y1 = mod(X1 + Y1);
+    const E = mod(modP(x1y1 * x1y1) - A - B);
+    const G2 = mod(D + B);
+    const F = mod(G2 - C);
+    const H = mod(D - B);
+    const X3 = modP(E * F);
+    const Y3 = modP(G2 * H);
+    const T3 = modP(E * H);
+    const Z3 = modP(F * G2);
+    return new _Point(X3, Y3, Z3, T3);
+  }
+  /** Point addition. Complete formula. Cost: `9M + 1*a + 1*d + 7add`. */
+  add(other) {
+    const { X: X1, Y: Y1, Z: Z1, T: T1 } = this;
+    const { X: X2, Y: Y2, Z: Z2, T: T2 } = apoint(other);
+    const a = _a;
+    const d = _d;
+    const A = modP(X1 * X2);
+    const B = modP(Y1 * Y2);
+    const C = modP(modP(T1 * d) * T2);
+    const D = modP(Z1 * Z2);
+    const E = mod(modP(mod(X1 + Y1) * mod(X2 + Y2)) - A - B);
+    const F = mod(D - C);
+    const G2 = mod(D + C);
+    const H = mod(B - modP(a * A));
+    const X3 = modP(E * F);
+    const Y3 = modP(G2 * H);
+    const T3 = modP(E * H);
+    const Z3 = modP(F * G2);
+    return new _Point(X3, Y3, Z3, T3);
+  }
+  subtract(other) {
+    return this.add(apoint(other).negate());
+  }
+  /**
+   * Point-by-scalar multiplication. Safe mode requires `1 <= n < CURVE.n`.
+   * Unsafe mode additionally permits `n = 0` and returns the identity point for that case.
+   * Uses {@link wNAF} for base point.
+   * Uses fake point to mitigate side-channel leakage.
+   * @param n - scalar by which point is multiplied
+   * @param safe - safe mode guards against timing attacks; unsafe mode is faster
+   */
+  multiply(n, safe = true) {
+    if (!safe && n === 0n)
+      return I;
+    arange(n, 1n, N);
+    if (!safe && this.is0())
+      return I;
+    if (n === 1n)
+      return this;
+    if (this.equals(G))
+      return wNAF(n).p;
+    let p = I;
+    let f = G;
+    let d = this;
+    for (let i = 0; safe ? i < 256 : n > 0n; i++) {
+      if (n & 1n)
+        p = p.add(d);
+      else if (safe)
+        f = f.add(d);
+      d = d.double();
+      n >>= 1n;
+    }
+    return p;
+  }
+  multiplyUnsafe(scalar) {
+    return this.multiply(scalar, false);
+  }
+  /** Convert point to 2d xy affine point. (X, Y, Z) ∋ (x=X/Z, y=Y/Z) */
+  toAffine() {
+    const { X, Y, Z } = this;
+    if (this.equals(I))
+      return { x: 0n, y: 1n };
+    const iz = invert(Z, P);
+    if (modP(Z * iz) !== 1n)
+      throw new Error("invalid inverse");
+    return { x: modP(X * iz), y: modP(Y * iz) };
+  }
+  toBytes() {
+    const { x, y } = this.toAffine();
+    const b = numTo32bLE(y);
+    b[31] |= x & 1n ? 128 : 0;
+    return b;
+  }
+  toHex() {
+    return bytesToHex(this.toBytes());
+  }
+  clearCofactor() {
+    return this.multiply(8n, false);
+  }
+  isSmallOrder() {
+    return this.clearCofactor().is0();
+  }
+  isTorsionFree() {
+    return this.multiply(N / 2n, false).double().add(this).is0();
+  }
+};
+var G = new Point(Gx, Gy, 1n, mod(Gx * Gy));
+var I = new Point(0n, 1n, 1n, 0n);
+Point.BASE = G;
+Point.ZERO = I;
+var numTo32bLE = (num) => hexToBytes(padh(arange(num, 0n, B256), 64)).reverse();
+var bytesToNumberLE = (b) => BigInt("0x" + bytesToHex(Uint8Array.from(abytes2(b)).reverse()));
+var pow2 = (x, power) => {
+  let r = x;
+  while (power-- > 0) {
+    r = modP(r * r);
+  }
+  return r;
+};
+var pow_2_252_3 = (x) => {
+  const x2 = modP(x * x);
+  const b2 = modP(x2 * x);
+  const b4 = modP(pow2(b2, 2) * b2);
+  const b5 = modP(pow2(b4, 1) * x);
+  const b10 = modP(pow2(b5, 5) * b5);
+  const b20 = modP(pow2(b10, 10) * b10);
+  const b40 = modP(pow2(b20, 20) * b20);
+  const b80 = modP(pow2(b40, 40) * b40);
+  const b160 = modP(pow2(b80, 80) * b80);
+  const b240 = modP(pow2(b160, 80) * b80);
+  const b250 = modP(pow2(b240, 10) * b10);
+  return modP(pow2(b250, 2) * x);
+};
+var RM1 = 0x2b8324804fc1df0b2b4d00993dfbd7a72f431806ad2fe478c4ee1b274a0ea0b0n;
+var uvRatio = (u, v) => {
+  const v3 = modP(v * modP(v * v));
+  const v7 = modP(modP(v3 * v3) * v);
+  const pow = pow_2_252_3(modP(u * v7));
+  let x = modP(u * modP(v3 * pow));
+  const vx2 = modP(v * modP(x * x));
+  const root1 = x;
+  const root2 = modP(x * RM1);
+  const useRoot1 = vx2 === u;
+  const useRoot2 = vx2 === mod(-u);
+  const noRoot = vx2 === mod(-u * RM1);
+  if (useRoot1)
+    x = root1;
+  if (useRoot2 || noRoot)
+    x = root2;
+  if ((mod(x) & 1n) === 1n)
+    x = mod(-x);
+  return { isValid: useRoot1 || useRoot2, value: x };
+};
+var modL_LE = (hash2) => modN(bytesToNumberLE(hash2));
+var hashFinishSync = (res) => res[1](callHash("sha512", res[0]));
+var getZip215 = (options) => {
+  if (options === null || typeof options !== "object")
+    throw new TypeError("expected valid options object");
+  return options.zip215 ?? true;
+};
+var _verify = (sig, msg, publicKey, options) => {
+  sig = abytes2(sig, 64, "signature");
+  msg = abytes2(msg, void 0, "message");
+  publicKey = abytes2(publicKey, LEN, "publicKey");
+  const zip215 = getZip215(options);
+  const r = sig.subarray(0, LEN);
+  const s = bytesToNumberLE(sig.subarray(LEN, 64));
+  let A, R, SB;
+  let hashable = Uint8Array.of();
+  let finished = false;
+  try {
+    A = Point.fromBytes(publicKey, zip215);
+    R = Point.fromBytes(r, zip215);
+    SB = G.multiply(s, false);
+    hashable = concatBytes2(r, publicKey, msg);
+    finished = true;
+  } catch (error63) {
+  }
+  const finish = (hashed) => {
+    if (!finished)
+      return false;
+    if (!zip215 && A.isSmallOrder())
+      return false;
+    const k = modL_LE(hashed);
+    const RkA = R.add(A.multiply(k, false));
+    return RkA.subtract(SB).clearCofactor().is0();
+  };
+  return [hashable, finish];
+};
+var verify = (signature, message, publicKey, opts = {}) => hashFinishSync(_verify(signature, message, publicKey, opts));
+var hashes = {
+  sha512Async: async (message) => {
+    const s = globalThis?.crypto?.subtle;
+    if (!s)
+      throw new Error("crypto.subtle must be defined, consider polyfill");
+    return new Uint8Array(await s.digest("SHA-512", concatBytes2(message)));
+  },
+  sha512: void 0
+};
+var precompute = () => {
+  const points = [];
+  let p = G;
+  let b;
+  for (let w = 0; w < 33; w++) {
+    b = p;
+    points.push(b);
+    for (let i = 1; i < 128; i++) {
+      b = b.add(p);
+      points.push(b);
+    }
+    p = b.double();
+  }
+  return points;
+};
+var Gpows = void 0;
+var ctneg = (cnd, p) => {
+  const n = p.negate();
+  return cnd ? n : p;
+};
+var wNAF = (n) => {
+  const comp = Gpows || (Gpows = precompute());
+  let p = I;
+  let f = G;
+  for (let w = 0; w < 33; w++) {
+    let wbits = Number(n & 255n);
+    n >>= 8n;
+    if (wbits > 128) {
+      wbits -= 256;
+      n += 1n;
+    }
+    const off = w * 128;
+    const offP = off + Math.abs(wbits) - 1;
+    const isOddW = w % 2 !== 0;
+    const isNeg = wbits < 0;
+    if (wbits === 0) {
+      f = f.add(ctneg(isOddW, comp[off]));
+    } else {
+      p = p.add(ctneg(isNeg, comp[offP]));
+    }
+  }
+  if (n !== 0n)
+    throw new Error("invalid wnaf");
+  return { p, f };
+};
+
+// src/core/ed25519.ts
+hashes.sha512 = sha512;
+var SPKI_PREFIX = Uint8Array.from([
+  48,
+  42,
+  48,
+  5,
+  6,
+  3,
+  43,
+  101,
+  112,
+  3,
+  33,
+  0
+]);
+function verifyEd25519Strict(signature, message, publicKey) {
+  if (signature.length !== 64 || publicKey.length !== 32) return false;
+  try {
+    return verify(signature, message, publicKey, { zip215: false });
+  } catch {
+    return false;
+  }
+}
+var spkiFromRawPublicKey = (raw) => concatBytes(SPKI_PREFIX, raw);
+var keyIdOf = (raw) => `sha256:${toHex(sha256(spkiFromRawPublicKey(raw)))}`;
+var ORDER_LE = Uint8Array.from([
+  237,
+  211,
+  245,
+  92,
+  26,
+  99,
+  18,
+  88,
+  214,
+  156,
+  247,
+  162,
+  222,
+  249,
+  222,
+  20,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  0,
+  16
+]);
+
+// src/core/public-key.ts
+var ED25519_ALGORITHM = [48, 5, 6, 3, 43, 101, 112];
+var PEM_BLOCK = /-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\s]*)-----END PUBLIC KEY-----/;
+var FINGERPRINT = /^sha256:[0-9a-fA-F]{64}$/;
+var refuse = (reason) => {
+  throw new SvcError("validation_failed", `public key refused: ${reason}`);
+};
+function parsePublicKeyPem(pem) {
+  const body = PEM_BLOCK.exec(pem)?.[1];
+  if (body === void 0) return refuse('not a PEM "PUBLIC KEY" block');
+  const der = fromBase64(body.replace(/\s+/g, ""));
+  if (!der) return refuse("the PEM body is not valid base64");
+  return publicKeyFromSpki(der);
+}
+function publicKeyFromSpki(der) {
+  if (der[0] !== 48 || der[1] !== der.length - 2 || der.length > 127 + 2)
+    return refuse("not a DER SubjectPublicKeyInfo");
+  if (ED25519_ALGORITHM.some((byte, i) => der[2 + i] !== byte))
+    return refuse("not an Ed25519 key (algorithm is not OID 1.3.101.112)");
+  const bitString = 2 + ED25519_ALGORITHM.length;
+  if (der[bitString] !== 3 || der[bitString + 2] !== 0 || der[bitString + 1] === void 0)
+    return refuse("malformed subjectPublicKey BIT STRING");
+  const raw = der.slice(bitString + 3);
+  if (der[bitString + 1] !== raw.length + 1) return refuse("malformed subjectPublicKey length");
+  return publicKeyFromRaw(raw);
+}
+function publicKeyFromRaw(raw) {
+  const problem = publicKeyProblem(raw);
+  if (problem) refuse(problem);
+  return { raw, keyId: keyIdOf(raw) };
+}
+function publicKeyProblem(raw) {
+  if (raw.length !== 32) return `wrong length: ${raw.length} bytes, an Ed25519 key has 32`;
+  let point;
+  try {
+    point = Point.fromBytes(raw, false);
+  } catch {
+    try {
+      Point.fromBytes(raw, true);
+      return "non-canonical point encoding";
+    } catch {
+      return "not a point on the Ed25519 curve";
+    }
+  }
+  return point.isSmallOrder() ? "a point of small order (signatures under it can be forged)" : null;
+}
+function parseFingerprint(text2) {
+  const trimmed = text2.trim();
+  if (!FINGERPRINT.test(trimmed))
+    throw new SvcError(
+      "validation_failed",
+      `fingerprint must be "sha256:" followed by 64 hex digits, got ${JSON.stringify(text2)}`
+    );
+  return trimmed.toLowerCase();
+}
+function serverKeyUrl(url2) {
+  let parsed;
+  try {
+    parsed = new URL(url2);
+  } catch {
+    throw new SvcError("validation_failed", `not a URL: ${JSON.stringify(url2)}`);
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+    throw new SvcError("validation_failed", `key URL must be http(s), got ${parsed.protocol}`);
+  if (/\/v1\/keys\/server\/?$/.test(parsed.pathname)) return parsed.href;
+  parsed.pathname = `${parsed.pathname.replace(/\/+$/, "")}/v1/keys/server`;
+  parsed.search = "";
+  parsed.hash = "";
+  return parsed.href;
+}
+
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
 __export(external_exports, {
@@ -27496,7 +28076,7 @@ function constantCatch(value) {
 }
 
 // node_modules/zod/v4/core/core.js
-var _a;
+var _a2;
 var NEVER = /* @__PURE__ */ Object.freeze({
   status: "aborted"
 });
@@ -27609,7 +28189,7 @@ var $ZodEncodeError = class extends Error {
     this.name = "ZodEncodeError";
   }
 };
-(_a = globalThis).__zod_globalConfig ?? (_a.__zod_globalConfig = {});
+(_a2 = globalThis).__zod_globalConfig ?? (_a2.__zod_globalConfig = {});
 var globalConfig = globalThis.__zod_globalConfig;
 function config(newConfig) {
   if (newConfig)
@@ -38952,7 +39532,7 @@ function yo_default() {
 }
 
 // node_modules/zod/v4/core/registries.js
-var _a2;
+var _a3;
 var $output = /* @__PURE__ */ Symbol("ZodOutput");
 var $input = /* @__PURE__ */ Symbol("ZodInput");
 var $ZodRegistry = class {
@@ -38998,7 +39578,7 @@ var $ZodRegistry = class {
 function registry() {
   return new $ZodRegistry();
 }
-(_a2 = globalThis).__zod_globalRegistry ?? (_a2.__zod_globalRegistry = registry());
+(_a3 = globalThis).__zod_globalRegistry ?? (_a3.__zod_globalRegistry = registry());
 var globalRegistry = globalThis.__zod_globalRegistry;
 
 // node_modules/zod/v4/core/compile.js
@@ -45929,515 +46509,6 @@ var claimInputSchema = external_exports.strictObject({
   policyConfig: policyConfigSchema.optional()
 });
 
-// node_modules/@noble/ed25519/index.js
-var freeze = Object.freeze;
-var P = 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffedn;
-var N = 0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3edn;
-var _d = 0x52036cee2b6ffe738cc740797779e89800700a4d4141d8ab75eb4dca135978a3n;
-var Gx = 0x216936d3cd6e53fec0a4e231fdd6dc5c692cc7609525a7b2c9562d608f25d51an;
-var Gy = 0x6666666666666666666666666666666666666666666666666666666666666658n;
-var _a3 = P - 1n;
-var ed25519_CURVE = freeze({
-  p: P,
-  n: N,
-  h: 8n,
-  a: _a3,
-  d: _d,
-  Gx,
-  Gy
-});
-var LEN = 32;
-var isBytes2 = (a) => {
-  return a instanceof Uint8Array || ArrayBuffer.isView(a) && a.constructor.name === "Uint8Array" && a.BYTES_PER_ELEMENT === 1;
-};
-var abytes2 = (value, length, title = "") => {
-  if (isBytes2(value) && (length === void 0 || value.length === length))
-    return value;
-  const bytes = isBytes2(value);
-  const ofLen = length !== void 0 ? ` of length ${length}` : "";
-  const got = bytes ? `length=${value.length}` : `type=${typeof value}`;
-  const message = (title ? `"${title}" ` : "") + "expected Uint8Array" + ofLen + ", got " + got;
-  if (!bytes)
-    throw new TypeError(message);
-  throw new RangeError(message);
-};
-var snapshotBytes = (value, title = "", length) => Uint8Array.from(abytes2(value, length, title));
-var padh = (n, pad) => n.toString(16).padStart(pad, "0");
-var bytesToHex = (bytes) => {
-  let hex3 = "";
-  for (const byte of abytes2(bytes))
-    hex3 += padh(byte, 2);
-  return hex3;
-};
-var hexToBytes = (hex3) => {
-  const e = "hex invalid";
-  if (typeof hex3 !== "string")
-    throw new TypeError(e);
-  if (hex3.length % 2 || !/^[\da-f]*$/i.test(hex3))
-    throw new RangeError(e);
-  const array2 = new Uint8Array(hex3.length / 2);
-  for (let ai = 0, hi = 0; ai < array2.length; ai++, hi += 2) {
-    const n1 = hex3.charCodeAt(hi);
-    const n2 = hex3.charCodeAt(hi + 1);
-    array2[ai] = ((n1 & 15) + (n1 >> 6) * 9) * 16 + (n2 & 15) + (n2 >> 6) * 9;
-  }
-  return array2;
-};
-var concatBytes2 = (...arrays) => {
-  let sum = 0;
-  for (const a of arrays)
-    sum += abytes2(a).length;
-  const res = new Uint8Array(sum);
-  let pad = 0;
-  for (const a of arrays) {
-    res.set(a, pad);
-    pad += a.length;
-  }
-  return res;
-};
-var arange = (n, min, max, msg = "bad number: out of range") => {
-  if (typeof n !== "bigint")
-    throw new TypeError(msg);
-  if (min <= n && n < max)
-    return n;
-  throw new RangeError(msg);
-};
-var mod = (a, b = P) => (a %= b) >= 0n ? a : b + a;
-var P_MASK = (1n << 255n) - 1n;
-var modP = (num) => {
-  if (num < 0n)
-    throw new RangeError("negative coordinate");
-  let r = (num >> 255n) * 19n + (num & P_MASK);
-  r = (r >> 255n) * 19n + (r & P_MASK);
-  return r % P;
-};
-var modN = (a) => mod(a, N);
-var invert = (number4, modulo) => {
-  if (number4 === 0n)
-    throw new Error("invert: expected non-zero number");
-  if (modulo <= 1n)
-    throw new Error("invert: expected modulus > 1, got " + modulo);
-  let a = mod(number4, modulo);
-  let b = modulo;
-  let x = 0n, u = 1n;
-  while (a !== 0n) {
-    const q = b / a;
-    const r = b - a * q;
-    const m = x - u * q;
-    b = a, a = r, x = u, u = m;
-  }
-  const gcd = b;
-  if (gcd !== 1n)
-    throw new Error("invert: does not exist");
-  return mod(x, modulo);
-};
-var _hash = (name) => {
-  const fn = hashes[name];
-  if (typeof fn !== "function")
-    throw new Error("hashes." + name + " not set");
-  return fn;
-};
-var callHash = (name, ...m) => abytes2(_hash(name)(concatBytes2(...m)), 64, "digest");
-var apoint = (p) => {
-  if (p instanceof Point)
-    return p;
-  throw new TypeError("Point expected");
-};
-var B256 = 2n ** 256n;
-var Point = class _Point {
-  static BASE;
-  static ZERO;
-  X;
-  Y;
-  Z;
-  T;
-  // Constructor only bounds-checks and freezes XYZT coordinates; it does not prove the point is
-  // on-curve or that T matches X*Y/Z.
-  constructor(X, Y, Z, T) {
-    const max = B256;
-    this.X = arange(X, 0n, max);
-    this.Y = arange(Y, 0n, max);
-    this.Z = arange(Z, 1n, max);
-    this.T = arange(T, 0n, max);
-    freeze(this);
-  }
-  static CURVE() {
-    return ed25519_CURVE;
-  }
-  static fromAffine(p) {
-    return new _Point(p.x, p.y, 1n, modP(p.x * p.y));
-  }
-  /** RFC8032 5.1.3: Uint8Array to Point. */
-  static fromBytes(bytes, zip215 = false) {
-    const normed = snapshotBytes(bytes, "point", LEN);
-    const lastByte = normed[31];
-    normed[31] = lastByte & ~128;
-    const y = bytesToNumberLE(normed);
-    if (!zip215)
-      arange(y, 0n, P);
-    const y2 = modP(y * y);
-    const u = mod(y2 - 1n);
-    const v = modP(_d * y2 + 1n);
-    let { isValid, value: x } = uvRatio(u, v);
-    if (!isValid)
-      throw new Error("bad point: y not sqrt");
-    const isLastByteOdd = !!(lastByte & 128);
-    if (!zip215 && x === 0n && isLastByteOdd)
-      throw new Error("bad point: x==0, isLastByteOdd");
-    if (isLastByteOdd !== !!(x & 1n))
-      x = mod(-x);
-    return new _Point(x, y, 1n, modP(x * y));
-  }
-  static fromHex(hex3, zip215) {
-    return _Point.fromBytes(hexToBytes(hex3), zip215);
-  }
-  get x() {
-    return this.toAffine().x;
-  }
-  get y() {
-    return this.toAffine().y;
-  }
-  /** Checks if the point is valid and on-curve. */
-  assertValidity() {
-    const a = _a3;
-    const d = _d;
-    const p = this;
-    if (p.is0())
-      throw new Error("bad point: ZERO");
-    const { X, Y, Z, T } = p;
-    const X2 = modP(X * X);
-    const Y2 = modP(Y * Y);
-    const Z2 = modP(Z * Z);
-    const Z4 = modP(Z2 * Z2);
-    const aX2 = modP(X2 * a);
-    const left = modP(Z2 * (aX2 + Y2));
-    const right = mod(Z4 + modP(d * modP(X2 * Y2)));
-    if (left !== right)
-      throw new Error("bad point: equation left != right (1)");
-    const XY = modP(X * Y);
-    const ZT = modP(Z * T);
-    if (XY !== ZT)
-      throw new Error("bad point: equation left != right (2)");
-    return this;
-  }
-  /** Equality check: compare points P&Q. */
-  equals(other) {
-    const { X: X1, Y: Y1, Z: Z1 } = this;
-    const { X: X2, Y: Y2, Z: Z2 } = apoint(other);
-    return modP(X1 * Z2) === modP(X2 * Z1) && modP(Y1 * Z2) === modP(Y2 * Z1);
-  }
-  is0() {
-    return this.equals(I);
-  }
-  /** Flip point over y coordinate. */
-  negate() {
-    return new _Point(mod(-this.X), this.Y, this.Z, mod(-this.T));
-  }
-  /** Point doubling. Complete formula. Cost: `4M + 4S + 1*a + 6add + 1*2`. */
-  double() {
-    const { X: X1, Y: Y1, Z: Z1 } = this;
-    const a = _a3;
-    const A = modP(X1 * X1);
-    const B = modP(Y1 * Y1);
-    const C = modP(2n * Z1 * Z1);
-    const D = modP(a * A);
-    const x1y1 = mod(X1 + Y1);
-    const E = mod(modP(x1y1 * x1y1) - A - B);
-    const G2 = mod(D + B);
-    const F = mod(G2 - C);
-    const H = mod(D - B);
-    const X3 = modP(E * F);
-    const Y3 = modP(G2 * H);
-    const T3 = modP(E * H);
-    const Z3 = modP(F * G2);
-    return new _Point(X3, Y3, Z3, T3);
-  }
-  /** Point addition. Complete formula. Cost: `9M + 1*a + 1*d + 7add`. */
-  add(other) {
-    const { X: X1, Y: Y1, Z: Z1, T: T1 } = this;
-    const { X: X2, Y: Y2, Z: Z2, T: T2 } = apoint(other);
-    const a = _a3;
-    const d = _d;
-    const A = modP(X1 * X2);
-    const B = modP(Y1 * Y2);
-    const C = modP(modP(T1 * d) * T2);
-    const D = modP(Z1 * Z2);
-    const E = mod(modP(mod(X1 + Y1) * mod(X2 + Y2)) - A - B);
-    const F = mod(D - C);
-    const G2 = mod(D + C);
-    const H = mod(B - modP(a * A));
-    const X3 = modP(E * F);
-    const Y3 = modP(G2 * H);
-    const T3 = modP(E * H);
-    const Z3 = modP(F * G2);
-    return new _Point(X3, Y3, Z3, T3);
-  }
-  subtract(other) {
-    return this.add(apoint(other).negate());
-  }
-  /**
-   * Point-by-scalar multiplication. Safe mode requires `1 <= n < CURVE.n`.
-   * Unsafe mode additionally permits `n = 0` and returns the identity point for that case.
-   * Uses {@link wNAF} for base point.
-   * Uses fake point to mitigate side-channel leakage.
-   * @param n - scalar by which point is multiplied
-   * @param safe - safe mode guards against timing attacks; unsafe mode is faster
-   */
-  multiply(n, safe = true) {
-    if (!safe && n === 0n)
-      return I;
-    arange(n, 1n, N);
-    if (!safe && this.is0())
-      return I;
-    if (n === 1n)
-      return this;
-    if (this.equals(G))
-      return wNAF(n).p;
-    let p = I;
-    let f = G;
-    let d = this;
-    for (let i = 0; safe ? i < 256 : n > 0n; i++) {
-      if (n & 1n)
-        p = p.add(d);
-      else if (safe)
-        f = f.add(d);
-      d = d.double();
-      n >>= 1n;
-    }
-    return p;
-  }
-  multiplyUnsafe(scalar) {
-    return this.multiply(scalar, false);
-  }
-  /** Convert point to 2d xy affine point. (X, Y, Z) ∋ (x=X/Z, y=Y/Z) */
-  toAffine() {
-    const { X, Y, Z } = this;
-    if (this.equals(I))
-      return { x: 0n, y: 1n };
-    const iz = invert(Z, P);
-    if (modP(Z * iz) !== 1n)
-      throw new Error("invalid inverse");
-    return { x: modP(X * iz), y: modP(Y * iz) };
-  }
-  toBytes() {
-    const { x, y } = this.toAffine();
-    const b = numTo32bLE(y);
-    b[31] |= x & 1n ? 128 : 0;
-    return b;
-  }
-  toHex() {
-    return bytesToHex(this.toBytes());
-  }
-  clearCofactor() {
-    return this.multiply(8n, false);
-  }
-  isSmallOrder() {
-    return this.clearCofactor().is0();
-  }
-  isTorsionFree() {
-    return this.multiply(N / 2n, false).double().add(this).is0();
-  }
-};
-var G = new Point(Gx, Gy, 1n, mod(Gx * Gy));
-var I = new Point(0n, 1n, 1n, 0n);
-Point.BASE = G;
-Point.ZERO = I;
-var numTo32bLE = (num) => hexToBytes(padh(arange(num, 0n, B256), 64)).reverse();
-var bytesToNumberLE = (b) => BigInt("0x" + bytesToHex(Uint8Array.from(abytes2(b)).reverse()));
-var pow2 = (x, power) => {
-  let r = x;
-  while (power-- > 0) {
-    r = modP(r * r);
-  }
-  return r;
-};
-var pow_2_252_3 = (x) => {
-  const x2 = modP(x * x);
-  const b2 = modP(x2 * x);
-  const b4 = modP(pow2(b2, 2) * b2);
-  const b5 = modP(pow2(b4, 1) * x);
-  const b10 = modP(pow2(b5, 5) * b5);
-  const b20 = modP(pow2(b10, 10) * b10);
-  const b40 = modP(pow2(b20, 20) * b20);
-  const b80 = modP(pow2(b40, 40) * b40);
-  const b160 = modP(pow2(b80, 80) * b80);
-  const b240 = modP(pow2(b160, 80) * b80);
-  const b250 = modP(pow2(b240, 10) * b10);
-  return modP(pow2(b250, 2) * x);
-};
-var RM1 = 0x2b8324804fc1df0b2b4d00993dfbd7a72f431806ad2fe478c4ee1b274a0ea0b0n;
-var uvRatio = (u, v) => {
-  const v3 = modP(v * modP(v * v));
-  const v7 = modP(modP(v3 * v3) * v);
-  const pow = pow_2_252_3(modP(u * v7));
-  let x = modP(u * modP(v3 * pow));
-  const vx2 = modP(v * modP(x * x));
-  const root1 = x;
-  const root2 = modP(x * RM1);
-  const useRoot1 = vx2 === u;
-  const useRoot2 = vx2 === mod(-u);
-  const noRoot = vx2 === mod(-u * RM1);
-  if (useRoot1)
-    x = root1;
-  if (useRoot2 || noRoot)
-    x = root2;
-  if ((mod(x) & 1n) === 1n)
-    x = mod(-x);
-  return { isValid: useRoot1 || useRoot2, value: x };
-};
-var modL_LE = (hash2) => modN(bytesToNumberLE(hash2));
-var hashFinishSync = (res) => res[1](callHash("sha512", res[0]));
-var getZip215 = (options) => {
-  if (options === null || typeof options !== "object")
-    throw new TypeError("expected valid options object");
-  return options.zip215 ?? true;
-};
-var _verify = (sig, msg, publicKey, options) => {
-  sig = abytes2(sig, 64, "signature");
-  msg = abytes2(msg, void 0, "message");
-  publicKey = abytes2(publicKey, LEN, "publicKey");
-  const zip215 = getZip215(options);
-  const r = sig.subarray(0, LEN);
-  const s = bytesToNumberLE(sig.subarray(LEN, 64));
-  let A, R, SB;
-  let hashable = Uint8Array.of();
-  let finished = false;
-  try {
-    A = Point.fromBytes(publicKey, zip215);
-    R = Point.fromBytes(r, zip215);
-    SB = G.multiply(s, false);
-    hashable = concatBytes2(r, publicKey, msg);
-    finished = true;
-  } catch (error63) {
-  }
-  const finish = (hashed) => {
-    if (!finished)
-      return false;
-    if (!zip215 && A.isSmallOrder())
-      return false;
-    const k = modL_LE(hashed);
-    const RkA = R.add(A.multiply(k, false));
-    return RkA.subtract(SB).clearCofactor().is0();
-  };
-  return [hashable, finish];
-};
-var verify = (signature, message, publicKey, opts = {}) => hashFinishSync(_verify(signature, message, publicKey, opts));
-var hashes = {
-  sha512Async: async (message) => {
-    const s = globalThis?.crypto?.subtle;
-    if (!s)
-      throw new Error("crypto.subtle must be defined, consider polyfill");
-    return new Uint8Array(await s.digest("SHA-512", concatBytes2(message)));
-  },
-  sha512: void 0
-};
-var precompute = () => {
-  const points = [];
-  let p = G;
-  let b;
-  for (let w = 0; w < 33; w++) {
-    b = p;
-    points.push(b);
-    for (let i = 1; i < 128; i++) {
-      b = b.add(p);
-      points.push(b);
-    }
-    p = b.double();
-  }
-  return points;
-};
-var Gpows = void 0;
-var ctneg = (cnd, p) => {
-  const n = p.negate();
-  return cnd ? n : p;
-};
-var wNAF = (n) => {
-  const comp = Gpows || (Gpows = precompute());
-  let p = I;
-  let f = G;
-  for (let w = 0; w < 33; w++) {
-    let wbits = Number(n & 255n);
-    n >>= 8n;
-    if (wbits > 128) {
-      wbits -= 256;
-      n += 1n;
-    }
-    const off = w * 128;
-    const offP = off + Math.abs(wbits) - 1;
-    const isOddW = w % 2 !== 0;
-    const isNeg = wbits < 0;
-    if (wbits === 0) {
-      f = f.add(ctneg(isOddW, comp[off]));
-    } else {
-      p = p.add(ctneg(isNeg, comp[offP]));
-    }
-  }
-  if (n !== 0n)
-    throw new Error("invalid wnaf");
-  return { p, f };
-};
-
-// src/core/ed25519.ts
-hashes.sha512 = sha512;
-var SPKI_PREFIX = Uint8Array.from([
-  48,
-  42,
-  48,
-  5,
-  6,
-  3,
-  43,
-  101,
-  112,
-  3,
-  33,
-  0
-]);
-function verifyEd25519Strict(signature, message, publicKey) {
-  if (signature.length !== 64 || publicKey.length !== 32) return false;
-  try {
-    return verify(signature, message, publicKey, { zip215: false });
-  } catch {
-    return false;
-  }
-}
-var spkiFromRawPublicKey = (raw) => concatBytes(SPKI_PREFIX, raw);
-var keyIdOf = (raw) => `sha256:${toHex(sha256(spkiFromRawPublicKey(raw)))}`;
-var ORDER_LE = Uint8Array.from([
-  237,
-  211,
-  245,
-  92,
-  26,
-  99,
-  18,
-  88,
-  214,
-  156,
-  247,
-  162,
-  222,
-  249,
-  222,
-  20,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  16
-]);
-
 // src/core/receipt.ts
 var RECEIPT_CORE_V1 = "receipt-core-v1";
 var SIGNED_FIELDS_V1 = [
@@ -46711,6 +46782,7 @@ function checkSignature(receipt, options) {
     return fail(
       "signed_fields must declare receipt-core-v1 or receipt-core-v2 with its exact field list, and every listed member must be present"
     );
+  if (options.keyRefusal !== void 0) return fail(options.keyRefusal);
   const attestations = Array.isArray(receipt.attestations) ? receipt.attestations.filter(isObject2) : [];
   const attestation = attestations.find(
     (a) => a.algorithm === "Ed25519" && a.key_id === options.keyId
@@ -46761,8 +46833,13 @@ function checkHashIntegrity(own2, ledgerHash) {
 }
 
 // src/core/offline-verify.ts
-function verifyOffline(receipt, key, expect = {}) {
-  const result = verifyReceipt(receipt, { publicKey: key.raw, keyId: key.keyId, expect });
+function verifyOffline(receipt, key, expect = {}, keyRefusal) {
+  const result = verifyReceipt(receipt, {
+    publicKey: key.raw,
+    keyId: key.keyId,
+    expect,
+    keyRefusal
+  });
   const status = (name) => result.checks.find((c) => c.name === name)?.status;
   return {
     ...result,
@@ -46794,77 +46871,6 @@ function parseExpectations(input2) {
     expect.submitter = submitter;
   }
   return expect;
-}
-
-// src/core/public-key.ts
-var ED25519_ALGORITHM = [48, 5, 6, 3, 43, 101, 112];
-var PEM_BLOCK = /-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\s]*)-----END PUBLIC KEY-----/;
-var FINGERPRINT = /^sha256:[0-9a-fA-F]{64}$/;
-var refuse = (reason) => {
-  throw new SvcError("validation_failed", `public key refused: ${reason}`);
-};
-function parsePublicKeyPem(pem) {
-  const body = PEM_BLOCK.exec(pem)?.[1];
-  if (body === void 0) return refuse('not a PEM "PUBLIC KEY" block');
-  const der = fromBase64(body.replace(/\s+/g, ""));
-  if (!der) return refuse("the PEM body is not valid base64");
-  return publicKeyFromSpki(der);
-}
-function publicKeyFromSpki(der) {
-  if (der[0] !== 48 || der[1] !== der.length - 2 || der.length > 127 + 2)
-    return refuse("not a DER SubjectPublicKeyInfo");
-  if (ED25519_ALGORITHM.some((byte, i) => der[2 + i] !== byte))
-    return refuse("not an Ed25519 key (algorithm is not OID 1.3.101.112)");
-  const bitString = 2 + ED25519_ALGORITHM.length;
-  if (der[bitString] !== 3 || der[bitString + 2] !== 0 || der[bitString + 1] === void 0)
-    return refuse("malformed subjectPublicKey BIT STRING");
-  const raw = der.slice(bitString + 3);
-  if (der[bitString + 1] !== raw.length + 1) return refuse("malformed subjectPublicKey length");
-  return publicKeyFromRaw(raw);
-}
-function publicKeyFromRaw(raw) {
-  const problem = publicKeyProblem(raw);
-  if (problem) refuse(problem);
-  return { raw, keyId: keyIdOf(raw) };
-}
-function publicKeyProblem(raw) {
-  if (raw.length !== 32) return `wrong length: ${raw.length} bytes, an Ed25519 key has 32`;
-  let point;
-  try {
-    point = Point.fromBytes(raw, false);
-  } catch {
-    try {
-      Point.fromBytes(raw, true);
-      return "non-canonical point encoding";
-    } catch {
-      return "not a point on the Ed25519 curve";
-    }
-  }
-  return point.isSmallOrder() ? "a point of small order (signatures under it can be forged)" : null;
-}
-function parseFingerprint(text2) {
-  const trimmed = text2.trim();
-  if (!FINGERPRINT.test(trimmed))
-    throw new SvcError(
-      "validation_failed",
-      `fingerprint must be "sha256:" followed by 64 hex digits, got ${JSON.stringify(text2)}`
-    );
-  return trimmed.toLowerCase();
-}
-function serverKeyUrl(url2) {
-  let parsed;
-  try {
-    parsed = new URL(url2);
-  } catch {
-    throw new SvcError("validation_failed", `not a URL: ${JSON.stringify(url2)}`);
-  }
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
-    throw new SvcError("validation_failed", `key URL must be http(s), got ${parsed.protocol}`);
-  if (/\/v1\/keys\/server\/?$/.test(parsed.pathname)) return parsed.href;
-  parsed.pathname = `${parsed.pathname.replace(/\/+$/, "")}/v1/keys/server`;
-  parsed.search = "";
-  parsed.hash = "";
-  return parsed.href;
 }
 
 // src/core/strict-json.ts
