@@ -186,7 +186,14 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
     ...claimRoutes(claims, metrics),
-    ...verifyRoutes({ ledger: store.ledger, serverKey, logOrigin, sha256Hex, keys: signingKeys }),
+    ...verifyRoutes({
+      ledger: store.ledger,
+      serverKey,
+      logOrigin,
+      sha256Hex,
+      keys: signingKeys,
+      log: transparencyLog,
+    }),
     ...logRoutes(transparencyLog, {
       publicReads: config.publicReads,
       holds: async (receiptId, scope) =>

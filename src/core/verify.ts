@@ -13,6 +13,7 @@ import {
   type SignedPosition,
   type Submitter,
 } from './receipt.js';
+import { checkInclusion, type InclusionEvidence } from './tlog/receipt-inclusion.js';
 
 export type CheckStatus = 'PASS' | 'FAIL' | 'UNVERIFIED' | 'SKIPPED';
 export type CheckLayer = 'structural' | 'cryptographic' | 'ledger';
@@ -84,6 +85,11 @@ export interface VerifyOptions {
    * did not sign its sequence, or was revoked at or before it. Set, it fails signature_valid.
    */
   keyRefusal?: string;
+  /**
+   * The receipt's inclusion proof and the keys its checkpoint may be signed by: given, the
+   * `inclusion` check (ledger layer) is run; absent, there is no such check.
+   */
+  inclusion?: InclusionEvidence;
 }
 
 type Json = Record<string, unknown>;
@@ -186,6 +192,7 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
   });
   checks.push(checkHashIntegrity(own, options.ledgerHash));
   checks.push(v2 ? checkLinkageV2(receipt, options, own) : LINKAGE_V1);
+  if (options.inclusion) checks.push(checkInclusion(receipt, options.inclusion));
   const facts = signature.status === 'PASS' ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
   const status = (name: string) => checks.find((c) => c.name === name)?.status;

@@ -1,5 +1,7 @@
 import type { Sha256Hex } from '../core/canonical.js';
 import { attestationKeyIdsOf, keyForReceipt } from '../core/key-history.js';
+import { SvcError } from '../core/errors.js';
+import type { CheckpointKey, InclusionEvidence } from '../core/tlog/receipt-inclusion.js';
 import { verifyReceipt, type VerifyExpectations, type VerifyResult } from '../core/verify.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { ServerKey } from '../ports/signer.js';
@@ -34,7 +36,52 @@ function issuerKey(
   };
 }
 
-/** The issuer-operated verify of the spec: all three layers, the ledger consulted. */
+/** The ledger's own inclusion proofs, as `GET /v1/receipts/:id/proof` answers them. */
+export interface InclusionSource {
+  inclusion(receiptId: string): Promise<unknown>;
+}
+
+/**
+ * The `inclusion` check's evidence: the proof given, else the ledger's own (in the tree of its
+ * newest checkpoint); checkpoints may be signed by any key of the history with a public key
+ * (each within the sizes it was current for), or the server's key when there is no history.
+ */
+async function inclusionEvidence(
+  receiptId: string | null,
+  known: boolean,
+  given: unknown,
+  deps: { log: InclusionSource; serverKey: ServerKey; logOrigin: string },
+  history: HistoryKey[] | undefined,
+): Promise<InclusionEvidence> {
+  const keys: CheckpointKey[] =
+    history && history.length > 0
+      ? history.map((k) => ({ publicKey: k.raw, keyId: k.keyId, record: k.record }))
+      : [{ publicKey: deps.serverKey.publicKeyRaw, keyId: deps.serverKey.keyId }];
+  const evidence = {
+    origin: deps.logOrigin,
+    keys,
+    verify: deps.serverKey.verify,
+  };
+  if (given !== undefined) return { ...evidence, proof: given };
+  const unavailable = {
+    ...evidence,
+    proof: null,
+    unavailable: 'receipt_id is unknown to this ledger, so the ledger has no inclusion proof of it',
+  };
+  if (receiptId === null || !known) return unavailable;
+  try {
+    return { ...evidence, proof: await deps.log.inclusion(receiptId) };
+  } catch (error) {
+    if (error instanceof SvcError && error.code === 'not_found') return unavailable;
+    throw error;
+  }
+}
+
+/**
+ * The issuer-operated verify of the spec: all three layers, the ledger consulted. With `log`,
+ * the ledger layer also checks the receipt's inclusion in the transparency log: with
+ * `proof` when one is given, else with a proof the ledger makes.
+ */
 export async function verifyAgainstLedger(
   receipt: unknown,
   deps: {
@@ -44,8 +91,11 @@ export async function verifyAgainstLedger(
     sha256Hex?: Sha256Hex;
     /** The signing-key history; absent, only the server's key verifies. */
     keys?: { verificationKeys(): Promise<HistoryKey[]>; list(): Promise<{ key_id: string }[]> };
+    /** The transparency log; absent, there is no inclusion check. */
+    log?: InclusionSource;
   },
   expect: VerifyExpectations = {},
+  proof?: unknown,
 ): Promise<VerifyResult> {
   const record = isObject(receipt) ? receipt : {};
   const receiptId = typeof record.receipt_id === 'string' ? record.receipt_id : null;
@@ -58,10 +108,21 @@ export async function verifyAgainstLedger(
       : undefined;
   const all = deps.keys ? (await deps.keys.list()).map((k) => k.key_id) : [];
   const history = deps.keys ? await deps.keys.verificationKeys() : undefined;
+  const ledgerHash = receiptId === null ? null : await deps.ledger.receiptHashOf(receiptId);
+  const inclusion = deps.log
+    ? await inclusionEvidence(
+        receiptId,
+        ledgerHash !== null,
+        proof,
+        { ...deps, log: deps.log },
+        history,
+      )
+    : undefined;
   return verifyReceipt(receipt, {
     ...issuerKey(receipt, deps.serverKey, history, all),
     verifySignature: deps.serverKey.verify,
-    ledgerHash: receiptId === null ? null : await deps.ledger.receiptHashOf(receiptId),
+    ledgerHash,
+    inclusion,
     previousLedgerHash: previous,
     logOrigin: deps.logOrigin,
     sha256Hex: deps.sha256Hex,

@@ -141,5 +141,62 @@ export function describeLogTreeContract(name: string, open: () => Promise<Store>
       const leaves = (await store.ledger.list(0, 10)).map((e) => leafDataOf(e.receipt));
       expect(Buffer.from(root)).toEqual(referenceRoot(leaves));
     });
+
+    it('fixes the origin once: the first caller wins, later callers get the stored value', async () => {
+      expect(await store.tree.initOrigin('first.example/ledger')).toBe('first.example/ledger');
+      expect(await store.tree.initOrigin('second.example/ledger')).toBe('first.example/ledger');
+      await appendReceipts(1);
+      expect(await store.tree.initOrigin('third.example/ledger')).toBe('first.example/ledger');
+    });
+
+    it('agrees on one origin when callers race', async () => {
+      const answers = await Promise.all(
+        ['a.example/ledger', 'b.example/ledger', 'c.example/ledger'].map((o) =>
+          store.tree.initOrigin(o),
+        ),
+      );
+      expect(new Set(answers).size).toBe(1);
+      expect(await store.tree.initOrigin('d.example/ledger')).toBe(answers[0]);
+    });
+
+    it("takes a ledger's origin from its first receipt-core-v2 receipt when none is stored", async () => {
+      await appendReceipts(2, 'v1');
+      for (const log of ['svc/adopted', 'svc/later']) {
+        const signed = signClaim(makeClaim(), serverKey, { log });
+        await store.ledger.append(appendRequest(signed));
+      }
+      expect(await store.tree.initOrigin('svc/candidate')).toBe('svc/adopted');
+      expect(await store.tree.initOrigin('svc/other')).toBe('svc/adopted');
+    });
+
+    it('a ledger of receipt-core-v1 receipts only takes the candidate', async () => {
+      await appendReceipts(2, 'v1');
+      expect(await store.tree.initOrigin('svc/candidate')).toBe('svc/candidate');
+    });
+
+    it('keeps one checkpoint per size: the first stored wins, the newest is the largest', async () => {
+      expect(await store.tree.latestCheckpoint()).toBeNull();
+      expect(await store.tree.checkpointOfSize(3)).toBeNull();
+      const three = { size: 3, note: 'note of 3\n', created_at: '2026-01-01T00:00:03.000Z' };
+      expect(await store.tree.addCheckpoint(three)).toEqual(three);
+      // Idempotent per size: another note of the same size answers the stored one.
+      const rival = { size: 3, note: 'rival of 3\n', created_at: '2026-01-01T00:00:09.000Z' };
+      expect(await store.tree.addCheckpoint(rival)).toEqual(three);
+      expect(await store.tree.checkpointOfSize(3)).toEqual(three);
+      const five = { size: 5, note: 'note of 5\n', created_at: '2026-01-01T00:00:05.000Z' };
+      expect(await store.tree.addCheckpoint(five)).toEqual(five);
+      // The newest is the largest size, whatever the order they were stored in.
+      const four = { size: 4, note: 'note of 4\n', created_at: '2026-01-01T00:00:10.000Z' };
+      expect(await store.tree.addCheckpoint(four)).toEqual(four);
+      expect(await store.tree.latestCheckpoint()).toEqual(five);
+      expect(await store.tree.checkpointOfSize(4)).toEqual(four);
+      expect(await store.tree.checkpointOfSize(6)).toBeNull();
+      const both = await Promise.all([
+        store.tree.addCheckpoint({ ...five, size: 7, note: 'x\n' }),
+        store.tree.addCheckpoint({ ...five, size: 7, note: 'y\n' }),
+      ]);
+      expect(both[1]).toEqual(both[0]);
+      expect(await store.tree.latestCheckpoint()).toEqual(both[0]);
+    });
   });
 }

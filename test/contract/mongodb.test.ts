@@ -10,6 +10,7 @@ import { MissingLedgerError } from '../../src/storage/missing-ledger.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 import { describeLogTreeContract } from './log-tree.contract.js';
+import { describeSigningKeyContract } from './signing-key-store.contract.js';
 import { describeWebhookAndJobContract } from './webhooks-and-jobs.contract.js';
 import { describeWebhookScopeContract } from './webhook-scope.contract.js';
 
@@ -43,6 +44,7 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
     if (uri) {
       describeStoreContract('MongoDB', () => openFresh());
       describeLogTreeContract('MongoDB', () => openFresh());
+      describeSigningKeyContract('MongoDB', () => openFresh());
       describeWebhookAndJobContract('MongoDB', () => openFresh());
       describeWebhookScopeContract('MongoDB', openFresh);
 

@@ -5,6 +5,7 @@ import { afterEach } from '@jest/globals';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 import { describeLogTreeContract } from './log-tree.contract.js';
+import { describeSigningKeyContract } from './signing-key-store.contract.js';
 
 // A file, not ':memory:', so WAL, fsync and the file's own locking are what is tested.
 const dirs: string[] = [];
@@ -21,3 +22,4 @@ const openFresh = async () => {
 
 describeStoreContract('SQLite', openFresh);
 describeLogTreeContract('SQLite', openFresh);
+describeSigningKeyContract('SQLite', openFresh);

@@ -2,10 +2,11 @@ import type { Sha256Hex } from '../../core/canonical.js';
 import type { LedgerStore } from '../../ports/ledger-store.js';
 import type { ServerKey } from '../../ports/signer.js';
 import type { SigningKeyService } from '../../services/signing-keys.js';
-import { verifyAgainstLedger } from '../../services/verification.js';
+import { verifyAgainstLedger, type InclusionSource } from '../../services/verification.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 import { textSchema } from '../schemas/system.js';
 import {
+  isReceiptWithProof,
   keyHistoryResponseSchema,
   serverKeyHeaders,
   verifyQuerySchema,
@@ -19,6 +20,7 @@ export function verifyRoutes(deps: {
   logOrigin: string;
   sha256Hex?: Sha256Hex;
   keys?: SigningKeyService;
+  log?: InclusionSource;
 }): RouteDef[] {
   return [
     defineRoute({
@@ -28,7 +30,7 @@ export function verifyRoutes(deps: {
       tag: 'Verification',
       summary: 'Check a receipt: structure, signature and ledger hash',
       description:
-        'Issuer-operated and convenient, not independent: check signatures offline against a key whose fingerprint you obtained separately. Any JSON object is checked (problems are FAIL checks); a body that is not an object is 400. A member beside the signed core other than attestations and chain fails no_unsigned_members. valid means authentic, not a go-ahead: read policy.verdict and admissibility.status. For receipt-core-v2, chain_linkage checks the signed position against the chain and the ledger, the signed submitter, policy and position are reported under "signed", and expect_policy, expect_config_hash and expect_submitter make policy_binding PASS or FAIL (SKIPPED without them).',
+        'Issuer-operated and convenient, not independent: check signatures offline against a key whose fingerprint you obtained separately. Any JSON object is checked (problems are FAIL checks); a body that is not an object is 400. A member beside the signed core other than attestations and chain fails no_unsigned_members. valid means authentic, not a go-ahead: read policy.verdict and admissibility.status. For receipt-core-v2, chain_linkage checks the signed position against the chain and the ledger, the signed submitter, policy and position are reported under "signed", and expect_policy, expect_config_hash and expect_submitter make policy_binding PASS or FAIL (SKIPPED without them). The inclusion check (ledger layer) proves the receipt is leaf chain.sequence - 1 of a checkpoint signed by a key of the ledger\'s key history: with the proof given as {receipt, proof} (an answer of GET /v1/receipts/{id}/proof), else with one the ledger makes from its newest checkpoint. A proof of the wrong shape (types, not base64, more than 64 hashes) is 400; one that does not verify is an inclusion FAIL.',
       access: 'public',
       // Anything that is an object gets the layered checks (a broken receipt is a FAIL, not a 400).
       query: verifyQuerySchema,
@@ -38,12 +40,21 @@ export function verifyRoutes(deps: {
         description: 'The checks of the three layers.',
         schema: verifyResponseSchema,
       },
-      handle: ({ body, query }) =>
-        verifyAgainstLedger(body, deps, {
-          policy: query.expect_policy,
-          configHash: query.expect_config_hash,
-          submitter: query.expect_submitter,
-        }),
+      handle: ({ body, query }) => {
+        const { receipt, proof } = isReceiptWithProof(body)
+          ? body
+          : { receipt: body, proof: undefined };
+        return verifyAgainstLedger(
+          receipt,
+          deps,
+          {
+            policy: query.expect_policy,
+            configHash: query.expect_config_hash,
+            submitter: query.expect_submitter,
+          },
+          proof,
+        );
+      },
     }),
     defineRoute({
       method: 'get',

@@ -1,12 +1,83 @@
 import { z } from 'zod';
+import { fromBase64 } from '../../core/encoding.js';
 import { signedPositionSchema, submitterSchema } from '../../core/receipt-schema.js';
+import { MAX_CHECKPOINT_CHARS, MAX_INCLUSION_HASHES } from '../../core/tlog/receipt-inclusion.js';
 
-export const verifyRequestSchema = z
+const receiptToVerifySchema = z
   .looseObject({}, { error: 'expected a receipt object, as returned under "receipt" by evaluate' })
   .meta({
     id: 'ReceiptToVerify',
     description:
       'A receipt exactly as evaluate returned it under "receipt". Any JSON object is checked; problems are FAIL checks.',
+  });
+
+const proofHashSchema = z
+  .string()
+  .max(64)
+  .refine((text) => fromBase64(text)?.length === 32, {
+    error: 'must be the standard base64 of a 32-byte hash',
+  });
+
+export const inclusionProofSchema = z
+  .strictObject(
+    {
+      leaf_index: z.int().min(0),
+      tree_size: z.int().min(1),
+      inclusion: z
+        .array(proofHashSchema)
+        .max(MAX_INCLUSION_HASHES)
+        .meta({ description: 'The RFC 9162 inclusion proof, standard base64 hashes.' }),
+      checkpoint: z
+        .string()
+        .min(1)
+        .max(MAX_CHECKPOINT_CHARS)
+        .nullable()
+        .meta({ description: 'The signed checkpoint of tree_size (a C2SP signed note).' }),
+      leaf_hash: proofHashSchema
+        .optional()
+        .meta({ description: "Optional; when given it must be the receipt's leaf hash." }),
+    },
+    { error: 'a proof has leaf_index, tree_size, inclusion, checkpoint and leaf_hash only' },
+  )
+  .meta({
+    id: 'InclusionProofToVerify',
+    description: 'An answer of GET /v1/receipts/{id}/proof, as served.',
+  });
+
+const verifyWithProofSchema = z
+  .strictObject(
+    {
+      receipt: receiptToVerifySchema,
+      proof: inclusionProofSchema.optional(),
+    },
+    { error: 'a verify request is a receipt, or {receipt, proof}' },
+  )
+  .meta({
+    id: 'ReceiptWithProof',
+    description:
+      'A receipt and, optionally, its inclusion proof. Without proof, the ledger makes one from its newest checkpoint.',
+  });
+
+/**
+ * The wrapped form `{receipt, proof?}`: an object with a `receipt` member and no
+ * `signed_fields` (which every receipt declares, and no receipt has a `receipt` member).
+ */
+export const isReceiptWithProof = (body: object): body is z.infer<typeof verifyWithProofSchema> =>
+  Object.hasOwn(body, 'receipt') && !Object.hasOwn(body, 'signed_fields');
+
+export const verifyRequestSchema = z
+  .union([verifyWithProofSchema, receiptToVerifySchema], {
+    error: 'expected a receipt object, as returned under "receipt" by evaluate',
+  })
+  .superRefine((body, ctx) => {
+    // A wrapped body that does not fit the wrapped form is a 400, not a receipt to check.
+    if (!isReceiptWithProof(body)) return;
+    const wrapped = verifyWithProofSchema.safeParse(body);
+    if (!wrapped.success) for (const issue of wrapped.error.issues) ctx.addIssue({ ...issue });
+  })
+  .meta({
+    description:
+      'A receipt as evaluate returned it, or {receipt, proof?} to check the receipt with an inclusion proof.',
   });
 
 export const verifyResponseSchema = z

@@ -80,7 +80,8 @@ export class MongoLogTree implements LogTreeStore {
     const found = await this.hashesCollection
       .find({ _id: { $in: keys } }, { session, projection: { hash: 1 } })
       .toArray();
-    for (const doc of found) out.set(doc._id, doc.hash.buffer);
+    // value() is the documented accessor of a Binary's bytes (`buffer` may hold spare room).
+    for (const doc of found) out.set(doc._id, doc.hash.value());
     const missing = keys.find((k) => !out.has(k));
     if (missing) throw new Error(`log tree: no stored hash at ${missing}`);
     return out;

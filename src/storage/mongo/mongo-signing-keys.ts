@@ -17,6 +17,12 @@ import { COLLECTIONS, type ReceiptDocument } from './documents.js';
 export interface SigningKeyDocument extends Omit<SigningKeyRecord, 'key_id'> {
   _id: string;
   signed_through?: number;
+  /**
+   * The insertion order. A key retired before it signed anything shares its first_sequence
+   * with its successor, and two such keys can share activated_at too: the order they were
+   * added in (SQLite's rowid) is what tells them apart. Absent on keys written before it.
+   */
+  ordinal?: number;
 }
 
 const TRANSACTION_OPTIONS = {
@@ -27,6 +33,7 @@ const TRANSACTION_OPTIONS = {
 const toRecord = ({
   _id,
   signed_through: _through,
+  ordinal: _ordinal,
   ...rest
 }: SigningKeyDocument): SigningKeyRecord => ({
   key_id: _id,
@@ -50,7 +57,7 @@ export class MongoSigningKeys implements SigningKeyStore {
 
   private async read(session?: ClientSession): Promise<SigningKeyRecord[]> {
     const docs = await this.keys
-      .find({}, { session, sort: { first_sequence: 1, activated_at: 1 } })
+      .find({}, { session, sort: { first_sequence: 1, ordinal: 1, activated_at: 1 } })
       .toArray();
     return docs.map(toRecord);
   }
@@ -93,7 +100,7 @@ export class MongoSigningKeys implements SigningKeyStore {
           head: headDoc?.sequence ?? 0,
           receiptKeyRuns: () => runs,
         });
-        await this.write(change, s);
+        await this.write(change, s, history.length);
       }, TRANSACTION_OPTIONS);
     } finally {
       await session.endSession();
@@ -101,7 +108,11 @@ export class MongoSigningKeys implements SigningKeyStore {
     return this.read();
   }
 
-  private async write(change: SigningKeyChange, session: ClientSession): Promise<void> {
+  private async write(
+    change: SigningKeyChange,
+    session: ClientSession,
+    count: number,
+  ): Promise<void> {
     const refused = (what: string) => {
       throw new Error(`signing keys: ${what} is not an allowed transition`);
     };
@@ -133,7 +144,11 @@ export class MongoSigningKeys implements SigningKeyStore {
     }
     if (change.insert?.length) {
       await this.keys.insertMany(
-        change.insert.map(({ key_id, ...rest }) => ({ _id: key_id, ...rest })),
+        change.insert.map(({ key_id, ...rest }, i) => ({
+          _id: key_id,
+          ...rest,
+          ordinal: count + i,
+        })),
         { session },
       );
     }

@@ -68,9 +68,13 @@ export class SqliteLogTree implements LogTreeStore {
     this.read = db.prepare('SELECT hash FROM tlog_hashes WHERE level = ? AND idx = ?');
     this.headRow = db.prepare('SELECT MAX(sequence) AS n FROM receipts');
     this.originRow = db.prepare("SELECT value FROM ledger_meta WHERE key = 'origin'");
-    this.insertOrigin = db.prepare(
-      "INSERT INTO ledger_meta (key, value) VALUES ('origin', ?) ON CONFLICT DO NOTHING",
-    );
+    // A ledger whose receipts carry an origin keeps it; else the candidate.
+    this.insertOrigin = db.prepare(`
+      INSERT INTO ledger_meta (key, value) VALUES ('origin', COALESCE((
+        SELECT json_extract(receipt_json, '$.position.log') FROM receipts
+        WHERE json_extract(receipt_json, '$.signed_fields.contract') = 'receipt-core-v2'
+        ORDER BY sequence LIMIT 1), ?))
+      ON CONFLICT DO NOTHING`);
     this.insertCheckpoint = db.prepare(
       'INSERT INTO checkpoints (size, note, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
     );
@@ -112,8 +116,8 @@ export class SqliteLogTree implements LogTreeStore {
   }
 
   async initOrigin(candidate: string): Promise<string> {
-    // The migration adopted the origin of an existing ledger's receipts; a ledger with none
-    // takes the candidate, unless another process stored one first.
+    // The migration adopted the origin of an existing ledger's receipts; one stored since
+    // holds, else the first receipt-core-v2 receipt's, else the candidate.
     this.insertOrigin.run(candidate);
     return this.originRow.get()!.value;
   }

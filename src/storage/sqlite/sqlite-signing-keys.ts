@@ -164,8 +164,16 @@ export class SqliteSigningKeys implements SigningKeyStore {
         },
       };
       const change = decide(state);
-      if (change.retire) this.q.retire.run(change.retire);
-      if (change.revoke) this.q.revoke.run(change.revoke);
+      // The triggers refuse a disallowed transition of a key; one naming no key is refused
+      // here, as the MongoDB store refuses an update that matches nothing.
+      if (change.retire && this.q.retire.run(change.retire).changes !== 1)
+        throw new Error(
+          `signing keys: retiring ${change.retire.key_id} is not an allowed transition`,
+        );
+      if (change.revoke && this.q.revoke.run(change.revoke).changes !== 1)
+        throw new Error(
+          `signing keys: revoking ${change.revoke.key_id} is not an allowed transition`,
+        );
       for (const record of change.insert ?? []) {
         this.q.insert.run({
           ...record,

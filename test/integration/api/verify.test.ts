@@ -27,6 +27,7 @@ const CHAIN_LINKAGE = {
   detail:
     'receipt-core-v1 does not sign chain coordinates; sequence needs an independently kept ledger head',
 };
+const INCLUSION_PASS = { name: 'inclusion', layer: 'ledger', status: 'PASS' };
 const NO_EXPECTATION = {
   name: 'policy_binding',
   layer: 'cryptographic',
@@ -40,6 +41,7 @@ const ALL_PASS_V1 = [
   { name: 'signature_valid', layer: 'cryptographic', status: 'PASS' },
   { name: 'hash_integrity', layer: 'ledger', status: 'PASS' },
   CHAIN_LINKAGE,
+  INCLUSION_PASS,
   NO_EXPECTATION,
 ];
 const STRUCTURAL_V2 = [
@@ -54,6 +56,7 @@ const ALL_PASS = [
   { name: 'signature_valid', layer: 'cryptographic', status: 'PASS' },
   { name: 'hash_integrity', layer: 'ledger', status: 'PASS' },
   { name: 'chain_linkage', layer: 'ledger', status: 'PASS' },
+  INCLUSION_PASS,
   NO_EXPECTATION,
 ];
 
@@ -383,7 +386,7 @@ describe('POST /v1/verify', () => {
     it(
       v2
         ? 'chain.sequence and previous_receipt_hash that differ from the signed position fail chain_linkage'
-        : 'chain.sequence and previous_receipt_hash are unsigned: changing them is not detected',
+        : 'chain.sequence and previous_receipt_hash are unsigned: a changed sequence fails only inclusion, a changed previous hash goes unnoticed',
       async () => {
         const tampered = clone(original());
         Object.assign(tampered.chain as Json, {
@@ -400,8 +403,20 @@ describe('POST /v1/verify', () => {
             detail: 'chain.sequence 77 differs from the signed position 1',
           });
         } else {
-          expect(res.body).toMatchObject({ valid: true, checks: ALL_PASS_V1 });
+          // The log places the receipt by its sequence: another sequence is another leaf.
+          expect(res.body.valid).toBe(false);
+          expect(
+            (res.body.checks as Check[]).filter((c) => c.status === 'FAIL').map((c) => c.name),
+          ).toEqual(['inclusion']);
+          const sequence = (original().chain as Json).sequence as number;
+          expect(check(res.body.checks, 'inclusion').detail).toBe(
+            `leaf_index ${sequence - 1} is not this receipt's leaf: chain.sequence 77 is leaf 76`,
+          );
           expect(check(res.body.checks, 'chain_linkage')).toEqual(CHAIN_LINKAGE);
+          const relinked = clone(original());
+          (relinked.chain as Json).previous_receipt_hash = ANOTHER_HASH;
+          const again = await verify(relinked);
+          expect(again.body).toMatchObject({ valid: true, checks: ALL_PASS_V1 });
         }
       },
     );
@@ -478,6 +493,13 @@ describe('POST /v1/verify', () => {
             detail: 'receipt_id is unknown to this ledger',
           },
           { name: 'chain_linkage', layer: 'ledger', status: 'PASS' },
+          {
+            name: 'inclusion',
+            layer: 'ledger',
+            status: 'FAIL',
+            detail:
+              'receipt_id is unknown to this ledger, so the ledger has no inclusion proof of it',
+          },
           NO_EXPECTATION,
         ],
         signed: expect.objectContaining({ contract: 'receipt-core-v2' }),
@@ -535,6 +557,7 @@ describe('POST /v1/verify', () => {
       signature_valid: 'FAIL',
       hash_integrity: 'FAIL',
       chain_linkage: 'FAIL',
+      inclusion: 'FAIL',
       policy_binding: 'SKIPPED',
     });
     expect(res.body.signed).toBeNull();
@@ -549,6 +572,7 @@ describe('POST /v1/verify', () => {
       ['signature_valid', 'cryptographic', 'FAIL'],
       ['hash_integrity', 'ledger', 'FAIL'],
       ['chain_linkage', 'ledger', 'UNVERIFIED'],
+      ['inclusion', 'ledger', 'FAIL'],
       ['policy_binding', 'cryptographic', 'SKIPPED'],
     ]);
   });
