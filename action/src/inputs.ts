@@ -28,6 +28,8 @@ export interface ActionInputs {
   publicKey: PublicKey | null;
   keyFingerprint: string | null;
   failOn: FailOn;
+  /** Absolute path of `witness-state`: witness svc's log and keep its checkpoint there. */
+  witnessState: string | null;
   /** Where relative paths resolve and the receipt is written: GITHUB_WORKSPACE. */
   workspace: string;
 }
@@ -111,6 +113,7 @@ export function readInputs(
       ? checked('key-fingerprint', () => parseFingerprint(fingerprint))
       : null,
     failOn,
+    witnessState: get('witness-state') ? inWorkspace(get('witness-state')) : null,
     workspace,
   };
 
@@ -131,5 +134,14 @@ export function readInputs(
     throw new ActionFailure(
       'no key to verify with: give public-key, or api-url to fetch the key (pinned with key-fingerprint)',
     );
+  // A witness trusts a checkpoint only under a key pinned out of band: a key fetched from the
+  // log it watches would let that log sign any history.
+  if (inputs.witnessState) {
+    if (!apiUrl) throw new ActionFailure('input witness-state needs api-url: the log to witness');
+    if (!inputs.publicKey && !inputs.keyFingerprint)
+      throw new ActionFailure(
+        'input witness-state needs a pinned key: key-fingerprint or public-key',
+      );
+  }
   return inputs;
 }

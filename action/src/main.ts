@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { hashCanonical } from '../../src/core/canonical.js';
 import { isSvcError } from '../../src/core/errors.js';
 import { describeRules, verifyOffline } from '../../src/core/offline-verify.js';
+import type { WitnessReport } from '../../src/core/tlog/witness.js';
 import { RECEIPT_ID_PATTERN } from '../../src/core/receipt.js';
 import { parseReceiptInput } from '../../src/core/receipt-input.js';
 import {
@@ -15,7 +16,8 @@ import { ActionFailure } from './failure.js';
 import { callSvc, describeFailure, type HttpDeps } from './http.js';
 import type { ActionInputs } from './inputs.js';
 import { renderSummary, type RuleRow } from './summary.js';
-import { trustedKey, type TrustedKey } from './trust.js';
+import { trustedKeys, type Trust, type TrustedKey } from './trust.js';
+import { witnessCheckpoint } from './witness.js';
 
 /** Everything the Action touches outside its inputs: @actions/core in production, fakes in tests. */
 export interface ActionDeps {
@@ -175,20 +177,25 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
   const problems: string[] = [];
   let verification: VerifyResult | null = null;
   let key: TrustedKey | null = null;
-  if (inputs.mode !== 'simulate') {
+  let trust: Trust | null = null;
+  if (inputs.mode !== 'simulate' || inputs.witnessState) {
     try {
-      key = await trustedKey(inputs, deps.http, deps.warning);
+      trust = await trustedKeys(inputs, deps.http, deps.warning);
     } catch (error) {
       // A key that cannot be trusted fails the step below, after the summary is written.
       if (!(error instanceof ActionFailure)) throw error;
       problems.push(error.message);
     }
-    if (key) {
+  }
+  if (inputs.mode !== 'simulate') {
+    if (trust) {
+      const chosen = trust.keyFor(receipt);
+      key = chosen.key;
       // What the workflow asked for is what the signed policy must say (contract §8).
       const asked = sentClaim ? str(sentClaim.policy) : null;
       const expect: VerifyExpectations = { ...inputs.expect };
       if (expect.policy === undefined && asked) expect.policy = asked;
-      verification = verifyOffline(receipt, key.key, expect);
+      verification = verifyOffline(receipt, key.key, expect, chosen.keyRefusal);
       problems.push(...trustProblems(verification));
       if (sentClaim) problems.push(...claimBinding(receipt, sentClaim));
     }
@@ -196,10 +203,40 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
     deps.info('simulate: svc signs and stores nothing, so there is nothing to verify');
   }
 
-  const valid = verification !== null && verification.valid && problems.length === 0;
+  const witnessProblems: string[] = [];
+  let witnessed: WitnessReport | null = null;
+  if (inputs.witnessState && trust) {
+    try {
+      witnessed = await witnessCheckpoint(
+        inputs.apiUrl!,
+        inputs.witnessState,
+        trust.checkpointKeys,
+        deps.http,
+      );
+    } catch (error) {
+      if (!(error instanceof ActionFailure)) throw error;
+      witnessProblems.push(`log witness failed: ${error.message}`);
+    }
+    if (witnessed?.ok) deps.info(`log witness: ${witnessed.reason}`);
+    else if (witnessed) {
+      witnessProblems.push(
+        `log witness REFUSED (${witnessed.outcome}): ${witnessed.reason}; ${inputs.witnessState} was left as it was`,
+      );
+      // The two signed notes are the evidence that svc showed two histories: keep them in the log.
+      if (witnessed.kept) deps.info(`kept checkpoint (${inputs.witnessState}):\n${witnessed.kept}`);
+      if (witnessed.checkpoint) deps.info(`refused checkpoint:\n${witnessed.checkpoint}`);
+    }
+  }
+
+  // A log that showed two histories vouches for none of its receipts.
+  const valid =
+    verification !== null &&
+    verification.valid &&
+    problems.length === 0 &&
+    witnessProblems.length === 0;
   // An untrusted receipt's verdict is whatever its bearer wrote: it reaches no output, so
   // no later step can read a pass from it. A simulation is unsigned by nature and says so.
-  const readable = valid || inputs.mode === 'simulate';
+  const readable = valid || (inputs.mode === 'simulate' && witnessProblems.length === 0);
   const verdict = readable && isObject(receipt.policy) ? str(receipt.policy.verdict) : null;
   const admissibility =
     readable && isObject(receipt.admissibility) ? str(receipt.admissibility.status) : null;
@@ -220,6 +257,10 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
   deps.setOutput('receipt-id', receiptId ?? '');
   deps.setOutput('receipt-path', receiptPath);
   deps.setOutput('valid', String(valid));
+  const accepted = witnessed?.ok ? witnessed : null;
+  deps.setOutput('log-witness', witnessed?.outcome ?? '');
+  deps.setOutput('log-size', accepted ? String(accepted.size) : '');
+  deps.setOutput('log-root', accepted?.root ?? '');
 
   const { problem: gate, warning } = readable
     ? verdictGate(inputs, verdict, admissibility, receipt, response)
@@ -236,13 +277,18 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
       rules: readable ? rulesOf(response, receipt) : [],
       verification,
       key,
-      problems: gate ? [...problems, gate] : problems,
+      problems: [...problems, ...witnessProblems, ...(gate ? [gate] : [])],
       warning,
+      witness: witnessed,
+      witnessState: inputs.witnessState,
     }),
   );
   // Trust first: a receipt that does not verify fails the step even with fail-on: never.
-  if (problems.length > 0)
-    throw new ActionFailure(`svc receipt not trusted: ${problems.join('; ')}`);
+  const failures = [
+    ...(problems.length > 0 ? [`svc receipt not trusted: ${problems.join('; ')}`] : []),
+    ...witnessProblems.map((p) => `svc ${p}`),
+  ];
+  if (failures.length > 0) throw new ActionFailure(failures.join('. '));
   if (gate) throw new ActionFailure(`svc gate: ${gate}`);
   return { verdict, admissibility, receiptId, receiptPath, valid };
 }

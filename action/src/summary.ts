@@ -1,4 +1,5 @@
 import { submitterLabel, type VerifyResult } from '../../src/core/verify.js';
+import type { WitnessReport } from '../../src/core/tlog/witness.js';
 import type { TrustedKey } from './trust.js';
 
 export interface RuleRow {
@@ -21,6 +22,9 @@ export interface SummaryFacts {
   problems: string[];
   /** Why the step passes although the verdict is not ALLOWED and ACCEPTED (fail-on). */
   warning: string | null;
+  /** The log witness run (input witness-state), if any. */
+  witness?: WitnessReport | null;
+  witnessState?: string | null;
 }
 
 // Reasons and names come from the receipt: escape them so they cannot break out of the table
@@ -64,6 +68,19 @@ export function renderSummary(f: SummaryFacts): string {
     lines.push('| Verified offline | not applicable: a simulation is not signed |');
   } else {
     lines.push('| Verified offline | **no**: no trusted key to verify with |');
+  }
+  if (f.witnessState) {
+    const w = f.witness;
+    lines.push(
+      `| Log witness | ${
+        !w
+          ? '**failed**: see above'
+          : w.ok
+            ? `${cell(w.outcome)}: ${code(w.origin ?? '')} size ${w.size}, root ${code(w.root ?? '')}`
+            : `**REFUSED (${cell(w.outcome)})**: state left as it was`
+      } |`,
+      `| Witness state | ${code(f.witnessState)} |`,
+    );
   }
   if (f.rules.length > 0) {
     lines.push('', '| Rule | Result | Reason |', '|---|---|---|');

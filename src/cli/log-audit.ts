@@ -4,12 +4,7 @@ import { parseStrictJson } from '../core/strict-json.js';
 import { auditLedger, type LedgerAuditReport } from '../core/tlog/ledger-audit.js';
 import { rootHex } from '../core/tlog/note.js';
 import { tilePath, type Tile } from '../core/tlog/tiles.js';
-import {
-  beginWitnessStep,
-  completeWitnessStep,
-  parseConsistencyAnswer,
-  verifySignedCheckpoint,
-} from '../core/tlog/witness.js';
+import { verifySignedCheckpoint, witnessLog, type WitnessReport } from '../core/tlog/witness.js';
 import { createNativeStrictVerify } from '../secrets/native-ed25519.js';
 import { nativeHashBytes } from '../storage/native-hash.js';
 import { writeAtomically } from './atomic-file.js';
@@ -101,26 +96,14 @@ const readTileFrom =
   (tile: Tile): Promise<Uint8Array | null> =>
     'url' in source ? get(source, tilePath(tile)) : readLocal(join(source.dir, tilePath(tile)));
 
-export interface WitnessResult {
-  ok: boolean;
-  outcome: string;
-  origin: string | null;
-  previous_size: number | null;
-  size: number | null;
-  root: string | null;
-  reason: string;
-  /** The refused checkpoint and the kept one: signed evidence of a fork or a rollback. */
-  checkpoint?: string;
-  kept?: string;
-}
+export type WitnessResult = WitnessReport;
 
-/** One witness run: fetch, verify, prove, replace the state. */
+/** One witness run: read the state, fetch, verify, prove, replace the state. */
 export async function witness(options: {
   state: string;
   url: string;
   keys: Uint8Array[];
 }): Promise<WitnessResult> {
-  const verify = createNativeStrictVerify();
   let kept: string | null = null;
   try {
     kept = await readFile(options.state, 'utf8');
@@ -129,56 +112,32 @@ export async function witness(options: {
       return unusable(`cannot read the state ${options.state}: ${(error as Error).message}`);
   }
   const latest = await readCheckpoint({ url: options.url });
-  let step;
+  let result: WitnessResult;
   try {
-    step = beginWitnessStep({ kept, latest, keys: options.keys, verify });
-  } catch {
+    result = await witnessLog({
+      kept,
+      latest,
+      keys: options.keys,
+      stateName: options.state,
+      verify: createNativeStrictVerify(),
+      hash: nativeHashBytes,
+      async consistency(from, to) {
+        const body = await get({ url: options.url }, `consistency?from=${from}&to=${to}`);
+        try {
+          return body ? parseStrictJson(text(body)) : null;
+        } catch {
+          return null;
+        }
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
     return unusable(
       `the state ${options.state} does not hold a checkpoint; move it away to start over`,
     );
   }
-  if (step.ok && step.prove) {
-    const { from, to } = step.prove;
-    const body = await get({ url: options.url }, `consistency?from=${from}&to=${to}`);
-    let answer: unknown;
-    try {
-      answer = body ? parseStrictJson(text(body)) : null;
-    } catch {
-      answer = null;
-    }
-    step = completeWitnessStep(step, parseConsistencyAnswer(answer, from, to), nativeHashBytes);
-  }
-  if (!step.ok) {
-    return {
-      ok: false,
-      outcome: step.failure,
-      origin: null,
-      previous_size: null,
-      size: null,
-      root: null,
-      reason: step.reason,
-      checkpoint: latest,
-      ...(kept === null ? {} : { kept }),
-    };
-  }
-  const { checkpoint, previous, outcome } = step;
-  if (outcome !== 'unchanged') await writeAtomically(options.state, latest);
-  const where = `${checkpoint.origin} at size ${checkpoint.size} (root ${rootHex(checkpoint.root)})`;
-  const reason =
-    outcome === 'first'
-      ? `no state yet: trusting ${where} on first use; kept in ${options.state}`
-      : outcome === 'unchanged'
-        ? `unchanged: ${where}`
-        : `consistent: ${checkpoint.origin} grew from ${previous!.size} to ${checkpoint.size} (root ${rootHex(checkpoint.root)}); kept in ${options.state}`;
-  return {
-    ok: true,
-    outcome,
-    origin: checkpoint.origin,
-    previous_size: previous?.size ?? null,
-    size: checkpoint.size,
-    root: rootHex(checkpoint.root),
-    reason,
-  };
+  if (result.ok && result.outcome !== 'unchanged') await writeAtomically(options.state, latest);
+  return result;
 }
 
 export interface LedgerResult extends LedgerAuditReport {

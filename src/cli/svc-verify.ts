@@ -20,7 +20,13 @@ import {
   type PublicKey,
 } from '../core/public-key.js';
 import { parseReceiptInput } from '../core/receipt-input.js';
-import { followKeyTransitions, parseKeyHistory, type TrustedKey } from '../core/key-history.js';
+import {
+  followKeyTransitions,
+  followServedHistory,
+  keyHistoryUrl,
+  parseKeyHistory,
+  type TrustedKey,
+} from '../core/key-history.js';
 import { parseStrictJson } from '../core/strict-json.js';
 import { submitterLabel, type VerifyResult } from '../core/verify.js';
 import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
@@ -144,14 +150,12 @@ async function trustedHistory(values: {
   'key-history'?: string;
 }): Promise<TrustedKey[] | null> {
   let body: unknown;
+  let served = false;
   if (values['key-history'] !== undefined) {
     const text = await readText(values['key-history'], 'key history');
     body = attempt(`--key-history ${values['key-history']}`, () => parseStrictJson(text));
   } else if (values['key-url'] !== undefined && values.fingerprint !== undefined) {
-    const keysUrl = attempt('--key-url', () => serverKeyUrl(values['key-url']!)).replace(
-      /\/server$/,
-      '',
-    );
+    const keysUrl = attempt('--key-url', () => keyHistoryUrl(values['key-url']!));
     let res: Response;
     try {
       res = await fetch(keysUrl, { redirect: 'error', signal: AbortSignal.timeout(15_000) });
@@ -163,9 +167,7 @@ async function trustedHistory(values: {
     if (!res.ok) return fail(`fetching ${keysUrl} answered HTTP ${res.status}`);
     const text = await res.text();
     body = attempt(`key history from ${keysUrl}`, () => parseStrictJson(text));
-    // A service that has recorded no key yet publishes an empty history: its server key holds.
-    const listed = (body as { keys?: unknown } | null)?.keys;
-    if (Array.isArray(listed) && listed.length === 0) return null;
+    served = true;
   } else return null;
   const pin =
     values.fingerprint !== undefined
@@ -174,6 +176,8 @@ async function trustedHistory(values: {
         ? attempt(`--key ${values.key}`, () => parsePublicKeyPem(readFileSync(values.key!, 'utf8')))
             .keyId
         : fail('--key-history needs the pinned key: --fingerprint or --key');
+  // A service that has recorded no key yet publishes an empty history: its server key holds.
+  if (served) return attempt('key history', () => followServedHistory(body, pin));
   const history = attempt('key history', () => parseKeyHistory(body));
   return attempt('key history', () => followKeyTransitions(history, pin));
 }

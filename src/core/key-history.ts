@@ -2,7 +2,7 @@ import { canonicalBytes } from './canonical.js';
 import { keyIdOf, rawPublicKeyFromPem, verifyEd25519Strict } from './ed25519.js';
 import { fromBase64, toBase64 } from './encoding.js';
 import { SvcError } from './errors.js';
-import { publicKeyProblem } from './public-key.js';
+import { publicKeyProblem, serverKeyUrl } from './public-key.js';
 import type { Ed25519Verify } from './verify.js';
 
 // The signing-key history of a ledger (contract §9): every key that ever signed, the sequences
@@ -168,6 +168,27 @@ export function parseKeyHistory(value: unknown): SigningKeyRecord[] {
   if (!Array.isArray(list) || list.length === 0)
     return refuse('expected {"keys": [...]} with at least one key');
   return list.map((entry, i) => parseSigningKeyRecord(entry, `keys[${i}]`));
+}
+
+/**
+ * Where an svc serves its key history (`GET /v1/keys`), from its base URL or its key URL
+ * (`…/v1/keys/server`). Throws a validation SvcError for anything but an http(s) URL.
+ */
+export const keyHistoryUrl = (url: string): string => serverKeyUrl(url).replace(/\/server$/, '');
+
+/**
+ * The keys `pinnedKeyId` trusts through a history as a service served it (the parsed body of
+ * `GET /v1/keys`), as `followKeyTransitions` finds them; null when the service lists no key
+ * yet, so that its single server key holds. A history that is refused throws, with the reason.
+ */
+export function followServedHistory(
+  body: unknown,
+  pinnedKeyId: string,
+  options: { verify?: Ed25519Verify } = {},
+): TrustedKey[] | null {
+  const listed = isObject(body) ? body.keys : undefined;
+  if (Array.isArray(listed) && listed.length === 0) return null;
+  return followKeyTransitions(parseKeyHistory(body), pinnedKeyId, options);
 }
 
 /** The raw key of a record, refused when it has none or the PEM does not match its key_id. */

@@ -170,3 +170,73 @@ export function completeWitnessStep(
   }
   return { ...step, prove: null };
 }
+
+/** The outcome of one witness run, as svc-verify prints it with --json and the Action reports it. */
+export interface WitnessReport {
+  ok: boolean;
+  outcome: WitnessOutcome | WitnessFailure;
+  origin: string | null;
+  previous_size: number | null;
+  size: number | null;
+  /** Hex of the accepted checkpoint's root hash. */
+  root: string | null;
+  reason: string;
+  /** The refused checkpoint and the kept one: signed evidence of a fork or a rollback. */
+  checkpoint?: string;
+  kept?: string;
+}
+
+/**
+ * One witness run over what the caller read: the kept note (null on first use) and the newest
+ * signed checkpoint; `consistency(from, to)` fetches the parsed consistency answer (null when
+ * there is none). The caller replaces its state with `latest` when the report is ok and the
+ * outcome is not `unchanged`; `stateName` only names it in the reason. Throws a TypeError when
+ * `kept` is not a checkpoint (the state is damaged: a usage problem, not the log's fault).
+ */
+export async function witnessLog(input: {
+  kept: string | null;
+  latest: string;
+  keys: readonly Uint8Array[];
+  consistency: (from: number, to: number) => Promise<unknown>;
+  stateName: string;
+  verify?: (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
+  hash?: HashBytes;
+}): Promise<WitnessReport> {
+  const { kept, latest } = input;
+  let step = beginWitnessStep({ kept, latest, keys: input.keys, verify: input.verify });
+  if (step.ok && step.prove) {
+    const { from, to } = step.prove;
+    const answer = await input.consistency(from, to);
+    step = completeWitnessStep(step, parseConsistencyAnswer(answer, from, to), input.hash);
+  }
+  if (!step.ok) {
+    return {
+      ok: false,
+      outcome: step.failure,
+      origin: null,
+      previous_size: null,
+      size: null,
+      root: null,
+      reason: step.reason,
+      checkpoint: latest,
+      ...(kept === null ? {} : { kept }),
+    };
+  }
+  const { checkpoint, previous, outcome } = step;
+  const where = `${checkpoint.origin} at size ${checkpoint.size} (root ${rootHex(checkpoint.root)})`;
+  const reason =
+    outcome === 'first'
+      ? `no state yet: trusting ${where} on first use; kept in ${input.stateName}`
+      : outcome === 'unchanged'
+        ? `unchanged: ${where}`
+        : `consistent: ${checkpoint.origin} grew from ${previous!.size} to ${checkpoint.size} (root ${rootHex(checkpoint.root)}); kept in ${input.stateName}`;
+  return {
+    ok: true,
+    outcome,
+    origin: checkpoint.origin,
+    previous_size: previous?.size ?? null,
+    size: checkpoint.size,
+    root: rootHex(checkpoint.root),
+    reason,
+  };
+}

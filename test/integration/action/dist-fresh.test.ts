@@ -57,6 +57,15 @@ describe('action/action.yml', () => {
     const main = read('action/src/main.ts');
     const set = [...main.matchAll(/setOutput\('([a-z-]+)'/g)].map((m) => m[1]).sort();
     expect(names(section('outputs'))).toEqual(set);
-    expect(set).toEqual(['admissibility', 'receipt-id', 'receipt-path', 'valid', 'verdict']);
+    expect(set).toEqual([
+      'admissibility',
+      'log-root',
+      'log-size',
+      'log-witness',
+      'receipt-id',
+      'receipt-path',
+      'valid',
+      'verdict',
+    ]);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { validClaim } from '../../support/harness.js';
 import { startLiveService, type LiveService } from '../../support/live-service.js';
@@ -111,24 +112,35 @@ describe('the examples of action/README.md', () => {
       'Gate a pull request',
       'Gate a deployment job',
       'Verify a stored receipt',
+      'Witness the log',
     ]);
   });
 
-  it.each(steps.map((s) => [s.example, s] as const))('%s passes as written', async (_, step) => {
-    const inputs = Object.fromEntries(Object.entries(step.with).map(([k, v]) => [k, fill(v)]));
-    const files: Record<string, string> = {};
-    if (inputs['receipt-file'])
-      files[inputs['receipt-file']] = await storedReceipt(inputs['expected-policy'] ?? 'default');
-    const run = await runAction(inputs, { files });
-    expect({ errors: run.errors, warnings: run.warnings, code: run.code }).toEqual({
-      errors: [],
-      warnings: [],
-      code: 0,
-    });
-    expect(run.outputs).toMatchObject({
-      verdict: 'ALLOWED',
-      admissibility: 'ACCEPTED',
-      valid: 'true',
-    });
-  });
+  it.each(steps.map((s, i) => [s.example, s, i] as const))(
+    '%s passes as written',
+    async (_, step, i) => {
+      const inputs = Object.fromEntries(Object.entries(step.with).map(([k, v]) => [k, fill(v)]));
+      const files: Record<string, string> = {};
+      if (inputs['receipt-file'])
+        files[inputs['receipt-file']] = await storedReceipt(inputs['expected-policy'] ?? 'default');
+      // Each example is its own workflow: two context-built claims must not share a claim_id.
+      const run = await runAction(inputs, { files, env: { GITHUB_ACTION: `__svc_${i}` } });
+      expect({ errors: run.errors, warnings: run.warnings, code: run.code }).toEqual({
+        errors: [],
+        warnings: [],
+        code: 0,
+      });
+      expect(run.outputs).toMatchObject({
+        verdict: 'ALLOWED',
+        admissibility: 'ACCEPTED',
+        valid: 'true',
+      });
+      // The witness example starts from an empty cache: its checkpoint is trusted on first use
+      // and kept where the cache step saves it from.
+      if (inputs['witness-state']) {
+        expect(run.outputs['log-witness']).toBe('first');
+        expect(run.stdout).toContain(`kept in ${join(run.workspace, inputs['witness-state'])}`);
+      }
+    },
+  );
 });

@@ -70,6 +70,7 @@ describe('the Action against 429, 503, 400 and 401', () => {
     publicKey: parsePublicKeyPem(t.serverKey.publicKeyPem),
     keyFingerprint: null,
     failOn: 'not-allowed',
+    witnessState: null,
     workspace,
     ...extra,
   });
@@ -172,6 +173,9 @@ describe('the Action against 429, 503, 400 and 401', () => {
     const scope = nock(API)
       .post('/v1/evaluate')
       .reply(200, evaluation, { 'Content-Type': 'application/json' })
+      // An svc from before the key history: the pin is checked against its one server key.
+      .get('/v1/keys')
+      .reply(404, error(404, 'not_found'))
       .get('/v1/keys/server')
       .reply(503, error(503, 'unavailable'))
       .get('/v1/keys/server')

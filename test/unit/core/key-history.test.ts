@@ -2,7 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import { pemFromRawPublicKey } from '../../../src/core/ed25519.js';
 import {
   followKeyTransitions,
+  followServedHistory,
   keyForReceipt,
+  keyHistoryUrl,
   parseKeyHistory,
   signTransition,
   type SigningKeyRecord,
@@ -114,5 +116,27 @@ describe('key transition chain', () => {
     expect(keyForReceipt(receipt(b, 7), trusted).refusal).toMatch(/is revoked from sequence 7/);
     expect(keyForReceipt(receipt(b, 6), trusted).refusal).toBeUndefined();
     expect(keyForReceipt(receipt(newServerKey(), 6), trusted).key).toBeNull();
+  });
+});
+
+describe('a served key history', () => {
+  const [a, b] = [newServerKey(), newServerKey()];
+
+  it('is read from <base>/v1/keys, whether given the base URL or the key URL', () => {
+    expect(keyHistoryUrl('https://svc.example/')).toBe('https://svc.example/v1/keys');
+    expect(keyHistoryUrl('https://svc.example/v1/keys/server')).toBe('https://svc.example/v1/keys');
+    expect(() => keyHistoryUrl('ftp://svc.example')).toThrow(/must be http\(s\)/);
+  });
+
+  it('is followed from the pin; an empty list means none, a broken chain is refused', () => {
+    const history = { keys: [entry(a, 1, 2), entry(b, 3, null, a)] };
+    const body = JSON.parse(JSON.stringify(history)) as unknown;
+    expect(followServedHistory(body, a.keyId)!.map((k) => k.keyId)).toEqual([a.keyId, b.keyId]);
+    expect(followServedHistory({ origin: LOG, keys: [] }, a.keyId)).toBeNull();
+    const forged = JSON.parse(JSON.stringify(history)) as { keys: SigningKeyRecord[] };
+    forged.keys[1]!.transition!.statement.issued_at = '2020-01-01T00:00:00.000Z';
+    expect(() => followServedHistory(forged, a.keyId)).toThrow(
+      `the transition is not signed by the previous key ${a.keyId}`,
+    );
   });
 });
