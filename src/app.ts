@@ -60,6 +60,7 @@ export interface AppDeps {
         | 'github'
         | 'allowPrivateWebhookUrls'
         | 'webhookRetryDelays'
+        | 'witnesses'
       >
     >;
   /** Octokit defaults for the GitHub App (tests turn retries and throttling off). */
@@ -177,6 +178,7 @@ export function createApp(deps: AppDeps): Express {
     clock,
     origin: logOrigin,
     signingKeys,
+    witnesses: (config.witnesses ?? []).map((w) => w.name),
   });
   const routes: RouteDef[] = [
     ...systemRoutes({

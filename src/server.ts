@@ -14,6 +14,7 @@ import { loadServerKey } from './secrets/server-key.js';
 import { establishLogOrigin, logOriginFor } from './services/log-origin.js';
 import { SigningKeyService } from './services/signing-keys.js';
 import { TransparencyLog } from './services/transparency-log.js';
+import { WitnessCosigning } from './services/witness-cosigning.js';
 import { secureDataDir } from './storage/data-dir.js';
 import type { RateLimiter } from './ports/rate-limiter.js';
 import { createStore } from './storage/create-store.js';
@@ -242,10 +243,35 @@ async function main(): Promise<void> {
       origin: logOrigin,
     }),
   });
+  // Each new checkpoint goes to the configured witnesses for a cosignature, in the background:
+  // a witness that fails is logged and tried again with the next checkpoint.
+  const cosigning = new WitnessCosigning({
+    log: transparencyLog,
+    tree: store.tree,
+    witnesses: config.witnesses,
+    clock: systemClock,
+  });
+  const cosign = () =>
+    cosigning.cosignLatest().then((outcomes) => {
+      for (const o of outcomes) {
+        if (o.outcome === 'failed') {
+          logger.warn(
+            { witness: o.witness, size: o.size, reason: o.reason },
+            'witness did not cosign',
+          );
+        } else if (o.outcome === 'cosigned') {
+          logger.debug({ witness: o.witness, size: o.size }, 'checkpoint cosigned');
+        }
+      }
+    });
   const checkpoints = setInterval(() => {
-    transparencyLog
-      .makeCheckpoint()
-      .catch((error: unknown) => logger.error({ err: error }, 'cannot make a checkpoint'));
+    transparencyLog.makeCheckpoint().then(
+      () =>
+        cosign().catch((error: unknown) =>
+          logger.error({ err: error }, 'cannot ask the witnesses to cosign'),
+        ),
+      (error: unknown) => logger.error({ err: error }, 'cannot make a checkpoint'),
+    );
   }, config.checkpointIntervalMs);
   checkpoints.unref();
   // Answers started before a shutdown, until they are sent (see shutdown below).

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
@@ -94,6 +95,82 @@ const secret32 = z
   )
   .refine((b) => b.length === 32, { error: 'must be 32 bytes, as 64 hex characters or base64' });
 
+/** A transparency-log witness svc asks to cosign its checkpoints (C2SP tlog-witness). */
+export interface WitnessConfig {
+  /** The key name of the witness's cosignature key. */
+  name: string;
+  /** Its C2SP verifier key, of type 0x04 (timestamped Ed25519 cosignatures). */
+  verifierKey: string;
+  /** The submission prefix: svc POSTs to `<url>/add-checkpoint`. */
+  url: string;
+}
+
+// The signed-note vkey of a tlog-cosignature Ed25519 key: `<name>+<hex key ID>+<base64(0x04 ‖
+// key)>`, key ID = SHA-256(name ‖ \n ‖ 0x04 ‖ key)[:4]. Checked here (config imports nothing
+// of the core) so that a wrong key stops the start rather than every cosignature failing.
+function cosignerKeyProblem(vkey: string): string | null {
+  // The key's base64 may hold '+' itself: only the first two separate the parts.
+  const match = /^([^+]*)\+([^+]*)\+(.*)$/su.exec(vkey);
+  if (!match) return 'is not a verifier key <name>+<key ID>+<key>';
+  const [, name, idHex, encoded] = match as unknown as [string, string, string, string];
+  if (name.length === 0 || /\s/u.test(name)) return 'has no key name, or one with spaces';
+  if (!/^[0-9a-f]{8}$/.test(idHex)) return 'has no 8-digit hex key ID';
+  const bytes = Buffer.from(encoded, 'base64');
+  if (bytes.toString('base64') !== encoded || bytes.length !== 33) {
+    return 'does not hold a 32-byte Ed25519 key in base64';
+  }
+  if (bytes[0] !== 0x04) {
+    return `is of signature type 0x${bytes[0]!.toString(16).padStart(2, '0')}, not 0x04 (a timestamped Ed25519 cosignature key, C2SP tlog-cosignature)`;
+  }
+  const id = createHash('sha256').update(`${name}\n`).update(bytes).digest().subarray(0, 4);
+  return id.toString('hex') === idHex ? null : 'has a key ID that does not match its name and key';
+}
+
+const MAX_WITNESSES = 15;
+const WITNESS_FORMAT =
+  'must be a JSON array of {"vkey": "<name>+<key ID>+<key>", "url": "https://…"}';
+
+const witnesses = z.string().transform((text, ctx): WitnessConfig[] => {
+  const fail = (message: string) => {
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return fail(`${WITNESS_FORMAT} (not JSON)`);
+  }
+  if (!Array.isArray(parsed)) return fail(WITNESS_FORMAT);
+  // A served checkpoint carries the log's signature and one line per witness; C2SP verifiers
+  // need accept only 16 signatures.
+  if (parsed.length > MAX_WITNESSES) return fail(`at most ${MAX_WITNESSES} witnesses`);
+  const out: WitnessConfig[] = [];
+  for (const [i, entry] of parsed.entries()) {
+    const { vkey, url, ...rest } = (entry ?? {}) as Record<string, unknown>;
+    if (typeof entry !== 'object' || typeof vkey !== 'string' || typeof url !== 'string') {
+      return fail(`witness ${i + 1}: ${WITNESS_FORMAT}`);
+    }
+    const extra = Object.keys(rest);
+    if (extra.length > 0) return fail(`witness ${i + 1}: unknown member ${extra[0]}`);
+    const problem = cosignerKeyProblem(vkey);
+    if (problem) return fail(`witness ${i + 1}: vkey ${problem}`);
+    let parsedUrl: URL;
+    try {
+      parsedUrl = new URL(url);
+    } catch {
+      return fail(`witness ${i + 1}: url is not a URL`);
+    }
+    if (!/^https?:$/.test(parsedUrl.protocol) || parsedUrl.search || parsedUrl.hash) {
+      return fail(`witness ${i + 1}: url must be an http(s) URL without query or fragment`);
+    }
+    const name = vkey.split('+')[0]!;
+    if (out.some((w) => w.name === name)) return fail(`witness ${i + 1}: ${name} is listed twice`);
+    out.push({ name, verifierKey: vkey, url: url.replace(/\/+$/, '') });
+  }
+  return out;
+});
+
 const envSchema = z.object({
   PORT: z
     .string()
@@ -134,6 +211,7 @@ const envSchema = z.object({
   SVC_WEBHOOK_RETRY_DELAYS: retryDelays.default(DEFAULT_WEBHOOK_RETRY_DELAYS),
   SVC_JOB_RETENTION_DAYS: retentionDays.default(7),
   SVC_CHECKPOINT_INTERVAL: timeoutSeconds.default(1000),
+  SVC_WITNESSES: witnesses.default([]),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
   SVC_KEY_ENCRYPTION_SECRET_FILE: z.string().optional(),
@@ -190,6 +268,8 @@ export interface Config {
   jobRetentionMs: number;
   /** How often, at most, a new checkpoint is signed while the ledger grows. */
   checkpointIntervalMs: number;
+  /** The witnesses each new checkpoint is sent to for a cosignature. */
+  witnesses: WitnessConfig[];
   /** SVC_LOG_ORIGIN as set: an existing ledger's origin must equal it. */
   logOriginSetting?: string;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -265,6 +345,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetryDelays: e.SVC_WEBHOOK_RETRY_DELAYS,
     jobRetentionMs: Math.round(e.SVC_JOB_RETENTION_DAYS * 24 * 60 * 60 * 1000),
     checkpointIntervalMs: e.SVC_CHECKPOINT_INTERVAL,
+    witnesses: e.SVC_WITNESSES,
     logOriginSetting: e.SVC_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,

@@ -8,6 +8,21 @@ export interface StoredCheckpoint {
 }
 
 /**
+ * A witness's cosignature of a stored checkpoint (C2SP tlog-cosignature), verified against the
+ * witness's configured key before it was stored.
+ */
+export interface StoredCosignature {
+  size: number;
+  /** The witness's key name. */
+  witness: string;
+  /** The signature line, newline included, as the witness wrote it. */
+  line: string;
+  /** The cosignature's own timestamp, in seconds since the epoch. */
+  timestamp: number;
+  created_at: string;
+}
+
+/**
  * The ledger's transparency log (contract §9) as the store keeps it: its origin, every
  * complete subtree's hash — written in the same transaction as the receipt whose leaf
  * completes it, so every receipt the ledger acknowledged is in the tree — and the signed
@@ -32,4 +47,13 @@ export interface LogTreeStore {
   addCheckpoint(checkpoint: StoredCheckpoint): Promise<StoredCheckpoint>;
   latestCheckpoint(): Promise<StoredCheckpoint | null>;
   checkpointOfSize(size: number): Promise<StoredCheckpoint | null>;
+  /**
+   * Stores a witness's cosignature of the stored checkpoint of its size, unless that witness's
+   * cosignature of that size is stored (append-only: the first one holds).
+   */
+  addCosignature(cosignature: StoredCosignature): Promise<void>;
+  /** The stored cosignatures of the checkpoint of this size, by witness name. */
+  cosignaturesOf(size: number): Promise<StoredCosignature[]>;
+  /** The largest checkpoint size this witness cosigned, as stored; null when none. */
+  lastCosignedSize(witness: string): Promise<number | null>;
 }

@@ -13,6 +13,7 @@ import {
   type StoredHashes,
 } from '../core/tlog/merkle.js';
 import {
+  appendSignatureLines,
   checkpointText,
   parseCheckpointText,
   parseNote,
@@ -67,6 +68,8 @@ export class TransparencyLog {
       clock?: Clock;
       /** The key history: a checkpoint is signed only by the key current when it is made. */
       signingKeys?: { isCurrent(keyId: string): Promise<boolean> };
+      /** The configured witnesses' names: a checkpoint is final once each has cosigned it. */
+      witnesses?: readonly string[];
     },
   ) {
     this.noteKey = deps.serverKey
@@ -143,6 +146,23 @@ export class TransparencyLog {
     const latest = await this.deps.tree.latestCheckpoint();
     const size = await this.deps.tree.size();
     return latest && latest.size >= size ? latest : this.makeCheckpoint();
+  }
+
+  /**
+   * A stored checkpoint as served: the signed note with the stored witnesses' cosignature lines
+   * appended (a signed note carries several signatures; clients ignore keys they do not know),
+   * and whether every configured witness has cosigned it, so that it will not change again.
+   */
+  async served(checkpoint: StoredCheckpoint): Promise<{ note: string; final: boolean }> {
+    const cosignatures = await this.deps.tree.cosignaturesOf(checkpoint.size);
+    const names = new Set(cosignatures.map((c) => c.witness));
+    return {
+      note: appendSignatureLines(
+        checkpoint.note,
+        cosignatures.map((c) => c.line),
+      ),
+      final: (this.deps.witnesses ?? []).every((name) => names.has(name)),
+    };
   }
 
   async checkpointOfSize(size: number): Promise<StoredCheckpoint> {

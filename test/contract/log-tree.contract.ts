@@ -198,5 +198,36 @@ export function describeLogTreeContract(name: string, open: () => Promise<Store>
       expect(both[1]).toEqual(both[0]);
       expect(await store.tree.latestCheckpoint()).toEqual(both[0]);
     });
+
+    it("keeps witnesses' cosignatures per checkpoint size and witness, the first one holding", async () => {
+      const at = (size: number) => ({ size, note: `note ${size}\n`, created_at: 'then' });
+      await store.tree.addCheckpoint(at(3));
+      await store.tree.addCheckpoint(at(7));
+      const cosignature = (size: number, witness: string, line: string) => ({
+        size,
+        witness,
+        line,
+        timestamp: 1_700_000_000 + size,
+        created_at: `2026-01-0${size}T00:00:00.000Z`,
+      });
+      expect(await store.tree.cosignaturesOf(3)).toEqual([]);
+      expect(await store.tree.lastCosignedSize('w.example/b')).toBeNull();
+      await store.tree.addCosignature(cosignature(3, 'w.example/b', '— w.example/b AAA=\n'));
+      await store.tree.addCosignature(cosignature(3, 'w.example/a', '— w.example/a BBB=\n'));
+      await store.tree.addCosignature(cosignature(7, 'w.example/b', '— w.example/b CCC=\n'));
+      // A second cosignature by one witness of one size changes nothing.
+      await store.tree.addCosignature(cosignature(3, 'w.example/b', '— w.example/b DDD=\n'));
+      expect(await store.tree.cosignaturesOf(3)).toEqual([
+        cosignature(3, 'w.example/a', '— w.example/a BBB=\n'),
+        cosignature(3, 'w.example/b', '— w.example/b AAA=\n'),
+      ]);
+      expect(await store.tree.cosignaturesOf(7)).toEqual([
+        cosignature(7, 'w.example/b', '— w.example/b CCC=\n'),
+      ]);
+      expect(await store.tree.cosignaturesOf(5)).toEqual([]);
+      expect(await store.tree.lastCosignedSize('w.example/b')).toBe(7);
+      expect(await store.tree.lastCosignedSize('w.example/a')).toBe(3);
+      expect(await store.tree.lastCosignedSize('w.example/c')).toBeNull();
+    });
   });
 }

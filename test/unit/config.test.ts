@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
@@ -243,6 +243,69 @@ describe('loadConfig', () => {
     expect(configError({ SVC_HEADERS_TIMEOUT: '40' }).message).toContain(
       'SVC_HEADERS_TIMEOUT must not exceed SVC_REQUEST_TIMEOUT',
     );
+  });
+
+  it('reads SVC_WITNESSES as a JSON list of cosigner vkeys (type 0x04) and submission URLs', () => {
+    const raw = generateKeyPairSync('ed25519')
+      .publicKey.export({ format: 'der', type: 'spki' })
+      .subarray(12);
+    const vkeyOf = (name: string, type = 0x04) => {
+      const id = createHash('sha256')
+        .update(`${name}\n`)
+        .update(Buffer.of(type))
+        .update(raw)
+        .digest()
+        .subarray(0, 4);
+      return `${name}+${id.toString('hex')}+${Buffer.concat([Buffer.of(type), raw]).toString('base64')}`;
+    };
+    const a = vkeyOf('witness.example/a');
+    const b = vkeyOf('w2.example.org');
+    expect(loadConfig({}).witnesses).toEqual([]);
+    expect(
+      loadConfig({
+        SVC_WITNESSES: JSON.stringify([
+          { vkey: a, url: 'https://witness.example/a/' },
+          { vkey: b, url: 'http://10.0.0.5:8080' },
+        ]),
+      }).witnesses,
+    ).toEqual([
+      { name: 'witness.example/a', verifierKey: a, url: 'https://witness.example/a' },
+      { name: 'w2.example.org', verifierKey: b, url: 'http://10.0.0.5:8080' },
+    ]);
+    const one = (entry: unknown) => JSON.stringify([entry]);
+    const bad: [string, string][] = [
+      ['not json', 'not JSON'],
+      ['{"vkey": "x"}', 'JSON array'],
+      [one({ vkey: a }), 'JSON array'],
+      [one({ vkey: a, url: 'https://w.example', name: 'x' }), 'unknown member name'],
+      [one({ vkey: 'witness.example/a+1234', url: 'https://w.example' }), 'not a verifier key'],
+      // An ordinary signed-note key (type 0x01) is not a cosignature key.
+      [one({ vkey: vkeyOf('w.example', 0x01), url: 'https://w.example' }), 'not 0x04'],
+      [
+        one({ vkey: a.replace(/\+[0-9a-f]{8}\+/, '+00000000+'), url: 'https://w.example' }),
+        'key ID',
+      ],
+      [one({ vkey: a, url: 'ftp://w.example' }), 'http(s) URL'],
+      [one({ vkey: a, url: 'https://w.example/?x=1' }), 'http(s) URL'],
+      [one({ vkey: a, url: 'witness' }), 'not a URL'],
+      [
+        JSON.stringify([
+          { vkey: a, url: 'https://x' },
+          { vkey: a, url: 'https://y' },
+        ]),
+        'twice',
+      ],
+      [
+        JSON.stringify(Array.from({ length: 16 }, () => ({ vkey: a, url: 'https://x' }))),
+        'at most 15',
+      ],
+    ];
+    for (const [value, words] of bad) {
+      const { message } = configError({ SVC_WITNESSES: value });
+      expect(message).toMatch(/^invalid configuration: SVC_WITNESSES: /);
+      expect(message).toContain(words);
+      expect(message).not.toContain('\n');
+    }
   });
 
   it('names every bad variable in one error', () => {

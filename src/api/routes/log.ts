@@ -21,6 +21,7 @@ const tag = 'Transparency log';
 // A checkpoint changes as the log grows; a stored one of a given size never does.
 const LATEST_CACHE = 'no-cache';
 const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
+const PENDING_CACHE = 'public, max-age=60';
 
 const tileResponse = {
   status: 200,
@@ -56,7 +57,7 @@ export function logRoutes(
       tag,
       summary: 'The newest signed checkpoint of the ledger (C2SP tlog-checkpoint)',
       description:
-        'A C2SP signed note: the origin, the tree size and the base64 RFC 9162 root hash, signed with the server key (key name = origin). With size, the stored checkpoint of that size. Checkpoints are made at least every SVC_CHECKPOINT_INTERVAL while the ledger grows, and two are never inconsistent.',
+        'A C2SP signed note: the origin, the tree size and the base64 RFC 9162 root hash, signed with the server key (key name = origin), followed by the cosignatures (C2SP tlog-cosignature, timestamped Ed25519, one signature line each) of the witnesses (SVC_WITNESSES) that have cosigned it so far; a client verifies the keys it trusts and ignores the others. With size, the stored checkpoint of that size (cached for a year once every configured witness has cosigned it). Checkpoints are made at least every SVC_CHECKPOINT_INTERVAL while the ledger grows, and two are never inconsistent.',
       access: 'public',
       query: checkpointQuery,
       response: {
@@ -71,8 +72,14 @@ export function logRoutes(
           query.size === undefined
             ? await log.currentCheckpoint()
             : await log.checkpointOfSize(query.size);
-        res.setHeader('Cache-Control', query.size === undefined ? LATEST_CACHE : IMMUTABLE_CACHE);
-        res.type('text/plain; charset=utf-8').send(stored.note);
+        const { note, final } = await log.served(stored);
+        // A stored checkpoint is immutable once every configured witness has cosigned it;
+        // until then a cosignature may still be added.
+        res.setHeader(
+          'Cache-Control',
+          query.size === undefined ? LATEST_CACHE : final ? IMMUTABLE_CACHE : PENDING_CACHE,
+        );
+        res.type('text/plain; charset=utf-8').send(note);
       },
     }),
     // Before tile/*path, which would otherwise take entry bundles too.

@@ -31,7 +31,7 @@ export interface Note {
   signatures: NoteSignature[];
 }
 
-const validKeyName = (name: string) => name.length > 0 && !/[\s+]/u.test(name);
+export const validKeyName = (name: string): boolean => name.length > 0 && !/[\s+]/u.test(name);
 
 /** key ID = SHA-256(key name ‖ 0x0A ‖ 0x01 ‖ public key)[:4], big-endian. */
 export function noteKeyId(key: NoteKey): number {
@@ -41,8 +41,8 @@ export function noteKeyId(key: NoteKey): number {
   return ((digest[0]! << 24) | (digest[1]! << 16) | (digest[2]! << 8) | digest[3]!) >>> 0;
 }
 
-const keyIdHex = (id: number) => id.toString(16).padStart(8, '0');
-const keyIdBytes = (id: number) =>
+export const keyIdHex = (id: number): string => id.toString(16).padStart(8, '0');
+export const keyIdBytes = (id: number): Uint8Array =>
   Uint8Array.of(id >>> 24, (id >>> 16) & 0xff, (id >>> 8) & 0xff, id & 0xff);
 
 /** The verifier key `<name>+<hex key ID>+<base64(0x01 ‖ public key)>`. */
@@ -56,9 +56,10 @@ export function verifierKey(key: NoteKey): string {
 
 /** Parses an Ed25519 verifier key; null when it is malformed or its key ID does not match. */
 export function parseVerifierKey(text: string): NoteKey | null {
-  const parts = text.split('+');
-  if (parts.length !== 3) return null;
-  const [name, idHex, encoded] = parts as [string, string, string];
+  // The key's base64 may hold '+' itself: only the first two separate the parts.
+  const match = /^([^+]*)\+([^+]*)\+(.*)$/su.exec(text);
+  if (!match) return null;
+  const [, name, idHex, encoded] = match as unknown as [string, string, string, string];
   if (!validKeyName(name) || !/^[0-9a-f]{8}$/.test(idHex)) return null;
   const bytes = fromBase64(encoded);
   if (!bytes || bytes.length !== 33 || bytes[0] !== ED25519_TYPE) return null;
@@ -98,6 +99,19 @@ export function appendSignatureLines(note: string, lines: readonly string[]): st
 
 const SIGNATURE_LINE = /^\u2014 (\S+) ([A-Za-z0-9+/]+={0,2})$/u;
 
+/** Parses one signature line (without its newline); null for anything malformed. */
+export function parseSignatureLine(line: string): NoteSignature | null {
+  const match = SIGNATURE_LINE.exec(line);
+  if (!match) return null;
+  const bytes = fromBase64(match[2]!);
+  if (!bytes || bytes.length < 5) return null;
+  return {
+    name: match[1]!,
+    keyId: ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0,
+    signature: bytes.slice(4),
+  };
+}
+
 /** Splits a signed note into its text and signatures; null for anything malformed. */
 export function parseNote(note: string): Note | null {
   if (note.length > MAX_NOTE_SIZE || !note.endsWith('\n') || hasControl(note)) return null;
@@ -109,15 +123,9 @@ export function parseNote(note: string): Note | null {
   if (lines.length === 0 || lines.length > MAX_NOTE_SIGNATURES) return null;
   const signatures: NoteSignature[] = [];
   for (const line of lines) {
-    const match = SIGNATURE_LINE.exec(line);
-    if (!match) return null;
-    const bytes = fromBase64(match[2]!);
-    if (!bytes || bytes.length < 5) return null;
-    signatures.push({
-      name: match[1]!,
-      keyId: ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0,
-      signature: bytes.slice(4),
-    });
+    const signature = parseSignatureLine(line);
+    if (!signature) return null;
+    signatures.push(signature);
   }
   return { text, signatures };
 }

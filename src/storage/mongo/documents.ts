@@ -32,6 +32,7 @@ export const COLLECTIONS = {
   treeHashes: 'tlog_hashes',
   ledgerMeta: 'ledger_meta',
   checkpoints: 'checkpoints',
+  cosignatures: 'cosignatures',
   signingKeys: 'signing_keys',
 } as const;
 

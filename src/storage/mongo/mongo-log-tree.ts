@@ -10,7 +10,7 @@ import {
   type HashCoordinate,
 } from '../../core/tlog/merkle.js';
 import { nativeHashBytes } from '../native-hash.js';
-import type { LogTreeStore, StoredCheckpoint } from '../../ports/log-tree.js';
+import type { LogTreeStore, StoredCheckpoint, StoredCosignature } from '../../ports/log-tree.js';
 import { COLLECTIONS, type ReceiptDocument } from './documents.js';
 
 /** One stored hash of the log's tree; `_id` is `<level>/<index>`, so each is written once. */
@@ -29,6 +29,16 @@ interface MetaDocument {
 interface CheckpointDocument {
   _id: number;
   note: string;
+  created_at: string;
+}
+
+/** A witness's cosignature; `_id` is `<size> <witness>` (a key name holds no space). */
+interface CosignatureDocument {
+  _id: string;
+  size: number;
+  witness: string;
+  line: string;
+  timestamp: number;
   created_at: string;
 }
 
@@ -194,5 +204,43 @@ export class MongoLogTree implements LogTreeStore {
   async checkpointOfSize(size: number): Promise<StoredCheckpoint | null> {
     const doc = await this.checkpoints.findOne({ _id: size });
     return doc ? asStored(doc) : null;
+  }
+
+  private get cosignatures() {
+    return this.db.collection<CosignatureDocument>(COLLECTIONS.cosignatures);
+  }
+
+  async addCosignature(cosignature: StoredCosignature): Promise<void> {
+    try {
+      // Append-only: an insert, never an upsert; the first cosignature of a size holds.
+      await this.cosignatures.insertOne({
+        _id: `${cosignature.size} ${cosignature.witness}`,
+        size: cosignature.size,
+        witness: cosignature.witness,
+        line: cosignature.line,
+        timestamp: cosignature.timestamp,
+        created_at: cosignature.created_at,
+      });
+    } catch (error) {
+      if (!isDuplicate(error)) throw error;
+    }
+  }
+
+  async cosignaturesOf(size: number): Promise<StoredCosignature[]> {
+    const docs = await this.cosignatures.find({ size }, { sort: { witness: 1 } }).toArray();
+    return docs.map((doc) => ({
+      size: doc.size,
+      witness: doc.witness,
+      line: doc.line,
+      timestamp: doc.timestamp,
+      created_at: doc.created_at,
+    }));
+  }
+
+  async lastCosignedSize(witness: string): Promise<number | null> {
+    const doc = await this.cosignatures
+      .find({ witness }, { projection: { size: 1 }, sort: { size: -1 }, limit: 1 })
+      .next();
+    return doc ? doc.size : null;
   }
 }

@@ -115,6 +115,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   // The newest leaf, where a backfill of the log's tree resumes.
   [COLLECTIONS.treeHashes]: [{ key: { level: 1, index: 1 }, name: 'level_index' }],
+  // What a witness cosigned last: the old size of its next add-checkpoint call.
+  [COLLECTIONS.cosignatures]: [{ key: { witness: 1, size: -1 }, name: 'witness_size' }],
   // One current key at most; the history is read by first_sequence.
   [COLLECTIONS.signingKeys]: [
     { key: { first_sequence: 1, activated_at: 1 }, name: 'first_sequence' },

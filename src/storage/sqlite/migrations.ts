@@ -3,7 +3,7 @@ import { toHex, utf8Bytes } from '../../core/encoding.js';
 import { newKeyId } from '../../core/ids.js';
 import { receiptHashText, type Receipt } from '../../core/receipt.js';
 import { nativeHashBytes } from '../native-hash.js';
-import { LOG_TREE_SCHEMA, SqliteLogTree } from './sqlite-log-tree.js';
+import { COSIGNATURES_SCHEMA, LOG_TREE_SCHEMA, SqliteLogTree } from './sqlite-log-tree.js';
 import { SIGNING_KEYS_SCHEMA } from './sqlite-signing-keys.js';
 
 type Migration = string | ((db: Database) => void);
@@ -502,6 +502,7 @@ const MIGRATIONS: Migration[] = [
   // The signing-key history starts empty: the server adopts the keys of existing receipts at
   // its next start (services/signing-keys.ts), where it knows its own public key.
   SIGNING_KEYS_SCHEMA,
+  COSIGNATURES_SCHEMA,
 ];
 
 /** The schema version this build writes. */
@@ -513,6 +514,7 @@ export const VERSION_AFTER = {
   logTree: MIGRATIONS.indexOf(logTree) + 1,
   scopedReads: MIGRATIONS.indexOf(scopedReads) + 1,
   signingKeys: MIGRATIONS.indexOf(SIGNING_KEYS_SCHEMA) + 1,
+  cosignatures: MIGRATIONS.indexOf(COSIGNATURES_SCHEMA) + 1,
 } as const;
 
 /**

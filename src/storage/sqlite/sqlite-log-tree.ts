@@ -8,7 +8,7 @@ import {
   type HashCoordinate,
 } from '../../core/tlog/merkle.js';
 import { nativeHashBytes } from '../native-hash.js';
-import type { LogTreeStore, StoredCheckpoint } from '../../ports/log-tree.js';
+import type { LogTreeStore, StoredCheckpoint, StoredCosignature } from '../../ports/log-tree.js';
 
 export const LOG_TREE_SCHEMA = `
   -- The ledger's Merkle tree (contract §9): the hash of every complete subtree of 2^level
@@ -52,6 +52,25 @@ export const LOG_TREE_SCHEMA = `
     ORDER BY sequence LIMIT 1;
 `;
 
+export const COSIGNATURES_SCHEMA = `
+  -- Witnesses' cosignatures of stored checkpoints (C2SP tlog-cosignature), each verified
+  -- against the witness's configured key before it is stored; one per witness and size.
+  CREATE TABLE cosignatures (
+    size       INTEGER NOT NULL REFERENCES checkpoints (size),
+    witness    TEXT NOT NULL,
+    line       TEXT NOT NULL,
+    timestamp  INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (size, witness)
+  ) STRICT;
+  -- What a witness cosigned last: the old size of the next add-checkpoint call.
+  CREATE INDEX cosignatures_witness ON cosignatures (witness, size);
+  CREATE TRIGGER cosignatures_no_update BEFORE UPDATE ON cosignatures
+    BEGIN SELECT RAISE(ABORT, 'cosignatures are append-only'); END;
+  CREATE TRIGGER cosignatures_no_delete BEFORE DELETE ON cosignatures
+    BEGIN SELECT RAISE(ABORT, 'cosignatures are append-only'); END;
+`;
+
 /** Writes and reads the stored hashes; `record` runs inside the append's transaction. */
 export class SqliteLogTree implements LogTreeStore {
   private readonly insert: Statement<[number, number, Uint8Array]>;
@@ -62,8 +81,15 @@ export class SqliteLogTree implements LogTreeStore {
   private readonly insertCheckpoint: Statement<[number, string, string]>;
   private readonly checkpointRow: Statement<[number], StoredCheckpoint>;
   private readonly latestRow: Statement<[], StoredCheckpoint>;
+  // Prepared on first use: the migration that builds the tree of an older ledger opens this
+  // class before the cosignatures table exists.
+  private cosignatureStatements?: {
+    insert: Statement<[number, string, string, number, string]>;
+    rows: Statement<[number], StoredCosignature>;
+    last: Statement<[string], { size: number | null }>;
+  };
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     this.insert = db.prepare('INSERT INTO tlog_hashes (level, idx, hash) VALUES (?, ?, ?)');
     this.read = db.prepare('SELECT hash FROM tlog_hashes WHERE level = ? AND idx = ?');
     this.headRow = db.prepare('SELECT MAX(sequence) AS n FROM receipts');
@@ -84,6 +110,20 @@ export class SqliteLogTree implements LogTreeStore {
     this.latestRow = db.prepare(
       'SELECT size, note, created_at FROM checkpoints ORDER BY size DESC LIMIT 1',
     );
+  }
+
+  private get cosignatures() {
+    return (this.cosignatureStatements ??= {
+      insert: this.db.prepare(
+        `INSERT INTO cosignatures (size, witness, line, timestamp, created_at)
+         VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+      rows: this.db.prepare(
+        `SELECT size, witness, line, timestamp, created_at FROM cosignatures WHERE size = ?
+         ORDER BY witness`,
+      ),
+      last: this.db.prepare('SELECT MAX(size) AS size FROM cosignatures WHERE witness = ?'),
+    });
   }
 
   /** Adds the receipt at `chain.sequence` as leaf sequence - 1, with the subtrees it completes. */
@@ -133,5 +173,23 @@ export class SqliteLogTree implements LogTreeStore {
 
   async checkpointOfSize(size: number): Promise<StoredCheckpoint | null> {
     return this.checkpointRow.get(size) ?? null;
+  }
+
+  async addCosignature(cosignature: StoredCosignature): Promise<void> {
+    this.cosignatures.insert.run(
+      cosignature.size,
+      cosignature.witness,
+      cosignature.line,
+      cosignature.timestamp,
+      cosignature.created_at,
+    );
+  }
+
+  async cosignaturesOf(size: number): Promise<StoredCosignature[]> {
+    return this.cosignatures.rows.all(size);
+  }
+
+  async lastCosignedSize(witness: string): Promise<number | null> {
+    return this.cosignatures.last.get(witness)?.size ?? null;
   }
 }

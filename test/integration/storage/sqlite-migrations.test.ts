@@ -256,6 +256,25 @@ describe('SQLite schema upgrade', () => {
     })();
   });
 
+  it("adds an append-only cosignatures table beside a ledger's stored checkpoints", async () => {
+    const db = new Database(':memory:');
+    migrate(db, VERSION_AFTER.cosignatures - 1);
+    db.prepare("INSERT INTO checkpoints VALUES (4, 'note\n', 'then')").run();
+    migrate(db);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    const insert = db.prepare('INSERT INTO cosignatures VALUES (?, ?, ?, ?, ?)');
+    insert.run(4, 'w.example/a', '— w.example/a AAA=\n', 1_700_000_000, 'now');
+    expect(db.prepare('SELECT size, witness FROM cosignatures').all()).toEqual([
+      { size: 4, witness: 'w.example/a' },
+    ]);
+    // Only of a stored checkpoint; never changed nor deleted.
+    db.pragma('foreign_keys = ON');
+    expect(() => insert.run(5, 'w.example/a', 'x', 1, 'now')).toThrow(/FOREIGN KEY/);
+    expect(() => db.prepare("UPDATE cosignatures SET line = 'y'").run()).toThrow(/append-only/);
+    expect(() => db.prepare('DELETE FROM cosignatures').run()).toThrow(/append-only/);
+    db.close();
+  });
+
   it('upgrades an empty ledger', () => {
     const db = new Database(':memory:');
     migrate(db, SCHEMA_VERSION - 1);
