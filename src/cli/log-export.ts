@@ -23,7 +23,8 @@ export interface ExportResult {
  * the log. Full tiles never change, so one already there is kept (a re-export writes what is
  * new); partial tiles are written under their own width, and older partial tiles stay for
  * clients holding an older checkpoint. The checkpoint is written last: a reader never sees a
- * checkpoint whose tiles are not all there. Every file is replaced atomically.
+ * checkpoint whose tiles are not all there. Every file is replaced atomically. The checkpoint
+ * carries the witnesses' cosignature lines stored so far, as the service serves it.
  */
 export async function exportLog(store: Store, dir: string): Promise<ExportResult> {
   const stored = await store.tree.latestCheckpoint();
@@ -64,7 +65,8 @@ export async function exportLog(store: Store, dir: string): Promise<ExportResult
   bar.done();
   await mkdir(dir, { recursive: true });
   const checkpointPath = join(dir, 'checkpoint');
-  await writeAtomically(checkpointPath, stored.note);
+  // As GET /v1/log/checkpoint serves it: with the witnesses' cosignatures stored so far.
+  await writeAtomically(checkpointPath, (await log.served(stored)).note);
   return {
     origin: checkpoint.origin,
     size: checkpoint.size,

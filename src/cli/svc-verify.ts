@@ -9,7 +9,9 @@ import {
   attestationKeyIds,
   decisionOf,
   keyFromHistory,
+  offlineInclusionEvidence,
   parseExpectations,
+  parseTrustedCheckpoint,
   verifyOffline,
   type Decision,
 } from '../core/offline-verify.js';
@@ -28,6 +30,7 @@ import {
   type TrustedKey,
 } from '../core/key-history.js';
 import { parseStrictJson } from '../core/strict-json.js';
+import { parseInclusionProof, type InclusionEvidence } from '../core/tlog/receipt-inclusion.js';
 import { submitterLabel, type VerifyResult } from '../core/verify.js';
 import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
 import { progressBar } from './progress.js';
@@ -39,6 +42,7 @@ const HELP = `svc-verify — check an svc decision receipt offline, against a ke
 Usage:
   svc-verify <file | -> --key <pem-file>
   svc-verify <file | -> --fingerprint sha256:<hex> --key-url <url>
+  svc-verify <file | -> --key <pem-file> --proof <proof.json> [--checkpoint <file>]
   svc-verify witness --state <file> --url <svc> (--key ... | --fingerprint ... --key-url ...)
   svc-verify ledger (--url <svc> | --dir <dir>) (--key ... | --fingerprint ... --key-url ...)
 
@@ -57,6 +61,16 @@ Usage:
                               verifies by following the transition statements each key
                               signed for the next; a broken chain is refused. --key-url
                               fetches the history itself (from <base>/v1/keys)
+  --proof <proof.json>        check that the receipt is in the ledger: an inclusion proof as
+                              GET /v1/receipts/<id>/proof answers it. The inclusion check runs
+                              as POST /v1/verify's: the checkpoint is signed under the pinned
+                              key (or a key of the followed history, current at its size), of
+                              the receipt's log (position.log), the proof's leaf is
+                              chain.sequence - 1 and leads to the checkpoint's root. Without
+                              --proof the inclusion check is SKIPPED
+  --checkpoint <file>         a checkpoint you already trust (a witness's --state file, an
+                              exported checkpoint): the proof's checkpoint must be that one
+                              (same origin, size and root), else inclusion FAILs
   --expect-policy <name>      require the signed policy.name (receipt-core-v2)
   --expect-config-hash <h>    require the signed policy.config_hash
   --expect-submitter <id>     require the signed submitter: kid_<ULID> or
@@ -72,12 +86,14 @@ Usage:
 A valid receipt is authentic, not a go-ahead: a BLOCKED or ESCALATED receipt is as valid as
 an ALLOWED one. To gate on it, use --require-proceed:
   svc-verify receipt.json --key svc.pem --require-proceed && ./deploy.sh
-No ledger is consulted, so hash_integrity is SKIPPED; ledger membership and the order of
-receipt-core-v1 receipts need the ledger or an independently kept ledger head. Without a key
-nothing is called valid: one of --key or --fingerprint with --key-url is required.
+No ledger is consulted, so hash_integrity is SKIPPED; ledger membership needs --proof (or the
+ledger), and the order of receipt-core-v1 receipts an independently kept ledger head. With
+--proof, an inclusion FAIL makes the receipt not valid. Without a key nothing is called
+valid: one of --key or --fingerprint with --key-url is required.
 
 Exit codes: 0 valid, 1 not valid, 2 wrong usage or unusable input (unreadable file, not
-JSON, duplicate keys, unsafe integers, bad key, key fetch refused). With --require-proceed,
+JSON, duplicate keys, unsafe integers, bad key, key fetch refused, a proof or checkpoint
+file of the wrong shape). With --require-proceed,
 0 only when valid, ALLOWED and ACCEPTED; 1 otherwise, with the reason on standard error.`;
 
 /** The version of the package this file belongs to: the nearest package.json named svc. */
@@ -182,6 +198,32 @@ async function trustedHistory(values: {
   return attempt('key history', () => followKeyTransitions(history, pin));
 }
 
+/**
+ * The inclusion evidence of --proof (and --checkpoint), or undefined without --proof. A file of
+ * the wrong shape is unusable input (exit 2), as POST /v1/verify answers it 400; a proof of the
+ * right shape that does not prove inclusion is an inclusion FAIL.
+ */
+async function inclusionEvidence(
+  receipt: unknown,
+  values: { proof?: string; checkpoint?: string },
+  keys: readonly (PublicKey | TrustedKey)[],
+): Promise<InclusionEvidence | undefined> {
+  if (values.proof === undefined) return undefined;
+  const path = values.proof;
+  const text = await readText(path, 'proof file');
+  const proof = attempt(`--proof ${path}`, () => parseStrictJson(text));
+  const shape = parseInclusionProof(proof);
+  if ('problem' in shape) return fail(`--proof ${path}: malformed proof: ${shape.problem}`);
+  let trusted;
+  if (values.checkpoint !== undefined) {
+    const checkpointText = await readText(values.checkpoint, 'checkpoint file');
+    trusted = attempt(`--checkpoint ${values.checkpoint}`, () =>
+      parseTrustedCheckpoint(checkpointText),
+    );
+  }
+  return offlineInclusionEvidence(receipt, proof, keys, trusted);
+}
+
 async function trustedKey(values: {
   key?: string;
   fingerprint?: string;
@@ -220,6 +262,7 @@ function table(
   key: PublicKey,
   signers: string[],
 ): string {
+  const included = result.checks.some((c) => c.name === 'inclusion' && c.status === 'PASS');
   // The decision first: a script author reading this must not mistake VALID for "go ahead".
   const unsigned = 'unknown: the signature did not verify under the trusted key';
   const lines = [
@@ -251,7 +294,7 @@ function table(
   if (!result.valid) lines.push('NOT VALID');
   else if (decision.proceed)
     lines.push(
-      'VALID: the signature verifies under the trusted key and no check failed (ledger not consulted); the signed verdict is ALLOWED and ACCEPTED',
+      `VALID: the signature verifies under the trusted key and no check failed (${included ? 'included in the log: the inclusion proof leads to a trusted checkpoint' : 'ledger not consulted'}); the signed verdict is ALLOWED and ACCEPTED`,
     );
   else
     lines.push(
@@ -438,6 +481,8 @@ async function main(args: string[]): Promise<number> {
       fingerprint: { type: 'string' },
       'key-url': { type: 'string' },
       'key-history': { type: 'string' },
+      proof: { type: 'string' },
+      checkpoint: { type: 'string' },
       'expect-policy': { type: 'string' },
       'expect-config-hash': { type: 'string' },
       'expect-submitter': { type: 'string' },
@@ -459,6 +504,8 @@ async function main(args: string[]): Promise<number> {
   }
   if (positionals.length !== 1)
     return fail('give exactly one receipt file, or "-" for standard input');
+  if (values.checkpoint !== undefined && values.proof === undefined)
+    return fail('--checkpoint needs --proof: it names the checkpoint the proof must be of');
   const expect = attempt('expectation', () =>
     parseExpectations({
       policy: values['expect-policy'],
@@ -472,7 +519,8 @@ async function main(args: string[]): Promise<number> {
   const { receipt } = attempt('receipt', () => parseReceiptInput(text));
   // With a history, the key the receipt names among those the pin reaches by signed transitions.
   const { key, keyRefusal } = history ? keyFromHistory(receipt, history) : { key: pinned! };
-  const result = verifyOffline(receipt, key, expect, keyRefusal);
+  const inclusion = await inclusionEvidence(receipt, values, history ?? [pinned!]);
+  const result = verifyOffline(receipt, key, expect, keyRefusal, inclusion);
   const decision = decisionOf(receipt, result);
   // In --json mode standard output is the JSON document and nothing else; notes go to stderr.
   console.log(

@@ -2,7 +2,14 @@ import { HASH_PATTERN } from './canonical.js';
 import { SvcError } from './errors.js';
 import { keyForReceipt, type TrustedKey } from './key-history.js';
 import type { PublicKey } from './public-key.js';
-import { verifyReceipt, type VerifyExpectations, type VerifyResult } from './verify.js';
+import { parseCheckpointText, parseNote, type Checkpoint } from './tlog/note.js';
+import type { CheckpointKey, InclusionEvidence } from './tlog/receipt-inclusion.js';
+import {
+  verifyReceipt,
+  type VerifyCheck,
+  type VerifyExpectations,
+  type VerifyResult,
+} from './verify.js';
 
 /**
  * Verification without the issuer: the receipt checked against a key the caller trusts,
@@ -16,18 +23,83 @@ export function verifyOffline(
   key: PublicKey,
   expect: VerifyExpectations = {},
   keyRefusal?: string,
+  inclusion?: InclusionEvidence,
 ): VerifyResult {
   const result = verifyReceipt(receipt, {
     publicKey: key.raw,
     keyId: key.keyId,
     expect,
     keyRefusal,
+    inclusion,
   });
-  const status = (name: string) => result.checks.find((c) => c.name === name)?.status;
+  // Without a proof there is nothing to check inclusion with: SKIPPED, in the place the
+  // server's inclusion check takes, so the checks have the names and order of POST /v1/verify.
+  const checks = [...result.checks];
+  if (!inclusion)
+    checks.splice(checks.findIndex((c) => c.name === 'chain_linkage') + 1, 0, INCLUSION_SKIPPED);
+  const status = (name: string) => checks.find((c) => c.name === name)?.status;
   return {
     ...result,
-    valid: result.checks.every((c) => c.status !== 'FAIL') && status('signature_valid') === 'PASS',
+    checks,
+    valid: checks.every((c) => c.status !== 'FAIL') && status('signature_valid') === 'PASS',
   };
+}
+
+const INCLUSION_SKIPPED: VerifyCheck = {
+  name: 'inclusion',
+  layer: 'ledger',
+  status: 'SKIPPED',
+  detail: 'no inclusion proof given',
+};
+
+/**
+ * The inclusion evidence of an offline check: the proof (attacker-controlled, checked by
+ * `checkInclusion`), the keys that may have signed its checkpoint (the pinned key, or the keys
+ * a followed history trusts, each within the sizes it was current for) and the ledger's
+ * origin. The origin is the one the receipt signs (`position.log`, receipt-core-v2); for a
+ * receipt that signs none, the trusted checkpoint's, else the proof checkpoint's own, which
+ * its signature under a trusted key (key name = origin) vouches for.
+ */
+export function offlineInclusionEvidence(
+  receipt: unknown,
+  proof: unknown,
+  keys: readonly (PublicKey | TrustedKey)[],
+  trustedCheckpoint?: Checkpoint,
+): InclusionEvidence {
+  const record = isObject(receipt) ? receipt : {};
+  const signed =
+    isObject(record.position) && typeof record.position.log === 'string'
+      ? record.position.log
+      : undefined;
+  const checkpoint =
+    isObject(proof) && typeof proof.checkpoint === 'string' ? proof.checkpoint : '';
+  const note = parseNote(checkpoint);
+  const origin =
+    signed ?? trustedCheckpoint?.origin ?? (note && parseCheckpointText(note.text)?.origin) ?? '';
+  const checkpointKeys: CheckpointKey[] = keys.map((k) => ({
+    publicKey: k.raw,
+    keyId: k.keyId,
+    ...('record' in k ? { record: k.record } : {}),
+  }));
+  return { proof, origin, keys: checkpointKeys, trustedCheckpoint };
+}
+
+/**
+ * A checkpoint the user trusts, from a file: a signed note (a witness's state, an exported
+ * `checkpoint`) or the bare checkpoint text. Its signatures are not checked here: the proof's
+ * checkpoint, whose signature is checked, must equal it.
+ */
+export function parseTrustedCheckpoint(text: string): Checkpoint {
+  const note = parseNote(text);
+  const checkpoint = parseCheckpointText(
+    note ? note.text : text.endsWith('\n') ? text : `${text}\n`,
+  );
+  if (!checkpoint)
+    throw new SvcError(
+      'validation_failed',
+      'not a checkpoint: expected a signed note or the checkpoint text (origin, size, base64 root)',
+    );
+  return checkpoint;
 }
 
 /** What a verified receipt tells a gate: the signed outcome, and whether to go on. */

@@ -40,7 +40,10 @@ export interface InclusionAnswer {
   tree_size: number;
   leaf_hash: string;
   inclusion: string[];
-  /** The stored checkpoint of `tree_size`, when one was made at that size. */
+  /**
+   * The stored checkpoint of `tree_size`, when one was made at that size, as served: with the
+   * witnesses' cosignature lines stored so far.
+   */
   checkpoint: string | null;
 }
 
@@ -199,7 +202,7 @@ export class TransparencyLog {
       tree_size: treeSize,
       leaf_hash: toBase64(leafHash(utf8Bytes(receiptHashText(entry.receipt)), hash)),
       inclusion: proof.map(toBase64),
-      checkpoint: checkpoint?.note ?? null,
+      checkpoint: checkpoint ? (await this.served(checkpoint)).note : null,
     };
   }
 

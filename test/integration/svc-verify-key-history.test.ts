@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -102,5 +102,42 @@ describe('svc-verify across a key rotation', () => {
     const run = await cli(newReceipt, '--key', pem);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/^FAIL\s+signature_valid\s+no Ed25519 attestation by key/m);
+  });
+  it('with --proof, follows the history to the key that signed the checkpoint', async () => {
+    // After the rotation the checkpoint is signed by the new key; the pin is the old one.
+    const account = await after.signup();
+    for (const [name, receipt] of [
+      ['old', oldReceipt],
+      ['new', newReceipt],
+    ] as const) {
+      const id = (JSON.parse(readFileSync(receipt, 'utf8')) as Json).receipt_id as string;
+      const res = await fetch(`${after.url}/v1/receipts/${id}/proof`, {
+        headers: { 'X-API-Key': account.apiKey },
+      });
+      expect(res.status).toBe(200);
+      const proof = file(`${name}-proof.json`, await res.text());
+      const run = await cli(
+        receipt,
+        '--fingerprint',
+        oldKey.keyId,
+        '--key-history',
+        historyFile,
+        '--proof',
+        proof,
+      );
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^PASS\s+inclusion$/m);
+      // The old key alone does not vouch for the new key's checkpoint.
+      const alone = await cli(
+        receipt,
+        '--key',
+        file('old-alone.pem', oldKey.publicKeyPem),
+        '--proof',
+        proof,
+      );
+      expect(alone.code).toBe(1);
+      expect(alone.stdout).toMatch(/^FAIL\s+inclusion\s+bad checkpoint signature: /m);
+    }
   });
 });

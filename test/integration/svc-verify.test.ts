@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseNote, signNote } from '../../src/core/tlog/note.js';
 import { newServerKey, validClaim } from '../support/harness.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
 import { runNode, runNodeWithInput } from '../fixtures/run-node.js';
@@ -345,5 +346,181 @@ describe('svc-verify', () => {
       expect(run.stderr).toMatch(reason);
       expect(run.stderr).toContain('Run "svc-verify --help" for usage.');
     }
+  });
+  describe('--proof: inclusion in the ledger, offline', () => {
+    let apiKey: string;
+    let first: Json;
+    let second: Json;
+    let proofPath: string;
+    let proof: Json;
+    const proofOf = async (r: Json) =>
+      (await (
+        await fetch(`${live.url}/v1/receipts/${r.receipt_id}/proof`, {
+          headers: { 'X-API-Key': apiKey },
+        })
+      ).json()) as Json;
+    const tamper = (name: string, change: (p: Json) => void) => {
+      const copy = JSON.parse(JSON.stringify(proof)) as Json;
+      change(copy);
+      return file(name, JSON.stringify(copy));
+    };
+    const inclusionLine = (stdout: string) =>
+      stdout.split('\n').find((l) => /^\S+\s+inclusion\b/.test(l));
+
+    beforeAll(async () => {
+      apiKey = (await live.signup()).apiKey;
+      first = (await live.evaluate(apiKey)).receipt as Json;
+      second = (await live.evaluate(apiKey)).receipt as Json;
+      await live.evaluate(apiKey);
+      proof = await proofOf(first);
+      expect(proof.tree_size).toBeGreaterThanOrEqual(3);
+      expect(proof.inclusion.length).toBeGreaterThan(0);
+      file('first.json', JSON.stringify(first));
+      proofPath = file('proof.json', JSON.stringify(proof));
+    });
+    const firstPath = () => join(dir, 'first.json');
+
+    it('without --proof, inclusion is SKIPPED and the receipt is valid', async () => {
+      const run = await cli(receiptPath, '--key', keyPath);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^SKIPPED\s+inclusion\s+no inclusion proof given$/m);
+    });
+
+    it('an honest receipt and its proof: valid, inclusion PASS, as POST /v1/verify says', async () => {
+      const run = await cli(firstPath(), '--key', keyPath, '--proof', proofPath);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(inclusionLine(run.stdout)).toBe('PASS       inclusion');
+      expect(run.stdout).toMatch(/\nVALID: .*included in the log.*\n$/);
+      const json = await cli(firstPath(), '--key', keyPath, '--proof', proofPath, '--json');
+      expect(json.code).toBe(0);
+      const result = JSON.parse(json.stdout) as Json;
+      const served = (await (
+        await fetch(`${live.url}/v1/verify`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ receipt: first, proof }),
+        })
+      ).json()) as Json;
+      const inclusion = (r: Json) => r.checks.find((c: Json) => c.name === 'inclusion');
+      expect(inclusion(result)).toEqual({ name: 'inclusion', layer: 'ledger', status: 'PASS' });
+      expect(inclusion(result)).toEqual(inclusion(served));
+      expect(result.checks.map((c: Json) => c.name)).toEqual(
+        served.checks.map((c: Json) => c.name),
+      );
+      expect(result.valid).toBe(true);
+    });
+
+    it('a tampered proof: exit 1, inclusion FAIL with the reason', async () => {
+      const tampered = tamper('tampered-proof.json', (p) => {
+        p.inclusion[0] = Buffer.alloc(32, 7).toString('base64');
+      });
+      const run = await cli(firstPath(), '--key', keyPath, '--proof', tampered);
+      expect(run.code).toBe(1);
+      expect(inclusionLine(run.stdout)).toMatch(
+        /^FAIL\s+inclusion\s+the inclusion proof does not lead from this receipt's leaf \d+ to the root of the checkpoint of size \d+$/,
+      );
+      expect(run.stdout).toMatch(/\nNOT VALID\n$/);
+      const json = await cli(firstPath(), '--key', keyPath, '--proof', tampered, '--json');
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({ valid: false });
+    });
+
+    it('the proof of another receipt: exit 1', async () => {
+      const other = file('other-proof.json', JSON.stringify(await proofOf(second)));
+      const run = await cli(firstPath(), '--key', keyPath, '--proof', other);
+      expect(run.code).toBe(1);
+      expect(inclusionLine(run.stdout)).toMatch(
+        /^FAIL\s+inclusion\s+leaf_index \d+ is not this receipt's leaf: chain.sequence \d+ is leaf \d+$/,
+      );
+    });
+
+    it('a checkpoint signed by another key: exit 1', async () => {
+      const other = newServerKey();
+      const forged = tamper('forged-checkpoint.json', (p) => {
+        const text = parseNote(p.checkpoint as string)!.text;
+        const origin = text.split('\n')[0]!;
+        p.checkpoint = signNote(text, { name: origin, publicKey: other.publicKeyRaw }, (m) =>
+          other.sign(m),
+        );
+      });
+      const run = await cli(firstPath(), '--key', keyPath, '--proof', forged);
+      expect(run.code).toBe(1);
+      expect(inclusionLine(run.stdout)).toMatch(/^FAIL\s+inclusion\s+bad checkpoint signature: /);
+    });
+
+    it('--checkpoint: the proof must be of that checkpoint', async () => {
+      // The proof's own checkpoint, as a witness would keep it: PASS.
+      const same = file('same-checkpoint', proof.checkpoint as string);
+      const ok = await cli(
+        firstPath(),
+        '--key',
+        keyPath,
+        '--proof',
+        proofPath,
+        '--checkpoint',
+        same,
+      );
+      expect(ok.code).toBe(0);
+      expect(inclusionLine(ok.stdout)).toBe('PASS       inclusion');
+      // A newer checkpoint than the proof's: FAIL, naming both.
+      await live.evaluate(apiKey);
+      const newer = await (await fetch(`${live.url}/v1/log/checkpoint`)).text();
+      expect(newer).not.toBe(proof.checkpoint);
+      const path = file('newer-checkpoint', newer);
+      const run = await cli(
+        firstPath(),
+        '--key',
+        keyPath,
+        '--proof',
+        proofPath,
+        '--checkpoint',
+        path,
+      );
+      expect(run.code).toBe(1);
+      expect(inclusionLine(run.stdout)).toMatch(
+        new RegExp(
+          `^FAIL\\s+inclusion\\s+the proof's checkpoint \\(size ${proof.tree_size}, root \\S+\\) is not the trusted checkpoint \\(size ${proof.tree_size + 1}, root \\S+\\)$`,
+        ),
+      );
+      const json = await cli(
+        firstPath(),
+        '--key',
+        keyPath,
+        '--proof',
+        proofPath,
+        '--checkpoint',
+        path,
+        '--json',
+      );
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout).checks).toContainEqual({
+        name: 'inclusion',
+        layer: 'ledger',
+        status: 'FAIL',
+        detail: expect.stringContaining('is not the trusted checkpoint'),
+      });
+    });
+
+    it('exits 2 for a proof or checkpoint file of the wrong shape', async () => {
+      const cases: [string[], RegExp][] = [
+        [['--proof', file('not-json', '{"leaf_index": ')], /--proof .*not-json/],
+        [
+          ['--proof', tamper('bad-shape.json', (p) => (p.leaf_index = 'one'))],
+          /--proof .*bad-shape\.json: malformed proof: leaf_index must be a non-negative integer/,
+        ],
+        [
+          ['--proof', proofPath, '--checkpoint', file('bad-checkpoint', 'hello\n')],
+          /--checkpoint .*bad-checkpoint: not a checkpoint/,
+        ],
+        [['--checkpoint', proofPath], /--checkpoint needs --proof/],
+      ];
+      for (const [args, reason] of cases) {
+        const run = await cli(firstPath(), '--key', keyPath, ...args);
+        expect(run.code).toBe(2);
+        expect(run.stdout).toBe('');
+        expect(run.stderr).toMatch(reason);
+      }
+    });
   });
 });

@@ -144,7 +144,7 @@ export function logRoutes(
       tag,
       summary: 'Proof that a receipt is in the ledger',
       description:
-        'An RFC 9162 inclusion proof of the receipt (leaf chain.sequence - 1, leaf data the preimage of chain.receipt_hash) in the tree of the newest checkpoint, or of size, with that checkpoint. While reads are private, of the caller’s own receipts only (another account’s is 404, as an unknown one).',
+        'An RFC 9162 inclusion proof of the receipt (leaf chain.sequence - 1, leaf data the preimage of chain.receipt_hash) in the tree of the newest checkpoint, or of size, with that checkpoint as GET /v1/log/checkpoint serves it (with the witnesses’ cosignatures). While reads are private, of the caller’s own receipts only (another account’s is 404, as an unknown one).',
       access: 'read',
       params: receiptParams,
       query: proofQuery,

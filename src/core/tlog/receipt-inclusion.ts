@@ -8,7 +8,13 @@ import {
   verifyInclusion,
   type HashBytes,
 } from './merkle.js';
-import { parseCheckpointText, parseNote, verifyNote, type NoteKey } from './note.js';
+import {
+  parseCheckpointText,
+  parseNote,
+  verifyNote,
+  type Checkpoint,
+  type NoteKey,
+} from './note.js';
 
 // The `inclusion` check of the ledger layer: a receipt is leaf `chain.sequence - 1` of the
 // tree a checkpoint signed by one of the ledger's keys commits to (contract §9). Pure, so the
@@ -56,6 +62,11 @@ export interface InclusionEvidence {
   origin: string;
   keys: readonly CheckpointKey[];
   hash?: HashBytes;
+  /**
+   * A checkpoint the caller already trusts (a witness's kept state, say): the proof's
+   * checkpoint must then be that one (same origin, size and root).
+   */
+  trustedCheckpoint?: Checkpoint;
   /** Verifies an Ed25519 signature; the portable strict verifier by default. */
   verify?: (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
 }
@@ -196,6 +207,16 @@ export function checkInclusion(receipt: unknown, evidence: InclusionEvidence): V
   );
   if (!problems.includes(null))
     return fail(`bad checkpoint signature: ${problems.filter((p) => p !== null).join('; ')}`);
+  const trusted = evidence.trustedCheckpoint;
+  if (
+    trusted &&
+    (trusted.origin !== body.origin ||
+      trusted.size !== body.size ||
+      toBase64(trusted.root) !== toBase64(body.root))
+  )
+    return fail(
+      `the proof's checkpoint (size ${body.size}, root ${toBase64(body.root)}) is not the trusted checkpoint (${trusted.origin === body.origin ? '' : `log ${JSON.stringify(trusted.origin.slice(0, 256))}, `}size ${trusted.size}, root ${toBase64(trusted.root)})`,
+    );
   if (proof.tree_size !== body.size)
     return fail(`tree_size ${proof.tree_size} is not the checkpoint's size ${body.size}`);
   if (index >= body.size)

@@ -1,8 +1,14 @@
 import { verify } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { auditSource } from '../../../src/cli/log-audit.js';
+import { exportLog } from '../../../src/cli/log-export.js';
+import { beginWitnessStep } from '../../../src/core/tlog/witness.js';
 import { TransparencyLog } from '../../../src/services/transparency-log.js';
 import { WitnessCosigning, type Witness } from '../../../src/services/witness-cosigning.js';
 import { startFakeWitness, type FakeWitness } from '../../support/fake-witness.js';
@@ -309,5 +315,57 @@ describe('witness cosignatures', () => {
     expect(await t.store.tree.size()).toBe(3);
     const served = await request(app).get('/v1/log/checkpoint?size=2').expect(200);
     expect(split(served.text).lines).toHaveLength(2);
+  });
+
+  it('serves the cosignatures with a receipt’s proof and in an export, and every verifier ignores the witness’s line', async () => {
+    const w = await witness();
+    const { app, cosigning } = configure([asWitness(w)]);
+    const evaluated = await request(app)
+      .post('/v1/evaluate')
+      .set('X-API-Key', apiKey)
+      .send(validClaim())
+      .expect(200);
+    await evaluate(2);
+    const stored = await log.makeCheckpoint();
+    expect(await cosigning.cosignLatest()).toMatchObject([{ outcome: 'cosigned', size: 3 }]);
+    const { receipt } = evaluated.body;
+
+    // The proof's checkpoint is the served one: the log's signature, then the cosignature.
+    const served = (await request(app).get('/v1/log/checkpoint').expect(200)).text;
+    const proof = (await request(app).get(`/v1/receipts/${receipt.receipt_id}/proof`).expect(200))
+      .body;
+    expect(proof.checkpoint).toBe(served);
+    expect(proof.checkpoint.startsWith(stored.note)).toBe(true);
+    const { text, lines } = split(proof.checkpoint);
+    expect(lines).toHaveLength(2);
+    expect(cosignatureOf(w, lines[1]!, text).valid).toBe(true);
+
+    // The server's inclusion check passes with it (the witness's key is not the log's).
+    const verified = await request(app).post('/v1/verify').send({ receipt, proof }).expect(200);
+    expect(verified.body.valid).toBe(true);
+    expect(verified.body.checks).toContainEqual({
+      name: 'inclusion',
+      layer: 'ledger',
+      status: 'PASS',
+    });
+
+    // A witness that does not know this witness's key accepts the cosigned checkpoint.
+    const step = beginWitnessStep({
+      kept: null,
+      latest: proof.checkpoint,
+      keys: [t.serverKey.publicKeyRaw],
+    });
+    expect(step).toMatchObject({ ok: true, outcome: 'first', checkpoint: { size: 3 } });
+
+    // svc log export writes it with the cosignature; the ledger audit accepts it.
+    const dir = await mkdtemp(join(tmpdir(), 'svc-export-cosigned-'));
+    try {
+      const exported = await exportLog(t.store, dir);
+      expect(await readFile(exported.checkpointPath, 'utf8')).toBe(served);
+      const audit = await auditSource({ source: { dir }, keys: [t.serverKey.publicKeyRaw] });
+      expect(audit).toMatchObject({ ok: true, size: 3 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
