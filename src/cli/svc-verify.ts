@@ -32,6 +32,7 @@ import {
 import { parseStrictJson } from '../core/strict-json.js';
 import { parseInclusionProof, type InclusionEvidence } from '../core/tlog/receipt-inclusion.js';
 import { submitterLabel, type VerifyResult } from '../core/verify.js';
+import type { LogKey } from '../core/tlog/witness.js';
 import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
 import { progressBar } from './progress.js';
 
@@ -367,9 +368,30 @@ const keyOptions = {
   key: { type: 'string' },
   fingerprint: { type: 'string' },
   'key-url': { type: 'string' },
+  'key-history': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
+
+/**
+ * The keys a log command trusts: those the pin reaches through the signing-key history
+ * (--key-history, or GET /v1/keys of --key-url), else the single pinned key. A --fingerprint
+ * without --key-url or --key reads the key history from the log's own --url.
+ */
+async function logKeys(
+  values: { key?: string; fingerprint?: string; 'key-url'?: string; 'key-history'?: string },
+  url: string | undefined,
+): Promise<LogKey[]> {
+  const keyValues =
+    values.fingerprint !== undefined &&
+    values.key === undefined &&
+    values['key-url'] === undefined &&
+    url !== undefined
+      ? { ...values, 'key-url': url }
+      : values;
+  const history = await trustedHistory(keyValues);
+  return history ?? [(await trustedKey(keyValues)).raw];
+}
 
 async function witnessCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -385,8 +407,11 @@ async function witnessCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) return fail(`witness: unexpected argument ${positionals[0]}`);
   if (!values.state) return fail('witness needs --state <file>');
   if (!values.url) return fail('witness needs --url <svc base URL>');
-  const key = await trustedKey(values);
-  const result = await witness({ state: values.state, url: values.url, keys: [key.raw] });
+  const result = await witness({
+    state: values.state,
+    url: values.url,
+    keys: await logKeys(values, values.url),
+  });
   if (values.json) console.log(JSON.stringify(result, null, 2));
   else if (result.ok) console.log(result.reason);
   if (!result.ok) {
@@ -396,7 +421,7 @@ async function witnessCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-function ledgerTable(result: LedgerResult): string {
+function ledgerTable(result: LedgerResult, followed: boolean): string {
   const counts = (table: Record<string, number>) =>
     Object.entries(table)
       .sort(([a], [b]) => a.localeCompare(b))
@@ -407,7 +432,7 @@ function ledgerTable(result: LedgerResult): string {
     `size          ${result.size}`,
     `root          ${result.root}  ${result.root_matches ? 'rebuilt from the entries: equal' : 'NOT the root of the entries'}`,
     `leaves        ${result.leaves.v2} receipt-core-v2, ${result.leaves.v1} receipt-core-v1${result.leaves.unreadable ? `, ${result.leaves.unreadable} unreadable` : ''}`,
-    `signatures    ${result.signatures_verified} of ${result.leaves.v2} receipt-core-v2 leaves verified under the pinned key`,
+    `signatures    ${result.signatures_verified} of ${result.leaves.v2} receipt-core-v2 leaves verified under ${followed ? 'the key history followed from the pin, each under the key that signed its sequence' : 'the pinned key'}`,
   ];
   if (result.leaves.v1 > 0)
     lines.push(
@@ -446,12 +471,12 @@ async function ledgerCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) return fail(`ledger: unexpected argument ${positionals[0]}`);
   if ((values.url === undefined) === (values.dir === undefined))
     return fail('ledger needs one of --url <svc> or --dir <exported dir>');
-  const key = await trustedKey(values);
+  const keys = await logKeys(values, values.url);
   const apiKey = process.env.SVC_API_KEY || undefined;
   const bar = progressBar('auditing');
   const result = await auditSource({
     source: values.url !== undefined ? { url: values.url, apiKey } : { dir: values.dir! },
-    keys: [key.raw],
+    keys,
     onProgress: bar.update,
   });
   bar.done();
@@ -460,7 +485,8 @@ async function ledgerCommand(args: string[]): Promise<number> {
     console.error(`svc-verify ledger: REFUSED (${result.outcome}): ${result.reason}`);
     return 1;
   }
-  console.log(values.json ? JSON.stringify(result, null, 2) : ledgerTable(result));
+  const followed = keys.some((key) => !ArrayBuffer.isView(key));
+  console.log(values.json ? JSON.stringify(result, null, 2) : ledgerTable(result, followed));
   if (!result.ok) {
     const first = result.failures[0];
     console.error(
