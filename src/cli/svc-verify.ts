@@ -44,8 +44,9 @@ Usage:
   svc-verify <file | -> --key <pem-file>
   svc-verify <file | -> --fingerprint sha256:<hex> --key-url <url>
   svc-verify <file | -> --key <pem-file> --proof <proof.json> [--checkpoint <file>]
-  svc-verify witness --state <file> --url <svc> (--key ... | --fingerprint ... --key-url ...)
+  svc-verify witness --state <file> --url <svc> (--key ... | --fingerprint ... [--key-url ...])
   svc-verify ledger (--url <svc> | --dir <dir>) (--key ... | --fingerprint ... --key-url ...)
+                    [--key-history <file>]
 
   witness and ledger check the ledger as a transparency log: "svc-verify witness --help" and
   "svc-verify ledger --help" describe them.
@@ -307,16 +308,28 @@ function table(
 const KEY_HELP = `  --key <pem-file>            the log's Ed25519 public key (SPKI PEM): the server key, which
                               signs checkpoints (key name = the checkpoint's origin)
   --fingerprint sha256:<hex>  pin the key by the SHA-256 of its DER SubjectPublicKeyInfo
-  --key-url <url>             fetch the PEM from an svc base URL; refused unless its
-                              fingerprint equals --fingerprint`;
+  --key-url <url>             an svc base URL: its key history (GET /v1/keys) is followed from
+                              the pin; a service without one serves the PEM, refused unless
+                              its fingerprint equals --fingerprint. Without --key-url and
+                              --key, a --fingerprint reads the history from --url
+  --key-history <file>        the key history as a file (the body of GET /v1/keys), followed
+                              from the pin (--fingerprint or --key)
+
+  With a history, every key linked to the pin by signed transition statements is trusted,
+  each only for the sequences it signed and not after a revocation, and a checkpoint only
+  under the key current at its size. A history that is refused (a transition not signed by
+  the key before it, a pin it does not list) exits 2. With --key alone, that one key.`;
 
 const WITNESS_HELP = `svc-verify witness — keep the log honest: accept a new checkpoint only if it extends the last
 
 Usage:
   svc-verify witness --state <file> --url <svc> --key <pem-file> [--json]
-  svc-verify witness --state <file> --url <svc> --fingerprint sha256:<hex> --key-url <url>
+  svc-verify witness --state <file> --url <svc> --fingerprint sha256:<hex> [--key-url <url>]
+  svc-verify witness --state <file> --url <svc> --fingerprint sha256:<hex> --key-history <file>
 
-Fetches <svc>/v1/log/checkpoint and verifies its signature under the pinned key. The state
+Fetches <svc>/v1/log/checkpoint and verifies its signature under the pinned key, or a key of
+the history the pin reaches that was current at the checkpoint's size: a witness pinned to an
+old key keeps accepting checkpoints after a signed rotation. The state
 file holds the last checkpoint this witness accepted (a signed note). Without one, the
 checkpoint is trusted on first use and written there. With one, the new checkpoint must be
 of the same origin and no smaller; a larger one must come with a consistency proof
@@ -341,12 +354,16 @@ Usage:
   svc-verify ledger --url <svc> --key <pem-file> [--json]
   svc-verify ledger --dir <dir> --key <pem-file> [--json]
   svc-verify ledger (--url <svc> | --dir <dir>) --fingerprint sha256:<hex> --key-url <url>
+  svc-verify ledger (--url <svc> | --dir <dir>) --fingerprint sha256:<hex> --key-history <file>
+  svc-verify ledger --url <svc> --fingerprint sha256:<hex>
 
 Reads the checkpoint (from <svc>/v1/log/checkpoint, or <dir>/checkpoint as "svc log export"
 writes it) and verifies its signature; then reads every entry bundle and hash tile of its
 size, bundle by bundle, rebuilds the Merkle tree from the entries and compares the root with
 the checkpoint and every hash tile with the entries. For each receipt-core-v2 leaf it checks
-the Ed25519 signature over the signed core under the pinned key, position.log = the origin,
+the Ed25519 signature over the signed core under the pinned key (with a history: under the
+key its attestation names, which must have signed that sequence and not be revoked at or
+before it), position.log = the origin,
 position.sequence = leaf index + 1, and position.previous_receipt_hash = the hash of the
 previous leaf (null for the first). receipt-core-v1 leaves do not carry the signed core, so
 their signatures cannot be checked from the log: they are counted and reported as such.

@@ -250,6 +250,15 @@ describe('the log commands under the signing-key history', () => {
     });
   });
 
+  it('documents the key-history options in both commands’ help', async () => {
+    for (const command of ['ledger', 'witness']) {
+      const run = await verify(command, '--help');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('--key-history <file>');
+      expect(run.stdout).toContain('each only for the sequences it signed');
+    }
+  });
+
   describe('svc-verify witness', () => {
     let fake: Server;
     let fakeUrl: string;

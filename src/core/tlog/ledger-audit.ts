@@ -262,7 +262,14 @@ export async function auditLedger(options: LedgerAuditOptions): Promise<LedgerAu
       const keyId = attestation.key_id as string;
       const { raw, record } = trusted.get(keyId)!;
       // A key of the history vouches only for the sequences it signed, before any revocation.
-      const problem = record && coverageProblem(record, index + 1);
+      const sequence = index + 1;
+      const covered =
+        record === null ||
+        (sequence >= record.first_sequence &&
+          (record.last_sequence === null || sequence <= record.last_sequence) &&
+          (record.revoked_from_sequence === null || sequence < record.revoked_from_sequence));
+      // The reason (a string) is only built for a leaf that fails: the audit stays fast.
+      const problem = covered ? null : coverageProblem(record, sequence);
       if (problem) return `signed by ${keyId}, which ${problem.replace(`key ${keyId} `, '')}`;
       const signature =
         typeof attestation.signature === 'string' ? fromBase64(attestation.signature) : null;
