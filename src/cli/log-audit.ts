@@ -4,7 +4,12 @@ import { parseStrictJson } from '../core/strict-json.js';
 import { auditLedger, type LedgerAuditReport } from '../core/tlog/ledger-audit.js';
 import { rootHex } from '../core/tlog/note.js';
 import { tilePath, type Tile } from '../core/tlog/tiles.js';
-import { verifySignedCheckpoint, witnessLog, type WitnessReport } from '../core/tlog/witness.js';
+import {
+  verifySignedCheckpoint,
+  witnessLog,
+  type LogKey,
+  type WitnessReport,
+} from '../core/tlog/witness.js';
 import { createNativeStrictVerify } from '../secrets/native-ed25519.js';
 import { nativeHashBytes } from '../storage/native-hash.js';
 import { writeAtomically } from './atomic-file.js';
@@ -102,7 +107,8 @@ export type WitnessResult = WitnessReport;
 export async function witness(options: {
   state: string;
   url: string;
-  keys: Uint8Array[];
+  /** The pinned key, or the keys of the history followed from the pin. */
+  keys: LogKey[];
 }): Promise<WitnessResult> {
   let kept: string | null = null;
   try {
@@ -148,7 +154,8 @@ export interface LedgerResult extends LedgerAuditReport {
 /** The whole-ledger audit of the newest checkpoint of a source. */
 export async function auditSource(options: {
   source: LogSource;
-  keys: Uint8Array[];
+  /** The pinned key, or the keys of the history followed from the pin. */
+  keys: LogKey[];
   onProgress?: (done: number, total: number) => void;
 }): Promise<LedgerResult | { ok: false; outcome: 'bad_signature' | 'malformed'; reason: string }> {
   const note = await readCheckpoint(options.source);

@@ -32,6 +32,7 @@ import {
 import { parseStrictJson } from '../core/strict-json.js';
 import { parseInclusionProof, type InclusionEvidence } from '../core/tlog/receipt-inclusion.js';
 import { submitterLabel, type VerifyResult } from '../core/verify.js';
+import type { LogKey } from '../core/tlog/witness.js';
 import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
 import { progressBar } from './progress.js';
 
@@ -43,8 +44,9 @@ Usage:
   svc-verify <file | -> --key <pem-file>
   svc-verify <file | -> --fingerprint sha256:<hex> --key-url <url>
   svc-verify <file | -> --key <pem-file> --proof <proof.json> [--checkpoint <file>]
-  svc-verify witness --state <file> --url <svc> (--key ... | --fingerprint ... --key-url ...)
+  svc-verify witness --state <file> --url <svc> (--key ... | --fingerprint ... [--key-url ...])
   svc-verify ledger (--url <svc> | --dir <dir>) (--key ... | --fingerprint ... --key-url ...)
+                    [--key-history <file>]
 
   witness and ledger check the ledger as a transparency log: "svc-verify witness --help" and
   "svc-verify ledger --help" describe them.
@@ -306,16 +308,28 @@ function table(
 const KEY_HELP = `  --key <pem-file>            the log's Ed25519 public key (SPKI PEM): the server key, which
                               signs checkpoints (key name = the checkpoint's origin)
   --fingerprint sha256:<hex>  pin the key by the SHA-256 of its DER SubjectPublicKeyInfo
-  --key-url <url>             fetch the PEM from an svc base URL; refused unless its
-                              fingerprint equals --fingerprint`;
+  --key-url <url>             an svc base URL: its key history (GET /v1/keys) is followed from
+                              the pin; a service without one serves the PEM, refused unless
+                              its fingerprint equals --fingerprint. Without --key-url and
+                              --key, a --fingerprint reads the history from --url
+  --key-history <file>        the key history as a file (the body of GET /v1/keys), followed
+                              from the pin (--fingerprint or --key)
+
+  With a history, every key linked to the pin by signed transition statements is trusted,
+  each only for the sequences it signed and not after a revocation, and a checkpoint only
+  under the key current at its size. A history that is refused (a transition not signed by
+  the key before it, a pin it does not list) exits 2. With --key alone, that one key.`;
 
 const WITNESS_HELP = `svc-verify witness — keep the log honest: accept a new checkpoint only if it extends the last
 
 Usage:
   svc-verify witness --state <file> --url <svc> --key <pem-file> [--json]
-  svc-verify witness --state <file> --url <svc> --fingerprint sha256:<hex> --key-url <url>
+  svc-verify witness --state <file> --url <svc> --fingerprint sha256:<hex> [--key-url <url>]
+  svc-verify witness --state <file> --url <svc> --fingerprint sha256:<hex> --key-history <file>
 
-Fetches <svc>/v1/log/checkpoint and verifies its signature under the pinned key. The state
+Fetches <svc>/v1/log/checkpoint and verifies its signature under the pinned key, or a key of
+the history the pin reaches that was current at the checkpoint's size: a witness pinned to an
+old key keeps accepting checkpoints after a signed rotation. The state
 file holds the last checkpoint this witness accepted (a signed note). Without one, the
 checkpoint is trusted on first use and written there. With one, the new checkpoint must be
 of the same origin and no smaller; a larger one must come with a consistency proof
@@ -340,12 +354,16 @@ Usage:
   svc-verify ledger --url <svc> --key <pem-file> [--json]
   svc-verify ledger --dir <dir> --key <pem-file> [--json]
   svc-verify ledger (--url <svc> | --dir <dir>) --fingerprint sha256:<hex> --key-url <url>
+  svc-verify ledger (--url <svc> | --dir <dir>) --fingerprint sha256:<hex> --key-history <file>
+  svc-verify ledger --url <svc> --fingerprint sha256:<hex>
 
 Reads the checkpoint (from <svc>/v1/log/checkpoint, or <dir>/checkpoint as "svc log export"
 writes it) and verifies its signature; then reads every entry bundle and hash tile of its
 size, bundle by bundle, rebuilds the Merkle tree from the entries and compares the root with
 the checkpoint and every hash tile with the entries. For each receipt-core-v2 leaf it checks
-the Ed25519 signature over the signed core under the pinned key, position.log = the origin,
+the Ed25519 signature over the signed core under the pinned key (with a history: under the
+key its attestation names, which must have signed that sequence and not be revoked at or
+before it), position.log = the origin,
 position.sequence = leaf index + 1, and position.previous_receipt_hash = the hash of the
 previous leaf (null for the first). receipt-core-v1 leaves do not carry the signed core, so
 their signatures cannot be checked from the log: they are counted and reported as such.
@@ -367,9 +385,30 @@ const keyOptions = {
   key: { type: 'string' },
   fingerprint: { type: 'string' },
   'key-url': { type: 'string' },
+  'key-history': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
+
+/**
+ * The keys a log command trusts: those the pin reaches through the signing-key history
+ * (--key-history, or GET /v1/keys of --key-url), else the single pinned key. A --fingerprint
+ * without --key-url or --key reads the key history from the log's own --url.
+ */
+async function logKeys(
+  values: { key?: string; fingerprint?: string; 'key-url'?: string; 'key-history'?: string },
+  url: string | undefined,
+): Promise<LogKey[]> {
+  const keyValues =
+    values.fingerprint !== undefined &&
+    values.key === undefined &&
+    values['key-url'] === undefined &&
+    url !== undefined
+      ? { ...values, 'key-url': url }
+      : values;
+  const history = await trustedHistory(keyValues);
+  return history ?? [(await trustedKey(keyValues)).raw];
+}
 
 async function witnessCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -385,8 +424,11 @@ async function witnessCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) return fail(`witness: unexpected argument ${positionals[0]}`);
   if (!values.state) return fail('witness needs --state <file>');
   if (!values.url) return fail('witness needs --url <svc base URL>');
-  const key = await trustedKey(values);
-  const result = await witness({ state: values.state, url: values.url, keys: [key.raw] });
+  const result = await witness({
+    state: values.state,
+    url: values.url,
+    keys: await logKeys(values, values.url),
+  });
   if (values.json) console.log(JSON.stringify(result, null, 2));
   else if (result.ok) console.log(result.reason);
   if (!result.ok) {
@@ -396,7 +438,7 @@ async function witnessCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-function ledgerTable(result: LedgerResult): string {
+function ledgerTable(result: LedgerResult, followed: boolean): string {
   const counts = (table: Record<string, number>) =>
     Object.entries(table)
       .sort(([a], [b]) => a.localeCompare(b))
@@ -407,7 +449,7 @@ function ledgerTable(result: LedgerResult): string {
     `size          ${result.size}`,
     `root          ${result.root}  ${result.root_matches ? 'rebuilt from the entries: equal' : 'NOT the root of the entries'}`,
     `leaves        ${result.leaves.v2} receipt-core-v2, ${result.leaves.v1} receipt-core-v1${result.leaves.unreadable ? `, ${result.leaves.unreadable} unreadable` : ''}`,
-    `signatures    ${result.signatures_verified} of ${result.leaves.v2} receipt-core-v2 leaves verified under the pinned key`,
+    `signatures    ${result.signatures_verified} of ${result.leaves.v2} receipt-core-v2 leaves verified under ${followed ? 'the key history followed from the pin, each under the key that signed its sequence' : 'the pinned key'}`,
   ];
   if (result.leaves.v1 > 0)
     lines.push(
@@ -446,12 +488,12 @@ async function ledgerCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) return fail(`ledger: unexpected argument ${positionals[0]}`);
   if ((values.url === undefined) === (values.dir === undefined))
     return fail('ledger needs one of --url <svc> or --dir <exported dir>');
-  const key = await trustedKey(values);
+  const keys = await logKeys(values, values.url);
   const apiKey = process.env.SVC_API_KEY || undefined;
   const bar = progressBar('auditing');
   const result = await auditSource({
     source: values.url !== undefined ? { url: values.url, apiKey } : { dir: values.dir! },
-    keys: [key.raw],
+    keys,
     onProgress: bar.update,
   });
   bar.done();
@@ -460,7 +502,8 @@ async function ledgerCommand(args: string[]): Promise<number> {
     console.error(`svc-verify ledger: REFUSED (${result.outcome}): ${result.reason}`);
     return 1;
   }
-  console.log(values.json ? JSON.stringify(result, null, 2) : ledgerTable(result));
+  const followed = keys.some((key) => !ArrayBuffer.isView(key));
+  console.log(values.json ? JSON.stringify(result, null, 2) : ledgerTable(result, followed));
   if (!result.ok) {
     const first = result.failures[0];
     console.error(

@@ -3,9 +3,11 @@ import { verifyEd25519Strict } from '../ed25519.js';
 import { fromBase64, toHex, utf8Bytes } from '../encoding.js';
 import { contractOf, RECEIPT_CORE_V2 } from '../receipt.js';
 import { keyIdOf } from '../ed25519.js';
+import { coverageProblem, type SigningKeyRecord } from '../key-history.js';
 import type { Ed25519Verify } from '../verify.js';
 import { leafHash, nodeHash, portableHashBytes, type HashBytes } from './merkle.js';
 import type { Checkpoint } from './note.js';
+import type { LogKey } from './witness.js';
 import {
   decodeEntryBundle,
   decodeHashTile,
@@ -36,7 +38,7 @@ export interface LedgerAuditReport {
   size: number;
   /** Leaves by contract: v2 leaves carry their signed core, v1 leaves do not. */
   leaves: { v2: number; v1: number; unreadable: number };
-  /** v2 leaves whose signature verified under a trusted key. */
+  /** v2 leaves whose signature verified under a trusted key (that covered their sequence). */
   signatures_verified: number;
   /** Signed `policy.verdict` (v2), or the v1 preimage's `policy.verdict`. */
   by_verdict: Record<string, number>;
@@ -52,8 +54,12 @@ export interface LedgerAuditReport {
 export interface LedgerAuditOptions {
   /** A checkpoint whose signature the caller verified. */
   checkpoint: Checkpoint;
-  /** The trusted raw Ed25519 keys; a v2 leaf must carry a signature by one of them. */
-  keys: readonly Uint8Array[];
+  /**
+   * The trusted keys; a v2 leaf must carry a signature by one of them. A raw key (a single
+   * pinned key) vouches for any sequence; a key of a followed history (`followKeyTransitions`)
+   * only for the sequences it signed and was not revoked from.
+   */
+  keys: readonly LogKey[];
   readTile: ReadTile;
   /** Strict Ed25519 verification; the CLI passes node:crypto's strict equivalent. */
   verify?: Ed25519Verify;
@@ -90,7 +96,15 @@ export async function auditLedger(options: LedgerAuditOptions): Promise<LedgerAu
   const hash = options.hash ?? portableHashBytes;
   const verify = options.verify ?? verifyEd25519Strict;
   const maxFailures = options.maxFailures ?? 20;
-  const trusted = new Map(options.keys.map((raw) => [keyIdOf(raw), raw]));
+  // key_id → key: the key a leaf names is found in O(1), however long the history.
+  const trusted = new Map<string, { raw: Uint8Array; record: SigningKeyRecord | null }>(
+    options.keys.map((key) =>
+      ArrayBuffer.isView(key)
+        ? [keyIdOf(key), { raw: key, record: null }]
+        : [key.keyId, { raw: key.raw, record: key.record }],
+    ),
+  );
+  const withHistory = options.keys.some((key) => !ArrayBuffer.isView(key));
   const size = checkpoint.size;
   const report: LedgerAuditReport = {
     ok: false,
@@ -239,13 +253,26 @@ export async function auditLedger(options: LedgerAuditOptions): Promise<LedgerAu
     );
     if (ours.length === 0) {
       const named = list.map((a) => String(a.key_id)).join(', ') || 'no key';
-      return `signed by ${named}, not by a trusted key`;
+      return withHistory
+        ? `signed by ${named}, which is not in the key history followed from the pin`
+        : `signed by ${named}, not by a trusted key`;
     }
     const message = utf8Bytes(coreText);
     for (const attestation of ours) {
+      const keyId = attestation.key_id as string;
+      const { raw, record } = trusted.get(keyId)!;
+      // A key of the history vouches only for the sequences it signed, before any revocation.
+      const sequence = index + 1;
+      const covered =
+        record === null ||
+        (sequence >= record.first_sequence &&
+          (record.last_sequence === null || sequence <= record.last_sequence) &&
+          (record.revoked_from_sequence === null || sequence < record.revoked_from_sequence));
+      // The reason (a string) is only built for a leaf that fails: the audit stays fast.
+      const problem = covered ? null : coverageProblem(record, sequence);
+      if (problem) return `signed by ${keyId}, which ${problem.replace(`key ${keyId} `, '')}`;
       const signature =
         typeof attestation.signature === 'string' ? fromBase64(attestation.signature) : null;
-      const raw = trusted.get(attestation.key_id as string)!;
       if (!signature || !verify(signature, message, raw)) {
         return `the Ed25519 signature of ${attestation.key_id as string} does not verify over the core`;
       }

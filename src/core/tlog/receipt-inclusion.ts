@@ -133,7 +133,7 @@ export function parseInclusionProof(
  * current when they are made, so the size lies from the head when the key took over
  * (first_sequence - 1) to its last sequence, and below the sequence it is revoked from.
  */
-function keyCoverageProblem(key: CheckpointKey, size: number): string | null {
+export function keyCoverageProblem(key: CheckpointKey, size: number): string | null {
   const record = key.record;
   if (!record) return null;
   const name = key.keyId ?? 'the signing key';

@@ -1,4 +1,5 @@
 import { fromBase64 } from '../encoding.js';
+import type { TrustedKey } from '../key-history.js';
 import { verifyConsistency, type HashBytes } from './merkle.js';
 import {
   parseCheckpointText,
@@ -8,6 +9,7 @@ import {
   type Checkpoint,
   type NoteKey,
 } from './note.js';
+import { keyCoverageProblem, type CheckpointKey } from './receipt-inclusion.js';
 
 // A witness of the log (C2SP tlog-witness, without the cosigning): it keeps the last
 // checkpoint it accepted and accepts a new one only when it is signed by a trusted key, of the
@@ -41,12 +43,26 @@ const refuse = (failure: WitnessFailure, reason: string) =>
   ({ ok: false, failure, reason }) as const;
 
 /**
+ * A key trusted for a log's checkpoints: a raw Ed25519 key (a single pinned key, which vouches
+ * for a checkpoint of any size), or a key of a followed history, which vouches only for the
+ * checkpoints made while it was current and not revoked.
+ */
+export type LogKey = Uint8Array | TrustedKey;
+
+/** The checkpoint-signing form of a trusted key: with its history record when it has one. */
+export const checkpointKeyOf = (key: LogKey): CheckpointKey =>
+  // isView, not instanceof: a Buffer from another realm is still a raw key.
+  ArrayBuffer.isView(key)
+    ? { publicKey: key }
+    : { publicKey: key.raw, keyId: key.keyId, record: key.record };
+
+/**
  * The trusted keys of a log's checkpoints: signed-note keys are named by the origin, so a raw
  * Ed25519 key trusted for the log becomes the note key `{name: origin, publicKey}`. A list,
  * so that a key history can name every key the log has signed with.
  */
-export const checkpointKeys = (origin: string, keys: readonly Uint8Array[]): NoteKey[] =>
-  keys.map((publicKey) => ({ name: origin, publicKey }));
+export const checkpointKeys = (origin: string, keys: readonly LogKey[]): NoteKey[] =>
+  keys.map((key) => ({ name: origin, publicKey: checkpointKeyOf(key).publicKey }));
 
 /** The checkpoint of a signed note, without checking its signatures (a kept state's). */
 export function readCheckpointNote(note: string): Checkpoint | null {
@@ -55,21 +71,33 @@ export function readCheckpointNote(note: string): Checkpoint | null {
 }
 
 /**
- * Verifies a fetched signed checkpoint under trusted raw keys, the key name being the
- * checkpoint's own origin. `origin`, when given, is the origin it must have.
+ * Verifies a fetched signed checkpoint under trusted keys, the key name being the checkpoint's
+ * own origin. A key of a history counts only when it was current at the checkpoint's size and
+ * not revoked by then (as the server's inclusion check decides it, `keyCoverageProblem`).
  */
 export function verifySignedCheckpoint(
   note: string,
-  keys: readonly Uint8Array[],
+  keys: readonly LogKey[],
   verify?: (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean,
 ): { ok: true; checkpoint: Checkpoint } | { ok: false; failure: WitnessFailure; reason: string } {
   const unverified = readCheckpointNote(note);
   if (!unverified) return refuse('malformed', 'the answer is not a signed checkpoint');
-  const verified = verifyNote(note, checkpointKeys(unverified.origin, keys), verify);
+  const noteKeys = checkpointKeys(unverified.origin, keys);
+  const verified = verifyNote(note, noteKeys, verify);
   if (!verified.ok) {
     return refuse('bad_signature', `checkpoint of ${unverified.origin}: ${verified.reason}`);
   }
-  return { ok: true, checkpoint: parseCheckpointText(verified.text)! };
+  const checkpoint = parseCheckpointText(verified.text)!;
+  const problems = verified.verifiedBy.map((noteKey) =>
+    keyCoverageProblem(checkpointKeyOf(keys[noteKeys.indexOf(noteKey)]!), checkpoint.size),
+  );
+  if (!problems.includes(null)) {
+    return refuse(
+      'bad_signature',
+      `checkpoint of ${checkpoint.origin}: ${problems.filter((p) => p !== null).join('; ')}`,
+    );
+  }
+  return { ok: true, checkpoint };
 }
 
 const sameRoot = (a: Uint8Array, b: Uint8Array) =>
@@ -86,7 +114,7 @@ export function beginWitnessStep(input: {
   kept: string | null;
   /** The signed note just fetched. */
   latest: string;
-  keys: readonly Uint8Array[];
+  keys: readonly LogKey[];
   verify?: (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
 }): WitnessStep {
   const previous = input.kept === null ? null : readCheckpointNote(input.kept);
@@ -196,7 +224,7 @@ export interface WitnessReport {
 export async function witnessLog(input: {
   kept: string | null;
   latest: string;
-  keys: readonly Uint8Array[];
+  keys: readonly LogKey[];
   consistency: (from: number, to: number) => Promise<unknown>;
   stateName: string;
   verify?: (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
