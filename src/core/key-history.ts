@@ -319,3 +319,27 @@ export function keyForReceipt<K extends { keyId: string; record: SigningKeyRecor
   const problem = coverageProblem(key.record, sequence);
   return problem ? { key, refusal: problem } : { key };
 }
+
+/** A run of consecutive receipts whose first attestation names the same key. */
+export interface KeyRun {
+  key_id: string;
+  first_sequence: number;
+  last_sequence: number;
+  first_issued_at: string;
+}
+
+/** Adds a receipt, in sequence order, to the runs of keys: each store reads, this folds. */
+export function extendKeyRuns(
+  runs: KeyRun[],
+  receipt: { key_id: string; sequence: number; issued_at: string },
+): void {
+  const last = runs[runs.length - 1];
+  if (last && last.key_id === receipt.key_id) last.last_sequence = receipt.sequence;
+  else
+    runs.push({
+      key_id: receipt.key_id,
+      first_sequence: receipt.sequence,
+      last_sequence: receipt.sequence,
+      first_issued_at: receipt.issued_at,
+    });
+}

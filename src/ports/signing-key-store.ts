@@ -1,4 +1,4 @@
-import type { SigningKeyRecord } from '../core/key-history.js';
+import type { KeyRun, SigningKeyRecord } from '../core/key-history.js';
 
 /** What a key change sees, read inside the store's transaction. */
 export interface SigningKeyState {
@@ -10,12 +10,7 @@ export interface SigningKeyState {
    * The key_ids of the receipts' first attestations in sequence order, one run per key:
    * what an empty history adopts from a ledger signed before the history existed.
    */
-  receiptKeyRuns(): {
-    key_id: string;
-    first_sequence: number;
-    last_sequence: number;
-    first_issued_at: string;
-  }[];
+  receiptKeyRuns(): KeyRun[];
 }
 
 /** The writes a key change makes; each is one of the transitions the store allows. */

@@ -1,6 +1,6 @@
 import type { ClientSession, Db, MongoClient } from 'mongodb';
 import { SvcError } from '../../core/errors.js';
-import type { SigningKeyRecord } from '../../core/key-history.js';
+import { extendKeyRuns, type KeyRun, type SigningKeyRecord } from '../../core/key-history.js';
 import type {
   SigningKeyChange,
   SigningKeyState,
@@ -155,7 +155,7 @@ export class MongoSigningKeys implements SigningKeyStore {
   }
 
   private async receiptKeyRuns(session: ClientSession) {
-    const out: ReturnType<SigningKeyState['receiptKeyRuns']> = [];
+    const runs: KeyRun[] = [];
     const cursor = this.db.collection<ReceiptDocument>(COLLECTIONS.receipts).find(
       {},
       {
@@ -166,17 +166,12 @@ export class MongoSigningKeys implements SigningKeyStore {
     );
     for await (const doc of cursor) {
       const receipt = JSON.parse(doc.receipt_json) as { attestations?: { key_id?: string }[] };
-      const keyId = receipt.attestations?.[0]?.key_id ?? '';
-      const last = out[out.length - 1];
-      if (last && last.key_id === keyId) last.last_sequence = doc.sequence;
-      else
-        out.push({
-          key_id: keyId,
-          first_sequence: doc.sequence,
-          last_sequence: doc.sequence,
-          first_issued_at: doc.issued_at,
-        });
+      extendKeyRuns(runs, {
+        key_id: receipt.attestations?.[0]?.key_id ?? '',
+        sequence: doc.sequence,
+        issued_at: doc.issued_at,
+      });
     }
-    return out;
+    return runs;
   }
 }

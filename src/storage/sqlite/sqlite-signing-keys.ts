@@ -1,5 +1,10 @@
 import type { Database } from 'better-sqlite3';
-import type { SigningKeyRecord, SigningKeyStatus } from '../../core/key-history.js';
+import {
+  extendKeyRuns,
+  type KeyRun,
+  type SigningKeyRecord,
+  type SigningKeyStatus,
+} from '../../core/key-history.js';
 import type {
   SigningKeyChange,
   SigningKeyState,
@@ -147,20 +152,11 @@ export class SqliteSigningKeys implements SigningKeyStore {
         history: this.listNow(),
         head: this.q.head.get()?.n ?? 0,
         receiptKeyRuns: () => {
-          const out: ReturnType<SigningKeyState['receiptKeyRuns']> = [];
+          const runs: KeyRun[] = [];
           for (const row of this.q.runs.iterate()) {
-            const last = out[out.length - 1];
-            const keyId = row.key_id ?? '';
-            if (last && last.key_id === keyId) last.last_sequence = row.sequence;
-            else
-              out.push({
-                key_id: keyId,
-                first_sequence: row.sequence,
-                last_sequence: row.sequence,
-                first_issued_at: row.issued_at,
-              });
+            extendKeyRuns(runs, { ...row, key_id: row.key_id ?? '' });
           }
-          return out;
+          return runs;
         },
       };
       const change = decide(state);
