@@ -833,9 +833,11 @@ async function runProfile(options: Options, workDir: string): Promise<void> {
     );
     const scenario = results.scenarios.find((s) => s.id === id || s.kind === id);
     if (!scenario) throw new Error(`no scenario ${id}`);
-    const phase =
-      scenario.id.includes('@') && scenario.id !== 'evaluate@empty'
-        ? `seeded-${scenario.id.split('@')[1]}`
+    const at = scenario.id.split('@')[1];
+    const phase = ['proof', 'checkpoint', 'consistency'].includes(scenario.kind)
+      ? `tlog-${at}`
+      : scenario.id.includes('@') && scenario.id !== 'evaluate@empty'
+        ? `seeded-${at}`
         : 'empty';
     const file = join(dir, `${phase}.cpuprofile`);
     const target = join(dir, `${scenario.id.replace('@', '-')}.cpuprofile`);
