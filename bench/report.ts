@@ -214,7 +214,7 @@ function tlogGoals(r: BenchResults, empty: ScenarioResult | undefined): GoalResu
       met: Number.isFinite(share) ? share <= 10 : null,
     });
   }
-  const proof = r.scenarios.filter((s) => s.kind === 'proof').at(-1);
+  const proof = r.scenarios.filter((s) => s.kind === 'proof' && s.connections > 1).at(-1);
   if (proof) {
     goals.push({
       goal: `inclusion proof p50 at ${fmtLedger(proof.ledger_size)} receipts, ${proof.connections} connections`,

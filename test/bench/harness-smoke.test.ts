@@ -99,8 +99,10 @@ describe('benchmark harness', () => {
     for (const kind of ['search-filters', 'search-text']) {
       expect(kinds.filter((k) => k === kind)).toHaveLength(4);
     }
-    // The transparency log: proofs and the checkpoint at the one smoke size, served over HTTP.
-    for (const kind of ['proof', 'checkpoint', 'consistency']) {
+    // The transparency log at the one smoke size, over HTTP: inclusion proofs alone and at 8
+    // connections, the checkpoint and consistency proofs.
+    expect(kinds.filter((k) => k === 'proof')).toHaveLength(2);
+    for (const kind of ['checkpoint', 'consistency']) {
       expect(kinds.filter((k) => k === kind)).toHaveLength(1);
     }
     // Its costs outside HTTP: the tree's share of an append, and the audit of an export.
