@@ -21,10 +21,12 @@ import {
   type ScenarioResult,
 } from './report.js';
 import { seedLedger, type SeedResult } from './seed.js';
+import { auditExport, measureTreeCost, sampleReceiptIds, waitForCheckpoint } from './tlog.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SERVER = join(ROOT, 'dist/src/server.js');
 const BASELINE = join(ROOT, 'dist/bench/baseline-server.js');
+const RUSAGE_HOOK = join(ROOT, 'dist/bench/rusage-hook.js');
 const EMAIL = 'bench@example.com';
 
 // The goal for evaluate is stated at 32 connections; the write and baseline scenarios share
@@ -51,6 +53,12 @@ interface Options {
   server: string;
   /** SVC_WORKERS of the service: HTTP worker processes sharing its port. */
   workers: number;
+  /** Ledger sizes the inclusion and consistency proofs are measured at. */
+  tlogSizes: number[];
+  /** Rounds and evaluations per round of the in-process tree cost; runs of the audit. */
+  treeRounds: number;
+  treePerRound: number;
+  auditRuns: number;
 }
 
 function parseOptions(): Options {
@@ -69,6 +77,10 @@ function parseOptions(): Options {
       only: { type: 'string' },
       server: { type: 'string' },
       workers: { type: 'string' },
+      'tlog-sizes': { type: 'string' },
+      'tree-rounds': { type: 'string' },
+      'tree-per-round': { type: 'string' },
+      'audit-runs': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -89,7 +101,13 @@ function parseOptions(): Options {
                        over its processes
   --profile <dir>      run each selected scenario (default evaluate@empty,verify) in its own
                        service process under node --cpu-prof; print the top self times
-  --keep               keep the temporary data directories`);
+  --keep               keep the temporary data directories
+  --tlog-sizes <a,b>   ledger sizes of the proof scenarios (full 100000,1000000; smoke 1000);
+                       1,000,000 receipts take a few minutes to seed and about 6 GB of disk
+  --tree-rounds <n>    rounds of the in-process tree cost (full 5, smoke 1)
+  --tree-per-round <n> evaluations per round and store (full 4000, smoke 100); the audited
+                       ledger holds rounds × this + a tenth of it (the warm-up)
+  --audit-runs <n>     runs of svc-verify ledger over the export (full 3, smoke 1)`);
     process.exit(0);
   }
   const smoke = values.smoke;
@@ -99,10 +117,12 @@ function parseOptions(): Options {
     if (!Number.isFinite(n) || n <= 0) throw new Error(`not a positive number: ${value}`);
     return n;
   };
-  const sizes = (values.sizes ?? (smoke ? '100,1000' : '10000,100000'))
-    .split(',')
-    .map((s) => Math.round(number(s.trim(), 0)))
-    .sort((a, b) => a - b);
+  const sizeList = (text: string) =>
+    text
+      .split(',')
+      .map((s) => Math.round(number(s.trim(), 0)))
+      .sort((a, b) => a - b);
+  const sizes = sizeList(values.sizes ?? (smoke ? '100,1000' : '10000,100000'));
   return {
     mode: smoke ? 'smoke' : 'full',
     duration: number(values.duration, smoke ? 0.3 : 10),
@@ -126,6 +146,10 @@ function parseOptions(): Options {
         : null,
     server: resolve(values.server ?? SERVER),
     workers: Math.round(number(values.workers, 1)),
+    tlogSizes: sizeList(values['tlog-sizes'] ?? (smoke ? '1000' : '100000,1000000')),
+    treeRounds: Math.round(number(values['tree-rounds'], smoke ? 1 : 5)),
+    treePerRound: Math.round(number(values['tree-per-round'], smoke ? 100 : 4000)),
+    auditRuns: Math.round(number(values['audit-runs'], smoke ? 1 : 3)),
   };
 }
 
@@ -136,13 +160,22 @@ const mib = (n: number | null) => (n === null ? null : Math.round(n));
 const log = (message: string) =>
   console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 const label = (size: number) =>
-  size >= 1000 && size % 1000 === 0 ? `${size / 1000}k` : String(size);
+  size >= 1e6 && size % 1e6 === 0
+    ? `${size / 1e6}m`
+    : size >= 1000 && size % 1000 === 0
+      ? `${size / 1000}k`
+      : String(size);
 
 const wanted = (options: Options, id: string, kind: ScenarioKind) =>
   !options.only || options.only.includes(id) || options.only.includes(kind);
 
 /** The service on `dataDir`; under --profile, writing `<profile>/<name>.cpuprofile` at exit. */
-function startService(dataDir: string, options: Options, name: string): Promise<Spawned> {
+function startService(
+  dataDir: string,
+  options: Options,
+  name: string,
+  env: Record<string, string> = {},
+): Promise<Spawned> {
   const nodeArgs = options.profile
     ? ['--cpu-prof', `--cpu-prof-dir=${options.profile}`, `--cpu-prof-name=${name}.cpuprofile`]
     : [];
@@ -157,6 +190,7 @@ function startService(dataDir: string, options: Options, name: string): Promise<
       SVC_ANON_LIMIT_PER_HOUR: 'unlimited',
       SVC_SIGNUP_LIMIT_PER_HOUR: 'unlimited',
       SVC_WORKERS: String(options.workers),
+      ...env,
     },
   });
 }
@@ -559,6 +593,145 @@ async function seededScenarios(dataDir: string, size: number, options: Options) 
   }
 }
 
+// The proof scenarios' random leaves (and consistency proofs' random older sizes).
+const PROOF_RECEIPTS = 256;
+const CONSISTENCY_SIZES = 64;
+// Checkpoints every second, so one of the seeded size is there soon after the service starts.
+const CHECKPOINT_EVERY = { SVC_CHECKPOINT_INTERVAL: '1' };
+
+function proofScenarios(
+  service: Spawned,
+  apiKey: string,
+  size: number,
+  receiptIds: string[],
+): ScenarioDef[] {
+  const headers = { 'x-api-key': apiKey };
+  const get = (path: string) => () => fetch(`${service.url}${path}`, { headers });
+  const proofPaths = receiptIds.map((id) => `/v1/receipts/${id}/proof`);
+  const consistencyPaths = Array.from(
+    { length: CONSISTENCY_SIZES },
+    () => `/v1/log/consistency?from=${1 + Math.floor(Math.random() * (size - 1))}&to=${size}`,
+  );
+  const def = (
+    kind: 'proof' | 'checkpoint' | 'consistency',
+    path: string,
+    paths: string[],
+    accept?: ScenarioDef['accept'],
+    connections = READ_CONNECTIONS,
+  ): ScenarioDef => ({
+    id: `${kind}@${label(size)}${connections === 1 ? '/c1' : ''}`,
+    kind,
+    method: 'GET',
+    path,
+    connections,
+    target: service,
+    requests: paths.map((p) => ({ method: 'GET', path: p, headers })),
+    probe: get(paths[0]!),
+    accept,
+    ledger: true,
+  });
+  const isProof = (body: unknown) => {
+    const proof = body as { tree_size?: number; inclusion?: unknown[] };
+    return proof.tree_size === size && Array.isArray(proof.inclusion)
+      ? null
+      : `no inclusion proof at size ${size}`;
+  };
+  // Alone (one connection: p50 is the time to answer one proof) and among others (8, the
+  // target's setting, where p50 is mostly time queued behind the other 7: Little's law).
+  return [
+    def('proof', '/v1/receipts/:id/proof (random leaves)', proofPaths, isProof, 1),
+    def('proof', '/v1/receipts/:id/proof (random leaves)', proofPaths, isProof),
+    def('checkpoint', '/v1/log/checkpoint', ['/v1/log/checkpoint']),
+    def('consistency', '/v1/log/consistency?from=(random)&to=size', consistencyPaths, (body) =>
+      Array.isArray((body as { proof?: unknown }).proof) ? null : 'no consistency proof',
+    ),
+  ];
+}
+
+/**
+ * The transparency log: the tree's cost per append in process, the audit of an export of
+ * that ledger, and inclusion and consistency proofs at each of `tlogSizes` receipts.
+ */
+async function transparencyLogPhase(
+  workDir: string,
+  options: Options,
+  scenarios: ScenarioResult[],
+): Promise<NonNullable<BenchResults['tlog']>> {
+  const only = (name: string) => !options.only || options.only.includes(name);
+  const out: NonNullable<BenchResults['tlog']> = { tree: null, audit: null, seeding: [] };
+  if (only('tree') || only('audit')) {
+    log('transparency log: tree cost per append, in process');
+    const treeDir = join(workDir, 'tree');
+    const offDir = join(workDir, 'tree-off');
+    out.tree = await measureTreeCost(treeDir, offDir, {
+      rounds: options.treeRounds,
+      perRound: options.treePerRound,
+      warmup: Math.max(10, Math.round(options.treePerRound / 10)),
+    });
+    rmSync(offDir, { recursive: true, force: true });
+    const t = out.tree.median;
+    log(
+      `  evaluate in process ${t.with_tree_us} µs with the tree, ${t.without_tree_us} µs ` +
+        `without (paired difference ${t.difference_us} µs); record ${t.record_us} µs; ` +
+        `load ${loadavg()[0]!.toFixed(2)}`,
+    );
+    if (only('audit')) {
+      const receipts = out.tree.ledger_size;
+      log(`transparency log: audit of an export of ${receipts.toLocaleString('en-US')} receipts`);
+      const service = await startService(treeDir, options, 'tree', CHECKPOINT_EVERY);
+      try {
+        await waitForCheckpoint(service, receipts);
+      } finally {
+        await service.stop();
+      }
+      out.audit = await auditExport({
+        dataDir: treeDir,
+        exportDir: join(workDir, 'export', 'log'),
+        receipts,
+        runs: options.auditRuns,
+        svc: join(dirname(options.server), 'cli/svc.js'),
+        svcVerify: join(dirname(options.server), 'cli/svc-verify.js'),
+        rusageHook: RUSAGE_HOOK,
+      });
+      log(
+        `  svc-verify ledger: CPU ${out.audit.cpu_seconds.join(', ')} s, ` +
+          `${out.audit.receipts_per_cpu_second}/CPU s, load ${loadavg()[0]!.toFixed(2)}`,
+      );
+    }
+    rmSync(treeDir, { recursive: true, force: true });
+  }
+  const proofKinds = ['proof', 'checkpoint', 'consistency'] as const;
+  const sizes = options.tlogSizes.filter(
+    (size) =>
+      !options.only ||
+      options.only.some((o) =>
+        proofKinds.some((k) => o === k || o.startsWith(`${k}@${label(size)}`)),
+      ),
+  );
+  const dataDir = join(workDir, 'tlog');
+  for (const size of sizes) {
+    log(`transparency log: seeding to ${size.toLocaleString('en-US')} receipts`);
+    const seed = await seedLedger(dataDir, size, (done, total) => {
+      if (done % 100_000 === 0 || total < 100_000)
+        log(`  ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')}`);
+    });
+    log(`  appended ${seed.appended} in ${seed.seconds} s (${seed.per_second}/s)`);
+    out.seeding.push(seed);
+    const service = await startService(dataDir, options, `tlog-${label(size)}`, CHECKPOINT_EVERY);
+    try {
+      const apiKey = await enterpriseKey(service, dataDir);
+      await waitForCheckpoint(service, size, 120_000);
+      const ids = await sampleReceiptIds(dataDir, PROOF_RECEIPTS);
+      for (const def of proofScenarios(service, apiKey, size, ids)) {
+        if (wanted(options, def.id, def.kind)) scenarios.push(await runScenario(def, options));
+      }
+    } finally {
+      await service.stop();
+    }
+  }
+  return out;
+}
+
 function machine(): Omit<BenchResults['machine'], 'loadavg_start' | 'loadavg_end'> {
   return {
     cores: cpus().length,
@@ -604,6 +777,8 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
     scenarios.push(...(await seededScenarios(seeded, size, options)));
   }
 
+  const tlog = await transparencyLogPhase(workDir, options, scenarios);
+
   let micro: ReturnType<typeof runMicro> = [];
   if (!options.only) {
     log('microbenchmarks');
@@ -640,9 +815,11 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
       server: relative(ROOT, options.server),
       only: options.only,
       workers: options.workers,
+      tlog_sizes: options.tlogSizes,
     },
     seeding,
     scenarios,
+    tlog,
     micro,
     total_seconds: Math.round((performance.now() - started) / 1000),
   };
@@ -663,9 +840,11 @@ async function runProfile(options: Options, workDir: string): Promise<void> {
     );
     const scenario = results.scenarios.find((s) => s.id === id || s.kind === id);
     if (!scenario) throw new Error(`no scenario ${id}`);
-    const phase =
-      scenario.id.includes('@') && scenario.id !== 'evaluate@empty'
-        ? `seeded-${scenario.id.split('@')[1]}`
+    const at = scenario.id.split('@')[1];
+    const phase = ['proof', 'checkpoint', 'consistency'].includes(scenario.kind)
+      ? `tlog-${at}`
+      : scenario.id.includes('@') && scenario.id !== 'evaluate@empty'
+        ? `seeded-${at}`
         : 'empty';
     const file = join(dir, `${phase}.cpuprofile`);
     const target = join(dir, `${scenario.id.replace('@', '-')}.cpuprofile`);

@@ -42,6 +42,7 @@ import { LedgerReadService } from './services/ledger-reads.js';
 import { logOriginFor } from './services/log-origin.js';
 import { Metrics } from './services/metrics.js';
 import { nativeSha256Hex } from './services/native-sha256.js';
+import { nativeHashBytes } from './storage/native-hash.js';
 import { PolicyService } from './services/policies.js';
 import { SlidingWindowLimiter } from './services/rate-limiter.js';
 import { SigningKeyService } from './services/signing-keys.js';
@@ -174,6 +175,8 @@ export function createApp(deps: AppDeps): Express {
   const transparencyLog = new TransparencyLog({
     tree: store.tree,
     ledger: store.ledger,
+    // node:crypto, as the store's appends hash the tree: proofs hash the leaf and nodes.
+    hash: nativeHashBytes,
     serverKey,
     clock,
     origin: logOrigin,

@@ -18,6 +18,7 @@ import { WitnessCosigning } from './services/witness-cosigning.js';
 import { secureDataDir } from './storage/data-dir.js';
 import type { RateLimiter } from './ports/rate-limiter.js';
 import { createStore } from './storage/create-store.js';
+import { nativeHashBytes } from './storage/native-hash.js';
 
 // Request counts shared by the workers of one data directory.
 const limitsFile = (config: Config) => join(config.dataDir, 'limits.db');
@@ -234,6 +235,7 @@ async function main(): Promise<void> {
   const transparencyLog = new TransparencyLog({
     tree: store.tree,
     ledger: store.ledger,
+    hash: nativeHashBytes,
     serverKey: key,
     clock: systemClock,
     origin: logOrigin,

@@ -272,6 +272,19 @@ export function sealReceipt(
   head: ChainHead,
   options: { signer: ReceiptSigner; log: string; sha256Hex?: Sha256Hex },
 ): Receipt {
+  return sealReceiptWithText(draft, head, options).receipt;
+}
+
+/**
+ * `sealReceipt`, also returning `receiptHashText` of the sealed receipt (the preimage of
+ * chain.receipt_hash, which is also its leaf in the log's tree), so that a store need not
+ * canonicalize the receipt again for its tree.
+ */
+export function sealReceiptWithText(
+  draft: ReceiptDraft,
+  head: ChainHead,
+  options: { signer: ReceiptSigner; log: string; sha256Hex?: Sha256Hex },
+): { receipt: Receipt; hashText: string } {
   const position: SignedPosition = {
     log: options.log,
     sequence: head.sequence + 1,
@@ -287,23 +300,23 @@ export function sealReceipt(
     timestamp: core.issued_at,
   };
   const attestations = [attestation];
-  return {
+  const text = v2HashText(coreText, attestations);
+  const receipt: Receipt = {
     ...core,
     attestations,
     chain: {
       sequence: position.sequence,
       previous_receipt_hash: position.previous_receipt_hash,
-      receipt_hash: v2HashFromText(coreText, attestations, options.sha256Hex ?? portableSha256Hex),
+      receipt_hash: hashText(text, options.sha256Hex ?? portableSha256Hex),
     },
   };
+  return { receipt, hashText: text };
 }
 
 // JCS of {core, attestations} is the two canonical texts under sorted keys ("attestations"
 // sorts before "core"), so the already canonical core text is spliced in, not recomputed.
 const v2HashText = (coreText: string, attestations: unknown): string =>
   `{"attestations":${canonicalize(attestations)},"core":${coreText}}`;
-const v2HashFromText = (coreText: string, attestations: unknown, sha256Hex: Sha256Hex): string =>
-  hashText(v2HashText(coreText, attestations), sha256Hex);
 
 /**
  * Whether a built receipt is the next one after `head` for `claimId`: the sequence and link

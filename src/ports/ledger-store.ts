@@ -30,7 +30,19 @@ export interface AppendRequest {
    * Builds the entry for the given head. Keeps no state between calls: a store may call it
    * again after losing a race for the head, and uses only its last result.
    */
-  build(head: ChainHead): { entry: LedgerEntry; outbox?: OutboxRecord[] };
+  build(head: ChainHead): BuiltEntry;
+}
+
+export interface BuiltEntry {
+  entry: LedgerEntry;
+  outbox?: OutboxRecord[];
+  /**
+   * `receiptHashText(entry.receipt)` (the preimage of chain.receipt_hash and the receipt's leaf
+   * in the log's tree) when the builder already has it, so the store does not canonicalize the
+   * receipt a second time. A store may ignore it; one that uses it checks it against
+   * chain.receipt_hash first.
+   */
+  receiptHashText?: string;
 }
 
 export type AppendResult =

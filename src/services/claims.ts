@@ -8,7 +8,7 @@ import { applyOverrides, lockedMode } from '../core/policy-overrides.js';
 import type { PolicyConfig } from '../core/policy-config.js';
 import {
   buildReceiptDraft,
-  sealReceipt,
+  sealReceiptWithText,
   type AppliedPolicy,
   type Receipt,
   type ReceiptDraft,
@@ -114,14 +114,14 @@ export class ClaimService {
     const result = await this.deps.ledger.append({
       scope: context.scope,
       claimId: claim.claim_id,
-      build: (head) => ({
-        entry: {
-          receipt: sealReceipt(draft, head, signing),
-          claim,
-          evaluation: stored,
-          apiKeyId: context.account,
-        },
-      }),
+      build: (head) => {
+        const sealed = sealReceiptWithText(draft, head, signing);
+        return {
+          entry: { receipt: sealed.receipt, claim, evaluation: stored, apiKeyId: context.account },
+          // The tree's leaf is this text: the store need not canonicalize the receipt again.
+          receiptHashText: sealed.hashText,
+        };
+      },
     });
     if (result.status === 'exists') {
       return { response: this.replayed(result.entry, evaluation.inputs_hash), replayed: true };

@@ -77,6 +77,11 @@ describe('benchmark harness', () => {
       scenarios: Scenario[];
       micro: { name: string; ops_per_s: number }[];
       goals: unknown[];
+      tlog: {
+        tree: { median: { with_tree_us: number; without_tree_us: number; record_us: number } };
+        audit: { receipts: number; cpu_seconds: number[]; receipts_per_cpu_second: number };
+        seeding: { appended: number }[];
+      };
     };
     expect(results.mode).toBe('smoke');
     expect(results.machine.cores).toBeGreaterThan(0);
@@ -94,6 +99,21 @@ describe('benchmark harness', () => {
     for (const kind of ['search-filters', 'search-text']) {
       expect(kinds.filter((k) => k === kind)).toHaveLength(4);
     }
+    // The transparency log at the one smoke size, over HTTP: inclusion proofs alone and at 8
+    // connections, the checkpoint and consistency proofs.
+    expect(kinds.filter((k) => k === 'proof')).toHaveLength(2);
+    for (const kind of ['checkpoint', 'consistency']) {
+      expect(kinds.filter((k) => k === kind)).toHaveLength(1);
+    }
+    // Its costs outside HTTP: the tree's share of an append, and the audit of an export.
+    expect(results.tlog.tree.median.with_tree_us).toBeGreaterThan(0);
+    expect(results.tlog.tree.median.without_tree_us).toBeGreaterThan(0);
+    expect(results.tlog.tree.median.record_us).toBeGreaterThan(0);
+    expect(results.tlog.audit.receipts).toBeGreaterThan(0);
+    expect(results.tlog.audit.cpu_seconds).toHaveLength(1);
+    expect(results.tlog.audit.receipts_per_cpu_second).toBeGreaterThan(0);
+    expect(results.tlog.seeding).toHaveLength(1);
+    expect(results.tlog.seeding[0]!.appended).toBe(1000);
 
     for (const s of results.scenarios) {
       if (MAY_BE_MISSING.has(s.kind) && s.status === 'missing') continue;

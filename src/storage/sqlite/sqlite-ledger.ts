@@ -147,7 +147,7 @@ export class SqliteLedger implements LedgerStore {
     const existing = this.byClaim.get(request.scope, request.claimId);
     if (existing) return { status: 'exists', entry: toEntry(existing) };
     const head = this.readHead();
-    const { entry, outbox = [] } = request.build(head);
+    const { entry, outbox = [], receiptHashText } = request.build(head);
     const { receipt } = entry;
     if (!extendsHead(receipt, head, request.claimId)) {
       throw new Error('append: built entry does not extend the ledger head');
@@ -178,7 +178,7 @@ export class SqliteLedger implements LedgerStore {
     });
     this.aggregates.record(entry, request.scope);
     // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
-    this.tree.record(receipt);
+    this.tree.record(receipt, receiptHashText);
     // In this transaction, so a receipt never exists without its webhook deliveries.
     this.webhooks.receiptCreated(receipt.receipt_id, receipt.issued_at, entry.apiKeyId);
     for (const record of outbox) {

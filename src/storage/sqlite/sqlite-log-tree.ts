@@ -7,7 +7,7 @@ import {
   leafHash,
   type HashCoordinate,
 } from '../../core/tlog/merkle.js';
-import { nativeHashBytes } from '../native-hash.js';
+import { nativeHashBytes, nativeTextHash as hashTextOf } from '../native-hash.js';
 import type { LogTreeStore, StoredCheckpoint, StoredCosignature } from '../../ports/log-tree.js';
 
 export const LOG_TREE_SCHEMA = `
@@ -126,9 +126,17 @@ export class SqliteLogTree implements LogTreeStore {
     });
   }
 
-  /** Adds the receipt at `chain.sequence` as leaf sequence - 1, with the subtrees it completes. */
-  record(receipt: Receipt): void {
-    this.recordLeaf(receipt.chain.sequence - 1, receiptHashText(receipt));
+  /**
+   * Adds the receipt at `chain.sequence` as leaf sequence - 1, with the subtrees it completes.
+   * `hashText`, the builder's `receiptHashText(receipt)`, spares canonicalizing the receipt
+   * again; it is used only if it hashes to chain.receipt_hash, so the leaf is always the
+   * preimage of the hash the receipt carries.
+   */
+  record(receipt: Receipt, hashText?: string): void {
+    if (hashText !== undefined && hashTextOf(hashText) !== receipt.chain.receipt_hash) {
+      throw new Error('log tree: the given hash text is not the preimage of chain.receipt_hash');
+    }
+    this.recordLeaf(receipt.chain.sequence - 1, hashText ?? receiptHashText(receipt));
   }
 
   recordLeaf(index: number, leafText: string): void {
