@@ -8,8 +8,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +22,7 @@ import { startLiveService, type LiveService } from '../support/live-service.js';
 import { readLeaves, signCheckpoint, writeLogDir } from '../support/log-dir.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
+import { startScriptedServer, type ScriptedServer } from '../support/scripted-server.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -243,23 +242,15 @@ describe('the log commands: export, witness, ledger audit', () => {
   });
 
   describe('svc-verify witness', () => {
-    let fake: Server;
-    let fakeUrl: string;
-    let routes: Record<string, { status?: number; body: string }> = {};
+    let fake: ScriptedServer;
     const state = () => path('witness.state');
     const witness = (url: string, ...extra: string[]) =>
       verify('witness', '--state', state(), '--url', url, '--key', keyPath, ...extra);
 
     beforeAll(async () => {
-      fake = createServer((req, res) => {
-        const route = routes[req.url ?? ''];
-        res.writeHead(route?.status ?? (route ? 200 : 404));
-        res.end(route?.body ?? 'not found');
-      });
-      await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
-      fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+      fake = await startScriptedServer();
     });
-    afterAll(() => new Promise<void>((resolve) => fake.close(() => resolve())));
+    afterAll(() => fake.close());
 
     it('trusts the first checkpoint on first use, then accepts growth proved consistent', async () => {
       rmSync(state(), { force: true });
@@ -292,8 +283,8 @@ describe('the log commands: export, witness, ledger audit', () => {
 
     const refused = async (body: string, outcome: string, extraRoutes = {}) => {
       const kept = readFileSync(state(), 'utf8');
-      routes = { '/v1/log/checkpoint': { body }, ...extraRoutes };
-      const run = await witness(fakeUrl, '--json');
+      fake.routes = { '/v1/log/checkpoint': { body }, ...extraRoutes };
+      const run = await witness(fake.url, '--json');
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`REFUSED (${outcome})`);
       expect(JSON.parse(run.stdout)).toMatchObject({ ok: false, outcome, checkpoint: body, kept });

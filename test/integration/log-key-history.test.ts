@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +15,7 @@ import { startLiveService, type LiveService } from '../support/live-service.js';
 import { readLeaves, signCheckpoint, writeLogDir } from '../support/log-dir.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
+import { startScriptedServer, type ScriptedServer } from '../support/scripted-server.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -260,22 +259,14 @@ describe('the log commands under the signing-key history', () => {
   });
 
   describe('svc-verify witness', () => {
-    let fake: Server;
-    let fakeUrl: string;
-    let routes: Record<string, { status?: number; body: string }> = {};
+    let fake: ScriptedServer;
     const witness = (url: string, ...extra: string[]) =>
       verify('witness', '--state', state(), '--url', url, '--json', ...extra);
 
     beforeAll(async () => {
-      fake = createServer((req, res) => {
-        const route = routes[req.url ?? ''];
-        res.writeHead(route?.status ?? (route ? 200 : 404));
-        res.end(route?.body ?? 'not found');
-      });
-      await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
-      fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+      fake = await startScriptedServer();
     });
-    afterAll(() => new Promise<void>((resolve) => fake.close(() => resolve())));
+    afterAll(() => fake.close());
 
     it('pinned to the old key, accepts the new key’s checkpoint across the rotation', async () => {
       writeFileSync(state(), keptBefore);
@@ -308,12 +299,12 @@ describe('the log commands under the signing-key history', () => {
       const history = JSON.parse(readFileSync(historyFile, 'utf8')) as Json;
       history.keys[1].transition.statement.issued_at = '2020-01-01T00:00:00.000Z';
       const checkpoint = await (await fetch(`${after.url}/v1/log/checkpoint`)).text();
-      routes = {
+      fake.routes = {
         '/v1/keys': { body: JSON.stringify(history) },
         '/v1/log/checkpoint': { body: checkpoint },
       };
       for (const extra of [[], ['--key-history', file('forged.json', JSON.stringify(history))]]) {
-        const run = await witness(fakeUrl, '--fingerprint', oldKey.keyId, ...extra);
+        const run = await witness(fake.url, '--fingerprint', oldKey.keyId, ...extra);
         expect(run.code).toBe(2);
         expect(run.stderr).toContain(
           `key history refused: keys[1]: the transition is not signed by the previous key ${oldKey.keyId}`,
@@ -326,11 +317,11 @@ describe('the log commands under the signing-key history', () => {
       writeFileSync(state(), keptBefore);
       const kept = readCheckpointNote(keptBefore)!;
       for (const signer of [newServerKey(), oldKey]) {
-        routes = {
+        fake.routes = {
           '/v1/keys': { body: readFileSync(historyFile, 'utf8') },
           '/v1/log/checkpoint': { body: signCheckpoint(ORIGIN, kept.size + 1, kept.root, signer) },
         };
-        const run = await witness(fakeUrl, '--fingerprint', oldKey.keyId);
+        const run = await witness(fake.url, '--fingerprint', oldKey.keyId);
         expect(run.code).toBe(1);
         expect(run.stderr).toContain('REFUSED (bad_signature)');
         expect(readFileSync(state(), 'utf8')).toBe(keptBefore);

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readCheckpointNote } from '../../../src/core/tlog/witness.js';
@@ -13,6 +11,7 @@ import { ManualClock, newServerKey } from '../../support/harness.js';
 import { startLiveService, type LiveService } from '../../support/live-service.js';
 import { signCheckpoint } from '../../support/log-dir.js';
 import { runAction } from './run-action.js';
+import { startScriptedServer, type ScriptedServer } from '../../support/scripted-server.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -32,9 +31,7 @@ describe('the bundled Action, key history and log witness', () => {
   let apiKey: string;
   let oldReceipt: string;
   let newReceipt: string;
-  let fake: Server;
-  let fakeUrl: string;
-  let routes: Record<string, { status?: number; body: string }> = {};
+  let fake: ScriptedServer;
   const state = () => join(dir, 'cache', 'svc-witness', 'checkpoint');
   const served = async (path: string) => (await fetch(`${after.url}${path}`)).text();
 
@@ -59,16 +56,10 @@ describe('the bundled Action, key history and log witness', () => {
     oldReceipt = JSON.stringify(r1);
     newReceipt = JSON.stringify(r2);
 
-    fake = createServer((req, res) => {
-      const route = routes[req.url ?? ''];
-      res.writeHead(route?.status ?? (route ? 200 : 404));
-      res.end(route?.body ?? 'not found');
-    });
-    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
-    fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    fake = await startScriptedServer();
   });
   afterAll(async () => {
-    await new Promise<void>((resolve) => fake.close(() => resolve()));
+    await fake.close();
     await before.close();
     await after.close();
     rmSync(dir, { recursive: true, force: true });
@@ -117,13 +108,13 @@ describe('the bundled Action, key history and log witness', () => {
     it('refuses a history whose transition is not signed by the previous key', async () => {
       const history = JSON.parse(await served('/v1/keys')) as Json;
       history.keys[1].transition.statement.issued_at = '2020-01-01T00:00:00.000Z';
-      routes = {
+      fake.routes = {
         '/v1/keys': { body: JSON.stringify(history) },
         '/v1/keys/server': { body: newKey.publicKeyPem },
       };
       const run = await runAction(
         {
-          'api-url': fakeUrl,
+          'api-url': fake.url,
           mode: 'verify',
           'receipt-file': 'new.json',
           'key-fingerprint': oldKey.keyId,
@@ -133,7 +124,7 @@ describe('the bundled Action, key history and log witness', () => {
       );
       expect(run.code).toBe(1);
       expect(run.errors[0]).toContain(
-        `svc receipt not trusted: the key history served at ${fakeUrl}/v1/keys: key history refused: keys[1]: the transition is not signed by the previous key ${oldKey.keyId}`,
+        `svc receipt not trusted: the key history served at ${fake.url}/v1/keys: key history refused: keys[1]: the transition is not signed by the previous key ${oldKey.keyId}`,
       );
       expect(run.summary.split('\n')[0]).toBe('## svc verify: receipt not trusted');
       expect(run.summary).toContain('the transition is not signed by the previous key');
@@ -146,10 +137,10 @@ describe('the bundled Action, key history and log witness', () => {
       // sequence (here the new receipt relabelled) must not verify through the history.
       const relabelled = JSON.parse(newReceipt) as Json;
       relabelled.attestations[0].key_id = oldKey.keyId;
-      routes = { '/v1/keys': { body: JSON.stringify(history) } };
+      fake.routes = { '/v1/keys': { body: JSON.stringify(history) } };
       const run = await runAction(
         {
-          'api-url': fakeUrl,
+          'api-url': fake.url,
           mode: 'verify',
           'receipt-file': 'r.json',
           'key-fingerprint': newKey.keyId,
@@ -216,12 +207,12 @@ describe('the bundled Action, key history and log witness', () => {
       expect(run.outputs).toMatchObject({ 'log-witness': 'unchanged', valid: 'true' });
     });
 
-    const refused = async (body: string, outcome: string, extra: typeof routes = {}) => {
+    const refused = async (body: string, outcome: string, extra: typeof fake.routes = {}) => {
       const kept = readFileSync(state(), 'utf8');
-      routes = { '/v1/log/checkpoint': { body }, ...extra };
+      fake.routes = { '/v1/log/checkpoint': { body }, ...extra };
       const run = await runAction(
         {
-          'api-url': fakeUrl,
+          'api-url': fake.url,
           mode: 'verify',
           'receipt-file': 'new.json',
           'public-key': newKey.publicKeyPem,
