@@ -290,7 +290,15 @@ export async function auditLedger(options: LedgerAuditOptions): Promise<LedgerAu
   };
   const read = (b: number) => {
     const [entries, hashes] = bundleTiles(b);
-    return Promise.all([tileOf(entries, 'entry bundle'), tileOf(hashes, 'hash tile')]);
+    // Both reads settle before either is judged, so the entry bundle is named first whichever
+    // read failed sooner: the report must not depend on I/O timing.
+    return Promise.allSettled([tileOf(entries, 'entry bundle'), tileOf(hashes, 'hash tile')]).then(
+      ([e, h]) => {
+        if (e.status === 'rejected') throw e.reason;
+        if (h.status === 'rejected') throw h.reason;
+        return [e.value, h.value] as const;
+      },
+    );
   };
   try {
     // The next bundle is read while this one is checked.
