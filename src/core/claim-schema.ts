@@ -38,6 +38,60 @@ export const SOURCE_TYPES = [
   'manual',
 ] as const;
 
+/** Bounds of the members conditional rules read (contract §10); docs/API.md lists them. */
+export const MAX_CHANGED_PATHS = 3000;
+export const MAX_PATH_CHARS = 1024;
+const MAX_LABELS = 100;
+const MAX_APPROVALS = 100;
+const MAX_TEAMS = 100;
+const MAX_CHECKS = 256;
+const MAX_OWNERS = 64;
+
+const login = () => required(MAX_ID_CHARS);
+const path = () => required(MAX_PATH_CHARS);
+
+export const REPO_PERMISSIONS = ['admin', 'maintain', 'write', 'triage', 'read', 'none'] as const;
+
+/** A person's approval of the action, with what a rule needs to know of them. */
+export const approvalSchema = z.strictObject({
+  user: login(),
+  /**
+   * GitHub's account type; omitted means `User`, a person. Any other kind (a `Bot`: an App,
+   * Copilot) never counts as an approver.
+   */
+  kind: text(64).optional(),
+  permission: z.enum(REPO_PERMISSIONS).optional(),
+  /** `org/team` slugs the approver belongs to (only the ones a policy names need be listed). */
+  teams: z.array(login()).max(MAX_TEAMS).optional(),
+});
+
+export const CHECK_CONCLUSIONS = [
+  'success',
+  'failure',
+  'neutral',
+  'cancelled',
+  'skipped',
+  'timed_out',
+  'action_required',
+  'stale',
+  'startup_failure',
+  'error',
+] as const;
+
+/** A named CI check (a check run or a commit status) of the evaluated commit. */
+export const checkSchema = z.strictObject({
+  name: required(MAX_ID_CHARS),
+  status: z.enum(['queued', 'in_progress', 'pending', 'completed']),
+  /** Set once `status` is `completed`. */
+  conclusion: z.enum(CHECK_CONCLUSIONS).nullable().optional(),
+});
+
+/** The code owners of one changed path (`@user`, `@org/team` or an e-mail address). */
+export const codeOwnersSchema = z.strictObject({
+  path: path(),
+  owners: z.array(required(MAX_ID_CHARS)).max(MAX_OWNERS),
+});
+
 export const actionSchema = z.strictObject({
   action_type: z.enum(ACTION_TYPES),
   target_system: required(MAX_ID_CHARS * 4),
@@ -51,6 +105,23 @@ export const actionSchema = z.strictObject({
   agent: text(MAX_ID_CHARS).optional(),
   agent_model: text(MAX_ID_CHARS).optional(),
   human_operator: text(MAX_ID_CHARS).optional(),
+  /** The files the action changes, for `paths` and `only_paths` conditions. */
+  changed_paths: z.array(path()).max(MAX_CHANGED_PATHS).optional(),
+  /**
+   * True when `changed_paths` is not the whole list (the source listed more than it returned,
+   * or the list could not be read): every `paths` condition then applies and no `only_paths`
+   * condition does, so an unknown path fails closed.
+   */
+  changed_paths_incomplete: z.boolean().optional(),
+  labels: z.array(required(MAX_ID_CHARS)).max(MAX_LABELS).optional(),
+  /** Who wrote the change (a pull request's author). */
+  author: text(MAX_ID_CHARS).optional(),
+  /** Commit authors and committers: like the author, their approval never counts. */
+  committers: z.array(login()).max(MAX_APPROVALS).optional(),
+  approvals: z.array(approvalSchema).max(MAX_APPROVALS).optional(),
+  checks: z.array(checkSchema).max(MAX_CHECKS).optional(),
+  /** The code owners of each changed path that has any. */
+  code_owners: z.array(codeOwnersSchema).max(MAX_CHANGED_PATHS).optional(),
 });
 
 export const decisionRightSchema = z.strictObject({
@@ -105,6 +176,9 @@ export const claimInputSchema = z.strictObject({
 export type ClaimInput = z.infer<typeof claimInputSchema>;
 export type Source = z.infer<typeof sourceSchema>;
 export type ClaimAction = z.infer<typeof actionSchema>;
+export type Approval = z.infer<typeof approvalSchema>;
+export type Check = z.infer<typeof checkSchema>;
+export type CodeOwners = z.infer<typeof codeOwnersSchema>;
 
 /** `<field path>: <message>` for every issue, the form the spec's validation errors take. */
 export function formatIssues(error: z.ZodError): string {
