@@ -1,16 +1,17 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hashCanonical } from '../../src/core/canonical.js';
-import { isSvcError } from '../../src/core/errors.js';
-import { describeRules, verifyOffline } from '../../src/core/offline-verify.js';
-import type { WitnessReport } from '../../src/core/tlog/witness.js';
-import { RECEIPT_ID_PATTERN } from '../../src/core/receipt.js';
-import { parseReceiptInput } from '../../src/core/receipt-input.js';
 import {
+  describeRules,
+  hashCanonical,
+  isVerifyError,
+  parseReceiptInput,
+  RECEIPT_ID_PATTERN,
   submitterLabel,
   type VerifyExpectations,
+  verifyOffline,
   type VerifyResult,
-} from '../../src/core/verify.js';
+  type WitnessReport,
+} from '@svc/verify';
 import { buildClaim, type WorkflowContext } from './claim.js';
 import { ActionFailure } from './failure.js';
 import { callSvc, describeFailure, type HttpDeps } from './http.js';
@@ -46,7 +47,7 @@ function parseReceipt(text: string, where: string) {
   try {
     return parseReceiptInput(text);
   } catch (error) {
-    if (isSvcError(error))
+    if (isVerifyError(error))
       throw new ActionFailure(`${where} is not a usable receipt: ${error.message}`);
     throw error;
   }

@@ -10,8 +10,7 @@ import {
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config/config.js';
-import { parseFingerprint } from '../core/public-key.js';
-import type { SigningKeyRecord } from '../core/key-history.js';
+import { parseFingerprint, type SigningKeyRecord } from '@svc/verify';
 import { systemClock } from '../ports/clock.js';
 import type { Store } from '../ports/store.js';
 import {

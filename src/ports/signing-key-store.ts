@@ -1,4 +1,4 @@
-import type { KeyRun, SigningKeyRecord } from '../core/key-history.js';
+import type { KeyRun, SigningKeyRecord } from '@svc/verify';
 
 /** What a key change sees, read inside the store's transaction. */
 export interface SigningKeyState {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
-import { hashCanonical, portableSha256Hex, type Sha256Hex } from '../core/canonical.js';
+import { hashCanonical, portableSha256Hex, type Sha256Hex } from '@svc/verify';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { SvcError } from '../core/errors.js';
 import { evaluateClaim, type Evaluation } from '../core/evaluation.js';

@@ -6,12 +6,12 @@ import {
   consistencyProof,
   coordinatesOf,
   inclusionProof,
+  type StoredHashes,
   storedHashesFrom,
   treeHash,
   verifyConsistency,
   verifyInclusion,
-  type StoredHashes,
-} from '../../src/core/tlog/merkle.js';
+} from '@svc/verify';
 import type { Store } from '../../src/ports/store.js';
 import { newServerKey } from '../support/harness.js';
 import { appendRequest, makeClaim, signClaim } from './ledger-fixtures.js';

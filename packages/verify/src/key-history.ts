@@ -1,14 +1,14 @@
 import { canonicalBytes } from './canonical.js';
 import { keyIdOf, rawPublicKeyFromPem, verifyEd25519Strict } from './ed25519.js';
 import { fromBase64, toBase64 } from './encoding.js';
-import { SvcError } from './errors.js';
+import { VerifyError } from './errors.js';
 import { publicKeyProblem, serverKeyUrl } from './public-key.js';
 import type { Ed25519Verify } from './verify.js';
 
 // The signing-key history of a ledger (contract §9): every key that ever signed, the sequences
 // it signed, and the key transition statements that link each key to the one before it. A
 // history fetched from a server is attacker-controlled: everything here is checked, and a
-// refusal is a thrown SvcError carrying the reason, never a crash.
+// refusal is a thrown VerifyError carrying the reason, never a crash.
 
 export const KEY_TRANSITION_TYPE = 'svc-key-transition-v1';
 
@@ -104,7 +104,7 @@ const seqOrNull = (v: unknown): v is number | null => v === null || isSequence(v
 const strOrNull = (v: unknown): v is string | null => v === null || isString(v);
 
 const refuse = (reason: string): never => {
-  throw new SvcError('validation_failed', `key history refused: ${reason}`);
+  throw new VerifyError('validation_failed', `key history refused: ${reason}`);
 };
 
 function parseTransition(value: unknown, where: string): KeyTransition | null {
@@ -172,7 +172,7 @@ export function parseKeyHistory(value: unknown): SigningKeyRecord[] {
 
 /**
  * Where an svc serves its key history (`GET /v1/keys`), from its base URL or its key URL
- * (`…/v1/keys/server`). Throws a validation SvcError for anything but an http(s) URL.
+ * (`…/v1/keys/server`). Throws a validation VerifyError for anything but an http(s) URL.
  */
 export const keyHistoryUrl = (url: string): string => serverKeyUrl(url).replace(/\/server$/, '');
 

@@ -1,5 +1,5 @@
 import { HASH_PATTERN } from './canonical.js';
-import { SvcError } from './errors.js';
+import { VerifyError } from './errors.js';
 import { keyForReceipt, type TrustedKey } from './key-history.js';
 import type { PublicKey } from './public-key.js';
 import { parseCheckpointText, parseNote, type Checkpoint } from './tlog/note.js';
@@ -95,7 +95,7 @@ export function parseTrustedCheckpoint(text: string): Checkpoint {
     note ? note.text : text.endsWith('\n') ? text : `${text}\n`,
   );
   if (!checkpoint)
-    throw new SvcError(
+    throw new VerifyError(
       'validation_failed',
       'not a checkpoint: expected a signed note or the checkpoint text (origin, size, base64 root)',
     );
@@ -199,7 +199,7 @@ export function parseExpectations(input: {
   if (policy) expect.policy = policy;
   if (configHash) {
     if (!HASH_PATTERN.test(configHash))
-      throw new SvcError(
+      throw new VerifyError(
         'validation_failed',
         `expected config hash must be "sha256:" followed by 64 lowercase hex digits, got ${JSON.stringify(configHash)}`,
       );
@@ -207,7 +207,7 @@ export function parseExpectations(input: {
   }
   if (submitter) {
     if (!SUBMITTER.test(submitter))
-      throw new SvcError(
+      throw new VerifyError(
         'validation_failed',
         `expected submitter must be an API key's kid_<ULID> or github_app:<app_id>:<installation_id>, got ${JSON.stringify(submitter)}`,
       );

@@ -1,6 +1,6 @@
 import * as ed from '@noble/ed25519';
 import { keyIdOf } from './ed25519.js';
-import { SvcError } from './errors.js';
+import { VerifyError } from './errors.js';
 import { fromBase64 } from './encoding.js';
 
 /** An Ed25519 public key that strict verification can use, with its fingerprint. */
@@ -18,7 +18,7 @@ const PEM_BLOCK = /-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\s]*)-----END PUBLIC 
 const FINGERPRINT = /^sha256:[0-9a-fA-F]{64}$/;
 
 const refuse = (reason: string): never => {
-  throw new SvcError('validation_failed', `public key refused: ${reason}`);
+  throw new VerifyError('validation_failed', `public key refused: ${reason}`);
 };
 
 /**
@@ -79,7 +79,7 @@ export function publicKeyProblem(raw: Uint8Array): string | null {
 export function parseFingerprint(text: string): string {
   const trimmed = text.trim();
   if (!FINGERPRINT.test(trimmed))
-    throw new SvcError(
+    throw new VerifyError(
       'validation_failed',
       `fingerprint must be "sha256:" followed by 64 hex digits, got ${JSON.stringify(text)}`,
     );
@@ -95,10 +95,10 @@ export function serverKeyUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new SvcError('validation_failed', `not a URL: ${JSON.stringify(url)}`);
+    throw new VerifyError('validation_failed', `not a URL: ${JSON.stringify(url)}`);
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
-    throw new SvcError('validation_failed', `key URL must be http(s), got ${parsed.protocol}`);
+    throw new VerifyError('validation_failed', `key URL must be http(s), got ${parsed.protocol}`);
   if (/\/v1\/keys\/server\/?$/.test(parsed.pathname)) return parsed.href;
   parsed.pathname = `${parsed.pathname.replace(/\/+$/, '')}/v1/keys/server`;
   parsed.search = '';

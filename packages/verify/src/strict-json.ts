@@ -1,4 +1,4 @@
-import { SvcError } from './errors.js';
+import { VerifyError } from './errors.js';
 
 /**
  * Parses attacker-controlled JSON the way the receipt contract (§1) wants it read:
@@ -16,9 +16,9 @@ export function parseStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): unknow
     value = JSON.parse(text);
   } catch (error) {
     if (error instanceof SyntaxError) {
-      throw new SvcError('malformed_json', `Request body is not valid JSON: ${error.message}`);
+      throw new VerifyError('malformed_json', `Request body is not valid JSON: ${error.message}`);
     }
-    throw new SvcError('validation_failed', `(root): nesting deeper than ${maxDepth} levels`);
+    throw new VerifyError('validation_failed', `(root): nesting deeper than ${maxDepth} levels`);
   }
   scanStructure(text, maxDepth);
   checkValues(value, []);
@@ -43,7 +43,7 @@ function scanStructure(text: string, maxDepth: number): void {
       if (expectKey && top?.keys) {
         const key = JSON.parse(text.slice(i, end + 1)) as string;
         if (top.keys.has(key)) {
-          throw new SvcError('validation_failed', `${pathOf(stack)}: duplicate key "${key}"`);
+          throw new VerifyError('validation_failed', `${pathOf(stack)}: duplicate key "${key}"`);
         }
         top.keys.add(key);
         top.key = key;
@@ -52,7 +52,7 @@ function scanStructure(text: string, maxDepth: number): void {
       i = end;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       if (stack.length >= maxDepth) {
-        throw new SvcError(
+        throw new VerifyError(
           'validation_failed',
           `${pathOf(stack)}: nesting deeper than ${maxDepth} levels`,
         );
@@ -91,25 +91,25 @@ function checkValues(value: unknown, path: (string | number)[]): void {
   const where = () => (path.length ? path.join('.') : '(root)');
   if (typeof value === 'number') {
     if (!Number.isFinite(value))
-      throw new SvcError('validation_failed', `${where()}: number out of range`);
+      throw new VerifyError('validation_failed', `${where()}: number out of range`);
     if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      throw new SvcError(
+      throw new VerifyError(
         'validation_failed',
         `${where()}: integer outside the exactly representable range ±(2^53-1)`,
       );
     }
   } else if (typeof value === 'string') {
     if (!value.isWellFormed())
-      throw new SvcError('validation_failed', `${where()}: lone UTF-16 surrogate`);
+      throw new VerifyError('validation_failed', `${where()}: lone UTF-16 surrogate`);
   } else if (Array.isArray(value)) {
     value.forEach((item, i) => checkValues(item, [...path, i]));
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       if (FORBIDDEN_KEYS.has(key)) {
-        throw new SvcError('validation_failed', `${where()}: key "${key}" is not allowed`);
+        throw new VerifyError('validation_failed', `${where()}: key "${key}" is not allowed`);
       }
       if (!key.isWellFormed())
-        throw new SvcError('validation_failed', `${where()}: lone UTF-16 surrogate in a key`);
+        throw new VerifyError('validation_failed', `${where()}: lone UTF-16 surrogate in a key`);
       checkValues(item, [...path, key]);
     }
   }

@@ -1,5 +1,4 @@
 import { canonicalize, HASH_PATTERN, type Sha256Hex } from './canonical.js';
-import { SOURCE_TYPES } from './claim-schema.js';
 import { verifyEd25519Strict } from './ed25519.js';
 import { fromBase64, utf8Bytes } from './encoding.js';
 import {
@@ -9,10 +8,10 @@ import {
   receiptHash,
   signedCoreOf,
   signedFieldsOf,
-  type Receipt,
+  SOURCE_TYPES,
   type SignedPosition,
   type Submitter,
-} from './receipt.js';
+} from './receipt-contract.js';
 import { checkInclusion, type InclusionEvidence } from './tlog/receipt-inclusion.js';
 
 export type CheckStatus = 'PASS' | 'FAIL' | 'UNVERIFIED' | 'SKIPPED';
@@ -443,7 +442,7 @@ type OwnHash = { hash: string } | { error: string };
 
 function ownHash(receipt: Json, options: { sha256Hex?: Sha256Hex; coreText?: string }): OwnHash {
   try {
-    return { hash: receiptHash(receipt as unknown as Receipt, options) };
+    return { hash: receiptHash(receipt, options) };
   } catch (error) {
     return { error: (error as Error).message };
   }

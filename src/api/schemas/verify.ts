@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { fromBase64 } from '../../core/encoding.js';
+import { fromBase64, MAX_CHECKPOINT_CHARS, MAX_INCLUSION_HASHES } from '@svc/verify';
 import { signedPositionSchema, submitterSchema } from '../../core/receipt-schema.js';
-import { MAX_CHECKPOINT_CHARS, MAX_INCLUSION_HASHES } from '../../core/tlog/receipt-inclusion.js';
 
 const receiptToVerifySchema = z
   .looseObject({}, { error: 'expected a receipt object, as returned under "receipt" by evaluate' })

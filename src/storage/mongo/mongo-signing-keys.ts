@@ -1,6 +1,6 @@
 import type { ClientSession, Db, MongoClient } from 'mongodb';
 import { SvcError } from '../../core/errors.js';
-import { extendKeyRuns, type KeyRun, type SigningKeyRecord } from '../../core/key-history.js';
+import { extendKeyRuns, type KeyRun, type SigningKeyRecord } from '@svc/verify';
 import type {
   SigningKeyChange,
   SigningKeyState,

@@ -4,7 +4,7 @@ import {
   type KeyRun,
   type SigningKeyRecord,
   type SigningKeyStatus,
-} from '../../core/key-history.js';
+} from '@svc/verify';
 import type {
   SigningKeyChange,
   SigningKeyState,

@@ -1,8 +1,8 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from '@jest/globals';
 import rfcReference from 'canonicalize';
-import { canonicalBytes, canonicalize } from '../../../src/core/canonical.js';
-import { hex, loadFixture, randomJson, referenceJcs, seededRandom } from './reference.js';
+import { canonicalBytes, canonicalize } from '@svc/verify';
+import { hex, loadFixture, randomJson, referenceJcs, seededRandom } from '../core/reference.js';
 
 interface ObjectVector {
   name: string;

@@ -15,11 +15,11 @@ import {
   rawPublicKeyFromSpki,
   spkiFromRawPublicKey,
   verifyEd25519Strict,
-} from '../../../src/core/ed25519.js';
+} from '@svc/verify';
 import * as ed from '@noble/ed25519';
-import { createNativeStrictVerify } from '../../../src/secrets/native-ed25519.js';
+import { createNativeStrictVerify } from '@svc/verify/node';
 import { serverKeyFrom } from '../../../src/secrets/server-key.js';
-import { hex, loadFixture, sha256Hex, unhex } from './reference.js';
+import { hex, loadFixture, sha256Hex, unhex } from '../core/reference.js';
 
 interface RfcVector {
   name: string;

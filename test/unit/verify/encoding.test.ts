@@ -1,13 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import {
-  concatBytes,
-  fromBase64,
-  fromHex,
-  toBase64,
-  toHex,
-  utf8Bytes,
-} from '../../../src/core/encoding.js';
+import { concatBytes, fromBase64, fromHex, toBase64, toHex, utf8Bytes } from '@svc/verify';
 
 describe('base64 (contract §3: standard alphabet, padded)', () => {
   it('agrees with Buffer for every length around the padding boundaries', () => {

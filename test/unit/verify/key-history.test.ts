@@ -1,14 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { pemFromRawPublicKey } from '../../../src/core/ed25519.js';
 import {
   followKeyTransitions,
   followServedHistory,
   keyForReceipt,
   keyHistoryUrl,
   parseKeyHistory,
-  signTransition,
+  pemFromRawPublicKey,
   type SigningKeyRecord,
-} from '../../../src/core/key-history.js';
+  signTransition,
+} from '@svc/verify';
 import type { ServerKey } from '../../../src/ports/signer.js';
 import { newServerKey } from '../../support/harness.js';
 

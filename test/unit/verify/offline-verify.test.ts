@@ -1,14 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
-import { hashCanonical } from '../../../src/core/canonical.js';
 import {
   attestationKeyIds,
   decisionOf,
+  hashCanonical,
   parseExpectations,
+  parsePublicKeyPem,
+  parseReceiptInput,
+  publicKeyFromRaw,
   verifyOffline,
-} from '../../../src/core/offline-verify.js';
+  type VerifyResult,
+} from '@svc/verify';
 import { resolvePolicy } from '../../../src/core/policy-config.js';
-import { parsePublicKeyPem, publicKeyFromRaw } from '../../../src/core/public-key.js';
 import {
   buildReceiptDraft,
   chainReceipt,
@@ -17,11 +20,9 @@ import {
   signReceipt,
   type Receipt,
 } from '../../../src/core/receipt.js';
-import { parseReceiptInput } from '../../../src/core/receipt-input.js';
-import type { VerifyResult } from '../../../src/core/verify.js';
 import { newServerKey } from '../../support/harness.js';
-import { claimWith } from './claims.js';
-import { clone } from './reference.js';
+import { claimWith } from '../core/claims.js';
+import { clone } from '../core/reference.js';
 
 type Mutable = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

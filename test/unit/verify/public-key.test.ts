@@ -1,12 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import {
-  parseFingerprint,
-  parsePublicKeyPem,
-  publicKeyFromRaw,
-  serverKeyUrl,
-} from '../../../src/core/public-key.js';
-import { loadFixture, unhex } from './reference.js';
+import { parseFingerprint, parsePublicKeyPem, publicKeyFromRaw, serverKeyUrl } from '@svc/verify';
+import { loadFixture, unhex } from '../core/reference.js';
 
 const SPKI_PREFIX = '302a300506032b6570032100';
 const pemOf = (der: Buffer) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseReceiptInput } from '../../../src/core/receipt-input.js';
+import { parseReceiptInput } from '@svc/verify';
 
 describe('parseReceiptInput', () => {
   it('takes a receipt as it is', () => {

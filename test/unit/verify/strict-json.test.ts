@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { isSvcError } from '../../../src/core/errors.js';
-import { MAX_JSON_DEPTH, parseStrictJson } from '../../../src/core/strict-json.js';
-import { loadFixture, randomJson, seededRandom } from './reference.js';
+import { MAX_JSON_DEPTH, parseStrictJson, isVerifyError } from '@svc/verify';
+import { loadFixture, randomJson, seededRandom } from '../core/reference.js';
 
 interface StrictCase {
   name: string;
@@ -16,7 +15,7 @@ function codeOf(text: string, maxDepth?: number): string | null {
     parseStrictJson(text, maxDepth);
     return null;
   } catch (error) {
-    if (!isSvcError(error)) throw error;
+    if (!isVerifyError(error)) throw error;
     return error.code;
   }
 }
@@ -109,7 +108,7 @@ describe('parseStrictJson (contract §1)', () => {
     expect(codeOf('['.repeat(100_000))).toBe('malformed_json');
   });
 
-  it('throws SvcError for every refusal, never a bare SyntaxError or RangeError', () => {
+  it('throws VerifyError for every refusal, never a bare SyntaxError or RangeError', () => {
     for (const c of cases.filter((x) => x.expect !== 'accept')) {
       let thrown: unknown;
       try {
@@ -117,7 +116,7 @@ describe('parseStrictJson (contract §1)', () => {
       } catch (error) {
         thrown = error;
       }
-      expect(isSvcError(thrown)).toBe(true);
+      expect(isVerifyError(thrown)).toBe(true);
     }
   });
 });

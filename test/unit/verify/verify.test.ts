@@ -8,11 +8,11 @@ import {
   type Receipt,
   type ReceiptCore,
 } from '../../../src/core/receipt.js';
-import { verifyReceipt, type VerifyOptions, type VerifyResult } from '../../../src/core/verify.js';
-import { createNativeStrictVerify } from '../../../src/secrets/native-ed25519.js';
+import { type VerifyOptions, verifyReceipt, type VerifyResult } from '@svc/verify';
+import { createNativeStrictVerify } from '@svc/verify/node';
 import { newServerKey } from '../../support/harness.js';
-import { claimWith } from './claims.js';
-import { clone, referenceHash } from './reference.js';
+import { claimWith } from '../core/claims.js';
+import { clone, referenceHash } from '../core/reference.js';
 
 type Mutable = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -1,23 +1,23 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseStrictJson } from '../core/strict-json.js';
-import { auditLedger, type LedgerAuditReport } from '../core/tlog/ledger-audit.js';
-import { rootHex } from '../core/tlog/note.js';
-import { tilePath, type Tile } from '../core/tlog/tiles.js';
+import { parseStrictJson } from '../strict-json.js';
+import { auditLedger, type LedgerAuditReport } from '../tlog/ledger-audit.js';
+import { rootHex } from '../tlog/note.js';
+import { tilePath, type Tile } from '../tlog/tiles.js';
 import {
   verifySignedCheckpoint,
   witnessLog,
   type LogKey,
   type WitnessReport,
-} from '../core/tlog/witness.js';
-import { createNativeStrictVerify } from '../secrets/native-ed25519.js';
-import { nativeHashBytes } from '../storage/native-hash.js';
-import { writeAtomically } from './atomic-file.js';
+} from '../tlog/witness.js';
+import { createNativeStrictVerify } from '../node/native-ed25519.js';
+import { nativeHashBytes } from '../node/native-hash.js';
+import { writeAtomically } from '../node/atomic-file.js';
 
-// The log commands of svc-verify: `witness` and `ledger`. The checks are the pure core's
-// (core/tlog); here are only the reading of URLs and files and the printing. Node's own
-// Ed25519 and SHA-256 are injected for speed, made to answer exactly as the core's strict
-// verifier (secrets/native-ed25519.ts, which imports node:crypto and the core only).
+// The log commands of svc-verify: `witness` and `ledger`. The checks are the portable ones
+// of tlog/; here are only the reading of URLs and files and the printing. Node's own Ed25519
+// and SHA-256 are injected for speed, made to answer exactly as the portable strict verifier
+// (node/native-ed25519.ts).
 
 /** Wrong usage, or a source that cannot be read: exit 2. */
 export class UnusableError extends Error {}

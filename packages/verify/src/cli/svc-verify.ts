@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { isSvcError } from '../core/errors.js';
+import { isVerifyError } from '../errors.js';
 import {
   attestationKeyIds,
   decisionOf,
@@ -14,29 +14,29 @@ import {
   parseTrustedCheckpoint,
   verifyOffline,
   type Decision,
-} from '../core/offline-verify.js';
+} from '../offline-verify.js';
 import {
   parseFingerprint,
   parsePublicKeyPem,
   serverKeyUrl,
   type PublicKey,
-} from '../core/public-key.js';
-import { parseReceiptInput } from '../core/receipt-input.js';
+} from '../public-key.js';
+import { parseReceiptInput } from '../receipt-input.js';
 import {
   followKeyTransitions,
   followServedHistory,
   keyHistoryUrl,
   parseKeyHistory,
   type TrustedKey,
-} from '../core/key-history.js';
-import { parseStrictJson } from '../core/strict-json.js';
-import { parseInclusionProof, type InclusionEvidence } from '../core/tlog/receipt-inclusion.js';
-import { submitterLabel, type VerifyResult } from '../core/verify.js';
-import type { LogKey } from '../core/tlog/witness.js';
+} from '../key-history.js';
+import { parseStrictJson } from '../strict-json.js';
+import { parseInclusionProof, type InclusionEvidence } from '../tlog/receipt-inclusion.js';
+import { submitterLabel, type VerifyResult } from '../verify.js';
+import type { LogKey } from '../tlog/witness.js';
 import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
-import { progressBar } from './progress.js';
+import { progressBar } from '../node/progress.js';
 
-// Imports the core only, so it starts fast, needs no store and runs where the service is not.
+// Imports @svc/verify only, so it starts fast, needs no store and runs where the service is not.
 
 const HELP = `svc-verify — check an svc decision receipt offline, against a key you trust
 
@@ -98,7 +98,7 @@ JSON, duplicate keys, unsafe integers, bad key, key fetch refused, a proof or ch
 file of the wrong shape). With --require-proceed,
 0 only when valid, ALLOWED and ACCEPTED; 1 otherwise, with the reason on standard error.`;
 
-/** The version of the package this file belongs to: the nearest package.json named svc. */
+/** The version of the package this file belongs to: the nearest package.json named @svc/verify. */
 function packageVersion(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
@@ -107,7 +107,7 @@ function packageVersion(): string {
         name?: unknown;
         version?: unknown;
       };
-      if (pkg.name === 'svc' && typeof pkg.version === 'string') return pkg.version;
+      if (pkg.name === '@svc/verify' && typeof pkg.version === 'string') return pkg.version;
     } catch {
       // No package.json here, or not ours: look further up.
     }
@@ -121,12 +121,12 @@ class InputError extends Error {}
 const fail = (message: string): never => {
   throw new InputError(message);
 };
-/** A core refusal (SvcError) becomes an input error carrying its reason. */
+/** A verifier refusal (VerifyError) becomes an input error carrying its reason. */
 function attempt<T>(what: string, run: () => T): T {
   try {
     return run();
   } catch (error) {
-    if (isSvcError(error)) return fail(`${what}: ${error.message}`);
+    if (isVerifyError(error)) return fail(`${what}: ${error.message}`);
     throw error;
   }
 }

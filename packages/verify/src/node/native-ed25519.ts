@@ -4,9 +4,9 @@ import {
   isStrictPublicKey,
   spkiFromRawPublicKey,
   verifyEd25519Strict,
-} from '../core/ed25519.js';
-import { toHex } from '../core/encoding.js';
-import type { Ed25519Verify } from '../core/verify.js';
+} from '../ed25519.js';
+import { toHex } from '../encoding.js';
+import type { Ed25519Verify } from '../verify.js';
 
 /**
  * node:crypto's Ed25519 verification (OpenSSL, cofactorless) made to give exactly the results

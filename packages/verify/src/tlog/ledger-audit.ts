@@ -1,7 +1,7 @@
 import { canonicalize } from '../canonical.js';
 import { verifyEd25519Strict } from '../ed25519.js';
 import { fromBase64, toHex, utf8Bytes } from '../encoding.js';
-import { contractOf, RECEIPT_CORE_V2 } from '../receipt.js';
+import { contractOf, RECEIPT_CORE_V2 } from '../receipt-contract.js';
 import { keyIdOf } from '../ed25519.js';
 import { coverageProblem, type SigningKeyRecord } from '../key-history.js';
 import type { Ed25519Verify } from '../verify.js';

@@ -1,5 +1,5 @@
 import { fromBase64, toBase64, utf8Bytes } from '../encoding.js';
-import { receiptHashText, type Receipt } from '../receipt.js';
+import { receiptHashText } from '../receipt-contract.js';
 import type { VerifyCheck } from '../verify.js';
 import {
   HASH_SIZE,
@@ -172,7 +172,7 @@ export function checkInclusion(receipt: unknown, evidence: InclusionEvidence): V
   const hash = evidence.hash ?? portableHashBytes;
   let leaf: Uint8Array;
   try {
-    leaf = leafHash(utf8Bytes(receiptHashText(record as unknown as Receipt)), hash);
+    leaf = leafHash(utf8Bytes(receiptHashText(record)), hash);
   } catch (error) {
     return fail(`the receipt has no leaf data: ${(error as Error).message}`);
   }

@@ -7,13 +7,11 @@ import {
   cosignerKeyId,
   cosignerVerifierKey,
   parseCosignerVerifierKey,
-  verifyCosignatures,
-} from '../../../../src/core/tlog/cosignature.js';
-import {
   parseSignatureLine,
   parseVerifierKey,
   verifierKey,
-} from '../../../../src/core/tlog/note.js';
+  verifyCosignatures,
+} from '@svc/verify';
 
 // C2SP tlog-cosignature (Ed25519, type 0x04), checked against bytes written out here from the
 // specification's text with node:crypto, and against the specification's own example.

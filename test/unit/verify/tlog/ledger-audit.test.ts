@@ -1,24 +1,26 @@
 import { describe, expect, it } from '@jest/globals';
-import { canonicalize, hashText } from '../../../../src/core/canonical.js';
-import { toBase64, utf8Bytes } from '../../../../src/core/encoding.js';
-import { SIGNED_FIELDS_V2 } from '../../../../src/core/receipt.js';
-import { auditLedger } from '../../../../src/core/tlog/ledger-audit.js';
-import { tilePath, type Tile } from '../../../../src/core/tlog/tiles.js';
 import {
+  auditLedger,
   beginWitnessStep,
+  canonicalize,
   completeWitnessStep,
-  parseConsistencyAnswer,
-} from '../../../../src/core/tlog/witness.js';
-import { consistencyProof, storedHashesFrom } from '../../../../src/core/tlog/merkle.js';
-import { newServerKey } from '../../../support/harness.js';
-import { signCheckpoint, treeOf } from '../../../support/log-dir.js';
-import {
+  consistencyProof,
   encodeEntryBundle,
   encodeHashTile,
+  hashText,
+  parseConsistencyAnswer,
+  SIGNED_FIELDS_V2,
+  storedHashesFrom,
+  type Tile,
   TILE_HEIGHT,
   TILE_WIDTH,
+  tilePath,
   tilesOf,
-} from '../../../../src/core/tlog/tiles.js';
+  toBase64,
+  utf8Bytes,
+} from '@svc/verify';
+import { newServerKey } from '../../../support/harness.js';
+import { signCheckpoint, treeOf } from '../../../support/log-dir.js';
 
 const ORIGIN = 'unit.example/ledger';
 const key = newServerKey();

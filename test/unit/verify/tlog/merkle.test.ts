@@ -5,16 +5,16 @@ import {
   consistencyProof,
   coordinateKey,
   coordinatesOf,
+  type HashBytes,
   hashesCompletedBy,
   inclusionProof,
   leafHash,
+  type StoredHashes,
   storedHashesFrom,
   treeHash,
   verifyConsistency,
   verifyInclusion,
-  type HashBytes,
-  type StoredHashes,
-} from '../../../../src/core/tlog/merkle.js';
+} from '@svc/verify';
 
 // An independent reference: RFC 9162 §2.1 written from the text with node:crypto, over the
 // leaf data itself (no stored hashes), and Go's recursive proof checkers.

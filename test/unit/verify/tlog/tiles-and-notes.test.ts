@@ -2,35 +2,31 @@ import { createHash, createPrivateKey, sign as nodeSign, verify as nodeVerify } 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import {
-  coordinateKey,
-  hashesCompletedBy,
-  leafHash,
-  storedHashesFrom,
-  treeHash,
-} from '../../../../src/core/tlog/merkle.js';
-import {
   checkpointText,
-  noteKeyId,
-  parseCheckpointText,
-  parseNote,
-  parseVerifierKey,
-  signNote,
-  verifierKey,
-  verifyCheckpoint,
-  verifyNote,
-} from '../../../../src/core/tlog/note.js';
-import {
+  coordinateKey,
   decodeEntryBundle,
   decodeHashTile,
   encodeEntryBundle,
   encodeHashTile,
+  hashesCompletedBy,
+  leafHash,
+  noteKeyId,
+  parseCheckpointText,
+  parseNote,
   parseTilePath,
+  parseVerifierKey,
+  signNote,
+  storedHashesFrom,
   tileCoordinates,
   tileExists,
   tileIndexPath,
   tilePath,
   tilesOf,
-} from '../../../../src/core/tlog/tiles.js';
+  treeHash,
+  verifierKey,
+  verifyCheckpoint,
+  verifyNote,
+} from '@svc/verify';
 
 interface Vectors {
   leaves: string[];
