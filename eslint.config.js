@@ -68,7 +68,17 @@ const io = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/', 'packages/*/dist/', 'node_modules/', 'coverage/', 'data/', 'action/dist/', 'bench/results/'] },
+  {
+    ignores: [
+      'dist/',
+      'packages/*/dist/',
+      'node_modules/',
+      'coverage/',
+      'data/',
+      'action/dist/',
+      'bench/results/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

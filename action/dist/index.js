@@ -21154,8 +21154,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
   const prepareVal = (parent, key, val) => {
-    const isObject8 = val !== null && typeof val === "object";
-    const hasToJSON = isObject8 && typeof val.toJSON === "function";
+    const isObject2 = val !== null && typeof val === "object";
+    const hasToJSON = isObject2 && typeof val.toJSON === "function";
     if (hasToJSON) {
       val = val.toJSON(key);
     }
@@ -26574,6 +26574,9 @@ var VerifyError = class extends Error {
 };
 var isVerifyError = (value) => value instanceof VerifyError;
 
+// packages/verify/src/json.ts
+var isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+
 // packages/verify/src/public-key.ts
 var ED25519_ALGORITHM = [48, 5, 6, 3, 43, 101, 112];
 var PEM_BLOCK = /-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\s]*)-----END PUBLIC KEY-----/;
@@ -26660,7 +26663,6 @@ function coverageProblem(key, sequence) {
     );
   return null;
 }
-var isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 var isString = (v) => typeof v === "string";
 var isSequence = (v) => Number.isSafeInteger(v) && v >= 1;
 var seqOrNull = (v) => v === null || isSequence(v);
@@ -27033,11 +27035,11 @@ function signedCoreOf(receipt) {
   }
   return core;
 }
+var proceeds = (verdict, admissibility) => verdict === "ALLOWED" && admissibility === "ACCEPTED";
 
 // packages/verify/src/tlog/receipt-inclusion.ts
 var MAX_INCLUSION_HASHES = 64;
 var MAX_CHECKPOINT_CHARS = 16 * 1024;
-var isObject2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 var isCount = (v) => Number.isSafeInteger(v) && v >= 0;
 var PROOF_MEMBERS = [
   "leaf_index",
@@ -27047,7 +27049,7 @@ var PROOF_MEMBERS = [
   "leaf_hash"
 ];
 function parseInclusionProof(value) {
-  if (!isObject2(value)) return { problem: "the proof must be an object" };
+  if (!isObject(value)) return { problem: "the proof must be an object" };
   const unknown = Object.keys(value).filter((k) => !PROOF_MEMBERS.includes(k));
   if (unknown.length > 0)
     return {
@@ -27106,8 +27108,8 @@ function checkInclusion(receipt, evidence) {
   const parsed = parseInclusionProof(evidence.proof);
   if ("problem" in parsed) return fail(`malformed proof: ${parsed.problem}`);
   const { proof, hashes: hashes2 } = parsed;
-  const record = isObject2(receipt) ? receipt : {};
-  const chain = isObject2(record.chain) ? record.chain : {};
+  const record = isObject(receipt) ? receipt : {};
+  const chain = isObject(record.chain) ? record.chain : {};
   if (!Number.isSafeInteger(chain.sequence) || chain.sequence < 1)
     return fail("the receipt has no chain.sequence, so its leaf index is unknown");
   const index = chain.sequence - 1;
@@ -27164,7 +27166,6 @@ function checkInclusion(receipt, evidence) {
 }
 
 // packages/verify/src/verify.ts
-var isObject3 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 var isString2 = (v) => typeof v === "string";
 var oneOf = (v, values) => isString2(v) && values.includes(v);
 var sourceTypes = SOURCE_TYPES;
@@ -27175,29 +27176,29 @@ var STRUCTURE = [
   ],
   [
     "admissibility_present",
-    (r) => isObject3(r.admissibility) && oneOf(r.admissibility.status, ["ACCEPTED", "NON_DETERMINISTIC", "REJECTED"]) ? null : "admissibility.status missing or not ACCEPTED, NON_DETERMINISTIC or REJECTED"
+    (r) => isObject(r.admissibility) && oneOf(r.admissibility.status, ["ACCEPTED", "NON_DETERMINISTIC", "REJECTED"]) ? null : "admissibility.status missing or not ACCEPTED, NON_DETERMINISTIC or REJECTED"
   ],
   [
     "replay_present",
-    (r) => isObject3(r.replay) && typeof r.replay.deterministic === "boolean" && isString2(r.replay.replay_hash) && HASH_PATTERN.test(r.replay.replay_hash) ? null : "replay.deterministic or replay.replay_hash missing or malformed"
+    (r) => isObject(r.replay) && typeof r.replay.deterministic === "boolean" && isString2(r.replay.replay_hash) && HASH_PATTERN.test(r.replay.replay_hash) ? null : "replay.deterministic or replay.replay_hash missing or malformed"
   ],
   [
     "policy_present",
-    (r) => isObject3(r.policy) && oneOf(r.policy.status, ["PASS", "FAIL", "ESCALATE"]) && oneOf(r.policy.verdict, ["ALLOWED", "BLOCKED", "ESCALATED"]) && Array.isArray(r.policy.checks) ? null : "policy.status, policy.verdict or policy.checks missing or malformed"
+    (r) => isObject(r.policy) && oneOf(r.policy.status, ["PASS", "FAIL", "ESCALATE"]) && oneOf(r.policy.verdict, ["ALLOWED", "BLOCKED", "ESCALATED"]) && Array.isArray(r.policy.checks) ? null : "policy.status, policy.verdict or policy.checks missing or malformed"
   ],
   [
     "evidence_present",
-    (r) => isObject3(r.evidence) && isString2(r.evidence.inputs_hash) && HASH_PATTERN.test(r.evidence.inputs_hash) && Number.isSafeInteger(r.evidence.source_count) && r.evidence.source_count >= 1 && Array.isArray(r.evidence.source_types) && r.evidence.source_types.every((t) => oneOf(t, sourceTypes)) ? null : "evidence.inputs_hash, source_count or source_types missing or malformed"
+    (r) => isObject(r.evidence) && isString2(r.evidence.inputs_hash) && HASH_PATTERN.test(r.evidence.inputs_hash) && Number.isSafeInteger(r.evidence.source_count) && r.evidence.source_count >= 1 && Array.isArray(r.evidence.source_types) && r.evidence.source_types.every((t) => oneOf(t, sourceTypes)) ? null : "evidence.inputs_hash, source_count or source_types missing or malformed"
   ],
   [
     "attestation_present",
     (r) => Array.isArray(r.attestations) && r.attestations.some(
-      (a) => isObject3(a) && a.algorithm === "Ed25519" && isString2(a.signature) && isString2(a.key_id) && isString2(a.signer) && isString2(a.timestamp)
+      (a) => isObject(a) && a.algorithm === "Ed25519" && isString2(a.signature) && isString2(a.key_id) && isString2(a.signer) && isString2(a.timestamp)
     ) ? null : "no Ed25519 attestation with signer, key_id, signature and timestamp"
   ]
 ];
 function verifyReceipt(input, options) {
-  const receipt = isObject3(input) ? input : {};
+  const receipt = isObject(input) ? input : {};
   const v2 = contractOf(receipt) === RECEIPT_CORE_V2;
   const structure = v2 ? [...STRUCTURE, ...STRUCTURE_V2, NO_UNSIGNED_MEMBERS] : [...STRUCTURE, NO_UNSIGNED_MEMBERS];
   const checks = structure.map(([name, test]) => {
@@ -27219,7 +27220,7 @@ function verifyReceipt(input, options) {
   return {
     valid: checks.every((c) => c.status !== "FAIL") && status("signature_valid") === "PASS" && status("hash_integrity") === "PASS",
     receipt_id: isString2(receipt.receipt_id) ? receipt.receipt_id : null,
-    admissibility: isObject3(receipt.admissibility) && isString2(receipt.admissibility.status) ? receipt.admissibility.status : null,
+    admissibility: isObject(receipt.admissibility) && isString2(receipt.admissibility.status) ? receipt.admissibility.status : null,
     verification_depth: "cryptographic",
     checks,
     signed: facts
@@ -27257,7 +27258,7 @@ var NO_UNSIGNED_MEMBERS = [
     const extra = Object.keys(r).filter(
       (k) => !signed.includes(k) && !UNSIGNED_MEMBERS.includes(k)
     );
-    const chainExtra = isObject3(r.chain) ? Object.keys(r.chain).filter((k) => !CHAIN_MEMBERS.includes(k)) : [];
+    const chainExtra = isObject(r.chain) ? Object.keys(r.chain).filter((k) => !CHAIN_MEMBERS.includes(k)) : [];
     const problems = [
       ...extra.length > 0 ? [`members neither signed nor attestations or chain: ${listNames(extra)}`] : [],
       ...chainExtra.length > 0 ? [
@@ -27268,7 +27269,7 @@ var NO_UNSIGNED_MEMBERS = [
   }
 ];
 function submitterOf(value) {
-  if (!isObject3(value)) return null;
+  if (!isObject(value)) return null;
   if (value.kind === "api_key" && isString2(value.key_id))
     return { kind: "api_key", key_id: value.key_id };
   if (value.kind === "github_app" && Number.isSafeInteger(value.app_id) && Number.isSafeInteger(value.installation_id)) {
@@ -27281,7 +27282,7 @@ function submitterOf(value) {
   return null;
 }
 function positionOf(value) {
-  if (!isObject3(value)) return null;
+  if (!isObject(value)) return null;
   const { log, sequence, previous_receipt_hash } = value;
   if (!isString2(log) || !isSafePositive(sequence) || !isHashOrNull(previous_receipt_hash))
     return null;
@@ -27290,7 +27291,7 @@ function positionOf(value) {
 }
 function signedFactsOf(receipt) {
   const contract = contractOf(receipt);
-  const policy = isObject3(receipt.policy) ? receipt.policy : {};
+  const policy = isObject(receipt.policy) ? receipt.policy : {};
   const v2 = contract === RECEIPT_CORE_V2;
   return {
     contract,
@@ -27305,7 +27306,7 @@ function checkLinkageV2(receipt, options, own) {
   const fail = (detail) => ({ name, layer: "ledger", status: "FAIL", detail });
   const position = positionOf(receipt.position);
   if (!position) return fail("position is missing or malformed");
-  const chain = isObject3(receipt.chain) ? receipt.chain : {};
+  const chain = isObject(receipt.chain) ? receipt.chain : {};
   if (chain.sequence !== position.sequence)
     return fail(
       `chain.sequence ${String(chain.sequence)} differs from the signed position ${position.sequence}`
@@ -27371,7 +27372,7 @@ function checkSignature(receipt, options) {
       "signed_fields must declare receipt-core-v1 or receipt-core-v2 with its exact field list, and every listed member must be present"
     );
   if (options.keyRefusal !== void 0) return fail(options.keyRefusal);
-  const attestations = Array.isArray(receipt.attestations) ? receipt.attestations.filter(isObject3) : [];
+  const attestations = Array.isArray(receipt.attestations) ? receipt.attestations.filter(isObject) : [];
   const attestation = attestations.find(
     (a) => a.algorithm === "Ed25519" && a.key_id === options.keyId
   );
@@ -27519,9 +27520,9 @@ function scanStructure(text, maxDepth) {
           `${pathOf(stack)}: nesting deeper than ${maxDepth} levels`
         );
       }
-      const isObject8 = c === 123;
-      stack.push({ keys: isObject8 ? /* @__PURE__ */ new Set() : null, key: isObject8 ? "" : 0 });
-      expectKey = isObject8;
+      const isObject2 = c === 123;
+      stack.push({ keys: isObject2 ? /* @__PURE__ */ new Set() : null, key: isObject2 ? "" : 0 });
+      expectKey = isObject2;
     } else if (c === 125 || c === 93) {
       stack.pop();
       expectKey = false;
@@ -27575,16 +27576,15 @@ function checkValues(value, path) {
 }
 
 // packages/verify/src/receipt-input.ts
-var isObject4 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 function parseReceiptInput(text) {
   const value = parseStrictJson(text.replace(/^\uFEFF/, ""));
-  if (!isObject4(value))
+  if (!isObject(value))
     throw new VerifyError(
       "validation_failed",
       "(root): expected a receipt or an evaluate response object"
     );
   if (!Object.hasOwn(value, "receipt_id") && Object.hasOwn(value, "receipt")) {
-    if (!isObject4(value.receipt))
+    if (!isObject(value.receipt))
       throw new VerifyError("validation_failed", "receipt: expected the receipt object");
     return { receipt: value.receipt, fromEvaluateResponse: true };
   }
@@ -27735,7 +27735,6 @@ var ActionFailure = class extends Error {
 // action/src/inputs.ts
 var MODES = ["evaluate", "simulate", "verify"];
 var FAIL_ON = ["not-allowed", "blocked", "never"];
-var isObject5 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 function checked(input, read) {
   try {
     return read();
@@ -27746,7 +27745,7 @@ function checked(input, read) {
 }
 function jsonObject(input, text) {
   const value = checked(input, () => parseStrictJson(text));
-  if (!isObject5(value)) throw new ActionFailure(`input ${input}: expected a JSON object`);
+  if (!isObject(value)) throw new ActionFailure(`input ${input}: expected a JSON object`);
   return value;
 }
 function oneOf2(input, value, allowed) {
@@ -27993,7 +27992,6 @@ function renderSummary(f) {
 }
 
 // action/src/trust.ts
-var isObject6 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 var single = (key) => ({
   keyFor: () => ({ key }),
   checkpointKeys: [key.key.raw],
@@ -28014,7 +28012,7 @@ async function historyOf(apiUrl, pin, http) {
   if (res.status === 404) return null;
   if (res.status !== 200) throw new ActionFailure(describeFailure(res, "the key history request"));
   const body = served(`the key history served at ${url}`, () => parseStrictJson(res.text));
-  const listed = isObject6(body) && Array.isArray(body.keys) ? body.keys.filter(isObject6) : [];
+  const listed = isObject(body) && Array.isArray(body.keys) ? body.keys.filter(isObject) : [];
   const current = listed.at(-1)?.key_id;
   if (typeof current === "string" && !listed.some((k) => k.key_id === pin))
     throw new ActionFailure(
@@ -28135,7 +28133,6 @@ async function witnessCheckpoint(apiUrl, statePath, keys, http) {
 }
 
 // action/src/main.ts
-var isObject7 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 var str = (v) => typeof v === "string" ? v : null;
 function parseReceipt(text, where) {
   try {
@@ -28160,9 +28157,9 @@ function claimToSend(inputs, context3) {
   return claim;
 }
 var rulesOf = (response, receipt) => {
-  const listed = isObject7(response?.policy) ? response.policy.rules : void 0;
-  const rules = Array.isArray(listed) ? listed : isObject7(receipt.policy) && Array.isArray(receipt.policy.checks) ? receipt.policy.checks : [];
-  return rules.filter(isObject7).map((r) => ({
+  const listed = isObject(response?.policy) ? response.policy.rules : void 0;
+  const rules = Array.isArray(listed) ? listed : isObject(receipt.policy) && Array.isArray(receipt.policy.checks) ? receipt.policy.checks : [];
+  return rules.filter(isObject).map((r) => ({
     rule: str(r.rule) ?? "?",
     passed: r.passed === true,
     reason: str(r.reason) ?? ""
@@ -28180,12 +28177,11 @@ function trustProblems(result) {
 function whyNot(receipt, response) {
   const failed = rulesOf(null, receipt).filter((r) => !r.passed);
   if (failed.length > 0) return `; failing rules: ${describeRules(failed)}`;
-  const reason = (isObject7(response?.policy) ? str(response.policy.reason) : null) ?? (isObject7(receipt.admissibility) ? str(receipt.admissibility.reason) : null);
+  const reason = (isObject(response?.policy) ? str(response.policy.reason) : null) ?? (isObject(receipt.admissibility) ? str(receipt.admissibility.reason) : null);
   return reason ? `; ${reason}` : "";
 }
 function verdictGate(inputs, verdict, admissibility, receipt, response) {
-  if (verdict === "ALLOWED" && admissibility === "ACCEPTED")
-    return { problem: null, warning: null };
+  if (proceeds(verdict, admissibility)) return { problem: null, warning: null };
   const outcome = `verdict ${verdict ?? "missing"}, admissibility ${admissibility ?? "missing"}`;
   if (inputs.failOn === "not-allowed")
     return {
@@ -28274,8 +28270,8 @@ ${witnessed.checkpoint}`);
   }
   const valid = verification !== null && verification.valid && problems.length === 0 && witnessProblems.length === 0;
   const readable = valid || inputs.mode === "simulate" && witnessProblems.length === 0;
-  const verdict = readable && isObject7(receipt.policy) ? str(receipt.policy.verdict) : null;
-  const admissibility = readable && isObject7(receipt.admissibility) ? str(receipt.admissibility.status) : null;
+  const verdict = readable && isObject(receipt.policy) ? str(receipt.policy.verdict) : null;
+  const admissibility = readable && isObject(receipt.admissibility) ? str(receipt.admissibility.status) : null;
   const receiptId = str(receipt.receipt_id);
   const receiptPath = writeReceipt(inputs.workspace, receiptId, receipt, inputs.mode);
   for (const c of verification?.checks ?? [])
@@ -28328,7 +28324,7 @@ function claimBinding(receipt, claim) {
     problems.push(
       `the receipt is for claim ${JSON.stringify(receipt.claim_id)}, not ${JSON.stringify(claim.claim_id)}`
     );
-  const evidence = isObject7(receipt.evidence) ? receipt.evidence : {};
+  const evidence = isObject(receipt.evidence) ? receipt.evidence : {};
   if (evidence.inputs_hash !== hashCanonical(claim))
     problems.push(
       "the receipt commits to other inputs than the claim this step sent (evidence.inputs_hash)"

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import {
+  isObject,
   isVerifyError,
   parseExpectations,
   parseFingerprint,
@@ -37,9 +38,6 @@ export interface ActionInputs {
   /** Where relative paths resolve and the receipt is written: GITHUB_WORKSPACE. */
   workspace: string;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A core refusal becomes a failure naming the input. */
 function checked<T>(input: string, read: () => T): T {

@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import {
   describeRules,
   hashCanonical,
+  isObject,
   isVerifyError,
   parseReceiptInput,
+  proceeds,
   RECEIPT_ID_PATTERN,
   submitterLabel,
   type VerifyExpectations,
@@ -39,8 +41,6 @@ export interface Outcome {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 function parseReceipt(text: string, where: string) {
@@ -121,8 +121,7 @@ function verdictGate(
   receipt: Json,
   response: Json | null,
 ): { problem: string | null; warning: string | null } {
-  if (verdict === 'ALLOWED' && admissibility === 'ACCEPTED')
-    return { problem: null, warning: null };
+  if (proceeds(verdict, admissibility)) return { problem: null, warning: null };
   const outcome = `verdict ${verdict ?? 'missing'}, admissibility ${admissibility ?? 'missing'}`;
   if (inputs.failOn === 'not-allowed')
     return {

@@ -1,5 +1,6 @@
 import {
   followServedHistory,
+  isObject,
   isVerifyError,
   keyFromHistory,
   keyHistoryUrl,
@@ -30,9 +31,6 @@ export interface Trust {
   /** Whether the keys were pinned rather than taken on trust. */
   pinned: boolean;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const single = (key: TrustedKey): Trust => ({
   keyFor: () => ({ key }),

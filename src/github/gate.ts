@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { hashCanonical, isVerifyError } from '@svc/verify';
+import { hashCanonical, isVerifyError, proceeds } from '@svc/verify';
 import { claimInputSchema, type ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
@@ -186,7 +186,7 @@ export class PullRequestGate {
         const receipt = entry?.receipt ?? null;
         if (entry?.claim.sources.some((s) => s.type === 'human_approval')) approved.push(number);
         const allowed =
-          receipt?.policy.verdict === 'ALLOWED' && receipt.admissibility.status === 'ACCEPTED';
+          receipt !== null && proceeds(receipt.policy.verdict, receipt.admissibility.status);
         sources.push({
           id: `receipt:pr-${number}`,
           type: 'policy_check',

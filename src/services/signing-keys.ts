@@ -3,10 +3,10 @@ import {
   pemFromRawPublicKey,
   rawPublicKeyFromPem,
   type SigningKeyRecord,
-  signTransition,
   toBase64,
   verifierKey,
 } from '@svc/verify';
+import { signTransition } from '../core/key-history.js';
 import { SvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { ServerKey } from '../ports/signer.js';

@@ -2,6 +2,7 @@ import {
   attestationKeyIdsOf,
   type CheckpointKey,
   type InclusionEvidence,
+  isObject,
   keyForReceipt,
   type Sha256Hex,
   type VerifyExpectations,
@@ -12,9 +13,6 @@ import { SvcError } from '../core/errors.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { HistoryKey } from './signing-keys.js';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The key a receipt is checked against: the history key its attestation names, with a refusal

@@ -5,6 +5,7 @@ export * from './canonical.js';
 export * from './ed25519.js';
 export * from './encoding.js';
 export * from './errors.js';
+export * from './json.js';
 export * from './key-history.js';
 export * from './offline-verify.js';
 export * from './public-key.js';

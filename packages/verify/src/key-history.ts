@@ -1,9 +1,10 @@
 import { canonicalBytes } from './canonical.js';
 import { keyIdOf, rawPublicKeyFromPem, verifyEd25519Strict } from './ed25519.js';
-import { fromBase64, toBase64 } from './encoding.js';
+import { fromBase64 } from './encoding.js';
 import { VerifyError } from './errors.js';
 import { publicKeyProblem, serverKeyUrl } from './public-key.js';
 import type { Ed25519Verify } from './verify.js';
+import { isObject } from './json.js';
 
 // The signing-key history of a ledger (contract §9): every key that ever signed, the sequences
 // it signed, and the key transition statements that link each key to the one before it. A
@@ -64,14 +65,6 @@ export interface SigningKeyRecord {
 export const transitionStatementBytes = (statement: KeyTransitionStatement): Uint8Array =>
   canonicalBytes(statement);
 
-/** Signs a statement with the previous key. */
-export function signTransition(
-  statement: KeyTransitionStatement,
-  sign: (message: Uint8Array) => Uint8Array,
-): KeyTransition {
-  return { statement, signature: toBase64(sign(transitionStatementBytes(statement))) };
-}
-
 /** Whether `key` may have signed the receipt at `sequence`; the reason when it may not. */
 export function coverageProblem(key: SigningKeyRecord, sequence: number): string | null {
   const signed =
@@ -95,9 +88,6 @@ export interface TrustedKey {
   record: SigningKeyRecord;
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const isString = (v: unknown): v is string => typeof v === 'string';
 const isSequence = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 1;
 const seqOrNull = (v: unknown): v is number | null => v === null || isSequence(v);
@@ -318,28 +308,4 @@ export function keyForReceipt<K extends { keyId: string; record: SigningKeyRecor
     };
   const problem = coverageProblem(key.record, sequence);
   return problem ? { key, refusal: problem } : { key };
-}
-
-/** A run of consecutive receipts whose first attestation names the same key. */
-export interface KeyRun {
-  key_id: string;
-  first_sequence: number;
-  last_sequence: number;
-  first_issued_at: string;
-}
-
-/** Adds a receipt, in sequence order, to the runs of keys: each store reads, this folds. */
-export function extendKeyRuns(
-  runs: KeyRun[],
-  receipt: { key_id: string; sequence: number; issued_at: string },
-): void {
-  const last = runs[runs.length - 1];
-  if (last && last.key_id === receipt.key_id) last.last_sequence = receipt.sequence;
-  else
-    runs.push({
-      key_id: receipt.key_id,
-      first_sequence: receipt.sequence,
-      last_sequence: receipt.sequence,
-      first_issued_at: receipt.issued_at,
-    });
 }

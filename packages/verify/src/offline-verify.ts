@@ -6,10 +6,13 @@ import { parseCheckpointText, parseNote, type Checkpoint } from './tlog/note.js'
 import type { CheckpointKey, InclusionEvidence } from './tlog/receipt-inclusion.js';
 import {
   verifyReceipt,
+  type CheckName,
   type VerifyCheck,
   type VerifyExpectations,
   type VerifyResult,
 } from './verify.js';
+import { isObject } from './json.js';
+import { proceeds } from './receipt-contract.js';
 
 /**
  * Verification without the issuer: the receipt checked against a key the caller trusts,
@@ -37,7 +40,7 @@ export function verifyOffline(
   const checks = [...result.checks];
   if (!inclusion)
     checks.splice(checks.findIndex((c) => c.name === 'chain_linkage') + 1, 0, INCLUSION_SKIPPED);
-  const status = (name: string) => checks.find((c) => c.name === name)?.status;
+  const status = (name: CheckName) => checks.find((c) => c.name === name)?.status;
   return {
     ...result,
     checks,
@@ -117,8 +120,6 @@ export interface Decision {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /** Failed rules as text: `min_sources (2 admissible sources, minimum 5), …`. */
@@ -148,7 +149,7 @@ export function decisionOf(receipt: unknown, result: VerifyResult): Decision {
         ? 'the receipt is not valid (a check failed), so its verdict cannot be relied on'
         : 'the receipt is not valid: its signature did not verify under the trusted key, so it says nothing',
     };
-  if (verdict === 'ALLOWED' && admissibility === 'ACCEPTED')
+  if (proceeds(verdict, admissibility))
     return {
       ...base,
       proceed: true,

@@ -131,3 +131,11 @@ export function signedCoreOf(receipt: Record<string, unknown>): Record<string, u
   }
   return core;
 }
+
+/**
+ * The one outcome a gate may go on with: the verdict ALLOWED with the admissibility ACCEPTED.
+ * Anything else stops it — BLOCKED, ESCALATED, or ALLOWED on evidence that did not replay. For
+ * a receipt, only a valid one's signed values count (`decisionOf`).
+ */
+export const proceeds = (verdict: unknown, admissibility: unknown): boolean =>
+  verdict === 'ALLOWED' && admissibility === 'ACCEPTED';

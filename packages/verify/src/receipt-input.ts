@@ -1,5 +1,6 @@
 import { VerifyError } from './errors.js';
 import { parseStrictJson } from './strict-json.js';
+import { isObject } from './json.js';
 
 export interface ReceiptInput {
   /** The receipt to verify, still untrusted: the verifier's checks judge it. */
@@ -7,9 +8,6 @@ export interface ReceiptInput {
   /** Whether the input was a whole evaluate response, whose `.receipt` this is. */
   fromEvaluateResponse: boolean;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Reads a receipt, or a whole evaluate response, from attacker-controlled text, strictly

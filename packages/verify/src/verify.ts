@@ -13,12 +13,38 @@ import {
   type Submitter,
 } from './receipt-contract.js';
 import { checkInclusion, type InclusionEvidence } from './tlog/receipt-inclusion.js';
+import { isObject } from './json.js';
 
 export type CheckStatus = 'PASS' | 'FAIL' | 'UNVERIFIED' | 'SKIPPED';
 export type CheckLayer = 'structural' | 'cryptographic' | 'ledger';
 
+/**
+ * The names of the checks a verification reports, in report order: a closed set, like
+ * sigstore-js's error codes, so a consumer comparing `check.name` with a name that is not one
+ * fails to compile. A new check adds its name here.
+ */
+export const CHECK_NAMES = [
+  // structural
+  'receipt_id_valid',
+  'admissibility_present',
+  'replay_present',
+  'policy_present',
+  'evidence_present',
+  'attestation_present',
+  'submitter_present',
+  'position_present',
+  'no_unsigned_members',
+  // cryptographic and ledger
+  'signature_valid',
+  'hash_integrity',
+  'chain_linkage',
+  'inclusion',
+  'policy_binding',
+] as const;
+export type CheckName = (typeof CHECK_NAMES)[number];
+
 export interface VerifyCheck {
-  name: string;
+  name: CheckName;
   layer: CheckLayer;
   status: CheckStatus;
   detail?: string;
@@ -92,13 +118,11 @@ export interface VerifyOptions {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const isString = (v: unknown): v is string => typeof v === 'string';
 const oneOf = (v: unknown, values: readonly string[]) => isString(v) && values.includes(v);
 const sourceTypes: readonly string[] = SOURCE_TYPES;
 
-const STRUCTURE: [name: string, test: (r: Json) => string | null][] = [
+const STRUCTURE: [name: CheckName, test: (r: Json) => string | null][] = [
   [
     'receipt_id_valid',
     (r) =>
@@ -194,7 +218,7 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
   if (options.inclusion) checks.push(checkInclusion(receipt, options.inclusion));
   const facts = signature.status === 'PASS' ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
-  const status = (name: string) => checks.find((c) => c.name === name)?.status;
+  const status = (name: CheckName) => checks.find((c) => c.name === name)?.status;
   return {
     valid:
       checks.every((c) => c.status !== 'FAIL') &&
@@ -223,7 +247,7 @@ const isSafePositive = (v: unknown): v is number => Number.isSafeInteger(v) && (
 const isHashOrNull = (v: unknown) => v === null || (isString(v) && HASH_PATTERN.test(v));
 
 // Members receipt-core-v2 adds; checked only for receipts that declare v2.
-const STRUCTURE_V2: [name: string, test: (r: Json) => string | null][] = [
+const STRUCTURE_V2: [name: CheckName, test: (r: Json) => string | null][] = [
   [
     'submitter_present',
     (r) => (submitterOf(r.submitter) ? null : 'submitter missing or malformed'),
@@ -253,7 +277,7 @@ function listNames(names: string[]): string {
 // A signature covers only the members signed_fields names. Anything else beside them — a
 // `decision: {proceed: true}` or `verdict: "ALLOWED"` added to a BLOCKED receipt — would be
 // read by a careless consumer as part of what was signed: such a receipt is not valid.
-const NO_UNSIGNED_MEMBERS: [name: string, test: (r: Json) => string | null] = [
+const NO_UNSIGNED_MEMBERS: [name: CheckName, test: (r: Json) => string | null] = [
   'no_unsigned_members',
   (r) => {
     const signed = signedFieldsOf(r);

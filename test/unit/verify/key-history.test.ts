@@ -7,8 +7,8 @@ import {
   parseKeyHistory,
   pemFromRawPublicKey,
   type SigningKeyRecord,
-  signTransition,
 } from '@svc/verify';
+import { signTransition } from '../../../src/core/key-history.js';
 import type { ServerKey } from '../../../src/ports/signer.js';
 import { newServerKey } from '../../support/harness.js';
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import {
   attestationKeyIds,
+  CHECK_NAMES,
   decisionOf,
   hashCanonical,
   parseExpectations,
@@ -186,6 +187,19 @@ describe('verifyOffline', () => {
     nonCanonical[0] = 0xee;
     nonCanonical[31] = 0x7f;
     expect(() => publicKeyFromRaw(nonCanonical)).toThrow(/non-canonical/);
+  });
+});
+
+describe('CHECK_NAMES', () => {
+  it('names every check of an offline verification of a v2 receipt, in report order', () => {
+    expect(verifyOffline(receipt, key).checks.map((c) => c.name)).toEqual([...CHECK_NAMES]);
+  });
+
+  it('types check names, so comparing with a name that is no check does not compile', () => {
+    const [first] = verifyOffline(receipt, key).checks;
+    // @ts-expect-error 'signature_ok' is no check name: tsc refuses the comparison.
+    expect(first!.name === 'signature_ok').toBe(false);
+    expect(first!.name === 'receipt_id_valid').toBe(true);
   });
 });
 

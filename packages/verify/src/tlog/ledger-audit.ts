@@ -16,6 +16,7 @@ import {
   tilePath,
   type Tile,
 } from './tiles.js';
+import { isObject } from '../json.js';
 
 // The whole-ledger audit of a checkpoint (receipt contract §9): every entry bundle and hash
 // tile of its size read once, in order, the tree rebuilt from the entries and every receipt
@@ -75,8 +76,6 @@ class TreeBroken extends Error {}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const sameBytes = (a: Uint8Array, b: Uint8Array) =>
   a.length === b.length && a.every((byte, i) => byte === b[i]);
 

@@ -15,6 +15,7 @@ import {
   type Checkpoint,
   type NoteKey,
 } from './note.js';
+import { isObject } from '../json.js';
 
 // The `inclusion` check of the ledger layer: a receipt is leaf `chain.sequence - 1` of the
 // tree a checkpoint signed by one of the ledger's keys commits to (contract §9). Pure, so the
@@ -71,9 +72,6 @@ export interface InclusionEvidence {
   verify?: (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const PROOF_MEMBERS: readonly string[] = [
   'leaf_index',
