@@ -11,6 +11,8 @@ const outfile = process.argv[2] ?? 'action/dist/index.js';
 await build({
   absWorkingDir: root,
   entryPoints: ['action/src/index.ts'],
+  // @svc/verify resolves through tsconfig.json's paths to packages/verify/src: the bundle is
+  // made from the package's source, with no build of the package first.
   outfile,
   bundle: true,
   platform: 'node',
