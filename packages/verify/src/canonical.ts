@@ -28,14 +28,14 @@ export function canonicalize(value: unknown): string {
 export const canonicalBytes = (value: unknown): Uint8Array => utf8Bytes(canonicalize(value));
 
 /**
- * SHA-256 over the UTF-8 bytes of a text, as lowercase hex. The core hashes through this type
- * and never imports `node:*`, so the CLI, the Action and browsers run it on @noble/hashes
+ * SHA-256 over the UTF-8 bytes of a text, as lowercase hex. The verifier hashes through this
+ * type and never imports `node:*`, so the CLI, the Action and browsers run it on @noble/hashes
  * (the default everywhere below); the server passes node:crypto's, about three times faster,
- * where it calls the core.
+ * where it calls the package.
  */
 export type Sha256Hex = (text: string) => string;
 
-/** The portable SHA-256 (@noble/hashes): the default wherever the core hashes. */
+/** The portable SHA-256 (@noble/hashes): the default wherever the package hashes. */
 export const portableSha256Hex: Sha256Hex = (text) => toHex(sha256(utf8Bytes(text)));
 
 /** "sha256:" + the hex SHA-256 of a text that is already canonical. */

@@ -2,7 +2,7 @@ import * as ed from '@noble/ed25519';
 import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import { concatBytes, fromBase64, toBase64, toHex } from './encoding.js';
 
-// noble's synchronous API needs a SHA-512; @noble/hashes keeps the core portable.
+// noble's synchronous API needs a SHA-512; @noble/hashes keeps the package portable.
 ed.hashes.sha512 = sha512;
 
 const SPKI_PREFIX = Uint8Array.from([

@@ -2,7 +2,7 @@ import { canonicalize, hashText, portableSha256Hex, type Sha256Hex } from './can
 
 // What the receipt contract fixes for every verifier: the contracts and their signed members,
 // the receipt id's form, the source types evidence may name, and the preimage of
-// chain.receipt_hash. Building and signing receipts is the server's (src/core/receipt.ts).
+// chain.receipt_hash. Building and signing receipts is the service's own, not the package's.
 
 export const RECEIPT_CORE_V1 = 'receipt-core-v1';
 export const SIGNED_FIELDS_V1 = [

@@ -10,7 +10,7 @@ import type { Ed25519Verify } from '../verify.js';
 
 /**
  * node:crypto's Ed25519 verification (OpenSSL, cofactorless) made to give exactly the results
- * of the core's strict verifier (contract §3):
+ * of the portable strict verifier (contract §3):
  * - keys that strict verification refuses (non-canonical, small order) are refused first;
  * - S >= L is refused first;
  * - a native acceptance then implies a strict one; a native rejection is confirmed by the
