@@ -95,10 +95,14 @@ describe('the packed @svc/verify, installed alone', () => {
         'dist/index.d.ts',
         'dist/node/index.js',
         'dist/cli/svc-verify.js',
+        'bin/svc-verify.js',
       ]),
     );
     expect(
-      files.filter((f) => !/^(dist\/.*\.(js|d\.ts)|README\.md|LICENSE|package\.json)$/.test(f)),
+      files.filter(
+        (f) =>
+          !/^(dist\/.*\.(js|d\.ts)|bin\/svc-verify\.js|README\.md|LICENSE|package\.json)$/.test(f),
+      ),
     ).toEqual([]);
   });
 
