@@ -1,5 +1,5 @@
-import { SOURCE_TYPES } from '@svc/verify';
 import { z } from 'zod';
+import { SOURCE_TYPES } from '@svc/verify';
 import {
   MAX_ID_CHARS,
   MAX_LIST_ITEMS,

@@ -1,7 +1,7 @@
 import { verify } from '@octokit/webhooks-methods';
-import { isVerifyError, parseStrictJson } from '@svc/verify';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { isVerifyError, parseStrictJson } from '@svc/verify';
 import { isSvcError, SvcError } from '../core/errors.js';
 import { MAX_BODY_BYTES } from '../core/limits.js';
 import { clipText } from '../core/text.js';

@@ -6,8 +6,8 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { keyIdOf, pemFromRawPublicKey, rawPublicKeyFromSpki } from '@svc/verify';
-import type { ServerKey } from '../ports/signer.js';
 import { createNativeStrictVerify } from '@svc/verify/node';
+import type { ServerKey } from '../ports/signer.js';
 import { readOrCreateSecretFile } from './secret-files.js';
 
 export const SIGNING_KEY_FILE = 'signing-key.pem';

@@ -1,4 +1,3 @@
-import { SvcError } from '../core/errors.js';
 import {
   appendSignatureLines,
   checkpointText,
@@ -27,6 +26,7 @@ import {
   verifierKey,
   verifyConsistency,
 } from '@svc/verify';
+import { SvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { LogTreeStore, StoredCheckpoint } from '../ports/log-tree.js';

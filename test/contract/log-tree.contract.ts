@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { Receipt } from '../../src/core/receipt.js';
 import {
   consistencyProof,
   coordinatesOf,
@@ -12,6 +11,7 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from '@svc/verify';
+import type { Receipt } from '../../src/core/receipt.js';
 import type { Store } from '../../src/ports/store.js';
 import { newServerKey } from '../support/harness.js';
 import { appendRequest, makeClaim, signClaim } from './ledger-fixtures.js';

@@ -1,5 +1,5 @@
-import { isVerifyError } from '@svc/verify';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { isVerifyError } from '@svc/verify';
 import { isSvcError, SvcError, type ErrorCode } from '../../core/errors.js';
 
 /** The one place an error code becomes an HTTP status. */

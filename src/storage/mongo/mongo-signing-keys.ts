@@ -1,6 +1,6 @@
 import type { ClientSession, Db, MongoClient } from 'mongodb';
-import { SvcError } from '../../core/errors.js';
 import type { SigningKeyRecord } from '@svc/verify';
+import { SvcError } from '../../core/errors.js';
 import { extendKeyRuns, type KeyRun } from '../../core/key-history.js';
 import type {
   SigningKeyChange,

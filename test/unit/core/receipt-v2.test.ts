@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 // Imported before @noble/ed25519 is used: it installs the SHA-512 that noble's sync API needs.
-import { hashCanonical, rawPublicKeyFromPem, type VerifyOptions, verifyReceipt } from '@svc/verify';
 import * as ed from '@noble/ed25519';
 import { createPrivateKey } from 'node:crypto';
+import { hashCanonical, rawPublicKeyFromPem, type VerifyOptions, verifyReceipt } from '@svc/verify';
 import { claimInputSchema } from '../../../src/core/claim-schema.js';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { createPublicKey } from 'node:crypto';
-import { fromBase64, RECEIPT_ID_PATTERN, verifyReceipt } from '@svc/verify';
 // Imported before @noble/ed25519 is used: it installs the SHA-512 that noble's sync API needs.
 import '@svc/verify';
 import * as ed from '@noble/ed25519';
+import { fromBase64, RECEIPT_ID_PATTERN, verifyReceipt } from '@svc/verify';
 import type { ClaimInput } from '../../../src/core/claim-schema.js';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';

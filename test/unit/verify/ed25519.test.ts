@@ -6,6 +6,7 @@ import {
   sign as nodeSign,
   verify as nodeVerify,
 } from 'node:crypto';
+import * as ed from '@noble/ed25519';
 import {
   hasCanonicalScalar,
   isStrictPublicKey,
@@ -16,7 +17,6 @@ import {
   spkiFromRawPublicKey,
   verifyEd25519Strict,
 } from '@svc/verify';
-import * as ed from '@noble/ed25519';
 import { createNativeStrictVerify } from '@svc/verify/node';
 import { serverKeyFrom } from '../../../src/secrets/server-key.js';
 import { hex, loadFixture, sha256Hex, unhex } from '../core/reference.js';

@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { evaluateClaim } from '../../../src/core/evaluation.js';
 import {
   attestationKeyIds,
   CHECK_NAMES,
@@ -12,6 +11,7 @@ import {
   verifyOffline,
   type VerifyResult,
 } from '@svc/verify';
+import { evaluateClaim } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';
 import {
   buildReceiptDraft,

@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import { type VerifyOptions, verifyReceipt, type VerifyResult } from '@svc/verify';
+import { createNativeStrictVerify } from '@svc/verify/node';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';
 import {
@@ -8,8 +10,6 @@ import {
   type Receipt,
   type ReceiptCore,
 } from '../../../src/core/receipt.js';
-import { type VerifyOptions, verifyReceipt, type VerifyResult } from '@svc/verify';
-import { createNativeStrictVerify } from '@svc/verify/node';
 import { newServerKey } from '../../support/harness.js';
 import { claimWith } from '../core/claims.js';
 import { clone, referenceHash } from '../core/reference.js';
