@@ -1,5 +1,5 @@
 import { MongoClient, type Db, type IndexDescription } from 'mongodb';
-import { AgendaJobQueue } from '../../jobs/agenda-job-queue.js';
+import { AgendaJobQueue } from './agenda-job-queue.js';
 import type { Store } from '../../ports/store.js';
 import { backfillScopedAggregates } from './aggregates.js';
 import { MissingLedgerError } from '../missing-ledger.js';

@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteJobQueue } from '../../jobs/sqlite-job-queue.js';
+import { SqliteJobQueue } from './sqlite-job-queue.js';
 import type { Store } from '../../ports/store.js';
 import { migrate } from './migrations.js';
 import { SqliteApiKeys } from './sqlite-api-keys.js';
