@@ -152,6 +152,25 @@ export default tseslint.config(
     },
   },
   {
+    // Domain time (receipts, check runs, webhook and health records) comes from the injected
+    // Clock, so tests set it; the process entries and the CLI may read the machine's.
+    files: ['src/**/*.ts'],
+    ignores: ['src/server.ts', 'src/app.ts', 'src/cli/**', 'src/ports/clock.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'Take the time from the injected Clock (ports/clock.ts).',
+        },
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'Take the time from the injected Clock (ports/clock.ts).',
+        },
+      ],
+    },
+  },
+  {
     files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },

@@ -67,15 +67,17 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
           const probes = () =>
             admin!.db(databases.at(-1)).collection('health_probe').find().toArray();
           admin ??= await new MongoClient(uri, { serverSelectionTimeoutMS: 10_000 }).connect();
-          await store.probeWrite();
+          await store.probeWrite('2026-01-15T10:00:00.000Z');
           const [first, ...others] = await probes();
           expect(others).toEqual([]);
           expect(first).toEqual({ _id: 'probe', at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+          expect(first).toEqual({ _id: 'probe', at: '2026-01-15T10:00:00.000Z' });
           await new Promise((resolve) => setTimeout(resolve, 5));
-          await store.probeWrite();
+          await store.probeWrite('2026-01-15T10:00:05.000Z');
           const after = await probes();
           expect(after).toHaveLength(1);
           expect(after[0]!.at > first!.at).toBe(true);
+          expect(after[0]!.at).toBe('2026-01-15T10:00:05.000Z');
         } finally {
           await store.close();
         }

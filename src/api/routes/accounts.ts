@@ -1,3 +1,4 @@
+import type { Clock } from '../../ports/clock.js';
 import type { LedgerStore } from '../../ports/ledger-store.js';
 import type { WebhookStore } from '../../ports/webhook-store.js';
 import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
@@ -17,6 +18,7 @@ const show = (n: number) => (n === Number.POSITIVE_INFINITY ? ('unlimited' as co
 export function accountRoutes(
   deps: LimitDeps & {
     apiKeys: ApiKeyService;
+    clock: Clock;
     ledger: LedgerStore;
     limiter: RateLimiter;
     webhooks: WebhookStore;
@@ -112,7 +114,11 @@ export function accountRoutes(
         const key = res.locals.apiKey!;
         await deps.apiKeys.revokeOwn(key);
         // The account is closed: whoever held the key must not keep receiving its receipts.
-        await deps.webhooks.disableOwned(key.id, 'account revoked', new Date().toISOString());
+        await deps.webhooks.disableOwned(
+          key.id,
+          'account revoked',
+          new Date(deps.clock.now()).toISOString(),
+        );
         return { revoked: true as const, key_id: key.keyId };
       },
     }),

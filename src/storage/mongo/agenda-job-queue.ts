@@ -229,7 +229,7 @@ export class AgendaJobQueue implements JobQueue {
           // job would be saved unlocked with no next run, pending forever: run it again after
           // a lease instead (at-least-once).
           this.onError(error);
-          agendaJob.attrs.nextRunAt = new Date(Date.now() + this.options.leaseMs);
+          agendaJob.attrs.nextRunAt = new Date(this.clock.now() + this.options.leaseMs);
         }
       },
       { concurrency: this.options.concurrency, lockLifetime: this.options.leaseMs },
