@@ -8,6 +8,7 @@ import '@agendajs/mongo-backend';
 import type { Store } from '../../src/ports/store.js';
 import { MissingLedgerError } from '../../src/storage/missing-ledger.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
+import { describeAccountsContract } from './accounts.contract.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 import { describeLogTreeContract } from './log-tree.contract.js';
 import { describeSigningKeyContract } from './signing-key-store.contract.js';
@@ -47,6 +48,10 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
       describeSigningKeyContract('MongoDB', () => openFresh());
       describeWebhookAndJobContract('MongoDB', () => openFresh());
       describeWebhookScopeContract('MongoDB', openFresh);
+      describeAccountsContract('MongoDB', async () => {
+        const store = await openFresh();
+        return { apiKeys: store.apiKeys, webhooks: store.webhooks, close: () => store.close() };
+      });
 
       it('mustExist refuses a database without a ledger and creates nothing in it', async () => {
         const database = `svc_contract_${randomUUID().replace(/-/g, '').slice(0, 16)}`;

@@ -1,6 +1,4 @@
-import type { Clock } from '../../ports/clock.js';
 import type { LedgerStore } from '../../ports/ledger-store.js';
-import type { WebhookStore } from '../../ports/webhook-store.js';
 import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
 import type { RateLimiter } from '../../ports/rate-limiter.js';
 import { limitSignups, type LimitDeps } from '../middleware/rate-limit.js';
@@ -18,10 +16,8 @@ const show = (n: number) => (n === Number.POSITIVE_INFINITY ? ('unlimited' as co
 export function accountRoutes(
   deps: LimitDeps & {
     apiKeys: ApiKeyService;
-    clock: Clock;
     ledger: LedgerStore;
     limiter: RateLimiter;
-    webhooks: WebhookStore;
   },
 ): RouteDef[] {
   return [
@@ -112,13 +108,8 @@ export function accountRoutes(
       errors: [403],
       async handle({ res }) {
         const key = res.locals.apiKey!;
+        // The key and the account's webhook receivers, in one transaction.
         await deps.apiKeys.revokeOwn(key);
-        // The account is closed: whoever held the key must not keep receiving its receipts.
-        await deps.webhooks.disableOwned(
-          key.id,
-          'account revoked',
-          new Date(deps.clock.now()).toISOString(),
-        );
         return { revoked: true as const, key_id: key.keyId };
       },
     }),

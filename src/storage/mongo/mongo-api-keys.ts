@@ -1,7 +1,14 @@
 import type { MongoClient, Db } from 'mongodb';
-import type { ApiKeyRecord, ApiKeyStore, Reader, Tier } from '../../ports/api-key-store.js';
+import type {
+  AccountRevocation,
+  ApiKeyRecord,
+  ApiKeyStore,
+  Reader,
+  Tier,
+} from '../../ports/api-key-store.js';
 import { COLLECTIONS, isDuplicateOn, type ApiKeyDocument } from './documents.js';
 import { TRANSACTION_OPTIONS } from './mongo-ledger.js';
+import { disableOwnedReceivers } from './mongo-webhooks.js';
 
 const toRecord = (doc: ApiKeyDocument): ApiKeyRecord => ({
   id: doc.account_id,
@@ -109,6 +116,31 @@ export class MongoApiKeys implements ApiKeyStore {
       { $set: { revoked_at: at, updated_at: at }, $unset: { active: '' } },
     );
     return modifiedCount === 1;
+  }
+
+  async revokeAccount(
+    keyId: string,
+    reason: string,
+    at: string,
+  ): Promise<AccountRevocation | null> {
+    const session = this.client.startSession();
+    try {
+      // A transaction over two collections: the key revoked and its account's receivers
+      // disabled, or neither. A concurrent revocation conflicts on the key's document; the
+      // one that retries finds it revoked and writes nothing.
+      return await session.withTransaction(async (s) => {
+        const revoked = await this.keys.findOneAndUpdate(
+          { _id: keyId, active: true },
+          { $set: { revoked_at: at, updated_at: at }, $unset: { active: '' } },
+          { session: s, returnDocument: 'after' },
+        );
+        if (!revoked) return null;
+        const disabled = await disableOwnedReceivers(this.db, revoked.account_id, reason, at, s);
+        return { receiversDisabled: disabled.modifiedCount };
+      }, TRANSACTION_OPTIONS);
+    } finally {
+      await session.endSession();
+    }
   }
 
   async setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null> {

@@ -51,6 +51,25 @@ const toAttempt = (doc: AttemptDocument): DeliveryAttempt => ({
   nextAttemptAt: doc.next_attempt_at,
 });
 
+/**
+ * Disables an owner's active receivers. Shared with the API keys, whose account revocation
+ * runs it in the revocation's transaction (`session`).
+ */
+export const disableOwnedReceivers = (
+  db: Db,
+  owner: string,
+  reason: string,
+  at: string,
+  session?: ClientSession,
+) =>
+  db
+    .collection<ReceiverDocument>(COLLECTIONS.receivers)
+    .updateMany(
+      { owner, status: 'active' },
+      { $set: { status: 'disabled', disabled_at: at, disabled_reason: reason } },
+      session ? { session } : {},
+    );
+
 class LimitReached extends Error {}
 class NoReceiver extends Error {}
 
@@ -166,10 +185,7 @@ export class MongoWebhooks implements WebhookStore {
   }
 
   async disableOwned(owner: string, reason: string, at: string): Promise<number> {
-    const { modifiedCount } = await this.receivers.updateMany(
-      { owner, status: 'active' },
-      { $set: { status: 'disabled', disabled_at: at, disabled_reason: reason } },
-    );
+    const { modifiedCount } = await disableOwnedReceivers(this.db, owner, reason, at);
     return modifiedCount;
   }
 

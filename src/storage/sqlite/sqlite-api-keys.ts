@@ -1,5 +1,12 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { ApiKeyRecord, ApiKeyStore, Reader, Tier } from '../../ports/api-key-store.js';
+import type {
+  AccountRevocation,
+  ApiKeyRecord,
+  ApiKeyStore,
+  Reader,
+  Tier,
+} from '../../ports/api-key-store.js';
+import { prepareDisableOwned } from './sqlite-webhooks.js';
 
 interface KeyRow {
   key_id: string;
@@ -52,6 +59,11 @@ export class SqliteApiKeys implements ApiKeyStore {
   private readonly updateTier: Statement<[Tier, string, string]>;
   private readonly all: Statement<[], KeyRow>;
   private readonly rotateTx: (keyId: string, next: ApiKeyRecord, at: string) => boolean;
+  private readonly revokeAccountTx: (
+    keyId: string,
+    reason: string,
+    at: string,
+  ) => AccountRevocation | null;
 
   constructor(db: Database) {
     this.byDigest = db.prepare('SELECT * FROM api_keys WHERE key_digest = ?');
@@ -85,6 +97,13 @@ export class SqliteApiKeys implements ApiKeyStore {
       if (this.revokeRow.run(at, at, keyId).changes !== 1) return false;
       this.insert.run(toRow(next));
       return true;
+    });
+    const disableOwned = prepareDisableOwned(db);
+    // One transaction: the key and its account's receivers change together or not at all.
+    this.revokeAccountTx = db.transaction((keyId: string, reason: string, at: string) => {
+      if (this.revokeRow.run(at, at, keyId).changes !== 1) return null;
+      const account = this.byKeyId.get(keyId)!.account_id;
+      return { receiversDisabled: disableOwned.run(at, reason, account).changes };
     });
   }
 
@@ -120,6 +139,14 @@ export class SqliteApiKeys implements ApiKeyStore {
 
   async revoke(keyId: string, at: string): Promise<boolean> {
     return this.revokeRow.run(at, at, keyId).changes === 1;
+  }
+
+  async revokeAccount(
+    keyId: string,
+    reason: string,
+    at: string,
+  ): Promise<AccountRevocation | null> {
+    return this.revokeAccountTx(keyId, reason, at);
   }
 
   async setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null> {

@@ -131,6 +131,15 @@ export class SqliteWebhookFanOut {
   }
 }
 
+/**
+ * Disables an owner's active receivers: (at, reason, owner). Shared with the API keys, whose
+ * account revocation runs it in the revocation's transaction.
+ */
+export const prepareDisableOwned = (db: Database): Statement<[string, string, string]> =>
+  db.prepare(
+    "UPDATE webhook_receivers SET status = 'disabled', disabled_at = ?, disabled_reason = ? WHERE owner = ? AND status = 'active'",
+  );
+
 export class SqliteWebhooks implements WebhookStore {
   private readonly countOwned: Statement<[string], { n: number }>;
   private readonly insert: Statement;
@@ -168,9 +177,7 @@ export class SqliteWebhooks implements WebhookStore {
     this.markDeleted = db.prepare(
       "UPDATE webhook_receivers SET status = 'deleted', disabled_at = ? WHERE owner = ? AND id = ? AND status <> 'deleted'",
     );
-    this.markOwnedDisabled = db.prepare(
-      "UPDATE webhook_receivers SET status = 'disabled', disabled_at = ?, disabled_reason = ? WHERE owner = ? AND status = 'active'",
-    );
+    this.markOwnedDisabled = prepareDisableOwned(db);
     this.markDisabled = db.prepare(
       "UPDATE webhook_receivers SET status = 'disabled', disabled_at = ?, disabled_reason = ? WHERE id = ? AND status = 'active'",
     );
