@@ -9,31 +9,13 @@ import type {
 import { COLLECTIONS, isDuplicateOn, type ApiKeyDocument } from './documents.js';
 import { TRANSACTION_OPTIONS } from './mongo-ledger.js';
 import { disableOwnedReceivers } from './mongo-webhooks.js';
+import { apiKeyFields, toApiKeyRecord } from '../mappers.js';
 
-const toRecord = (doc: ApiKeyDocument): ApiKeyRecord => ({
-  id: doc.account_id,
-  keyId: doc._id,
-  email: doc.email,
-  keyDigest: doc.key_digest,
-  tier: doc.tier,
-  lockedPolicy: doc.locked_policy,
-  reader: doc.reader ?? 'own',
-  createdAt: doc.created_at,
-  updatedAt: doc.updated_at,
-  revokedAt: doc.revoked_at,
-});
+const toRecord = (doc: ApiKeyDocument): ApiKeyRecord => toApiKeyRecord(doc._id, doc);
 
 const toDocument = (record: ApiKeyRecord): ApiKeyDocument => ({
   _id: record.keyId,
-  account_id: record.id,
-  email: record.email,
-  key_digest: record.keyDigest,
-  tier: record.tier,
-  locked_policy: record.lockedPolicy,
-  reader: record.reader,
-  created_at: record.createdAt,
-  updated_at: record.updatedAt,
-  revoked_at: record.revokedAt,
+  ...apiKeyFields(record),
   ...(record.revokedAt === null ? { active: true as const } : {}),
 });
 

@@ -4,7 +4,6 @@ import type {
   DeliveryStatus,
   DeliveryWork,
   WebhookDelivery,
-  WebhookEvent,
   WebhookReceiver,
   WebhookStore,
 } from '../../ports/webhook-store.js';
@@ -15,41 +14,12 @@ import {
   type ReceiptDocument,
   type ReceiverDocument,
 } from './documents.js';
+import { toDeliveryAttempt, toWebhookDelivery, toWebhookReceiver } from '../mappers.js';
 import { TRANSACTION_OPTIONS } from './mongo-ledger.js';
 
-const toReceiver = (doc: ReceiverDocument): WebhookReceiver => ({
-  id: doc._id,
-  owner: doc.owner,
-  url: doc.url,
-  event: doc.event as WebhookEvent,
-  secretSealed: doc.secret_sealed,
-  // A deleted receiver is never handed out as such: see deliveryWork.
-  status: doc.status === 'active' ? 'active' : 'disabled',
-  createdAt: doc.created_at,
-  disabledAt: doc.disabled_at,
-  disabledReason: doc.disabled_reason,
-});
-
-const toDelivery = (doc: DeliveryDocument): WebhookDelivery => ({
-  id: doc._id,
-  receiverId: doc.receiver_id,
-  receiptId: doc.receipt_id,
-  event: doc.event as WebhookEvent,
-  status: doc.status,
-  attempts: doc.attempts,
-  createdAt: doc.created_at,
-  finishedAt: doc.finished_at,
-});
-
-const toAttempt = (doc: AttemptDocument): DeliveryAttempt => ({
-  deliveryId: doc.delivery_id,
-  attempt: doc.attempt,
-  at: doc.at,
-  statusCode: doc.status_code,
-  error: doc.error,
-  durationMs: doc.duration_ms,
-  nextAttemptAt: doc.next_attempt_at,
-});
+const toReceiver = (doc: ReceiverDocument): WebhookReceiver => toWebhookReceiver(doc._id, doc);
+const toDelivery = (doc: DeliveryDocument): WebhookDelivery => toWebhookDelivery(doc._id, doc);
+const toAttempt = toDeliveryAttempt;
 
 /**
  * Disables an owner's active receivers. Shared with the API keys, whose account revocation

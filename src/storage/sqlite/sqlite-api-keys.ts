@@ -6,46 +6,16 @@ import type {
   Reader,
   Tier,
 } from '../../ports/api-key-store.js';
+import { apiKeyFields, toApiKeyRecord, type ApiKeyFields } from '../mappers.js';
 import { prepareDisableOwned } from './sqlite-webhooks.js';
 
-interface KeyRow {
+interface KeyRow extends Required<ApiKeyFields> {
   key_id: string;
-  account_id: string;
-  email: string;
-  key_digest: string;
-  tier: Tier;
-  locked_policy: string | null;
-  reader: Reader;
-  created_at: string;
-  updated_at: string;
-  revoked_at: string | null;
 }
 
-const toRecord = (row: KeyRow): ApiKeyRecord => ({
-  id: row.account_id,
-  keyId: row.key_id,
-  email: row.email,
-  keyDigest: row.key_digest,
-  tier: row.tier,
-  lockedPolicy: row.locked_policy,
-  reader: row.reader,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-  revokedAt: row.revoked_at,
-});
+const toRecord = (row: KeyRow): ApiKeyRecord => toApiKeyRecord(row.key_id, row);
 
-const toRow = (record: ApiKeyRecord): KeyRow => ({
-  key_id: record.keyId,
-  account_id: record.id,
-  email: record.email,
-  key_digest: record.keyDigest,
-  tier: record.tier,
-  locked_policy: record.lockedPolicy,
-  reader: record.reader,
-  created_at: record.createdAt,
-  updated_at: record.updatedAt,
-  revoked_at: record.revokedAt,
-});
+const toRow = (record: ApiKeyRecord): KeyRow => ({ key_id: record.keyId, ...apiKeyFields(record) });
 
 export class SqliteApiKeys implements ApiKeyStore {
   private readonly byDigest: Statement<[string], KeyRow>;
