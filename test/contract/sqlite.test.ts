@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from '@jest/globals';
 import Database from 'better-sqlite3';
+import { migrate } from '../../src/storage/sqlite/migrations.js';
+import { SqliteApiKeys } from '../../src/storage/sqlite/sqlite-api-keys.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
+import { SqliteWebhooks } from '../../src/storage/sqlite/sqlite-webhooks.js';
 import { describeAccountsContract } from './accounts.contract.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 import { describeLogTreeContract } from './log-tree.contract.js';
@@ -29,22 +32,18 @@ describeSigningKeyContract('SQLite', openFresh);
 describeAccountsContract(
   'SQLite',
   async () => {
-    const file = freshFile();
-    const store = openSqliteStore(file);
+    // The adapters on a connection of the test's own, so that the trigger which refuses the
+    // receivers' writes is added on the very connection whose transaction it must abort.
+    const db = new Database(freshFile());
+    migrate(db);
     return {
-      apiKeys: store.apiKeys,
-      webhooks: store.webhooks,
-      // Another connection adds a trigger that aborts every change of a receiver.
+      apiKeys: new SqliteApiKeys(db),
+      webhooks: new SqliteWebhooks(db),
       failReceiverWrites: async () => {
-        const db = new Database(file);
-        try {
-          db.exec(`CREATE TRIGGER refuse_receiver_writes BEFORE UPDATE ON webhook_receivers
-            BEGIN SELECT RAISE(ABORT, 'receivers refused'); END`);
-        } finally {
-          db.close();
-        }
+        db.exec(`CREATE TRIGGER refuse_receiver_writes BEFORE UPDATE ON webhook_receivers
+          BEGIN SELECT RAISE(ABORT, 'receivers refused'); END`);
       },
-      close: () => store.close(),
+      close: async () => void db.close(),
     };
   },
   true,
