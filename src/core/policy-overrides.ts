@@ -1,10 +1,6 @@
 import { SvcError } from './errors.js';
-import {
-  DEFAULT_POLICY,
-  resolvePolicy,
-  type PolicyConfig,
-  type PolicyConfigInput,
-} from './policy-config.js';
+import { resolvePolicy, type PolicyConfig, type PolicyConfigInput } from './policy-config.js';
+import { stricterOf, THRESHOLD_FIELDS, type ThresholdField } from './rules/threshold-rules.js';
 
 /**
  * How far a claim's own `policyConfig` may move the policy it is evaluated under: `any` (the
@@ -13,21 +9,11 @@ import {
 export const OVERRIDE_MODES = ['any', 'tighten', 'none'] as const;
 export type OverrideMode = (typeof OVERRIDE_MODES)[number];
 
-type Field = keyof PolicyConfig;
+type Field = ThresholdField;
 
-// Which way each field gets stricter. A requirement can be turned on, never off.
-const STRICTER: Record<Field, 'higher' | 'lower' | 'on'> = {
-  minSources: 'higher',
-  minSourceTypes: 'higher',
-  minConfidence: 'higher',
-  requireProvenance: 'on',
-  requireReplay: 'on',
-  requireHumanApproval: 'on',
-  maxRiskScope: 'lower',
-};
-
+// Which way each field gets stricter is the registry's; a requirement can be turned on, never off.
 function isStricterOrEqual(field: Field, base: number | boolean, value: number | boolean): boolean {
-  switch (STRICTER[field]) {
+  switch (stricterOf(field)) {
     case 'higher':
       return (value as number) >= (base as number);
     case 'lower':
@@ -38,7 +24,7 @@ function isStricterOrEqual(field: Field, base: number | boolean, value: number |
 }
 
 const allowed = (field: Field, base: number | boolean): string => {
-  switch (STRICTER[field]) {
+  switch (stricterOf(field)) {
     case 'higher':
       return `at least ${String(base)}`;
     case 'lower':
@@ -59,7 +45,7 @@ export function applyOverrides(
 ): { config: PolicyConfig; overridden: boolean } {
   const config = resolvePolicy(policy.config, requested);
   let overridden = false;
-  for (const field of Object.keys(DEFAULT_POLICY) as Field[]) {
+  for (const field of THRESHOLD_FIELDS) {
     const base = policy.config[field];
     const value = config[field];
     if (value === base) continue;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RULE_ORDER } from './policy.js';
+import { RULE_ORDER } from './rules/threshold-rules.js';
 
 // The receipt of contract §2 as zod schemas: the TypeScript types of receipt.ts are inferred
 // from these, and the OpenAPI document is generated from them.
