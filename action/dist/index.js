@@ -846,7 +846,7 @@ var require_tree = __commonJS({
        * @param {any} value
        * @param {number} index
        */
-      constructor(key, value, index) {
+      constructor(key, value2, index) {
         if (index === void 0 || index >= key.length) {
           throw new TypeError("Unreachable");
         }
@@ -855,16 +855,16 @@ var require_tree = __commonJS({
           throw new TypeError("key must be ascii string");
         }
         if (key.length !== ++index) {
-          this.middle = new _TstNode(key, value, index);
+          this.middle = new _TstNode(key, value2, index);
         } else {
-          this.value = value;
+          this.value = value2;
         }
       }
       /**
        * @param {string} key
        * @param {any} value
        */
-      add(key, value) {
+      add(key, value2) {
         const length = key.length;
         if (length === 0) {
           throw new TypeError("Unreachable");
@@ -878,25 +878,25 @@ var require_tree = __commonJS({
           }
           if (node2.code === code2) {
             if (length === ++index) {
-              node2.value = value;
+              node2.value = value2;
               break;
             } else if (node2.middle !== null) {
               node2 = node2.middle;
             } else {
-              node2.middle = new _TstNode(key, value, index);
+              node2.middle = new _TstNode(key, value2, index);
               break;
             }
           } else if (node2.code < code2) {
             if (node2.left !== null) {
               node2 = node2.left;
             } else {
-              node2.left = new _TstNode(key, value, index);
+              node2.left = new _TstNode(key, value2, index);
               break;
             }
           } else if (node2.right !== null) {
             node2 = node2.right;
           } else {
-            node2.right = new _TstNode(key, value, index);
+            node2.right = new _TstNode(key, value2, index);
             break;
           }
         }
@@ -935,11 +935,11 @@ var require_tree = __commonJS({
        * @param {string} key
        * @param {any} value
        * */
-      insert(key, value) {
+      insert(key, value2) {
         if (this.node === null) {
-          this.node = new TstNode(key, value, 0);
+          this.node = new TstNode(key, value2, 0);
         } else {
-          this.node.add(key, value);
+          this.node.add(key, value2);
         }
       }
       /**
@@ -1040,11 +1040,11 @@ var require_util = __commonJS({
       return url2;
     }
     function isValidPort(port) {
-      const value = parseInt(port, 10);
-      return value === Number(port) && value >= 0 && value <= 65535;
+      const value2 = parseInt(port, 10);
+      return value2 === Number(port) && value2 >= 0 && value2 <= 65535;
     }
-    function isHttpOrHttpsPrefixed(value) {
-      return value != null && value[0] === "h" && value[1] === "t" && value[2] === "t" && value[3] === "p" && (value[4] === ":" || value[4] === "s" && value[5] === ":");
+    function isHttpOrHttpsPrefixed(value2) {
+      return value2 != null && value2[0] === "h" && value2[1] === "t" && value2[2] === "t" && value2[3] === "p" && (value2[4] === ":" || value2[4] === "s" && value2[5] === ":");
     }
     function parseURL(url2) {
       if (typeof url2 === "string") {
@@ -1168,11 +1168,11 @@ var require_util = __commonJS({
       const m = val.toString().match(KEEPALIVE_TIMEOUT_EXPR);
       return m ? parseInt(m[1], 10) * 1e3 : null;
     }
-    function headerNameToString(value) {
-      return typeof value === "string" ? headerNameLowerCasedRecord[value] ?? value.toLowerCase() : tree.lookup(value) ?? value.toString("latin1").toLowerCase();
+    function headerNameToString(value2) {
+      return typeof value2 === "string" ? headerNameLowerCasedRecord[value2] ?? value2.toLowerCase() : tree.lookup(value2) ?? value2.toString("latin1").toLowerCase();
     }
-    function bufferToLowerCasedHeaderName(value) {
-      return tree.lookup(value) ?? value.toString("latin1").toLowerCase();
+    function bufferToLowerCasedHeaderName(value2) {
+      return tree.lookup(value2) ?? value2.toString("latin1").toLowerCase();
     }
     function parseHeaders(headers, obj) {
       if (obj === void 0) obj = {};
@@ -1287,14 +1287,14 @@ var require_util = __commonJS({
             iterator2 = iterable[Symbol.asyncIterator]();
           },
           async pull(controller) {
-            const { done, value } = await iterator2.next();
+            const { done, value: value2 } = await iterator2.next();
             if (done) {
               queueMicrotask(() => {
                 controller.close();
                 controller.byobRequest?.respond(0);
               });
             } else {
-              const buf = Buffer.isBuffer(value) ? value : Buffer.from(value);
+              const buf = Buffer.isBuffer(value2) ? value2 : Buffer.from(value2);
               if (buf.byteLength) {
                 controller.enqueue(new Uint8Array(buf));
               }
@@ -1959,8 +1959,8 @@ var require_request = __commonJS({
           this.endHandler = null;
         }
       }
-      addHeader(key, value) {
-        processHeader(this, key, value);
+      addHeader(key, value2) {
+        processHeader(this, key, value2);
         return this;
       }
     };
@@ -2032,11 +2032,11 @@ var require_request = __commonJS({
       } else if (headerName === "transfer-encoding" || headerName === "keep-alive" || headerName === "upgrade") {
         throw new InvalidArgumentError(`invalid ${headerName} header`);
       } else if (headerName === "connection") {
-        const value = typeof val === "string" ? val.toLowerCase() : null;
-        if (value !== "close" && value !== "keep-alive") {
+        const value2 = typeof val === "string" ? val.toLowerCase() : null;
+        if (value2 !== "close" && value2 !== "keep-alive") {
           throw new InvalidArgumentError("invalid connection header");
         }
-        if (value === "close") {
+        if (value2 === "close") {
           request2.reset = true;
         }
       } else if (headerName === "expect") {
@@ -2701,9 +2701,9 @@ var require_utils = __commonJS({
     function enumToMap(obj) {
       const res = {};
       Object.keys(obj).forEach((key) => {
-        const value = obj[key];
-        if (typeof value === "number") {
-          res[key] = value;
+        const value2 = obj[key];
+        if (typeof value2 === "number") {
+          res[key] = value2;
         }
       });
       return res;
@@ -3516,11 +3516,11 @@ var require_data_url = __commonJS({
     }
     function collectAnHTTPQuotedString(input2, position, extractValue) {
       const positionStart = position.position;
-      let value = "";
+      let value2 = "";
       assert2(input2[position.position] === '"');
       position.position++;
       while (true) {
-        value += collectASequenceOfCodePoints(
+        value2 += collectASequenceOfCodePoints(
           (char) => char !== '"' && char !== "\\",
           input2,
           position
@@ -3532,10 +3532,10 @@ var require_data_url = __commonJS({
         position.position++;
         if (quoteOrBackslash === "\\") {
           if (position.position >= input2.length) {
-            value += "\\";
+            value2 += "\\";
             break;
           }
-          value += input2[position.position];
+          value2 += input2[position.position];
           position.position++;
         } else {
           assert2(quoteOrBackslash === '"');
@@ -3543,7 +3543,7 @@ var require_data_url = __commonJS({
         }
       }
       if (extractValue) {
-        return value;
+        return value2;
       }
       return input2.slice(positionStart, position.position);
     }
@@ -3551,16 +3551,16 @@ var require_data_url = __commonJS({
       assert2(mimeType !== "failure");
       const { parameters, essence } = mimeType;
       let serialization = essence;
-      for (let [name, value] of parameters.entries()) {
+      for (let [name, value2] of parameters.entries()) {
         serialization += ";";
         serialization += name;
         serialization += "=";
-        if (!HTTP_TOKEN_CODEPOINTS.test(value)) {
-          value = value.replace(/(\\|")/g, "\\$1");
-          value = '"' + value;
-          value += '"';
+        if (!HTTP_TOKEN_CODEPOINTS.test(value2)) {
+          value2 = value2.replace(/(\\|")/g, "\\$1");
+          value2 = '"' + value2;
+          value2 += '"';
         }
-        serialization += value;
+        serialization += value2;
       }
       return serialization;
     }
@@ -3833,11 +3833,11 @@ var require_webidl = __commonJS({
           });
         }
         while (true) {
-          const { done, value } = method.next();
+          const { done, value: value2 } = method.next();
           if (done) {
             break;
           }
-          seq.push(converter(value, prefix, `${argument}[${index++}]`));
+          seq.push(converter(value2, prefix, `${argument}[${index++}]`));
         }
         return seq;
       };
@@ -3905,20 +3905,20 @@ var require_webidl = __commonJS({
               });
             }
           }
-          let value = dictionary[key];
+          let value2 = dictionary[key];
           const hasDefault = Object.hasOwn(options, "defaultValue");
-          if (hasDefault && value !== null) {
-            value ??= defaultValue();
+          if (hasDefault && value2 !== null) {
+            value2 ??= defaultValue();
           }
-          if (required3 || hasDefault || value !== void 0) {
-            value = converter(value, prefix, `${argument}.${key}`);
-            if (options.allowedValues && !options.allowedValues.includes(value)) {
+          if (required3 || hasDefault || value2 !== void 0) {
+            value2 = converter(value2, prefix, `${argument}.${key}`);
+            if (options.allowedValues && !options.allowedValues.includes(value2)) {
               throw webidl.errors.exception({
                 header: prefix,
-                message: `${value} is not an accepted type. Expected one of ${options.allowedValues.join(", ")}.`
+                message: `${value2} is not an accepted type. Expected one of ${options.allowedValues.join(", ")}.`
               });
             }
-            dict[key] = value;
+            dict[key] = value2;
           }
         }
         return dict;
@@ -4129,8 +4129,8 @@ var require_util2 = __commonJS({
       }
       return true;
     }
-    function normalizeBinaryStringToUtf8(value) {
-      return Buffer.from(value, "binary").toString("utf8");
+    function normalizeBinaryStringToUtf8(value2) {
+      return Buffer.from(value2, "binary").toString("utf8");
     }
     function requestCurrentURL(request2) {
       return request2.urlList[request2.urlList.length - 1];
@@ -4491,8 +4491,8 @@ var require_util2 = __commonJS({
     function normalizeMethod(method) {
       return normalizedMethodRecordsBase[method.toLowerCase()] ?? method;
     }
-    function serializeJavascriptValueToJSONString(value) {
-      const result = JSON.stringify(value);
+    function serializeJavascriptValueToJSONString(value2) {
+      const result = JSON.stringify(value2);
       if (result === void 0) {
         throw new TypeError("Value is not JSON serializable");
       }
@@ -4533,7 +4533,7 @@ var require_util2 = __commonJS({
               done: true
             };
           }
-          const { [keyIndex]: key, [valueIndex]: value } = values[index];
+          const { [keyIndex]: key, [valueIndex]: value2 } = values[index];
           this.#index = index + 1;
           let result;
           switch (this.#kind) {
@@ -4541,10 +4541,10 @@ var require_util2 = __commonJS({
               result = key;
               break;
             case "value":
-              result = value;
+              result = value2;
               break;
             case "key+value":
-              result = [key, value];
+              result = [key, value2];
               break;
           }
           return {
@@ -4610,8 +4610,8 @@ var require_util2 = __commonJS({
                 `Failed to execute 'forEach' on '${name}': parameter 1 is not of type 'Function'.`
               );
             }
-            for (const { 0: key, 1: value } of makeIterator(this, "key+value")) {
-              callbackfn.call(thisArg, value, key, this);
+            for (const { 0: key, 1: value2 } of makeIterator(this, "key+value")) {
+              callbackfn.call(thisArg, value2, key, this);
             }
           }
         }
@@ -4688,8 +4688,8 @@ var require_util2 = __commonJS({
       const protocol = url2.protocol;
       return protocol === "http:" || protocol === "https:";
     }
-    function simpleRangeHeaderValue(value, allowWhitespace) {
-      const data = value;
+    function simpleRangeHeaderValue(value2, allowWhitespace) {
+      const data = value2;
       if (!data.startsWith("bytes")) {
         return "failure";
       }
@@ -4807,8 +4807,8 @@ var require_util2 = __commonJS({
       if (values === null) {
         return "failure";
       }
-      for (const value of values) {
-        const temporaryMimeType = parseMIMEType(value);
+      for (const value2 of values) {
+        const temporaryMimeType = parseMIMEType(value2);
         if (temporaryMimeType === "failure" || temporaryMimeType.essence === "*/*") {
           continue;
         }
@@ -4828,8 +4828,8 @@ var require_util2 = __commonJS({
       }
       return mimeType;
     }
-    function gettingDecodingSplitting(value) {
-      const input2 = value;
+    function gettingDecodingSplitting(value2) {
+      const input2 = value2;
       const position = { position: 0 };
       const values = [];
       let temporaryValue = "";
@@ -4860,11 +4860,11 @@ var require_util2 = __commonJS({
       return values;
     }
     function getDecodeSplit(name, list2) {
-      const value = list2.get(name, true);
-      if (value === null) {
+      const value2 = list2.get(name, true);
+      if (value2 === null) {
         return null;
       }
-      return gettingDecodingSplitting(value);
+      return gettingDecodingSplitting(value2);
     }
     var textDecoder = new TextDecoder();
     function utf8DecodeBytes(buffer) {
@@ -5047,19 +5047,19 @@ var require_formdata = __commonJS({
         }
         this[kState] = [];
       }
-      append(name, value, filename = void 0) {
+      append(name, value2, filename = void 0) {
         webidl.brandCheck(this, _FormData);
         const prefix = "FormData.append";
         webidl.argumentLengthCheck(arguments, 2, prefix);
-        if (arguments.length === 3 && !isBlobLike(value)) {
+        if (arguments.length === 3 && !isBlobLike(value2)) {
           throw new TypeError(
             "Failed to execute 'append' on 'FormData': parameter 2 is not of type 'Blob'"
           );
         }
         name = webidl.converters.USVString(name, prefix, "name");
-        value = isBlobLike(value) ? webidl.converters.Blob(value, prefix, "value", { strict: false }) : webidl.converters.USVString(value, prefix, "value");
+        value2 = isBlobLike(value2) ? webidl.converters.Blob(value2, prefix, "value", { strict: false }) : webidl.converters.USVString(value2, prefix, "value");
         filename = arguments.length === 3 ? webidl.converters.USVString(filename, prefix, "filename") : void 0;
-        const entry = makeEntry(name, value, filename);
+        const entry = makeEntry(name, value2, filename);
         this[kState].push(entry);
       }
       delete(name) {
@@ -5094,19 +5094,19 @@ var require_formdata = __commonJS({
         name = webidl.converters.USVString(name, prefix, "name");
         return this[kState].findIndex((entry) => entry.name === name) !== -1;
       }
-      set(name, value, filename = void 0) {
+      set(name, value2, filename = void 0) {
         webidl.brandCheck(this, _FormData);
         const prefix = "FormData.set";
         webidl.argumentLengthCheck(arguments, 2, prefix);
-        if (arguments.length === 3 && !isBlobLike(value)) {
+        if (arguments.length === 3 && !isBlobLike(value2)) {
           throw new TypeError(
             "Failed to execute 'set' on 'FormData': parameter 2 is not of type 'Blob'"
           );
         }
         name = webidl.converters.USVString(name, prefix, "name");
-        value = isBlobLike(value) ? webidl.converters.Blob(value, prefix, "name", { strict: false }) : webidl.converters.USVString(value, prefix, "name");
+        value2 = isBlobLike(value2) ? webidl.converters.Blob(value2, prefix, "name", { strict: false }) : webidl.converters.USVString(value2, prefix, "name");
         filename = arguments.length === 3 ? webidl.converters.USVString(filename, prefix, "name") : void 0;
-        const entry = makeEntry(name, value, filename);
+        const entry = makeEntry(name, value2, filename);
         const idx = this[kState].findIndex((entry2) => entry2.name === name);
         if (idx !== -1) {
           this[kState] = [
@@ -5150,21 +5150,21 @@ var require_formdata = __commonJS({
         configurable: true
       }
     });
-    function makeEntry(name, value, filename) {
-      if (typeof value === "string") {
+    function makeEntry(name, value2, filename) {
+      if (typeof value2 === "string") {
       } else {
-        if (!isFileLike(value)) {
-          value = value instanceof Blob ? new File2([value], "blob", { type: value.type }) : new FileLike(value, "blob", { type: value.type });
+        if (!isFileLike(value2)) {
+          value2 = value2 instanceof Blob ? new File2([value2], "blob", { type: value2.type }) : new FileLike(value2, "blob", { type: value2.type });
         }
         if (filename !== void 0) {
           const options = {
-            type: value.type,
-            lastModified: value.lastModified
+            type: value2.type,
+            lastModified: value2.lastModified
           };
-          value = value instanceof NativeFile ? new File2([value], filename, options) : new FileLike(value, filename, options);
+          value2 = value2 instanceof NativeFile ? new File2([value2], filename, options) : new FileLike(value2, filename, options);
         }
       }
-      return { name, value };
+      return { name, value: value2 };
     }
     module.exports = { FormData, makeEntry };
   }
@@ -5262,19 +5262,19 @@ var require_formdata_parser = __commonJS({
         } else {
           position.position += 2;
         }
-        let value;
+        let value2;
         if (filename !== null) {
           contentType ??= "text/plain";
           if (!isAsciiString(contentType)) {
             contentType = "";
           }
-          value = new File2([body], filename, { type: contentType });
+          value2 = new File2([body], filename, { type: contentType });
         } else {
-          value = utf8DecodeBytes(Buffer.from(body));
+          value2 = utf8DecodeBytes(Buffer.from(body));
         }
         assert2(isUSVString(name));
-        assert2(typeof value === "string" && isUSVString(value) || isFileLike(value));
-        entryList.push(makeEntry(name, value, filename));
+        assert2(typeof value2 === "string" && isUSVString(value2) || isFileLike(value2));
+        entryList.push(makeEntry(name, value2, filename));
       }
     }
     function parseMultipartFormDataHeaders(input2, position) {
@@ -5505,27 +5505,27 @@ var require_body = __commonJS({
         const prefix = `--${boundary}\r
 Content-Disposition: form-data`;
         const escape = (str2) => str2.replace(/\n/g, "%0A").replace(/\r/g, "%0D").replace(/"/g, "%22");
-        const normalizeLinefeeds = (value) => value.replace(/\r?\n|\r/g, "\r\n");
+        const normalizeLinefeeds = (value2) => value2.replace(/\r?\n|\r/g, "\r\n");
         const blobParts = [];
         const rn = new Uint8Array([13, 10]);
         length = 0;
         let hasUnknownSizeValue = false;
-        for (const [name, value] of object2) {
-          if (typeof value === "string") {
+        for (const [name, value2] of object2) {
+          if (typeof value2 === "string") {
             const chunk2 = textEncoder.encode(prefix + `; name="${escape(normalizeLinefeeds(name))}"\r
 \r
-${normalizeLinefeeds(value)}\r
+${normalizeLinefeeds(value2)}\r
 `);
             blobParts.push(chunk2);
             length += chunk2.byteLength;
           } else {
-            const chunk2 = textEncoder.encode(`${prefix}; name="${escape(normalizeLinefeeds(name))}"` + (value.name ? `; filename="${escape(value.name)}"` : "") + `\r
-Content-Type: ${value.type || "application/octet-stream"}\r
+            const chunk2 = textEncoder.encode(`${prefix}; name="${escape(normalizeLinefeeds(name))}"` + (value2.name ? `; filename="${escape(value2.name)}"` : "") + `\r
+Content-Type: ${value2.type || "application/octet-stream"}\r
 \r
 `);
-            blobParts.push(chunk2, value, rn);
-            if (typeof value.size === "number") {
-              length += chunk2.byteLength + value.size + rn.byteLength;
+            blobParts.push(chunk2, value2, rn);
+            if (typeof value2.size === "number") {
+              length += chunk2.byteLength + value2.size + rn.byteLength;
             } else {
               hasUnknownSizeValue = true;
             }
@@ -5576,7 +5576,7 @@ Content-Type: ${value.type || "application/octet-stream"}\r
             iterator2 = action(object2)[Symbol.asyncIterator]();
           },
           async pull(controller) {
-            const { value, done } = await iterator2.next();
+            const { value: value2, done } = await iterator2.next();
             if (done) {
               queueMicrotask(() => {
                 controller.close();
@@ -5584,7 +5584,7 @@ Content-Type: ${value.type || "application/octet-stream"}\r
               });
             } else {
               if (!isErrored(stream)) {
-                const buffer = new Uint8Array(value);
+                const buffer = new Uint8Array(value2);
                 if (buffer.byteLength) {
                   controller.enqueue(buffer);
                 }
@@ -5647,12 +5647,12 @@ Content-Type: ${value.type || "application/octet-stream"}\r
           return consumeBody(this, parseJSONFromBytes, instance);
         },
         formData() {
-          return consumeBody(this, (value) => {
+          return consumeBody(this, (value2) => {
             const mimeType = bodyMimeType(this);
             if (mimeType !== null) {
               switch (mimeType.essence) {
                 case "multipart/form-data": {
-                  const parsed = multipartFormDataParser(value, mimeType);
+                  const parsed = multipartFormDataParser(value2, mimeType);
                   if (parsed === "failure") {
                     throw new TypeError("Failed to parse body as FormData.");
                   }
@@ -5661,10 +5661,10 @@ Content-Type: ${value.type || "application/octet-stream"}\r
                   return fd;
                 }
                 case "application/x-www-form-urlencoded": {
-                  const entries = new URLSearchParams(value.toString());
+                  const entries = new URLSearchParams(value2.toString());
                   const fd = new FormData();
-                  for (const [name, value2] of entries) {
-                    fd.append(name, value2);
+                  for (const [name, value3] of entries) {
+                    fd.append(name, value3);
                   }
                   return fd;
                 }
@@ -6920,13 +6920,13 @@ var require_client_h2 = __commonJS({
     } = http2;
     function parseH2Headers(headers) {
       const result = [];
-      for (const [name, value] of Object.entries(headers)) {
-        if (Array.isArray(value)) {
-          for (const subvalue of value) {
+      for (const [name, value2] of Object.entries(headers)) {
+        if (Array.isArray(value2)) {
+          for (const subvalue of value2) {
             result.push(Buffer.from(name), Buffer.from(subvalue));
           }
         } else {
-          result.push(Buffer.from(name), Buffer.from(value));
+          result.push(Buffer.from(name), Buffer.from(value2));
         }
       }
       return result;
@@ -7844,8 +7844,8 @@ var require_client = __commonJS({
       get pipelining() {
         return this[kPipelining];
       }
-      set pipelining(value) {
-        this[kPipelining] = value;
+      set pipelining(value2) {
+        this[kPipelining] = value2;
         this[kResume](true);
       }
       get [kPending]() {
@@ -10674,15 +10674,15 @@ var require_mock_utils = __commonJS({
         isPromise
       }
     } = __require("node:util");
-    function matchValue(match, value) {
+    function matchValue(match, value2) {
       if (typeof match === "string") {
-        return match === value;
+        return match === value2;
       }
       if (match instanceof RegExp) {
-        return match.test(value);
+        return match.test(value2);
       }
       if (typeof match === "function") {
-        return match(value) === true;
+        return match(value2) === true;
       }
       return false;
     }
@@ -10823,14 +10823,14 @@ var require_mock_utils = __commonJS({
       const result = [];
       for (let i = 0; i < keys.length; ++i) {
         const key = keys[i];
-        const value = data[key];
+        const value2 = data[key];
         const name = Buffer.from(`${key}`);
-        if (Array.isArray(value)) {
-          for (let j = 0; j < value.length; ++j) {
-            result.push(name, Buffer.from(`${value[j]}`));
+        if (Array.isArray(value2)) {
+          for (let j = 0; j < value2.length; ++j) {
+            result.push(name, Buffer.from(`${value2[j]}`));
           }
         } else {
-          result.push(name, Buffer.from(`${value}`));
+          result.push(name, Buffer.from(`${value2}`));
         }
       }
       return result;
@@ -11980,25 +11980,25 @@ var require_headers = __commonJS({
         });
       }
     }
-    function appendHeader(headers, name, value) {
-      value = headerValueNormalize(value);
+    function appendHeader(headers, name, value2) {
+      value2 = headerValueNormalize(value2);
       if (!isValidHeaderName(name)) {
         throw webidl.errors.invalidArgument({
           prefix: "Headers.append",
           value: name,
           type: "header name"
         });
-      } else if (!isValidHeaderValue(value)) {
+      } else if (!isValidHeaderValue(value2)) {
         throw webidl.errors.invalidArgument({
           prefix: "Headers.append",
-          value,
+          value: value2,
           type: "header value"
         });
       }
       if (getHeadersGuard(headers) === "immutable") {
         throw new TypeError("immutable");
       }
-      return getHeadersList(headers).append(name, value, false);
+      return getHeadersList(headers).append(name, value2, false);
     }
     function compareHeaderName(a, b) {
       return a[0] < b[0] ? -1 : 1;
@@ -12035,7 +12035,7 @@ var require_headers = __commonJS({
        * @param {string} value
        * @param {boolean} isLowerCase
        */
-      append(name, value, isLowerCase) {
+      append(name, value2, isLowerCase) {
         this[kHeadersSortedMap] = null;
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         const exists2 = this[kHeadersMap].get(lowercaseName);
@@ -12043,13 +12043,13 @@ var require_headers = __commonJS({
           const delimiter = lowercaseName === "cookie" ? "; " : ", ";
           this[kHeadersMap].set(lowercaseName, {
             name: exists2.name,
-            value: `${exists2.value}${delimiter}${value}`
+            value: `${exists2.value}${delimiter}${value2}`
           });
         } else {
-          this[kHeadersMap].set(lowercaseName, { name, value });
+          this[kHeadersMap].set(lowercaseName, { name, value: value2 });
         }
         if (lowercaseName === "set-cookie") {
-          (this.cookies ??= []).push(value);
+          (this.cookies ??= []).push(value2);
         }
       }
       /**
@@ -12058,13 +12058,13 @@ var require_headers = __commonJS({
        * @param {string} value
        * @param {boolean} isLowerCase
        */
-      set(name, value, isLowerCase) {
+      set(name, value2, isLowerCase) {
         this[kHeadersSortedMap] = null;
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         if (lowercaseName === "set-cookie") {
-          this.cookies = [value];
+          this.cookies = [value2];
         }
-        this[kHeadersMap].set(lowercaseName, { name, value });
+        this[kHeadersMap].set(lowercaseName, { name, value: value2 });
       }
       /**
        * @see https://fetch.spec.whatwg.org/#concept-header-list-delete
@@ -12089,15 +12089,15 @@ var require_headers = __commonJS({
         return this[kHeadersMap].get(isLowerCase ? name : name.toLowerCase())?.value ?? null;
       }
       *[Symbol.iterator]() {
-        for (const { 0: name, 1: { value } } of this[kHeadersMap]) {
-          yield [name, value];
+        for (const { 0: name, 1: { value: value2 } } of this[kHeadersMap]) {
+          yield [name, value2];
         }
       }
       get entries() {
         const headers = {};
         if (this[kHeadersMap].size !== 0) {
-          for (const { name, value } of this[kHeadersMap].values()) {
-            headers[name] = value;
+          for (const { name, value: value2 } of this[kHeadersMap].values()) {
+            headers[name] = value2;
           }
         }
         return headers;
@@ -12108,13 +12108,13 @@ var require_headers = __commonJS({
       get entriesList() {
         const headers = [];
         if (this[kHeadersMap].size !== 0) {
-          for (const { 0: lowerName, 1: { name, value } } of this[kHeadersMap]) {
+          for (const { 0: lowerName, 1: { name, value: value2 } } of this[kHeadersMap]) {
             if (lowerName === "set-cookie") {
               for (const cookie of this.cookies) {
                 headers.push([name, cookie]);
               }
             } else {
-              headers.push([name, value]);
+              headers.push([name, value2]);
             }
           }
         }
@@ -12132,9 +12132,9 @@ var require_headers = __commonJS({
           const firstValue = iterator2.next().value;
           array2[0] = [firstValue[0], firstValue[1].value];
           assert2(firstValue[1].value !== null);
-          for (let i = 1, j = 0, right = 0, left = 0, pivot = 0, x, value; i < size; ++i) {
-            value = iterator2.next().value;
-            x = array2[i] = [value[0], value[1].value];
+          for (let i = 1, j = 0, right = 0, left = 0, pivot = 0, x, value2; i < size; ++i) {
+            value2 = iterator2.next().value;
+            x = array2[i] = [value2[0], value2[1].value];
             assert2(x[1] !== null);
             left = 0;
             right = i;
@@ -12160,9 +12160,9 @@ var require_headers = __commonJS({
           return array2;
         } else {
           let i = 0;
-          for (const { 0: name, 1: { value } } of this[kHeadersMap]) {
-            array2[i++] = [name, value];
-            assert2(value !== null);
+          for (const { 0: name, 1: { value: value2 } } of this[kHeadersMap]) {
+            array2[i++] = [name, value2];
+            assert2(value2 !== null);
           }
           return array2.sort(compareHeaderName);
         }
@@ -12184,13 +12184,13 @@ var require_headers = __commonJS({
         }
       }
       // https://fetch.spec.whatwg.org/#dom-headers-append
-      append(name, value) {
+      append(name, value2) {
         webidl.brandCheck(this, _Headers);
         webidl.argumentLengthCheck(arguments, 2, "Headers.append");
         const prefix = "Headers.append";
         name = webidl.converters.ByteString(name, prefix, "name");
-        value = webidl.converters.ByteString(value, prefix, "value");
-        return appendHeader(this, name, value);
+        value2 = webidl.converters.ByteString(value2, prefix, "value");
+        return appendHeader(this, name, value2);
       }
       // https://fetch.spec.whatwg.org/#dom-headers-delete
       delete(name) {
@@ -12244,30 +12244,30 @@ var require_headers = __commonJS({
         return this.#headersList.contains(name, false);
       }
       // https://fetch.spec.whatwg.org/#dom-headers-set
-      set(name, value) {
+      set(name, value2) {
         webidl.brandCheck(this, _Headers);
         webidl.argumentLengthCheck(arguments, 2, "Headers.set");
         const prefix = "Headers.set";
         name = webidl.converters.ByteString(name, prefix, "name");
-        value = webidl.converters.ByteString(value, prefix, "value");
-        value = headerValueNormalize(value);
+        value2 = webidl.converters.ByteString(value2, prefix, "value");
+        value2 = headerValueNormalize(value2);
         if (!isValidHeaderName(name)) {
           throw webidl.errors.invalidArgument({
             prefix,
             value: name,
             type: "header name"
           });
-        } else if (!isValidHeaderValue(value)) {
+        } else if (!isValidHeaderValue(value2)) {
           throw webidl.errors.invalidArgument({
             prefix,
-            value,
+            value: value2,
             type: "header value"
           });
         }
         if (this.#guard === "immutable") {
           throw new TypeError("immutable");
         }
-        this.#headersList.set(name, value, false);
+        this.#headersList.set(name, value2, false);
       }
       // https://fetch.spec.whatwg.org/#dom-headers-getsetcookie
       getSetCookie() {
@@ -12290,13 +12290,13 @@ var require_headers = __commonJS({
           return this.#headersList[kHeadersSortedMap] = names;
         }
         for (let i = 0; i < names.length; ++i) {
-          const { 0: name, 1: value } = names[i];
+          const { 0: name, 1: value2 } = names[i];
           if (name === "set-cookie") {
             for (let j = 0; j < cookies.length; ++j) {
               headers.push([name, cookies[j]]);
             }
           } else {
-            headers.push([name, value]);
+            headers.push([name, value2]);
           }
         }
         return this.#headersList[kHeadersSortedMap] = headers;
@@ -12440,8 +12440,8 @@ var require_response = __commonJS({
         }
         const responseObject = fromInnerResponse(makeResponse({}), "immutable");
         responseObject[kState].status = status;
-        const value = isomorphicEncode(URLSerializer(parsedURL));
-        responseObject[kState].headersList.append("location", value, true);
+        const value2 = isomorphicEncode(URLSerializer(parsedURL));
+        responseObject[kState].headersList.append("location", value2, true);
         return responseObject;
       }
       // https://fetch.spec.whatwg.org/#dom-response
@@ -12623,9 +12623,9 @@ var require_response = __commonJS({
         get(target, p) {
           return p in state ? state[p] : target[p];
         },
-        set(target, p, value) {
+        set(target, p, value2) {
           assert2(!(p in state));
-          target[p] = value;
+          target[p] = value2;
           return true;
         }
       });
@@ -12778,8 +12778,8 @@ var require_dispatcher_weakref = __commonJS({
     "use strict";
     var { kConnected, kSize } = require_symbols();
     var CompatWeakRef = class {
-      constructor(value) {
-        this.value = value;
+      constructor(value2) {
+        this.value = value2;
       }
       deref() {
         return this.value[kConnected] === 0 && this.value[kSize] === 0 ? void 0 : this.value;
@@ -13103,8 +13103,8 @@ var require_request2 = __commonJS({
           const headers = init.headers !== void 0 ? init.headers : new HeadersList(headersList);
           headersList.clear();
           if (headers instanceof HeadersList) {
-            for (const { name, value } of headers.rawValues()) {
-              headersList.append(name, value, false);
+            for (const { name, value: value2 } of headers.rawValues()) {
+              headersList.append(name, value2, false);
             }
             headersList.cookies = headers.cookies;
           } else {
@@ -13777,8 +13777,8 @@ var require_fetch = __commonJS({
         }
       }
       if (!request2.headersList.contains("accept", true)) {
-        const value = "*/*";
-        request2.headersList.append("accept", value, true);
+        const value2 = "*/*";
+        request2.headersList.append("accept", value2, true);
       }
       if (!request2.headersList.contains("accept-language", true)) {
         request2.headersList.append("accept-language", "*", true);
@@ -14377,11 +14377,11 @@ var require_fetch = __commonJS({
           let bytes;
           let isFailure;
           try {
-            const { done, value } = await fetchParams.controller.next();
+            const { done, value: value2 } = await fetchParams.controller.next();
             if (isAborted(fetchParams)) {
               break;
             }
-            bytes = done ? void 0 : value;
+            bytes = done ? void 0 : value2;
           } catch (err) {
             if (fetchParams.controller.ended && !timingInfo.encodedBodySize) {
               bytes = void 0;
@@ -14980,15 +14980,15 @@ var require_util4 = __commonJS({
       (async () => {
         while (!fr[kAborted]) {
           try {
-            const { done, value } = await chunkPromise;
+            const { done, value: value2 } = await chunkPromise;
             if (isFirstChunk && !fr[kAborted]) {
               queueMicrotask(() => {
                 fireAProgressEvent("loadstart", fr);
               });
             }
             isFirstChunk = false;
-            if (!done && types.isUint8Array(value)) {
-              bytes.push(value);
+            if (!done && types.isUint8Array(value2)) {
+              bytes.push(value2);
               if ((fr[kLastProgressEventFired] === void 0 || Date.now() - fr[kLastProgressEventFired] >= 50) && !fr[kAborted]) {
                 fr[kLastProgressEventFired] = Date.now();
                 queueMicrotask(() => {
@@ -15412,10 +15412,10 @@ var require_util5 = __commonJS({
     function getFieldValues(header) {
       assert2(header !== null);
       const values = [];
-      for (let value of header.split(",")) {
-        value = value.trim();
-        if (isValidHeaderName(value)) {
-          values.push(value);
+      for (let value2 of header.split(",")) {
+        value2 = value2.trim();
+        if (isValidHeaderName(value2)) {
+          values.push(value2);
         }
       }
       return values;
@@ -16099,9 +16099,9 @@ var require_constants4 = __commonJS({
 var require_util6 = __commonJS({
   "../../main/node_modules/undici/lib/web/cookies/util.js"(exports, module) {
     "use strict";
-    function isCTLExcludingHtab(value) {
-      for (let i = 0; i < value.length; ++i) {
-        const code2 = value.charCodeAt(i);
+    function isCTLExcludingHtab(value2) {
+      for (let i = 0; i < value2.length; ++i) {
+        const code2 = value2.charCodeAt(i);
         if (code2 >= 0 && code2 <= 8 || code2 >= 10 && code2 <= 31 || code2 === 127) {
           return true;
         }
@@ -16134,18 +16134,18 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookieValue(value) {
-      let len = value.length;
+    function validateCookieValue(value2) {
+      let len = value2.length;
       let i = 0;
-      if (value[0] === '"') {
-        if (len === 1 || value[len - 1] !== '"') {
+      if (value2[0] === '"') {
+        if (len === 1 || value2[len - 1] !== '"') {
           throw new Error("Invalid cookie value");
         }
         --len;
         ++i;
       }
       while (i < len) {
-        const code2 = value.charCodeAt(i++);
+        const code2 = value2.charCodeAt(i++);
         if (code2 < 33 || // exclude CTLs (0-31)
         code2 > 126 || // non-ascii and DEL (127)
         code2 === 34 || // "
@@ -16283,9 +16283,9 @@ var require_util6 = __commonJS({
         if (!part.includes("=")) {
           throw new Error("Invalid unparsed");
         }
-        const [key, ...value] = part.split("=");
+        const [key, ...value2] = part.split("=");
         const trimmedKey = key.trim();
-        const joinedValue = value.join("=");
+        const joinedValue = value2.join("=");
         validateCookieName(trimmedKey);
         validateCookieValue(joinedValue);
         out.push(`${trimmedKey}=${joinedValue}`);
@@ -16318,7 +16318,7 @@ var require_parse = __commonJS({
       let nameValuePair = "";
       let unparsedAttributes = "";
       let name = "";
-      let value = "";
+      let value2 = "";
       if (header.includes(";")) {
         const position = { position: 0 };
         nameValuePair = collectASequenceOfCodePointsFast(";", header, position);
@@ -16327,7 +16327,7 @@ var require_parse = __commonJS({
         nameValuePair = header;
       }
       if (!nameValuePair.includes("=")) {
-        value = nameValuePair;
+        value2 = nameValuePair;
       } else {
         const position = { position: 0 };
         name = collectASequenceOfCodePointsFast(
@@ -16335,16 +16335,16 @@ var require_parse = __commonJS({
           nameValuePair,
           position
         );
-        value = nameValuePair.slice(position.position + 1);
+        value2 = nameValuePair.slice(position.position + 1);
       }
       name = name.trim();
-      value = value.trim();
-      if (name.length + value.length > maxNameValuePairSize) {
+      value2 = value2.trim();
+      if (name.length + value2.length > maxNameValuePairSize) {
         return null;
       }
       return {
         name,
-        value,
+        value: value2,
         ...parseUnparsedAttributes(unparsedAttributes)
       };
     }
@@ -16456,8 +16456,8 @@ var require_cookies = __commonJS({
         return out;
       }
       for (const piece of cookie.split(";")) {
-        const [name, ...value] = piece.split("=");
-        out[name.trim()] = value.join("=");
+        const [name, ...value2] = piece.split("=");
+        out[name.trim()] = value2.join("=");
       }
       return out;
     }
@@ -16514,11 +16514,11 @@ var require_cookies = __commonJS({
         key: "value"
       },
       {
-        converter: webidl.nullableConverter((value) => {
-          if (typeof value === "number") {
-            return webidl.converters["unsigned long long"](value);
+        converter: webidl.nullableConverter((value2) => {
+          if (typeof value2 === "number") {
+            return webidl.converters["unsigned long long"](value2);
           }
-          return new Date(value);
+          return new Date(value2);
         }),
         key: "expires",
         defaultValue: () => null
@@ -17030,26 +17030,26 @@ var require_util7 = __commonJS({
       const extensionList = /* @__PURE__ */ new Map();
       while (position.position < extensions.length) {
         const pair = collectASequenceOfCodePointsFast(";", extensions, position);
-        const [name, value = ""] = pair.split("=");
+        const [name, value2 = ""] = pair.split("=");
         extensionList.set(
           removeHTTPWhitespace(name, true, false),
-          removeHTTPWhitespace(value, false, true)
+          removeHTTPWhitespace(value2, false, true)
         );
         position.position++;
       }
       return extensionList;
     }
-    function isValidClientWindowBits(value) {
-      if (value.length === 0) {
+    function isValidClientWindowBits(value2) {
+      if (value2.length === 0) {
         return false;
       }
-      for (let i = 0; i < value.length; i++) {
-        const byte = value.charCodeAt(i);
+      for (let i = 0; i < value2.length; i++) {
+        const byte = value2.charCodeAt(i);
         if (byte < 48 || byte > 57) {
           return false;
         }
       }
-      const num = Number.parseInt(value, 10);
+      const num = Number.parseInt(value2, 10);
       return num >= 8 && num <= 15;
     }
     var hasIntl = typeof process.versions.icu === "string";
@@ -18283,13 +18283,13 @@ var require_websocket = __commonJS({
 var require_util8 = __commonJS({
   "../../main/node_modules/undici/lib/web/eventsource/util.js"(exports, module) {
     "use strict";
-    function isValidLastEventId(value) {
-      return value.indexOf("\0") === -1;
+    function isValidLastEventId(value2) {
+      return value2.indexOf("\0") === -1;
     }
-    function isASCIINumber(value) {
-      if (value.length === 0) return false;
-      for (let i = 0; i < value.length; i++) {
-        if (value.charCodeAt(i) < 48 || value.charCodeAt(i) > 57) return false;
+    function isASCIINumber(value2) {
+      if (value2.length === 0) return false;
+      for (let i = 0; i < value2.length; i++) {
+        if (value2.charCodeAt(i) < 48 || value2.charCodeAt(i) > 57) return false;
       }
       return true;
     }
@@ -18520,12 +18520,12 @@ var require_eventsource_stream = __commonJS({
           const valueBytes = line.length - valueStart;
           const dataSize = this.eventFieldSizes.data + (event.data === void 0 ? 0 : 1) + valueBytes;
           this.setEventFieldSize("data", dataSize);
-          const value = line.toString("utf8", valueStart);
+          const value2 = line.toString("utf8", valueStart);
           if (event.data === void 0) {
-            event.data = value;
+            event.data = value2;
           } else {
             event.data += `
-${value}`;
+${value2}`;
           }
           this.dataLineCount++;
           return;
@@ -19276,22 +19276,22 @@ var require_lib = __commonJS({
       };
     })();
     var __awaiter3 = exports && exports.__awaiter || function(thisArg, _arguments, P2, generator) {
-      function adopt(value) {
-        return value instanceof P2 ? value : new P2(function(resolve2) {
-          resolve2(value);
+      function adopt(value2) {
+        return value2 instanceof P2 ? value2 : new P2(function(resolve2) {
+          resolve2(value2);
         });
       }
       return new (P2 || (P2 = Promise))(function(resolve2, reject) {
-        function fulfilled(value) {
+        function fulfilled(value2) {
           try {
-            step(generator.next(value));
+            step(generator.next(value2));
           } catch (e) {
             reject(e);
           }
         }
-        function rejected(value) {
+        function rejected(value2) {
           try {
-            step(generator["throw"](value));
+            step(generator["throw"](value2));
           } catch (e) {
             reject(e);
           }
@@ -19877,14 +19877,14 @@ var require_lib = __commonJS({
             if (statusCode === HttpCodes2.NotFound) {
               resolve2(response);
             }
-            function dateTimeDeserializer(key, value) {
-              if (typeof value === "string") {
-                const a = new Date(value);
+            function dateTimeDeserializer(key, value2) {
+              if (typeof value2 === "string") {
+                const a = new Date(value2);
                 if (!isNaN(a.valueOf())) {
                   return a;
                 }
               }
-              return value;
+              return value2;
             }
             let obj;
             let contents;
@@ -20012,9 +20012,9 @@ function issueFileCommand(command, message) {
     encoding: "utf8"
   });
 }
-function prepareKeyValueMessage(key, value) {
+function prepareKeyValueMessage(key, value2) {
   const delimiter = `ghadelimiter_${crypto.randomUUID()}`;
-  const convertedValue = toCommandValue(value);
+  const convertedValue = toCommandValue(value2);
   if (key.includes(delimiter)) {
     throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter}"`);
   }
@@ -20086,22 +20086,22 @@ var HttpResponseRetryCodes = [
 import { EOL as EOL3 } from "os";
 import { constants, promises } from "fs";
 var __awaiter = function(thisArg, _arguments, P2, generator) {
-  function adopt(value) {
-    return value instanceof P2 ? value : new P2(function(resolve2) {
-      resolve2(value);
+  function adopt(value2) {
+    return value2 instanceof P2 ? value2 : new P2(function(resolve2) {
+      resolve2(value2);
     });
   }
   return new (P2 || (P2 = Promise))(function(resolve2, reject) {
-    function fulfilled(value) {
+    function fulfilled(value2) {
       try {
-        step(generator.next(value));
+        step(generator.next(value2));
       } catch (e) {
         reject(e);
       }
     }
-    function rejected(value) {
+    function rejected(value2) {
       try {
-        step(generator["throw"](value));
+        step(generator["throw"](value2));
       } catch (e) {
         reject(e);
       }
@@ -20152,7 +20152,7 @@ var Summary = class {
    * @returns {string} content wrapped in HTML element
    */
   wrap(tag, content, attrs = {}) {
-    const htmlAttrs = Object.entries(attrs).map(([key, value]) => ` ${key}="${value}"`).join("");
+    const htmlAttrs = Object.entries(attrs).map(([key, value2]) => ` ${key}="${value2}"`).join("");
     if (!content) {
       return `<${tag}${htmlAttrs}>`;
     }
@@ -20402,13 +20402,13 @@ function getInput(name, options) {
   }
   return val.trim();
 }
-function setOutput(name, value) {
+function setOutput(name, value2) {
   const filePath = process.env["GITHUB_OUTPUT"] || "";
   if (filePath) {
-    return issueFileCommand("OUTPUT", prepareKeyValueMessage(name, value));
+    return issueFileCommand("OUTPUT", prepareKeyValueMessage(name, value2));
   }
   process.stdout.write(os4.EOL);
-  issueCommand("set-output", { name }, toCommandValue(value));
+  issueCommand("set-output", { name }, toCommandValue(value2));
 }
 function setFailed(message) {
   process.exitCode = ExitCode.Failure;
@@ -20479,22 +20479,22 @@ var Context = class {
 var httpClient = __toESM(require_lib(), 1);
 var import_undici2 = __toESM(require_undici(), 1);
 var __awaiter2 = function(thisArg, _arguments, P2, generator) {
-  function adopt(value) {
-    return value instanceof P2 ? value : new P2(function(resolve2) {
-      resolve2(value);
+  function adopt(value2) {
+    return value2 instanceof P2 ? value2 : new P2(function(resolve2) {
+      resolve2(value2);
     });
   }
   return new (P2 || (P2 = Promise))(function(resolve2, reject) {
-    function fulfilled(value) {
+    function fulfilled(value2) {
       try {
-        step(generator.next(value));
+        step(generator.next(value2));
       } catch (e) {
         reject(e);
       }
     }
-    function rejected(value) {
+    function rejected(value2) {
       try {
-        step(generator["throw"](value));
+        step(generator["throw"](value2));
       } catch (e) {
         reject(e);
       }
@@ -20664,13 +20664,13 @@ function lowercaseKeys(object2) {
     return newObj;
   }, {});
 }
-function isPlainObject(value) {
-  if (typeof value !== "object" || value === null) return false;
-  if (Object.prototype.toString.call(value) !== "[object Object]") return false;
-  const proto = Object.getPrototypeOf(value);
+function isPlainObject(value2) {
+  if (typeof value2 !== "object" || value2 === null) return false;
+  if (Object.prototype.toString.call(value2) !== "[object Object]") return false;
+  const proto = Object.getPrototypeOf(value2);
   if (proto === null) return true;
   const Ctor = Object.prototype.hasOwnProperty.call(proto, "constructor") && proto.constructor;
-  return typeof Ctor === "function" && Ctor instanceof Ctor && Function.prototype.call(Ctor) === Function.prototype.call(value);
+  return typeof Ctor === "function" && Ctor instanceof Ctor && Function.prototype.call(Ctor) === Function.prototype.call(value2);
 }
 function mergeDeep(defaults2, options) {
   const result = Object.assign({}, defaults2);
@@ -20759,57 +20759,57 @@ function encodeUnreserved(str2) {
     return "%" + c.charCodeAt(0).toString(16).toUpperCase();
   });
 }
-function encodeValue(operator, value, key) {
-  value = operator === "+" || operator === "#" ? encodeReserved(value) : encodeUnreserved(value);
+function encodeValue(operator, value2, key) {
+  value2 = operator === "+" || operator === "#" ? encodeReserved(value2) : encodeUnreserved(value2);
   if (key) {
-    return encodeUnreserved(key) + "=" + value;
+    return encodeUnreserved(key) + "=" + value2;
   } else {
-    return value;
+    return value2;
   }
 }
-function isDefined(value) {
-  return value !== void 0 && value !== null;
+function isDefined(value2) {
+  return value2 !== void 0 && value2 !== null;
 }
 function isKeyOperator(operator) {
   return operator === ";" || operator === "&" || operator === "?";
 }
 function getValues(context3, operator, key, modifier) {
-  var value = context3[key], result = [];
-  if (isDefined(value) && value !== "") {
-    if (typeof value === "string" || typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") {
-      value = value.toString();
+  var value2 = context3[key], result = [];
+  if (isDefined(value2) && value2 !== "") {
+    if (typeof value2 === "string" || typeof value2 === "number" || typeof value2 === "bigint" || typeof value2 === "boolean") {
+      value2 = value2.toString();
       if (modifier && modifier !== "*") {
-        value = value.substring(0, parseInt(modifier, 10));
+        value2 = value2.substring(0, parseInt(modifier, 10));
       }
       result.push(
-        encodeValue(operator, value, isKeyOperator(operator) ? key : "")
+        encodeValue(operator, value2, isKeyOperator(operator) ? key : "")
       );
     } else {
       if (modifier === "*") {
-        if (Array.isArray(value)) {
-          value.filter(isDefined).forEach(function(value2) {
+        if (Array.isArray(value2)) {
+          value2.filter(isDefined).forEach(function(value22) {
             result.push(
-              encodeValue(operator, value2, isKeyOperator(operator) ? key : "")
+              encodeValue(operator, value22, isKeyOperator(operator) ? key : "")
             );
           });
         } else {
-          Object.keys(value).forEach(function(k) {
-            if (isDefined(value[k])) {
-              result.push(encodeValue(operator, value[k], k));
+          Object.keys(value2).forEach(function(k) {
+            if (isDefined(value2[k])) {
+              result.push(encodeValue(operator, value2[k], k));
             }
           });
         }
       } else {
         const tmp = [];
-        if (Array.isArray(value)) {
-          value.filter(isDefined).forEach(function(value2) {
-            tmp.push(encodeValue(operator, value2));
+        if (Array.isArray(value2)) {
+          value2.filter(isDefined).forEach(function(value22) {
+            tmp.push(encodeValue(operator, value22));
           });
         } else {
-          Object.keys(value).forEach(function(k) {
-            if (isDefined(value[k])) {
+          Object.keys(value2).forEach(function(k) {
+            if (isDefined(value2[k])) {
               tmp.push(encodeUnreserved(k));
-              tmp.push(encodeValue(operator, value[k].toString()));
+              tmp.push(encodeValue(operator, value2[k].toString()));
             }
           });
         }
@@ -20822,12 +20822,12 @@ function getValues(context3, operator, key, modifier) {
     }
   } else {
     if (operator === ";") {
-      if (isDefined(value)) {
+      if (isDefined(value2)) {
         result.push(encodeUnreserved(key));
       }
-    } else if (value === "" && (operator === "&" || operator === "?")) {
+    } else if (value2 === "" && (operator === "&" || operator === "?")) {
       result.push(encodeUnreserved(key) + "=");
-    } else if (value === "") {
+    } else if (value2 === "") {
       result.push("");
     }
   }
@@ -21023,8 +21023,8 @@ function parse2(header, options) {
     index++;
   }
   const valueEnd = whitespace === -1 ? index : whitespace;
-  const value = header.slice(valueStart, valueEnd);
-  const type = (typeFlags & CASE_FLAGS) === 0 ? value : value.toLowerCase();
+  const value2 = header.slice(valueStart, valueEnd);
+  const type = (typeFlags & CASE_FLAGS) === 0 ? value2 : value2.toLowerCase();
   if (index === len || stop !== 0) {
     return { type, index, parameters: new NullObject() };
   }
@@ -21050,8 +21050,8 @@ function parseParameters(header, type, index, len, stopFlags) {
       }
       if (code2 === EQ) {
         const keyEnd = keyWhitespace === -1 ? index : keyWhitespace;
-        const value = header.slice(keyStart, keyEnd);
-        const key = (keyFlags & CASE_FLAGS) === 0 ? value : value.toLowerCase();
+        const value2 = header.slice(keyStart, keyEnd);
+        const key = (keyFlags & CASE_FLAGS) === 0 ? value2 : value2.toLowerCase();
         index++;
         while ((CHAR_MAP[header.charCodeAt(index)] & OWS) !== 0) {
           index++;
@@ -21303,12 +21303,12 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   }
   return chunks.join("");
 };
-var JSONStringify = (value, replacer, space) => {
+var JSONStringify = (value2, replacer, space) => {
   try {
     const supportsRawJSON = "rawJSON" in JSON;
     if (supportsRawJSON) {
       return originalStringify(
-        value,
+        value2,
         (key, val) => {
           if (typeof val === "bigint") return JSON.rawJSON(val.toString());
           const hasFunctionReplacer = typeof replacer === "function";
@@ -21320,9 +21320,9 @@ var JSONStringify = (value, replacer, space) => {
         space
       );
     }
-    if (!value) return originalStringify(value, replacer, space);
+    if (!value2) return originalStringify(value2, replacer, space);
     const convertedToCustomJSON = originalStringify(
-      value,
+      value2,
       (key, val) => {
         const isNoise = typeof val === "string" && noiseValue.test(val);
         if (isNoise) return val.toString() + "n";
@@ -21343,7 +21343,7 @@ var JSONStringify = (value, replacer, space) => {
     return denoisedJSON;
   } catch (error63) {
     if (error63 instanceof RangeError) {
-      const convertedJSON = stringifyIteratively(value, replacer, space);
+      const convertedJSON = stringifyIteratively(value2, replacer, space);
       if (convertedJSON === void 0) return void 0;
       const supportsRawJSON = "rawJSON" in JSON;
       if (supportsRawJSON) return convertedJSON;
@@ -21371,26 +21371,26 @@ var isContextSourceSupported = () => {
     return false;
   }
 };
-var convertMarkedBigIntsReviver = (key, value, context3, userReviver) => {
-  const isCustomFormatBigInt = typeof value === "string" && customFormat.test(value);
-  if (isCustomFormatBigInt) return BigInt(value.slice(0, -1));
-  const isNoiseValue = typeof value === "string" && noiseValue.test(value);
-  if (isNoiseValue) return value.slice(0, -1);
+var convertMarkedBigIntsReviver = (key, value2, context3, userReviver) => {
+  const isCustomFormatBigInt = typeof value2 === "string" && customFormat.test(value2);
+  if (isCustomFormatBigInt) return BigInt(value2.slice(0, -1));
+  const isNoiseValue = typeof value2 === "string" && noiseValue.test(value2);
+  if (isNoiseValue) return value2.slice(0, -1);
   const hasUserReviver = typeof userReviver === "function";
-  if (!hasUserReviver) return value;
-  return userReviver(key, value, context3);
+  if (!hasUserReviver) return value2;
+  return userReviver(key, value2, context3);
 };
 var JSONParseV2 = (text2, reviver) => {
-  return JSON.parse(text2, (key, value, context3) => {
-    const isNumber = typeof value === "number";
-    const isOutOfBounds = value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER;
+  return JSON.parse(text2, (key, value2, context3) => {
+    const isNumber = typeof value2 === "number";
+    const isOutOfBounds = value2 > Number.MAX_SAFE_INTEGER || value2 < Number.MIN_SAFE_INTEGER;
     const isBigNumber = isNumber && isOutOfBounds;
     const isInt = context3 && intRegex.test(context3.source);
     const isBigInt = isBigNumber && isInt;
     if (isBigInt) return BigInt(context3.source);
     const hasCustomReviver = typeof reviver === "function";
-    if (!hasCustomReviver) return value;
-    return reviver(key, value, context3);
+    if (!hasCustomReviver) return value2;
+    return reviver(key, value2, context3);
   });
 };
 var MAX_INT = Number.MAX_SAFE_INTEGER.toString();
@@ -21404,35 +21404,35 @@ var applyReviverIteratively = (parsed, userReviver) => {
     const node2 = stack[stack.length - 1];
     if (!node2.visited) {
       node2.visited = true;
-      const value = node2.parent[node2.key];
-      const isComplexObject = value !== null && typeof value === "object";
+      const value2 = node2.parent[node2.key];
+      const isComplexObject = value2 !== null && typeof value2 === "object";
       if (isComplexObject) {
-        const keys = Object.keys(value);
+        const keys = Object.keys(value2);
         for (let i = keys.length - 1; i >= 0; i--) {
-          stack.push({ parent: value, key: keys[i], visited: false });
+          stack.push({ parent: value2, key: keys[i], visited: false });
         }
       }
     } else {
       const { parent, key } = node2;
-      let value = parent[key];
-      if (typeof value === "string") {
-        const isCustomFormatBigInt = customFormat.test(value);
+      let value2 = parent[key];
+      if (typeof value2 === "string") {
+        const isCustomFormatBigInt = customFormat.test(value2);
         if (isCustomFormatBigInt) {
-          value = BigInt(value.slice(0, -1));
+          value2 = BigInt(value2.slice(0, -1));
         } else {
-          const isNoise = noiseValue.test(value);
-          if (isNoise) value = value.slice(0, -1);
+          const isNoise = noiseValue.test(value2);
+          if (isNoise) value2 = value2.slice(0, -1);
         }
       }
       const hasUserReviver = typeof userReviver === "function";
       if (hasUserReviver) {
-        value = userReviver.call(parent, key, value);
+        value2 = userReviver.call(parent, key, value2);
       }
-      const isDeleted = value === void 0;
+      const isDeleted = value2 === void 0;
       if (isDeleted) {
         delete parent[key];
       } else {
-        parent[key] = value;
+        parent[key] = value2;
       }
       stack.pop();
     }
@@ -21461,7 +21461,7 @@ var JSONParse = (text2, reviver) => {
     const serializedData = serializeBigInts(text2);
     return originalParse(
       serializedData,
-      (key, value, context3) => convertMarkedBigIntsReviver(key, value, context3, reviver)
+      (key, value2, context3) => convertMarkedBigIntsReviver(key, value2, context3, reviver)
     );
   } catch (error63) {
     if (error63 instanceof RangeError) {
@@ -21519,13 +21519,13 @@ var defaults_default = {
     "user-agent": `octokit-request.js/${VERSION2} ${getUserAgent()}`
   }
 };
-function isPlainObject2(value) {
-  if (typeof value !== "object" || value === null) return false;
-  if (Object.prototype.toString.call(value) !== "[object Object]") return false;
-  const proto = Object.getPrototypeOf(value);
+function isPlainObject2(value2) {
+  if (typeof value2 !== "object" || value2 === null) return false;
+  if (Object.prototype.toString.call(value2) !== "[object Object]") return false;
+  const proto = Object.getPrototypeOf(value2);
   if (proto === null) return true;
   const Ctor = Object.prototype.hasOwnProperty.call(proto, "constructor") && proto.constructor;
-  return typeof Ctor === "function" && Ctor instanceof Ctor && Function.prototype.call(Ctor) === Function.prototype.call(value);
+  return typeof Ctor === "function" && Ctor instanceof Ctor && Function.prototype.call(Ctor) === Function.prototype.call(value2);
 }
 var noop = () => "";
 async function fetchWrapper(requestOptions) {
@@ -21539,9 +21539,9 @@ async function fetchWrapper(requestOptions) {
   const parseSuccessResponseBody = requestOptions.request?.parseSuccessResponseBody !== false;
   const body = isPlainObject2(requestOptions.body) || Array.isArray(requestOptions.body) ? JSONStringify(requestOptions.body) : requestOptions.body;
   const requestHeaders = Object.fromEntries(
-    Object.entries(requestOptions.headers).map(([name, value]) => [
+    Object.entries(requestOptions.headers).map(([name, value2]) => [
       name,
-      String(value)
+      String(value2)
     ])
   );
   let fetchResponse;
@@ -21581,8 +21581,8 @@ async function fetchWrapper(requestOptions) {
   const status = fetchResponse.status;
   const url2 = fetchResponse.url;
   const responseHeaders = {};
-  for (const [key, value] of fetchResponse.headers) {
-    responseHeaders[key] = value;
+  for (const [key, value2] of fetchResponse.headers) {
+    responseHeaders[key] = value2;
   }
   const octokitResponse = {
     url: url2,
@@ -24329,8 +24329,8 @@ var handler = {
   ownKeys({ scope }) {
     return [...endpointMethodsMap.get(scope).keys()];
   },
-  set(target, methodName, value) {
-    return target.cache[methodName] = value;
+  set(target, methodName, value2) {
+    return target.cache[methodName] = value2;
   },
   get({ octokit, scope, cache }, methodName) {
     if (cache[methodName]) {
@@ -24568,7 +24568,7 @@ var SvcError = class extends Error {
     this.headers = options.headers ?? {};
   }
 };
-var isSvcError = (value) => value instanceof SvcError;
+var isSvcError = (value2) => value2 instanceof SvcError;
 
 // ../../main/node_modules/safe-stable-stringify/index.js
 var { hasOwnProperty } = Object.prototype;
@@ -24620,12 +24620,12 @@ var typedArrayPrototypeGetSymbolToStringTag = (
     Symbol.toStringTag
   ).get
 );
-function getTypedArrayType(value) {
-  const type = typedArrayPrototypeGetSymbolToStringTag.call(value);
-  return type !== void 0 && value.length !== 0 ? type : void 0;
+function getTypedArrayType(value2) {
+  const type = typedArrayPrototypeGetSymbolToStringTag.call(value2);
+  return type !== void 0 && value2.length !== 0 ? type : void 0;
 }
-function wrapInQuotes(value) {
-  return `"${value}"`;
+function wrapInQuotes(value2) {
+  return `"${value2}"`;
 }
 function stringifyTypedArray(array2, separator, maximumBreadth, bigint4, fail, type) {
   if (array2.length < maximumBreadth) {
@@ -24633,11 +24633,11 @@ function stringifyTypedArray(array2, separator, maximumBreadth, bigint4, fail, t
   }
   const whitespace = separator === "," ? "" : " ";
   if (type[0] === "F") {
-    let value = array2[0];
-    let res2 = `"0":${whitespace}${Number.isFinite(value) ? value : fail ? fail(value) : "null"}`;
+    let value2 = array2[0];
+    let res2 = `"0":${whitespace}${Number.isFinite(value2) ? value2 : fail ? fail(value2) : "null"}`;
     for (let i = 1; i < maximumBreadth; i++) {
-      value = array2[i];
-      res2 += `${separator}"${i}":${whitespace}${Number.isFinite(value) ? value : fail ? fail(value) : "null"}`;
+      value2 = array2[i];
+      res2 += `${separator}"${i}":${whitespace}${Number.isFinite(value2) ? value2 : fail ? fail(value2) : "null"}`;
     }
     return res2;
   }
@@ -24672,54 +24672,54 @@ function getCircularValueOption(options) {
   return stringifyCircularDepth;
 }
 function getDeterministicOption(options) {
-  let value;
+  let value2;
   if (hasOwnProperty.call(options, "deterministic")) {
-    value = options.deterministic;
-    if (typeof value !== "boolean" && typeof value !== "function") {
+    value2 = options.deterministic;
+    if (typeof value2 !== "boolean" && typeof value2 !== "function") {
       throw new TypeError('The "deterministic" argument must be of type boolean or comparator function');
     }
   }
-  return value === void 0 ? true : value;
+  return value2 === void 0 ? true : value2;
 }
 function getBigIntOption(options) {
-  let value;
+  let value2;
   if (hasOwnProperty.call(options, "bigint")) {
-    value = options.bigint;
-    if (typeof value === "string") {
-      if (value !== "string") {
+    value2 = options.bigint;
+    if (typeof value2 === "string") {
+      if (value2 !== "string") {
         throw new TypeError('The "bigint" argument must be of type boolean or the string "string"');
       }
-    } else if (typeof value !== "boolean") {
+    } else if (typeof value2 !== "boolean") {
       throw new TypeError('The "bigint" argument must be of type boolean or the string "string"');
     }
   }
-  return value === void 0 ? true : value;
+  return value2 === void 0 ? true : value2;
 }
 function getBooleanOption(options, key, defaultValue) {
-  let value;
+  let value2;
   if (hasOwnProperty.call(options, key)) {
-    value = options[key];
-    if (typeof value !== "boolean") {
+    value2 = options[key];
+    if (typeof value2 !== "boolean") {
       throw new TypeError(`The "${key}" argument must be of type boolean`);
     }
   }
-  return value === void 0 ? defaultValue : value;
+  return value2 === void 0 ? defaultValue : value2;
 }
 function getPositiveIntegerOption(options, key) {
-  let value;
+  let value2;
   if (hasOwnProperty.call(options, key)) {
-    value = options[key];
-    if (typeof value !== "number") {
+    value2 = options[key];
+    if (typeof value2 !== "number") {
       throw new TypeError(`The "${key}" argument must be of type number`);
     }
-    if (!Number.isInteger(value)) {
+    if (!Number.isInteger(value2)) {
       throw new TypeError(`The "${key}" argument must be an integer`);
     }
-    if (value < 1) {
+    if (value2 < 1) {
       throw new RangeError(`The "${key}" argument must be >= 1`);
     }
   }
-  return value === void 0 ? Infinity : value;
+  return value2 === void 0 ? Infinity : value2;
 }
 function getItemCount(number4) {
   if (number4 === 1) {
@@ -24729,23 +24729,23 @@ function getItemCount(number4) {
 }
 function getUniqueReplacerSet(replacerArray) {
   const replacerSet = /* @__PURE__ */ new Set();
-  for (const value of replacerArray) {
-    if (typeof value === "string" || typeof value === "number") {
-      replacerSet.add(String(value));
+  for (const value2 of replacerArray) {
+    if (typeof value2 === "string" || typeof value2 === "number") {
+      replacerSet.add(String(value2));
     }
   }
   return replacerSet;
 }
 function getStrictOption(options) {
   if (hasOwnProperty.call(options, "strict")) {
-    const value = options.strict;
-    if (typeof value !== "boolean") {
+    const value2 = options.strict;
+    if (typeof value2 !== "boolean") {
       throw new TypeError('The "strict" argument must be of type boolean');
     }
-    if (value) {
-      return (value2) => {
-        let message = `Object can not safely be stringified. Received type ${typeof value2}`;
-        if (typeof value2 !== "function") message += ` (${safeErrorMessage(value2)})`;
+    if (value2) {
+      return (value3) => {
+        let message = `Object can not safely be stringified. Received type ${typeof value3}`;
+        if (typeof value3 !== "function") message += ` (${safeErrorMessage(value3)})`;
         throw new Error(message);
       };
     }
@@ -24805,30 +24805,30 @@ function configure(options) {
   const maximumBreadth = getPositiveIntegerOption(options, "maximumBreadth");
   const safe = getBooleanOption(options, "safe", false);
   let stringifyFnReplacer = function(key, parent, stack, replacer, spacer, indentation) {
-    let value = parent[key];
-    if (typeof value === "object" && value !== null && typeof value.toJSON === "function") {
-      value = safe ? callSafe(value.toJSON, value, key) : value.toJSON(key);
+    let value2 = parent[key];
+    if (typeof value2 === "object" && value2 !== null && typeof value2.toJSON === "function") {
+      value2 = safe ? callSafe(value2.toJSON, value2, key) : value2.toJSON(key);
     }
-    value = replacer.call(parent, key, value);
-    if (typeof value === "object") {
-      if (value === null) {
+    value2 = replacer.call(parent, key, value2);
+    if (typeof value2 === "object") {
+      if (value2 === null) {
         return "null";
       }
-      const circularIndex = stack.indexOf(value);
+      const circularIndex = stack.indexOf(value2);
       if (circularIndex !== -1) {
         return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
       }
       let res = "";
       let join2 = ",";
       const originalIndentation = indentation;
-      if (Array.isArray(value)) {
-        if (value.length === 0) {
+      if (Array.isArray(value2)) {
+        if (value2.length === 0) {
           return "[]";
         }
         if (maximumDepth < stack.length + 1) {
           return '"[Array]"';
         }
-        stack.push(value);
+        stack.push(value2);
         if (spacer !== "") {
           indentation += spacer;
           res += `
@@ -24836,17 +24836,17 @@ ${indentation}`;
           join2 = `,
 ${indentation}`;
         }
-        const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+        const maximumValuesToStringify = Math.min(value2.length, maximumBreadth);
         let i = 0;
         for (; i < maximumValuesToStringify - 1; i++) {
-          const tmp2 = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
+          const tmp2 = stringifyFnReplacer(String(i), value2, stack, replacer, spacer, indentation);
           res += tmp2 !== void 0 ? tmp2 : "null";
           res += join2;
         }
-        const tmp = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
+        const tmp = stringifyFnReplacer(String(i), value2, stack, replacer, spacer, indentation);
         res += tmp !== void 0 ? tmp : "null";
-        if (value.length > maximumBreadth) {
-          const removedKeys = value.length - maximumBreadth;
+        if (value2.length > maximumBreadth) {
+          const removedKeys = value2.length - maximumBreadth;
           res += `${join2}"... ${getItemCount(removedKeys)} not stringified"`;
         }
         if (spacer !== "") {
@@ -24856,7 +24856,7 @@ ${originalIndentation}`;
         stack.pop();
         return `[${res}]`;
       }
-      let keys = Object.keys(value);
+      let keys = Object.keys(value2);
       const keyLength = keys.length;
       if (keyLength === 0) {
         return "{}";
@@ -24873,13 +24873,13 @@ ${indentation}`;
         whitespace = " ";
       }
       const maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
-      if (deterministic && getTypedArrayType(value) === void 0) {
+      if (deterministic && getTypedArrayType(value2) === void 0) {
         keys = sort(keys, comparator);
       }
-      stack.push(value);
+      stack.push(value2);
       for (let i = 0; i < maximumPropertiesToStringify; i++) {
         const key2 = keys[i];
-        const tmp = stringifyFnReplacer(key2, value, stack, replacer, spacer, indentation);
+        const tmp = stringifyFnReplacer(key2, value2, stack, replacer, spacer, indentation);
         if (tmp !== void 0) {
           res += `${separator}${strEscape(key2)}:${whitespace}${tmp}`;
           separator = join2;
@@ -24898,23 +24898,23 @@ ${originalIndentation}`;
       stack.pop();
       return `{${res}}`;
     }
-    return stringifyFnPrimitive(value);
+    return stringifyFnPrimitive(value2);
   };
-  let stringifyArrayReplacer = function(key, value, stack, replacer, spacer, indentation) {
-    if (value === null) {
+  let stringifyArrayReplacer = function(key, value2, stack, replacer, spacer, indentation) {
+    if (value2 === null) {
       return "null";
     }
     if (typeof /** @type {ToJSON} */
-    value.toJSON === "function") {
+    value2.toJSON === "function") {
       if (typeof key === "number") key = String(key);
       const jsonValue = safe ? callSafe(
         /** @type {ToJSON} */
-        value.toJSON,
-        value,
+        value2.toJSON,
+        value2,
         key
       ) : (
         /** @type {ToJSON} */
-        value.toJSON(key)
+        value2.toJSON(key)
       );
       if (typeof jsonValue !== "object") {
         return stringifyPrimitive2(jsonValue);
@@ -24922,23 +24922,23 @@ ${originalIndentation}`;
       if (jsonValue === null) {
         return "null";
       }
-      value = jsonValue;
+      value2 = jsonValue;
     }
-    const circularIndex = stack.indexOf(value);
+    const circularIndex = stack.indexOf(value2);
     if (circularIndex !== -1) {
       return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
     }
     const originalIndentation = indentation;
     let res = "";
     let join2 = ",";
-    if (Array.isArray(value)) {
-      if (value.length === 0) {
+    if (Array.isArray(value2)) {
+      if (value2.length === 0) {
         return "[]";
       }
       if (maximumDepth < stack.length + 1) {
         return '"[Array]"';
       }
-      stack.push(value);
+      stack.push(value2);
       if (spacer !== "") {
         indentation += spacer;
         res += `
@@ -24946,19 +24946,19 @@ ${indentation}`;
         join2 = `,
 ${indentation}`;
       }
-      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+      const maximumValuesToStringify = Math.min(value2.length, maximumBreadth);
       let i = 0;
       for (; i < maximumValuesToStringify - 1; i++) {
-        const item2 = value[i];
+        const item2 = value2[i];
         const tmp2 = typeof item2 === "object" ? stringifyArrayReplacer(i, item2, stack, replacer, spacer, indentation) : stringifyPrimitive2(item2);
         res += tmp2 !== void 0 ? tmp2 : "null";
         res += join2;
       }
-      const item = value[i];
+      const item = value2[i];
       const tmp = typeof item === "object" ? stringifyArrayReplacer(i, item, stack, replacer, spacer, indentation) : stringifyPrimitive2(item);
       res += tmp !== void 0 ? tmp : "null";
-      if (value.length > maximumBreadth) {
-        const removedKeys = value.length - maximumBreadth;
+      if (value2.length > maximumBreadth) {
+        const removedKeys = value2.length - maximumBreadth;
         res += `${join2}"... ${getItemCount(removedKeys)} not stringified"`;
       }
       if (spacer !== "") {
@@ -24971,7 +24971,7 @@ ${originalIndentation}`;
     if (maximumDepth < stack.length + 1) {
       return '"[Object]"';
     }
-    stack.push(value);
+    stack.push(value2);
     let whitespace = "";
     if (spacer !== "") {
       indentation += spacer;
@@ -24983,7 +24983,7 @@ ${indentation}`;
     for (const key2 of replacer) {
       const item = (
         /** @type {Record<string, unknown>} */
-        value[key2]
+        value2[key2]
       );
       const tmp = typeof item === "object" ? stringifyArrayReplacer(key2, item, stack, replacer, spacer, indentation) : stringifyPrimitive2(item);
       if (tmp !== void 0) {
@@ -24999,21 +24999,21 @@ ${originalIndentation}`;
     stack.pop();
     return `{${res}}`;
   };
-  let stringifyIndent = function(key, value, stack, spacer, indentation) {
-    if (value === null) {
+  let stringifyIndent = function(key, value2, stack, spacer, indentation) {
+    if (value2 === null) {
       return "null";
     }
     if (typeof /** @type {ToJSON} */
-    value.toJSON === "function") {
+    value2.toJSON === "function") {
       if (typeof key === "number") key = String(key);
       const jsonValue = safe ? callSafe(
         /** @type {ToJSON} */
-        value.toJSON,
-        value,
+        value2.toJSON,
+        value2,
         key
       ) : (
         /** @type {ToJSON} */
-        value.toJSON(key)
+        value2.toJSON(key)
       );
       if (typeof jsonValue !== "object") {
         return stringifyPrimitive2(jsonValue);
@@ -25021,39 +25021,39 @@ ${originalIndentation}`;
       if (jsonValue === null) {
         return "null";
       }
-      value = jsonValue;
+      value2 = jsonValue;
     }
-    const circularIndex = stack.indexOf(value);
+    const circularIndex = stack.indexOf(value2);
     if (circularIndex !== -1) {
       return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
     }
     const originalIndentation = indentation;
-    if (Array.isArray(value)) {
-      if (value.length === 0) {
+    if (Array.isArray(value2)) {
+      if (value2.length === 0) {
         return "[]";
       }
       if (maximumDepth < stack.length + 1) {
         return '"[Array]"';
       }
-      stack.push(value);
+      stack.push(value2);
       indentation += spacer;
       let res2 = `
 ${indentation}`;
       const join3 = `,
 ${indentation}`;
-      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+      const maximumValuesToStringify = Math.min(value2.length, maximumBreadth);
       let i = 0;
       for (; i < maximumValuesToStringify - 1; i++) {
-        const item2 = value[i];
+        const item2 = value2[i];
         const tmp2 = typeof item2 === "object" ? stringifyIndent(i, item2, stack, spacer, indentation) : stringifyPrimitive2(item2);
         res2 += tmp2 !== void 0 ? tmp2 : "null";
         res2 += join3;
       }
-      const item = value[i];
+      const item = value2[i];
       const tmp = typeof item === "object" ? stringifyIndent(i, item, stack, spacer, indentation) : stringifyPrimitive2(item);
       res2 += tmp !== void 0 ? tmp : "null";
-      if (value.length > maximumBreadth) {
-        const removedKeys = value.length - maximumBreadth;
+      if (value2.length > maximumBreadth) {
+        const removedKeys = value2.length - maximumBreadth;
         res2 += `${join3}"... ${getItemCount(removedKeys)} not stringified"`;
       }
       res2 += `
@@ -25061,7 +25061,7 @@ ${originalIndentation}`;
       stack.pop();
       return `[${res2}]`;
     }
-    let keys = Object.keys(value);
+    let keys = Object.keys(value2);
     const keyLength = keys.length;
     if (keyLength === 0) {
       return "{}";
@@ -25075,11 +25075,11 @@ ${indentation}`;
     let res = "";
     let separator = "";
     let maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
-    const typedArrayType = getTypedArrayType(value);
+    const typedArrayType = getTypedArrayType(value2);
     if (typedArrayType !== void 0) {
       res += stringifyTypedArray(
         /** @type {ArrayLike<number | bigint>} */
-        value,
+        value2,
         join2,
         maximumBreadth,
         bigint4,
@@ -25088,21 +25088,21 @@ ${indentation}`;
       );
       keys = keys.slice(
         /** @type {{length: number}} */
-        value.length
+        value2.length
       );
       maximumPropertiesToStringify -= /** @type {{length: number}} */
-      value.length;
+      value2.length;
       separator = join2;
     }
     if (deterministic) {
       keys = sort(keys, comparator);
     }
-    stack.push(value);
+    stack.push(value2);
     for (let i = 0; i < maximumPropertiesToStringify; i++) {
       const key2 = keys[i];
       const item = (
         /** @type {Record<string, unknown>} */
-        value[key2]
+        value2[key2]
       );
       const tmp = typeof item === "object" ? stringifyIndent(key2, item, stack, spacer, indentation) : stringifyPrimitive2(item);
       if (tmp !== void 0) {
@@ -25123,40 +25123,40 @@ ${originalIndentation}`;
     stack.pop();
     return `{${res}}`;
   };
-  let stringifyPrimitive2 = function(value) {
-    switch (typeof value) {
+  let stringifyPrimitive2 = function(value2) {
+    switch (typeof value2) {
       case "string":
-        return strEscape(value);
+        return strEscape(value2);
       case "number":
-        return isFinite(value) ? String(value) : fail ? fail(value) : "null";
+        return isFinite(value2) ? String(value2) : fail ? fail(value2) : "null";
       case "boolean":
-        return value === true ? "true" : "false";
+        return value2 === true ? "true" : "false";
       case "undefined":
         return void 0;
       case "bigint":
         if (bigint4) {
-          return bigint4 === "string" ? `"${value}"` : String(value);
+          return bigint4 === "string" ? `"${value2}"` : String(value2);
         }
       // fallthrough
       default:
-        return fail ? fail(value) : void 0;
+        return fail ? fail(value2) : void 0;
     }
   };
-  let stringifyObject = function(key, value, stack) {
-    if (value === null) {
+  let stringifyObject = function(key, value2, stack) {
+    if (value2 === null) {
       return "null";
     }
     if (typeof /** @type {ToJSON} */
-    value.toJSON === "function") {
+    value2.toJSON === "function") {
       if (typeof key === "number") key = String(key);
       const jsonValue = safe ? callSafe(
         /** @type {ToJSON} */
-        value.toJSON,
-        value,
+        value2.toJSON,
+        value2,
         key
       ) : (
         /** @type {ToJSON} */
-        value.toJSON(key)
+        value2.toJSON(key)
       );
       if (typeof jsonValue !== "object") {
         return stringifyPrimitive2(jsonValue);
@@ -25164,44 +25164,44 @@ ${originalIndentation}`;
       if (jsonValue === null) {
         return "null";
       }
-      value = jsonValue;
+      value2 = jsonValue;
     }
-    const circularIndex = stack.indexOf(value);
+    const circularIndex = stack.indexOf(value2);
     if (circularIndex !== -1) {
       return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
     }
     let res = "";
     const hasLength = (
       /** @type {{length?: unknown}} */
-      value.length !== void 0
+      value2.length !== void 0
     );
-    if (hasLength && Array.isArray(value)) {
-      if (value.length === 0) {
+    if (hasLength && Array.isArray(value2)) {
+      if (value2.length === 0) {
         return "[]";
       }
       if (maximumDepth < stack.length + 1) {
         return '"[Array]"';
       }
-      stack.push(value);
-      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+      stack.push(value2);
+      const maximumValuesToStringify = Math.min(value2.length, maximumBreadth);
       let i = 0;
       for (; i < maximumValuesToStringify - 1; i++) {
-        const item2 = value[i];
+        const item2 = value2[i];
         const tmp2 = typeof item2 === "object" ? stringifyObject(i, item2, stack) : stringifyPrimitive2(item2);
         res += tmp2 !== void 0 ? tmp2 : "null";
         res += ",";
       }
-      const item = value[i];
+      const item = value2[i];
       const tmp = typeof item === "object" ? stringifyObject(i, item, stack) : stringifyPrimitive2(item);
       res += tmp !== void 0 ? tmp : "null";
-      if (value.length > maximumBreadth) {
-        const removedKeys = value.length - maximumBreadth;
+      if (value2.length > maximumBreadth) {
+        const removedKeys = value2.length - maximumBreadth;
         res += `,"... ${getItemCount(removedKeys)} not stringified"`;
       }
       stack.pop();
       return `[${res}]`;
     }
-    let keys = Object.keys(value);
+    let keys = Object.keys(value2);
     const keyLength = keys.length;
     if (keyLength === 0) {
       return "{}";
@@ -25211,11 +25211,11 @@ ${originalIndentation}`;
     }
     let separator = "";
     let maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
-    const typedArrayType = hasLength ? getTypedArrayType(value) : void 0;
+    const typedArrayType = hasLength ? getTypedArrayType(value2) : void 0;
     if (typedArrayType !== void 0) {
       res += stringifyTypedArray(
         /** @type {ArrayLike<number | bigint>} */
-        value,
+        value2,
         ",",
         maximumBreadth,
         bigint4,
@@ -25224,21 +25224,21 @@ ${originalIndentation}`;
       );
       keys = keys.slice(
         /** @type {{length: number}} */
-        value.length
+        value2.length
       );
       maximumPropertiesToStringify -= /** @type {{length: number}} */
-      value.length;
+      value2.length;
       separator = ",";
     }
     if (deterministic) {
       keys = sort(keys, comparator);
     }
-    stack.push(value);
+    stack.push(value2);
     for (let i = 0; i < maximumPropertiesToStringify; i++) {
       const key2 = keys[i];
       const item = (
         /** @type {Record<string, unknown>} */
-        value[key2]
+        value2[key2]
       );
       const tmp = typeof item === "object" ? stringifyObject(key2, item, stack) : stringifyPrimitive2(item);
       if (tmp !== void 0) {
@@ -25261,7 +25261,7 @@ ${originalIndentation}`;
     stringifyObject = makeSafe(stringifyObject);
     stringifyPrimitive2 = makeSafe(stringifyPrimitive2);
   }
-  function stringify2(value, replacer, space) {
+  function stringify2(value2, replacer, space) {
     if (arguments.length > 1) {
       let spacer = "";
       if (typeof space === "number") {
@@ -25274,17 +25274,17 @@ ${originalIndentation}`;
           if (safe) {
             replacer = makeSafe(replacer, replacer.name);
           }
-          return stringifyFnReplacer("", { "": value }, [], replacer, spacer, "");
+          return stringifyFnReplacer("", { "": value2 }, [], replacer, spacer, "");
         }
         if (Array.isArray(replacer)) {
-          return typeof value === "object" ? stringifyArrayReplacer("", value, [], getUniqueReplacerSet(replacer), spacer, "") : stringifyPrimitive2(value);
+          return typeof value2 === "object" ? stringifyArrayReplacer("", value2, [], getUniqueReplacerSet(replacer), spacer, "") : stringifyPrimitive2(value2);
         }
       }
       if (spacer.length !== 0) {
-        return typeof value === "object" ? stringifyIndent("", value, [], spacer, "") : stringifyPrimitive2(value);
+        return typeof value2 === "object" ? stringifyIndent("", value2, [], spacer, "") : stringifyPrimitive2(value2);
       }
     }
-    return typeof value === "object" ? stringifyObject("", value, []) : stringifyPrimitive2(value);
+    return typeof value2 === "object" ? stringifyObject("", value2, []) : stringifyPrimitive2(value2);
   }
   return stringify2;
 }
@@ -25372,29 +25372,29 @@ function anumber(n, title = "") {
     throw new RangeError(atitle(title) + "expected integer >= 0, got " + n);
   return n;
 }
-function abytes(value, length, title = "") {
-  if (isBytes(value) && (length === void 0 || value.length === length))
-    return value;
+function abytes(value2, length, title = "") {
+  if (isBytes(value2) && (length === void 0 || value2.length === length))
+    return value2;
   if (length !== void 0)
     anumber(length, "length");
-  const bytes = isBytes(value);
+  const bytes = isBytes(value2);
   const ofLen = length !== void 0 ? ` of length ${length}` : "";
-  const got = bytes ? `length=${value.length}` : `type=${typeof value}`;
+  const got = bytes ? `length=${value2.length}` : `type=${typeof value2}`;
   const message = atitle(title) + "expected Uint8Array" + ofLen + ", got " + got;
   if (!bytes)
     throw new TypeError(message);
   throw new RangeError(message);
 }
-var aobject = (value, label) => {
-  if (value === null || typeof value !== "object" || Array.isArray(value))
-    throw new TypeError((label === "object" ? "" : `"${label}" `) + "expected object, got type=" + typeof value);
+var aobject = (value2, label) => {
+  if (value2 === null || typeof value2 !== "object" || Array.isArray(value2))
+    throw new TypeError((label === "object" ? "" : `"${label}" `) + "expected object, got type=" + typeof value2);
 };
-var aopts = (value, label) => {
-  aobject(value, label);
-  const proto = Object.getPrototypeOf(value);
+var aopts = (value2, label) => {
+  aobject(value2, label);
+  const proto = Object.getPrototypeOf(value2);
   if (proto !== Object.prototype && proto !== null)
     throw new TypeError(`"${label}" expected plain object`);
-  if (Object.hasOwn(value, "__proto__"))
+  if (Object.hasOwn(value2, "__proto__"))
     throw new TypeError(`"${label}.__proto__" is not allowed`);
 };
 function aexists(instance, checkFinished = true) {
@@ -26008,47 +26008,47 @@ function concatBytes(...parts) {
 
 // src/core/canonical.ts
 var jcs = configure2({ deterministic: true, circularValue: Error, bigint: false });
-function canonicalize(value) {
-  assertCanonicalizable(value, "");
-  const text2 = jcs(value);
+function canonicalize(value2) {
+  assertCanonicalizable(value2, "");
+  const text2 = jcs(value2);
   if (text2 === void 0) throw new TypeError("value has no JSON form");
   return text2;
 }
-var canonicalBytes = (value) => utf8Bytes(canonicalize(value));
+var canonicalBytes = (value2) => utf8Bytes(canonicalize(value2));
 var portableSha256Hex = (text2) => toHex(sha256(utf8Bytes(text2)));
 var hashText = (text2, sha256Hex = portableSha256Hex) => `sha256:${sha256Hex(text2)}`;
-var hashCanonical = (value, sha256Hex = portableSha256Hex) => hashText(canonicalize(value), sha256Hex);
+var hashCanonical = (value2, sha256Hex = portableSha256Hex) => hashText(canonicalize(value2), sha256Hex);
 var HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
-function isPlainObject3(value) {
-  if (Object.prototype.toString.call(value) !== "[object Object]") return false;
-  const prototype = Object.getPrototypeOf(value);
+function isPlainObject3(value2) {
+  if (Object.prototype.toString.call(value2) !== "[object Object]") return false;
+  const prototype = Object.getPrototypeOf(value2);
   return prototype === null || Object.getPrototypeOf(prototype) === null;
 }
-function assertCanonicalizable(value, path2) {
-  switch (typeof value) {
+function assertCanonicalizable(value2, path2) {
+  switch (typeof value2) {
     case "number":
-      if (!Number.isFinite(value)) throw new TypeError(`${path2 || "(root)"}: non-finite number`);
-      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      if (!Number.isFinite(value2)) throw new TypeError(`${path2 || "(root)"}: non-finite number`);
+      if (Number.isInteger(value2) && !Number.isSafeInteger(value2)) {
         throw new TypeError(`${path2 || "(root)"}: integer outside the exactly representable range`);
       }
       return;
     case "string":
-      if (!value.isWellFormed()) throw new TypeError(`${path2 || "(root)"}: lone surrogate`);
+      if (!value2.isWellFormed()) throw new TypeError(`${path2 || "(root)"}: lone surrogate`);
       return;
     case "object":
-      if (value === null) return;
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) {
-          if (!(i in value)) throw new TypeError(`${path2}[${i}]: hole in an array`);
-          assertCanonicalizable(value[i], `${path2}[${i}]`);
+      if (value2 === null) return;
+      if (Array.isArray(value2)) {
+        for (let i = 0; i < value2.length; i++) {
+          if (!(i in value2)) throw new TypeError(`${path2}[${i}]: hole in an array`);
+          assertCanonicalizable(value2[i], `${path2}[${i}]`);
         }
         return;
       }
-      if (!isPlainObject3(value)) throw new TypeError(`${path2 || "(root)"}: not a plain object`);
-      for (const key of Object.keys(value)) {
+      if (!isPlainObject3(value2)) throw new TypeError(`${path2 || "(root)"}: not a plain object`);
+      for (const key of Object.keys(value2)) {
         if (!key.isWellFormed()) throw new TypeError(`${path2}: lone surrogate in a key`);
         const where = path2 ? `${path2}.${key}` : key;
-        const descriptor = Object.getOwnPropertyDescriptor(value, key);
+        const descriptor = Object.getOwnPropertyDescriptor(value2, key);
         if (!("value" in descriptor)) throw new TypeError(`${where}: accessor property`);
         assertCanonicalizable(descriptor.value, where);
       }
@@ -26056,7 +26056,7 @@ function assertCanonicalizable(value, path2) {
     case "boolean":
       return;
     default:
-      throw new TypeError(`${path2 || "(root)"}: ${typeof value} has no JSON form`);
+      throw new TypeError(`${path2 || "(root)"}: ${typeof value2} has no JSON form`);
   }
 }
 
@@ -26081,18 +26081,18 @@ var LEN = 32;
 var isBytes2 = (a) => {
   return a instanceof Uint8Array || ArrayBuffer.isView(a) && a.constructor.name === "Uint8Array" && a.BYTES_PER_ELEMENT === 1;
 };
-var abytes2 = (value, length, title = "") => {
-  if (isBytes2(value) && (length === void 0 || value.length === length))
-    return value;
-  const bytes = isBytes2(value);
+var abytes2 = (value2, length, title = "") => {
+  if (isBytes2(value2) && (length === void 0 || value2.length === length))
+    return value2;
+  const bytes = isBytes2(value2);
   const ofLen = length !== void 0 ? ` of length ${length}` : "";
-  const got = bytes ? `length=${value.length}` : `type=${typeof value}`;
+  const got = bytes ? `length=${value2.length}` : `type=${typeof value2}`;
   const message = (title ? `"${title}" ` : "") + "expected Uint8Array" + ofLen + ", got " + got;
   if (!bytes)
     throw new TypeError(message);
   throw new RangeError(message);
 };
-var snapshotBytes = (value, title = "", length) => Uint8Array.from(abytes2(value, length, title));
+var snapshotBytes = (value2, title = "", length) => Uint8Array.from(abytes2(value2, length, title));
 var padh = (n, pad) => n.toString(16).padStart(pad, "0");
 var bytesToHex = (bytes) => {
   let hex3 = "";
@@ -26675,19 +26675,19 @@ var strOrNull = (v) => v === null || isString(v);
 var refuse2 = (reason) => {
   throw new SvcError("validation_failed", `key history refused: ${reason}`);
 };
-function parseTransition(value, where) {
-  if (value === null) return null;
-  if (!isObject(value) || !isObject(value.statement) || !isString(value.signature))
+function parseTransition(value2, where) {
+  if (value2 === null) return null;
+  if (!isObject(value2) || !isObject(value2.statement) || !isString(value2.signature))
     return refuse2(`${where}: transition must be {statement, signature}`);
-  const s = value.statement;
+  const s = value2.statement;
   const keys = Object.keys(s).sort().join(",");
   if (keys !== "first_sequence,issued_at,log,new_key_id,new_public_key,previous_key_id,type" || s.type !== KEY_TRANSITION_TYPE || !isString(s.log) || !isString(s.previous_key_id) || !isString(s.new_key_id) || !isString(s.new_public_key) || !isSequence(s.first_sequence) || !isString(s.issued_at))
     return refuse2(`${where}: transition statement is not a ${KEY_TRANSITION_TYPE} statement`);
-  return { statement: s, signature: value.signature };
+  return { statement: s, signature: value2.signature };
 }
-function parseSigningKeyRecord(value, where) {
-  if (!isObject(value)) return refuse2(`${where} is not an object`);
-  const v = value;
+function parseSigningKeyRecord(value2, where) {
+  if (!isObject(value2)) return refuse2(`${where} is not an object`);
+  const v = value2;
   if (!isString(v.key_id) || !strOrNull(v.public_key_pem) || !strOrNull(v.verifier_key) || !SIGNING_KEY_STATUSES.includes(v.status) || !isSequence(v.first_sequence) || !(v.last_sequence === null || Number.isSafeInteger(v.last_sequence) && v.last_sequence >= 0) || !isString(v.activated_at) || !strOrNull(v.retired_at) || !seqOrNull(v.revoked_from_sequence) || !strOrNull(v.revoked_at))
     return refuse2(`${where} lacks key_id, public_key_pem, status, first_sequence or last_sequence`);
   return {
@@ -26704,8 +26704,8 @@ function parseSigningKeyRecord(value, where) {
     transition: parseTransition(v.transition, where)
   };
 }
-function parseKeyHistory(value) {
-  const list2 = isObject(value) ? value.keys : value;
+function parseKeyHistory(value2) {
+  const list2 = isObject(value2) ? value2.keys : value2;
   if (!Array.isArray(list2) || list2.length === 0)
     return refuse2('expected {"keys": [...]} with at least one key');
   return list2.map((entry, i) => parseSigningKeyRecord(entry, `keys[${i}]`));
@@ -27645,10 +27645,10 @@ function getEnumValues(entries) {
 function joinValues(array2, separator = "|") {
   return array2.map((val) => stringifyPrimitive(val)).join(separator);
 }
-function jsonStringifyReplacer(_, value) {
-  if (typeof value === "bigint")
-    return value.toString();
-  return value;
+function jsonStringifyReplacer(_, value2) {
+  if (typeof value2 === "bigint")
+    return value2.toString();
+  return value2;
 }
 var Cached = class {
   constructor(getter) {
@@ -27685,17 +27685,17 @@ function floatSafeRemainder(val, step) {
 }
 var EVALUATING = /* @__PURE__ */ Symbol("evaluating");
 function defineLazy(object2, key, getter) {
-  let value = void 0;
+  let value2 = void 0;
   Object.defineProperty(object2, key, {
     get() {
-      if (value === EVALUATING) {
+      if (value2 === EVALUATING) {
         return void 0;
       }
-      if (value === void 0) {
-        value = EVALUATING;
-        value = getter();
+      if (value2 === void 0) {
+        value2 = EVALUATING;
+        value2 = getter();
       }
-      return value;
+      return value2;
     },
     set(v) {
       Object.defineProperty(object2, key, {
@@ -27709,9 +27709,9 @@ function defineLazy(object2, key, getter) {
 function objectClone(obj) {
   return Object.create(Object.getPrototypeOf(obj), Object.getOwnPropertyDescriptors(obj));
 }
-function assignProp(target, prop, value) {
+function assignProp(target, prop, value2) {
   Object.defineProperty(target, prop, {
-    value,
+    value: value2,
     writable: true,
     enumerable: true,
     configurable: true
@@ -27727,19 +27727,19 @@ function sourceShape(schema) {
 function deferProp(target, key, getter) {
   Object.defineProperty(target, key, {
     get() {
-      const value = getter();
-      assignProp(this, key, value);
-      return value;
+      const value2 = getter();
+      assignProp(this, key, value2);
+      return value2;
     },
     enumerable: true,
     configurable: true
   });
 }
-function putProp(target, key, value) {
+function putProp(target, key, value2) {
   if (key in target)
-    assignProp(target, key, value);
+    assignProp(target, key, value2);
   else
-    target[key] = value;
+    target[key] = value2;
 }
 function mirrorShape(target, source, keys, wrap) {
   const raw = sourceShape(source);
@@ -27749,8 +27749,8 @@ function mirrorShape(target, source, keys, wrap) {
       continue;
     if (desc.get) {
       deferProp(target, key, () => {
-        const value = source._zod.def.shape[key];
-        return wrap ? wrap(value, key) : value;
+        const value2 = source._zod.def.shape[key];
+        return wrap ? wrap(value2, key) : value2;
       });
     } else
       putProp(target, key, wrap ? wrap(desc.value, key) : desc.value);
@@ -27949,9 +27949,9 @@ function createTransparentProxy(getter) {
       target ?? (target = getter());
       return Reflect.get(target, prop, receiver);
     },
-    set(_, prop, value, receiver) {
+    set(_, prop, value2, receiver) {
       target ?? (target = getter());
-      return Reflect.set(target, prop, value, receiver);
+      return Reflect.set(target, prop, value2, receiver);
     },
     has(_, prop) {
       target ?? (target = getter());
@@ -27975,12 +27975,12 @@ function createTransparentProxy(getter) {
     }
   });
 }
-function stringifyPrimitive(value) {
-  if (typeof value === "bigint")
-    return value.toString() + "n";
-  if (typeof value === "string")
-    return `"${value}"`;
-  return `${value}`;
+function stringifyPrimitive(value2) {
+  if (typeof value2 === "bigint")
+    return value2.toString() + "n";
+  if (typeof value2 === "string")
+    return `"${value2}"`;
+  return `${value2}`;
 }
 function optionalKeys(shape) {
   return Object.keys(shape).filter((k) => {
@@ -28089,15 +28089,15 @@ function partial(Class2, schema, mask, name = "partial") {
   }
   const selected = mask ? new Set(maskedKeys(schema, mask)) : void 0;
   const newShape = {};
-  mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)), Class2 && ((value, key) => selected && !selected.has(key) ? value : new Class2({ type: "optional", innerType: value })));
+  mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)), Class2 && ((value2, key) => selected && !selected.has(key) ? value2 : new Class2({ type: "optional", innerType: value2 })));
   return clone(schema, mergeDefs(schema._zod.def, { shape: newShape, checks: [] }));
 }
 function required(Class2, schema, mask) {
   const selected = mask ? new Set(maskedKeys(schema, mask)) : void 0;
   const newShape = {};
-  mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)), (value, key) => (
+  mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)), (value2, key) => (
     // overwrite with non-optional
-    selected && !selected.has(key) ? value : new Class2({ type: "nonoptional", innerType: value })
+    selected && !selected.has(key) ? value2 : new Class2({ type: "nonoptional", innerType: value2 })
   ));
   return clone(schema, mergeDefs(schema._zod.def, { shape: newShape }));
 }
@@ -28292,12 +28292,12 @@ function members(proto, table) {
       defineBound(proto, key, desc.value);
   }
 }
-function own(inst, key, value, enumerable = true) {
-  Object.defineProperty(inst, key, { configurable: true, writable: true, enumerable, value });
-  return value;
+function own(inst, key, value2, enumerable = true) {
+  Object.defineProperty(inst, key, { configurable: true, writable: true, enumerable, value: value2 });
+  return value2;
 }
-function hide(inst, key, value) {
-  return own(inst, key, value, false);
+function hide(inst, key, value2) {
+  return own(inst, key, value2, false);
 }
 // @__NO_SIDE_EFFECTS__
 function derived(computes, table) {
@@ -28309,8 +28309,8 @@ function derived(computes, table) {
       get() {
         return own(this, key, compute(this));
       },
-      set(value) {
-        own(this, key, value);
+      set(value2) {
+        own(this, key, value2);
       }
     });
   }
@@ -28322,8 +28322,8 @@ function defineBound(proto, key, fn) {
     get() {
       return this == null ? fn : own(this, key, fn.bind(this));
     },
-    set(value) {
-      own(this, key, value);
+    set(value2) {
+      own(this, key, value2);
     }
   });
 }
@@ -28354,21 +28354,21 @@ function defineLazyInternal(inst, key, compute) {
       const outer = broke;
       broke = false;
       try {
-        const value = compute(this);
+        const value2 = compute(this);
         if (broke)
           delete this[key];
         else
-          Object.defineProperty(this, key, { configurable: true, writable: true, value });
+          Object.defineProperty(this, key, { configurable: true, writable: true, value: value2 });
         broke = broke || outer;
-        return value;
+        return value2;
       } catch (err) {
         delete this[key];
         broke = broke || outer;
         throw err;
       }
     },
-    set(value) {
-      Object.defineProperty(this, key, { configurable: true, writable: true, value });
+    set(value2) {
+      Object.defineProperty(this, key, { configurable: true, writable: true, value: value2 });
     }
   });
 }
@@ -28385,14 +28385,14 @@ function installLazyProp(inst, key, make, enumerable) {
       Object.defineProperty(this, key, desc);
       return desc.value;
     },
-    set(value) {
-      Object.defineProperty(this, key, { configurable: true, writable: true, enumerable, value });
+    set(value2) {
+      Object.defineProperty(this, key, { configurable: true, writable: true, enumerable, value: value2 });
     }
   });
 }
 var CONSTANT_CATCH = "~constantCatch";
-function constantCatch(value) {
-  const fn = () => value;
+function constantCatch(value2) {
+  const fn = () => value2;
   fn[CONSTANT_CATCH] = true;
   return fn;
 }
@@ -28525,8 +28525,8 @@ function _getMessage() {
   internals.message ?? (internals.message = JSON.stringify(internals.def, jsonStringifyReplacer, 2));
   return internals.message;
 }
-function _setMessage(value) {
-  this._zod.message = value;
+function _setMessage(value2) {
+  this._zod.message = value2;
 }
 var _messageDesc = {
   get: _getMessage,
@@ -28549,12 +28549,12 @@ var initializer = (inst, def) => {
       configurable: true,
       enumerable: false,
       get() {
-        const value = () => this.message;
-        Object.defineProperty(this, "toString", { value, configurable: true, writable: true });
-        return value;
+        const value2 = () => this.message;
+        Object.defineProperty(this, "toString", { value: value2, configurable: true, writable: true });
+        return value2;
       },
-      set(value) {
-        Object.defineProperty(this, "toString", { value, configurable: true, writable: true });
+      set(value2) {
+        Object.defineProperty(this, "toString", { value: value2, configurable: true, writable: true });
       }
     });
   }
@@ -28716,9 +28716,9 @@ function finalizeParams(callee, params) {
   return { callee: params?.callee ?? callee, Err: params?.Err };
 }
 var _parse = (_Err) => {
-  const fn = (schema, value, _ctx, _params) => {
+  const fn = (schema, value2, _ctx, _params) => {
     const ctx = _ctx ? { ..._ctx, async: false } : { async: false };
-    const result = schema._zod.run({ value, issues: [] }, ctx);
+    const result = schema._zod.run({ value: value2, issues: [] }, ctx);
     if (result instanceof Promise) {
       throw new $ZodAsyncError();
     }
@@ -28733,9 +28733,9 @@ var _parse = (_Err) => {
 };
 var parse3 = /* @__PURE__ */ _parse($ZodRealError);
 var _parseAsync = (_Err) => {
-  const fn = async (schema, value, _ctx, params) => {
+  const fn = async (schema, value2, _ctx, params) => {
     const ctx = _ctx ? { ..._ctx, async: true } : { async: true };
-    let result = schema._zod.run({ value, issues: [] }, ctx);
+    let result = schema._zod.run({ value: value2, issues: [] }, ctx);
     if (result instanceof Promise)
       result = await result;
     if (result.issues.length) {
@@ -28748,9 +28748,9 @@ var _parseAsync = (_Err) => {
   return fn;
 };
 var parseAsync = /* @__PURE__ */ _parseAsync($ZodRealError);
-var _safeParse = (_Err) => (schema, value, _ctx) => {
+var _safeParse = (_Err) => (schema, value2, _ctx) => {
   const ctx = _ctx ? { ..._ctx, async: false } : { async: false };
-  const result = schema._zod.run({ value, issues: [] }, ctx);
+  const result = schema._zod.run({ value: value2, issues: [] }, ctx);
   if (result instanceof Promise) {
     throw new $ZodAsyncError();
   }
@@ -28776,9 +28776,9 @@ function failure(Err, issues, ctx) {
     }
   };
 }
-var _safeParseAsync = (_Err) => async (schema, value, _ctx) => {
+var _safeParseAsync = (_Err) => async (schema, value2, _ctx) => {
   const ctx = _ctx ? { ..._ctx, async: true } : { async: true };
-  let result = schema._zod.run({ value, issues: [] }, ctx);
+  let result = schema._zod.run({ value: value2, issues: [] }, ctx);
   if (result instanceof Promise)
     result = await result;
   return result.issues.length ? failure(_Err, result.issues, ctx) : { success: true, data: result.value };
@@ -28786,88 +28786,88 @@ var _safeParseAsync = (_Err) => async (schema, value, _ctx) => {
 var safeParseAsync = /* @__PURE__ */ _safeParseAsync($ZodRealError);
 var COMPILE_INVALID = /* @__PURE__ */ Symbol.for("zod.compile.invalid");
 var COMPILE_FALLBACK = /* @__PURE__ */ Symbol.for("zod.compile.fallback");
-var validate = ((schema, value, _ctx) => {
+var validate = ((schema, value2, _ctx) => {
   const validator = schema._zod.bag.validator;
   if (validator !== void 0) {
-    if (validator(value) !== COMPILE_INVALID)
+    if (validator(value2) !== COMPILE_INVALID)
       return true;
     if (validator.definite === true && _ctx === void 0)
       return false;
   }
-  return validateFallback(schema, value, _ctx);
+  return validateFallback(schema, value2, _ctx);
 });
-function validateFallback(schema, value, _ctx) {
+function validateFallback(schema, value2, _ctx) {
   const ctx = _ctx ? { ..._ctx, async: false, abortEarly: true } : { async: false, abortEarly: true };
   const fallbackRun = schema._zod.bag.fallbackRun;
   let result;
   if (fallbackRun) {
     ctx[COMPILE_FALLBACK] = true;
-    result = fallbackRun({ value, issues: [] }, ctx);
+    result = fallbackRun({ value: value2, issues: [] }, ctx);
   } else {
-    result = schema._zod.run({ value, issues: [] }, ctx);
+    result = schema._zod.run({ value: value2, issues: [] }, ctx);
   }
   if (result instanceof Promise) {
     throw new $ZodAsyncError();
   }
   return result.issues.length === 0;
 }
-var validateAsync = async (schema, value, _ctx) => {
+var validateAsync = async (schema, value2, _ctx) => {
   const ctx = _ctx ? { ..._ctx, async: true, abortEarly: true } : { async: true, abortEarly: true };
-  let result = schema._zod.run({ value, issues: [] }, ctx);
+  let result = schema._zod.run({ value: value2, issues: [] }, ctx);
   if (result instanceof Promise)
     result = await result;
   return result.issues.length === 0;
 };
 var _encode = (_Err) => {
   const parse5 = _parse(_Err);
-  const fn = (schema, value, _ctx, _params) => {
+  const fn = (schema, value2, _ctx, _params) => {
     const ctx = _ctx ? { ..._ctx, direction: "backward" } : { direction: "backward" };
-    return parse5(schema, value, ctx, finalizeParams(fn, _params));
+    return parse5(schema, value2, ctx, finalizeParams(fn, _params));
   };
   return fn;
 };
 var encode = /* @__PURE__ */ _encode($ZodRealError);
 var _decode = (_Err) => {
   const parse5 = _parse(_Err);
-  const fn = (schema, value, _ctx, _params) => {
-    return parse5(schema, value, _ctx, finalizeParams(fn, _params));
+  const fn = (schema, value2, _ctx, _params) => {
+    return parse5(schema, value2, _ctx, finalizeParams(fn, _params));
   };
   return fn;
 };
 var decode = /* @__PURE__ */ _decode($ZodRealError);
 var _encodeAsync = (_Err) => {
   const parseAsync3 = _parseAsync(_Err);
-  const fn = async (schema, value, _ctx, _params) => {
+  const fn = async (schema, value2, _ctx, _params) => {
     const ctx = _ctx ? { ..._ctx, direction: "backward" } : { direction: "backward" };
-    return await parseAsync3(schema, value, ctx, finalizeParams(fn, _params));
+    return await parseAsync3(schema, value2, ctx, finalizeParams(fn, _params));
   };
   return fn;
 };
 var encodeAsync = /* @__PURE__ */ _encodeAsync($ZodRealError);
 var _decodeAsync = (_Err) => {
   const parseAsync3 = _parseAsync(_Err);
-  const fn = async (schema, value, _ctx, _params) => {
-    return await parseAsync3(schema, value, _ctx, finalizeParams(fn, _params));
+  const fn = async (schema, value2, _ctx, _params) => {
+    return await parseAsync3(schema, value2, _ctx, finalizeParams(fn, _params));
   };
   return fn;
 };
 var decodeAsync = /* @__PURE__ */ _decodeAsync($ZodRealError);
-var _safeEncode = (_Err) => (schema, value, _ctx) => {
+var _safeEncode = (_Err) => (schema, value2, _ctx) => {
   const ctx = _ctx ? { ..._ctx, direction: "backward" } : { direction: "backward" };
-  return _safeParse(_Err)(schema, value, ctx);
+  return _safeParse(_Err)(schema, value2, ctx);
 };
 var safeEncode = /* @__PURE__ */ _safeEncode($ZodRealError);
-var _safeDecode = (_Err) => (schema, value, _ctx) => {
-  return _safeParse(_Err)(schema, value, _ctx);
+var _safeDecode = (_Err) => (schema, value2, _ctx) => {
+  return _safeParse(_Err)(schema, value2, _ctx);
 };
 var safeDecode = /* @__PURE__ */ _safeDecode($ZodRealError);
-var _safeEncodeAsync = (_Err) => async (schema, value, _ctx) => {
+var _safeEncodeAsync = (_Err) => async (schema, value2, _ctx) => {
   const ctx = _ctx ? { ..._ctx, direction: "backward" } : { direction: "backward" };
-  return _safeParseAsync(_Err)(schema, value, ctx);
+  return _safeParseAsync(_Err)(schema, value2, ctx);
 };
 var safeEncodeAsync = /* @__PURE__ */ _safeEncodeAsync($ZodRealError);
-var _safeDecodeAsync = (_Err) => async (schema, value, _ctx) => {
-  return _safeParseAsync(_Err)(schema, value, _ctx);
+var _safeDecodeAsync = (_Err) => async (schema, value2, _ctx) => {
+  return _safeParseAsync(_Err)(schema, value2, _ctx);
 };
 var safeDecodeAsync = /* @__PURE__ */ _safeDecodeAsync($ZodRealError);
 
@@ -29673,26 +29673,26 @@ var $ZodType = /* @__PURE__ */ $constructor("$ZodType", (inst, def) => {
   get "~standard"() {
     return hide(this, "~standard", standardProps(this));
   },
-  set "~standard"(value) {
-    own(this, "~standard", value);
+  set "~standard"(value2) {
+    own(this, "~standard", value2);
   }
 });
 var toStandardResult = (r, ctx) => r.issues.length ? { issues: r.issues.map((iss) => finalizeIssue(iss, ctx, config())) } : { value: r.value };
-async function validateAsync2(inst, value) {
+async function validateAsync2(inst, value2) {
   const ctx = { async: true };
-  return toStandardResult(await inst._zod.run({ value, issues: [] }, ctx), ctx);
+  return toStandardResult(await inst._zod.run({ value: value2, issues: [] }, ctx), ctx);
 }
 function standardProps(inst) {
   return {
-    validate: (value) => {
+    validate: (value2) => {
       const ctx = { async: false };
       try {
-        const r = inst._zod.run({ value, issues: [] }, ctx);
+        const r = inst._zod.run({ value: value2, issues: [] }, ctx);
         if (!(r instanceof Promise))
           return toStandardResult(r, ctx);
       } catch (_) {
       }
-      return validateAsync2(inst, value);
+      return validateAsync2(inst, value2);
     },
     vendor: "zod",
     version: 1
@@ -29784,8 +29784,8 @@ function parseURLObject(trimmed, def) {
   }
 }
 var asciiTabOrNewline = /[\t\n\r]/g;
-function stripTabAndNewline(value) {
-  return value.replace(asciiTabOrNewline, "");
+function stripTabAndNewline(value2) {
+  return value2.replace(asciiTabOrNewline, "");
 }
 function urlHostnameOk(url2, hostname3) {
   hostname3.lastIndex = 0;
@@ -29912,10 +29912,10 @@ var $ZodIPv4 = /* @__PURE__ */ $constructor("$ZodIPv4", (inst, def) => {
   $ZodStringFormat.init(inst, def);
 });
 var ipv6Alphabet = /^[0-9a-fA-F:.]+$/;
-function isValidIPv6(value) {
-  if (!ipv6Alphabet.test(value))
+function isValidIPv6(value2) {
+  if (!ipv6Alphabet.test(value2))
     return false;
-  return canParseURL(`http://[${value}]`);
+  return canParseURL(`http://[${value2}]`);
 }
 var $ZodIPv6 = /* @__PURE__ */ $constructor("$ZodIPv6", (inst, def) => {
   def.pattern ?? (def.pattern = ipv6);
@@ -29940,8 +29940,8 @@ var $ZodCIDRv4 = /* @__PURE__ */ $constructor("$ZodCIDRv4", (inst, def) => {
   def.pattern ?? (def.pattern = cidrv4);
   $ZodStringFormat.init(inst, def);
 });
-function isValidCIDRv6(value) {
-  const parts = value.split("/");
+function isValidCIDRv6(value2) {
+  const parts = value2.split("/");
   if (parts.length !== 2)
     return false;
   const [address, prefix] = parts;
@@ -30032,9 +30032,9 @@ function isLuhnAlgo(digits) {
   let bit = 1;
   let sum = 0;
   while (length) {
-    const value = digits.charCodeAt(--length) - 48;
+    const value2 = digits.charCodeAt(--length) - 48;
     bit ^= 1;
-    sum += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
+    sum += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value2] : value2;
   }
   return sum % 10 === 0;
 }
@@ -30525,11 +30525,11 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
   });
   const isObject9 = isObject2;
   const catchall = def.catchall;
-  let value;
+  let value2;
   const memo2 = globalConfig.memoizer;
   memo2?.attach(inst);
   inst._zod.parse = (payload, ctx) => {
-    value ?? (value = _normalized.value);
+    value2 ?? (value2 = _normalized.value);
     const input2 = payload.value;
     if (!isObject9(input2)) {
       payload.issues.push({
@@ -30542,10 +30542,10 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
     }
     payload.value = memo2 ? memo2.alloc(inst, payload, {}, ctx) : {};
     const proms = [];
-    const shape = value.shape;
+    const shape = value2.shape;
     const abortEarly = ctx?.abortEarly;
     let seen = payload.issues.length;
-    for (const key of value.allKeys) {
+    for (const key of value2.allKeys) {
       if (abortEarly && payload.issues.length !== seen) {
         if (aborted(payload, seen))
           break;
@@ -30672,9 +30672,9 @@ var $ZodObjectJIT = /* @__PURE__ */ $constructor("$ZodObjectJIT", (inst, def) =>
   const allowsEval2 = allowsEval;
   const fastEnabled = jit && allowsEval2.value;
   const catchall = def.catchall;
-  let value;
+  let value2;
   inst._zod.parse = (payload, ctx) => {
-    value ?? (value = _normalized.value);
+    value2 ?? (value2 = _normalized.value);
     const input2 = payload.value;
     if (!isObject9(input2)) {
       payload.issues.push({
@@ -30691,7 +30691,7 @@ var $ZodObjectJIT = /* @__PURE__ */ $constructor("$ZodObjectJIT", (inst, def) =>
       payload = fastpass(payload, ctx);
       if (!catchall)
         return payload;
-      return handleCatchall([], input2, payload, ctx, value, inst, ctx?.abortEarly === true);
+      return handleCatchall([], input2, payload, ctx, value2, inst, ctx?.abortEarly === true);
     }
     return superParse(payload, ctx);
   };
@@ -30819,16 +30819,16 @@ var $ZodXor = /* @__PURE__ */ $constructor("$ZodXor", (inst, def) => {
     });
   };
 });
-function getDiscriminatedOption(union2, value) {
+function getDiscriminatedOption(union2, value2) {
   const internals = union2._zod;
   let map2 = internals.bag.optionsMap;
   if (!map2) {
     map2 = discriminatorMap(internals.def);
     internals.bag.optionsMap = map2;
   }
-  const option = map2.get(value);
+  const option = map2.get(value2);
   if (option === null)
-    throw new Error(`Ambiguous discriminator value "${String(value)}"`);
+    throw new Error(`Ambiguous discriminator value "${String(value2)}"`);
   return option;
 }
 function discriminatorMap(def) {
@@ -30837,13 +30837,13 @@ function discriminatorMap(def) {
     const values = option._zod.propValues?.[def.discriminator];
     if (!values || values.size === 0)
       throw new Error(`Invalid discriminated union option at index "${def.options.indexOf(option)}"`);
-    for (const value of values) {
-      if (map2.has(value)) {
-        if (value !== void 0)
-          throw new Error(`Duplicate discriminator value "${String(value)}"`);
-        map2.set(value, null);
+    for (const value2 of values) {
+      if (map2.has(value2)) {
+        if (value2 !== void 0)
+          throw new Error(`Duplicate discriminator value "${String(value2)}"`);
+        map2.set(value2, null);
       } else {
-        map2.set(value, option);
+        map2.set(value2, option);
       }
     }
   }
@@ -30893,9 +30893,9 @@ var $ZodDiscriminatedUnion = /* @__PURE__ */ $constructor("$ZodDiscriminatedUnio
       });
       return payload;
     }
-    const value = input2?.[def.discriminator];
-    const opt = disc.value.get(value);
-    if (opt && (value !== void 0 || ctx.direction !== "backward")) {
+    const value2 = input2?.[def.discriminator];
+    const opt = disc.value.get(value2);
+    if (opt && (value2 !== void 0 || ctx.direction !== "backward")) {
       return opt._zod.run(payload, ctx);
     }
     if (def.unionFallback || ctx.direction === "backward") {
@@ -30906,7 +30906,7 @@ var $ZodDiscriminatedUnion = /* @__PURE__ */ $constructor("$ZodDiscriminatedUnio
       errors: [],
       note: "No matching discriminator",
       discriminator: def.discriminator,
-      options: Array.from(disc.value.keys()).filter((value2) => disc.value.get(value2) !== null),
+      options: Array.from(disc.value.keys()).filter((value3) => disc.value.get(value3) !== null),
       input: input2,
       path: [def.discriminator],
       inst
@@ -31325,14 +31325,14 @@ var $ZodMap = /* @__PURE__ */ $constructor("$ZodMap", (inst, def) => {
     payload.value = memo2 ? memo2.alloc(inst, payload, /* @__PURE__ */ new Map(), ctx) : /* @__PURE__ */ new Map();
     const abortEarly = ctx?.abortEarly;
     let seen = payload.issues.length;
-    for (const [key, value] of input2) {
+    for (const [key, value2] of input2) {
       if (abortEarly && payload.issues.length !== seen) {
         if (aborted(payload, seen))
           break;
         seen = payload.issues.length;
       }
       const keyResult = def.keyType._zod.run({ value: key, issues: [] }, ctx);
-      const valueResult = def.valueType._zod.run({ value, issues: [] }, ctx);
+      const valueResult = def.valueType._zod.run({ value: value2, issues: [] }, ctx);
       if (keyResult instanceof Promise || valueResult instanceof Promise) {
         proms.push(Promise.all([keyResult, valueResult]).then(([keyResult2, valueResult2]) => {
           handleMapResult(keyResult2, valueResult2, payload, key, input2, inst, ctx);
@@ -31745,23 +31745,23 @@ function handleCodecAResult(result, def, ctx) {
   if (direction === "forward") {
     const transformed = def.transform(result.value, result);
     if (transformed instanceof Promise) {
-      return transformed.then((value) => handleCodecTxResult(result, value, def.out, ctx));
+      return transformed.then((value2) => handleCodecTxResult(result, value2, def.out, ctx));
     }
     return handleCodecTxResult(result, transformed, def.out, ctx);
   } else {
     const transformed = def.reverseTransform(result.value, result);
     if (transformed instanceof Promise) {
-      return transformed.then((value) => handleCodecTxResult(result, value, def.in, ctx));
+      return transformed.then((value2) => handleCodecTxResult(result, value2, def.in, ctx));
     }
     return handleCodecTxResult(result, transformed, def.in, ctx);
   }
 }
-function handleCodecTxResult(left, value, nextSchema, ctx) {
+function handleCodecTxResult(left, value2, nextSchema, ctx) {
   if (left.issues.length) {
     left.aborted = true;
     return left;
   }
-  return nextSchema._zod.run({ value, issues: left.issues }, ctx);
+  return nextSchema._zod.run({ value: value2, issues: left.issues }, ctx);
 }
 var $ZodPreprocess = /* @__PURE__ */ $constructor("$ZodPreprocess", (inst, def) => {
   $ZodPipe.init(inst, def);
@@ -32018,8 +32018,8 @@ var $ZodCyclicError = class extends Error {
 };
 var STATE = "~memo";
 var NO_ISSUES = [];
-function isRef(value) {
-  return value !== null && typeof value === "object";
+function isRef(value2) {
+  return value2 !== null && typeof value2 === "object";
 }
 function cloneIssues(issues) {
   return issues.map((iss) => iss.path ? { ...iss, path: iss.path.slice() } : { ...iss });
@@ -32146,13 +32146,13 @@ function isRecursive(inst, stack, resolve2) {
         const desc = Object.getOwnPropertyDescriptor(def, key);
         if (!desc || desc.get)
           continue;
-        const value = desc.value;
-        if (!value || typeof value !== "object")
+        const value2 = desc.value;
+        if (!value2 || typeof value2 !== "object")
           continue;
-        if (value._zod)
-          check2(value);
-        else if (Array.isArray(value))
-          for (const el of value)
+        if (value2._zod)
+          check2(value2);
+        else if (Array.isArray(value2))
+          for (const el of value2)
             check2(el);
       }
     }
@@ -32281,9 +32281,9 @@ var memo = {
 function memoizer() {
   return memo;
 }
-function isBackEdge(ctx, value) {
+function isBackEdge(ctx, value2) {
   const backEdges = ctx[STATE]?.backEdges;
-  return backEdges !== void 0 && isRef(value) && backEdges.has(value);
+  return backEdges !== void 0 && isRef(value2) && backEdges.has(value2);
 }
 
 // ../../main/node_modules/zod/v4/locales/index.js
@@ -40033,13 +40033,13 @@ ${code2}
   fn.definite = ctx.definite;
   return fn;
 }
-function addConstant(ctx, value) {
+function addConstant(ctx, value2) {
   for (const [name2, v] of ctx.constants) {
-    if (v === value)
+    if (v === value2)
       return name2;
   }
   const name = `c${ctx.constantCounter++}`;
-  ctx.constants.set(name, value);
+  ctx.constants.set(name, value2);
   return name;
 }
 function addUserConstant(ctx, fn) {
@@ -40049,8 +40049,8 @@ function addUserConstant(ctx, fn) {
 function newVar(ctx) {
   return `v${ctx.varCounter++}`;
 }
-function runtimeRun(schema, value) {
-  const result = schema._zod.run({ value, issues: [] }, {});
+function runtimeRun(schema, value2) {
+  const result = schema._zod.run({ value: value2, issues: [] }, {});
   if (result && typeof result.then === "function")
     return INVALID;
   const r = result;
@@ -40182,27 +40182,27 @@ function codePointLengthVar(doc, ctx, accessor, inDoubt) {
   doc.write(`const ${v} = typeof ${accessor} === "string" && ${inDoubt} ? ${cpLen}(${accessor}) : ${accessor}.length;`);
   return v;
 }
-function numericOperand(value, label) {
-  if (typeof value !== "number" || !Number.isFinite(value)) {
-    throw new ZodCompileUnsupportedError(`${label} bound of type ${typeof value}`);
+function numericOperand(value2, label) {
+  if (typeof value2 !== "number" || !Number.isFinite(value2)) {
+    throw new ZodCompileUnsupportedError(`${label} bound of type ${typeof value2}`);
   }
-  return `${value}`;
+  return `${value2}`;
 }
-function comparisonOperand(ctx, value) {
-  if (typeof value === "bigint")
-    return `${value}n`;
-  if (typeof value === "number") {
-    if (Number.isNaN(value))
+function comparisonOperand(ctx, value2) {
+  if (typeof value2 === "bigint")
+    return `${value2}n`;
+  if (typeof value2 === "number") {
+    if (Number.isNaN(value2))
       throw new ZodCompileUnsupportedError("comparison check with NaN bound");
-    return `${value}`;
+    return `${value2}`;
   }
-  if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) {
+  if (value2 instanceof Date) {
+    if (Number.isNaN(value2.getTime())) {
       throw new ZodCompileUnsupportedError("comparison check with Invalid Date bound");
     }
-    return addConstant(ctx, value);
+    return addConstant(ctx, value2);
   }
-  throw new ZodCompileUnsupportedError(`comparison check bound of type ${typeof value}`);
+  throw new ZodCompileUnsupportedError(`comparison check bound of type ${typeof value2}`);
 }
 function generateGreaterThanCheck(doc, ctx, def, accessor) {
   const op = def.inclusive ? "<" : "<=";
@@ -40323,8 +40323,8 @@ function generateCustomRefineCheck(doc, ctx, check2, accessor) {
       throw new ZodCompileAsyncError("z.compile: async .superRefine() / check functions are not supported");
     }
     const checkFn = check2._zod.check;
-    const helperFn = (value) => {
-      const fakePayload = { value, issues: [], addIssue: pushIssue };
+    const helperFn = (value2) => {
+      const fakePayload = { value: value2, issues: [], addIssue: pushIssue };
       const result = checkFn(fakePayload);
       if (result instanceof Promise)
         throwAsync();
@@ -40975,24 +40975,24 @@ function generateLiteralCheck(doc, ctx, schema, accessor) {
     doc.write(`if (!${literalSet}.has(${accessor})) return INVALID;`);
     return accessor;
   }
-  const value = values[0];
-  if (typeof value === "number" && Number.isNaN(value)) {
+  const value2 = values[0];
+  if (typeof value2 === "number" && Number.isNaN(value2)) {
     const literalSet = addConstant(ctx, new Set(values));
     doc.write(`if (!${literalSet}.has(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (typeof value === "string") {
-    doc.write(`if (${accessor} !== ${esc(value)}) return INVALID;`);
-  } else if (typeof value === "number" || typeof value === "boolean") {
-    doc.write(`if (${accessor} !== ${value}) return INVALID;`);
-  } else if (value === null) {
+  if (typeof value2 === "string") {
+    doc.write(`if (${accessor} !== ${esc(value2)}) return INVALID;`);
+  } else if (typeof value2 === "number" || typeof value2 === "boolean") {
+    doc.write(`if (${accessor} !== ${value2}) return INVALID;`);
+  } else if (value2 === null) {
     doc.write(`if (${accessor} !== null) return INVALID;`);
-  } else if (value === void 0) {
+  } else if (value2 === void 0) {
     doc.write(`if (${accessor} !== undefined) return INVALID;`);
-  } else if (typeof value === "bigint") {
-    doc.write(`if (${accessor} !== ${value}n) return INVALID;`);
+  } else if (typeof value2 === "bigint") {
+    doc.write(`if (${accessor} !== ${value2}n) return INVALID;`);
   } else {
-    throw new ZodCompileUnsupportedError(`literal type ${typeof value}`);
+    throw new ZodCompileUnsupportedError(`literal type ${typeof value2}`);
   }
   return accessor;
 }
@@ -41192,13 +41192,13 @@ function generateDiscriminatedUnionCheck(doc, ctx, def, accessor) {
     if (!values || values.size === 0) {
       throw new ZodCompileUnsupportedError("discriminated union option without static discriminator values");
     }
-    for (const value of values) {
-      if (claimed.has(value)) {
-        throw new ZodCompileUnsupportedError(`duplicate discriminator value ${String(value)}`);
+    for (const value2 of values) {
+      if (claimed.has(value2)) {
+        throw new ZodCompileUnsupportedError(`duplicate discriminator value ${String(value2)}`);
       }
-      claimed.add(value);
+      claimed.add(value2);
     }
-    const conditions = Array.from(values, (value) => literalEquality(ctx, discVar, value));
+    const conditions = Array.from(values, (value2) => literalEquality(ctx, discVar, value2));
     const prefix = firstBranch ? "if" : "else if";
     doc.write(`${prefix} (${conditions.join(" || ")}) {`);
     doc.indented((d) => {
@@ -41211,27 +41211,27 @@ function generateDiscriminatedUnionCheck(doc, ctx, def, accessor) {
   doc.write(`else { return INVALID; }`);
   return outputVar;
 }
-function literalEquality(ctx, accessor, value) {
-  if (typeof value === "string")
-    return `${accessor} === ${esc(value)}`;
-  if (typeof value === "number") {
-    if (Number.isNaN(value))
+function literalEquality(ctx, accessor, value2) {
+  if (typeof value2 === "string")
+    return `${accessor} === ${esc(value2)}`;
+  if (typeof value2 === "number") {
+    if (Number.isNaN(value2))
       return `Number.isNaN(${accessor})`;
-    return `${accessor} === ${value}`;
+    return `${accessor} === ${value2}`;
   }
-  if (typeof value === "boolean")
-    return `${accessor} === ${value}`;
-  if (value === null)
+  if (typeof value2 === "boolean")
+    return `${accessor} === ${value2}`;
+  if (value2 === null)
     return `${accessor} === null`;
-  if (value === void 0)
+  if (value2 === void 0)
     return `${accessor} === undefined`;
-  if (typeof value === "bigint")
-    return `${accessor} === ${value}n`;
-  if (typeof value === "symbol") {
-    const symbolConst = addConstant(ctx, value);
+  if (typeof value2 === "bigint")
+    return `${accessor} === ${value2}n`;
+  if (typeof value2 === "symbol") {
+    const symbolConst = addConstant(ctx, value2);
     return `${accessor} === ${symbolConst}`;
   }
-  throw new ZodCompileUnsupportedError(`literal discriminator value ${String(value)}`);
+  throw new ZodCompileUnsupportedError(`literal discriminator value ${String(value2)}`);
 }
 function generateIntersectionCheck(doc, ctx, schema, accessor) {
   const def = schema._zod.def;
@@ -41422,9 +41422,9 @@ function generatePipeCheck(doc, ctx, schema, accessor) {
       throw new ZodCompileAsyncError("z.compile: async transforms in pipes are not supported");
     }
     const transformFn = def.transform;
-    const helperFn = (value) => {
-      const fakePayload = { value, issues: [], addIssue: pushIssue };
-      const result = transformFn(value, fakePayload);
+    const helperFn = (value2) => {
+      const fakePayload = { value: value2, issues: [], addIssue: pushIssue };
+      const result = transformFn(value2, fakePayload);
       if (result instanceof Promise)
         return INVALID;
       return fakePayload.issues.length === 0 ? result : INVALID;
@@ -41458,8 +41458,8 @@ function generateCustomCheck(doc, ctx, schema, accessor) {
   }
   return accessor;
 }
-function runtimeCatch(innerSchema, catchValue, value) {
-  const result = innerSchema._zod.run({ value, issues: [] }, {});
+function runtimeCatch(innerSchema, catchValue, value2) {
+  const result = innerSchema._zod.run({ value: value2, issues: [] }, {});
   if (result && typeof result.then === "function")
     return INVALID;
   const r = result;
@@ -41497,9 +41497,9 @@ function generateTransformCheck(doc, ctx, schema, accessor) {
       throw new ZodCompileAsyncError("z.compile: async transforms are not supported");
     }
     const transformFn = def.transform;
-    const helperFn = (value) => {
-      const fakePayload = { value, issues: [], addIssue: pushIssue };
-      const result = transformFn(value, fakePayload);
+    const helperFn = (value2) => {
+      const fakePayload = { value: value2, issues: [], addIssue: pushIssue };
+      const result = transformFn(value2, fakePayload);
       if (result instanceof Promise)
         return INVALID;
       return fakePayload.issues.length === 0 ? result : INVALID;
@@ -42005,38 +42005,38 @@ function _nan(Class2, params) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _lt(value, params) {
+function _lt(value2, params) {
   return new $ZodCheckLessThan({
     check: "less_than",
     ...normalizeParams(params),
-    value,
+    value: value2,
     inclusive: false
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _lte(value, params) {
+function _lte(value2, params) {
   return new $ZodCheckLessThan({
     check: "less_than",
     ...normalizeParams(params),
-    value,
+    value: value2,
     inclusive: true
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _gt(value, params) {
+function _gt(value2, params) {
   return new $ZodCheckGreaterThan({
     check: "greater_than",
     ...normalizeParams(params),
-    value,
+    value: value2,
     inclusive: false
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _gte(value, params) {
+function _gte(value2, params) {
   return new $ZodCheckGreaterThan({
     check: "greater_than",
     ...normalizeParams(params),
-    value,
+    value: value2,
     inclusive: true
   });
 }
@@ -42057,11 +42057,11 @@ function _nonnegative(params) {
   return /* @__PURE__ */ _gte(0, params);
 }
 // @__NO_SIDE_EFFECTS__
-function _multipleOf(value, params) {
+function _multipleOf(value2, params) {
   return new $ZodCheckMultipleOf({
     check: "multiple_of",
     ...normalizeParams(params),
-    value
+    value: value2
   });
 }
 // @__NO_SIDE_EFFECTS__
@@ -42317,10 +42317,10 @@ function _nativeEnum(Class2, entries, params) {
   });
 }
 // @__NO_SIDE_EFFECTS__
-function _literal(Class2, value, params) {
+function _literal(Class2, value2, params) {
   return new Class2({
     type: "literal",
-    values: Array.isArray(value) ? value : [value],
+    values: Array.isArray(value2) ? value2 : [value2],
     ...normalizeParams(params)
   });
 }
@@ -43103,22 +43103,22 @@ var createStandardJSONSchemaMethod = (schema, io, processors = {}) => (params) =
 };
 
 // ../../main/node_modules/zod/v4/core/json-schema-processors.js
-var narrowMin = (agg, key, value) => {
-  if (agg[key] === void 0 || value > agg[key])
-    agg[key] = value;
+var narrowMin = (agg, key, value2) => {
+  if (agg[key] === void 0 || value2 > agg[key])
+    agg[key] = value2;
 };
-var narrowMax = (agg, key, value) => {
-  if (agg[key] === void 0 || value < agg[key])
-    agg[key] = value;
+var narrowMax = (agg, key, value2) => {
+  if (agg[key] === void 0 || value2 < agg[key])
+    agg[key] = value2;
 };
-var narrowBoth = (agg, value) => {
-  narrowMin(agg, "minimum", value);
-  narrowMax(agg, "maximum", value);
+var narrowBoth = (agg, value2) => {
+  narrowMin(agg, "minimum", value2);
+  narrowMax(agg, "maximum", value2);
 };
-var addDivisor = (agg, value) => {
+var addDivisor = (agg, value2) => {
   agg.multipleOf ?? (agg.multipleOf = []);
-  if (!agg.multipleOf.includes(value))
-    agg.multipleOf.push(value);
+  if (!agg.multipleOf.includes(value2))
+    agg.multipleOf.push(value2);
 };
 var addPattern = (agg, pattern) => {
   agg.patterns ?? (agg.patterns = /* @__PURE__ */ new Set());
@@ -43694,9 +43694,9 @@ var nonoptionalProcessor = (schema, ctx, _json, params) => {
   seen.ref = def.innerType;
 };
 var UNREPRESENTABLE_DEFAULT = /* @__PURE__ */ Symbol();
-function serializeDefaultValue(value, schema, ctx, json2, params) {
+function serializeDefaultValue(value2, schema, ctx, json2, params) {
   let unrepresentable = false;
-  const serialized = JSON.stringify(value, (_, val) => {
+  const serialized = JSON.stringify(value2, (_, val) => {
     if (typeof val !== "bigint")
       return val;
     unrepresentable = true;
@@ -43712,9 +43712,9 @@ var defaultProcessor = (schema, ctx, json2, params) => {
   processSchema(def.innerType, ctx, params);
   const seen = ctx.seen.get(schema);
   seen.ref = def.innerType;
-  const value = serializeDefaultValue(def.defaultValue, schema, ctx, json2, params);
-  if (value !== UNREPRESENTABLE_DEFAULT)
-    json2.default = value;
+  const value2 = serializeDefaultValue(def.defaultValue, schema, ctx, json2, params);
+  if (value2 !== UNREPRESENTABLE_DEFAULT)
+    json2.default = value2;
 };
 var prefaultProcessor = (schema, ctx, json2, params) => {
   const def = schema._zod.def;
@@ -43723,9 +43723,9 @@ var prefaultProcessor = (schema, ctx, json2, params) => {
   seen.ref = def.innerType;
   if (ctx.io !== "input")
     return;
-  const value = serializeDefaultValue(def.defaultValue, schema, ctx, json2, params);
-  if (value !== UNREPRESENTABLE_DEFAULT)
-    json2._prefault = value;
+  const value2 = serializeDefaultValue(def.defaultValue, schema, ctx, json2, params);
+  if (value2 !== UNREPRESENTABLE_DEFAULT)
+    json2._prefault = value2;
 };
 var catchProcessor = (schema, ctx, json2, params) => {
   const def = schema._zod.def;
@@ -43877,8 +43877,8 @@ var JSONSchemaGenerator = class {
   get counter() {
     return this.ctx.counter;
   }
-  set counter(value) {
-    this.ctx.counter = value;
+  set counter(value2) {
+    this.ctx.counter = value2;
   }
   /** @deprecated Access via ctx instead */
   get seen() {
@@ -44154,12 +44154,12 @@ function _lazyMethod(proto, key, make) {
     configurable: true,
     enumerable: false,
     get() {
-      const value = make(this);
-      Object.defineProperty(this, key, { value, configurable: true, writable: true });
-      return value;
+      const value2 = make(this);
+      Object.defineProperty(this, key, { value: value2, configurable: true, writable: true });
+      return value2;
     },
-    set(value) {
-      Object.defineProperty(this, key, { value, configurable: true, writable: true });
+    set(value2) {
+      Object.defineProperty(this, key, { value: value2, configurable: true, writable: true });
     }
   });
 }
@@ -44327,8 +44327,8 @@ var ZodType = /* @__PURE__ */ $constructor("ZodType", (inst, def) => {
       }
     });
   },
-  set "~standard"(value) {
-    util_exports.own(this, "~standard", value);
+  set "~standard"(value2) {
+    util_exports.own(this, "~standard", value2);
   },
   parse: function _parse2(data, params) {
     return parse4(this, data, params, { callee: _parse2 });
@@ -44346,8 +44346,8 @@ var ZodType = /* @__PURE__ */ $constructor("ZodType", (inst, def) => {
   get spa() {
     return this?.safeParseAsync;
   },
-  set spa(value) {
-    util_exports.own(this, "spa", value);
+  set spa(value2) {
+    util_exports.own(this, "spa", value2);
   },
   validate(data, params) {
     return validate(this, data, params);
@@ -44773,23 +44773,23 @@ var ZodNumber = /* @__PURE__ */ $constructor(
     },
     format: (inst) => aggregateChecks(inst).format ?? null
   }, {
-    gt(value, params) {
-      return this.check(_gt(value, params));
+    gt(value2, params) {
+      return this.check(_gt(value2, params));
     },
-    gte(value, params) {
-      return this.check(_gte(value, params));
+    gte(value2, params) {
+      return this.check(_gte(value2, params));
     },
-    min(value, params) {
-      return this.check(_gte(value, params));
+    min(value2, params) {
+      return this.check(_gte(value2, params));
     },
-    lt(value, params) {
-      return this.check(_lt(value, params));
+    lt(value2, params) {
+      return this.check(_lt(value2, params));
     },
-    lte(value, params) {
-      return this.check(_lte(value, params));
+    lte(value2, params) {
+      return this.check(_lte(value2, params));
     },
-    max(value, params) {
-      return this.check(_lte(value, params));
+    max(value2, params) {
+      return this.check(_lte(value2, params));
     },
     int(params) {
       return this.check(int(params));
@@ -44809,11 +44809,11 @@ var ZodNumber = /* @__PURE__ */ $constructor(
     nonpositive(params) {
       return this.check(_lte(0, params));
     },
-    multipleOf(value, params) {
-      return this.check(_multipleOf(value, params));
+    multipleOf(value2, params) {
+      return this.check(_multipleOf(value2, params));
     },
-    step(value, params) {
-      return this.check(_multipleOf(value, params));
+    step(value2, params) {
+      return this.check(_multipleOf(value2, params));
     },
     finite() {
       return this;
@@ -44862,23 +44862,23 @@ var ZodBigInt = /* @__PURE__ */ $constructor(
     maxValue: (inst) => aggregateChecks(inst).maximum ?? null,
     format: (inst) => aggregateChecks(inst).format ?? null
   }, {
-    gte(value, params) {
-      return this.check(_gte(value, params));
+    gte(value2, params) {
+      return this.check(_gte(value2, params));
     },
-    min(value, params) {
-      return this.check(_gte(value, params));
+    min(value2, params) {
+      return this.check(_gte(value2, params));
     },
-    gt(value, params) {
-      return this.check(_gt(value, params));
+    gt(value2, params) {
+      return this.check(_gt(value2, params));
     },
-    lt(value, params) {
-      return this.check(_lt(value, params));
+    lt(value2, params) {
+      return this.check(_lt(value2, params));
     },
-    lte(value, params) {
-      return this.check(_lte(value, params));
+    lte(value2, params) {
+      return this.check(_lte(value2, params));
     },
-    max(value, params) {
-      return this.check(_lte(value, params));
+    max(value2, params) {
+      return this.check(_lte(value2, params));
     },
     positive(params) {
       return this.check(_gt(BigInt(0), params));
@@ -44892,8 +44892,8 @@ var ZodBigInt = /* @__PURE__ */ $constructor(
     nonnegative(params) {
       return this.check(_gte(BigInt(0), params));
     },
-    multipleOf(value, params) {
-      return this.check(_multipleOf(value, params));
+    multipleOf(value2, params) {
+      return this.check(_multipleOf(value2, params));
     }
   })
 );
@@ -44972,8 +44972,8 @@ var ZodDate = /* @__PURE__ */ $constructor(
     $ZodDate.init(inst, def);
     ZodType.init(inst, def);
     inst._zod.processJSONSchema = (ctx, json2, params) => dateProcessor(inst, ctx, json2, params);
-    inst.min = (value, params) => inst.check(_gte(value, params));
-    inst.max = (value, params) => inst.check(_lte(value, params));
+    inst.min = (value2, params) => inst.check(_gte(value2, params));
+    inst.max = (value2, params) => inst.check(_lte(value2, params));
   },
   /* @__PURE__ */ util_exports.derived({
     minDate: (inst) => {
@@ -45265,11 +45265,11 @@ var ZodEnum = /* @__PURE__ */ $constructor("ZodEnum", (inst, def) => {
   const keys = new Set(Object.keys(def.entries));
   inst.extract = (values, params) => {
     const newEntries = {};
-    for (const value of values) {
-      if (keys.has(value)) {
-        newEntries[value] = def.entries[value];
+    for (const value2 of values) {
+      if (keys.has(value2)) {
+        newEntries[value2] = def.entries[value2];
       } else
-        throw new Error(`Key ${value} not found in enum`);
+        throw new Error(`Key ${value2} not found in enum`);
     }
     return new ZodEnum({
       ...def,
@@ -45280,11 +45280,11 @@ var ZodEnum = /* @__PURE__ */ $constructor("ZodEnum", (inst, def) => {
   };
   inst.exclude = (values, params) => {
     const newEntries = { ...def.entries };
-    for (const value of values) {
-      if (keys.has(value)) {
-        delete newEntries[value];
+    for (const value2 of values) {
+      if (keys.has(value2)) {
+        delete newEntries[value2];
       } else
-        throw new Error(`Key ${value} not found in enum`);
+        throw new Error(`Key ${value2} not found in enum`);
     }
     return new ZodEnum({
       ...def,
@@ -45323,10 +45323,10 @@ var ZodLiteral = /* @__PURE__ */ $constructor("ZodLiteral", (inst, def) => {
     }
   });
 });
-function literal(value, params) {
+function literal(value2, params) {
   return new ZodLiteral({
     type: "literal",
-    values: Array.isArray(value) ? value : [value],
+    values: Array.isArray(value2) ? value2 : [value2],
     ...util_exports.normalizeParams(params)
   });
 }
@@ -45838,11 +45838,11 @@ function resolveRef(ref, ctx) {
   throw new Error(`Reference not found: ${ref}`);
 }
 function checkObjectGuards(objectSchema, guards) {
-  const guard = z.transform((value) => value).check((payload) => {
-    const value = payload.value;
-    if (typeof value !== "object" || value === null || Array.isArray(value))
+  const guard = z.transform((value2) => value2).check((payload) => {
+    const value2 = payload.value;
+    if (typeof value2 !== "object" || value2 === null || Array.isArray(value2))
       return;
-    const keys = Object.getOwnPropertyNames(value);
+    const keys = Object.getOwnPropertyNames(value2);
     if (guards.minProperties !== void 0 && keys.length < guards.minProperties) {
       payload.issues.push({
         origin: "object",
@@ -45850,7 +45850,7 @@ function checkObjectGuards(objectSchema, guards) {
         minimum: guards.minProperties,
         inclusive: true,
         message: `Too small: expected object to have >=${guards.minProperties} properties`,
-        input: value,
+        input: value2,
         inst: objectSchema,
         continue: true
       });
@@ -45862,7 +45862,7 @@ function checkObjectGuards(objectSchema, guards) {
         maximum: guards.maxProperties,
         inclusive: true,
         message: `Too big: expected object to have <=${guards.maxProperties} properties`,
-        input: value,
+        input: value2,
         inst: objectSchema,
         continue: true
       });
@@ -45885,23 +45885,23 @@ function checkObjectGuards(objectSchema, guards) {
   });
   return guard.pipe(objectSchema);
 }
-function canonicalKey(value, seen) {
-  if (value === null)
+function canonicalKey(value2, seen) {
+  if (value2 === null)
     return "z";
-  const type = typeof value;
+  const type = typeof value2;
   if (type !== "object") {
-    if (type === "number" && Number.isNaN(value))
+    if (type === "number" && Number.isNaN(value2))
       return null;
-    const raw = String(value);
+    const raw = String(value2);
     return `${type[0]}${raw.length}:${raw}`;
   }
-  if (seen.has(value))
+  if (seen.has(value2))
     return null;
-  seen.add(value);
+  seen.add(value2);
   try {
-    if (Array.isArray(value)) {
+    if (Array.isArray(value2)) {
       const parts2 = [];
-      for (const item of value) {
+      for (const item of value2) {
         const key = canonicalKey(item, seen);
         if (key === null)
           return null;
@@ -45909,17 +45909,17 @@ function canonicalKey(value, seen) {
       }
       return `a${parts2.length}:[${parts2.join(",")}]`;
     }
-    const keys = Object.keys(value).sort();
+    const keys = Object.keys(value2).sort();
     const parts = [];
     for (const k of keys) {
-      const key = canonicalKey(value[k], seen);
+      const key = canonicalKey(value2[k], seen);
       if (key === null)
         return null;
       parts.push(`${k.length}:${k}=${key}`);
     }
     return `o${parts.length}:{${parts.join(",")}}`;
   } finally {
-    seen.delete(value);
+    seen.delete(value2);
   }
 }
 var SCHEMA_KEYWORDS = /* @__PURE__ */ new Set([
@@ -45948,14 +45948,14 @@ var SCHEMA_MAP_KEYWORDS = /* @__PURE__ */ new Set([
   "$defs",
   "definitions"
 ]);
-function containsRef(value) {
-  if (typeof value !== "object" || value === null)
+function containsRef(value2) {
+  if (typeof value2 !== "object" || value2 === null)
     return false;
-  if (Array.isArray(value))
-    return value.some(containsRef);
-  if (typeof value.$ref === "string")
+  if (Array.isArray(value2))
+    return value2.some(containsRef);
+  if (typeof value2.$ref === "string")
     return true;
-  return Object.entries(value).some(([key, sub]) => {
+  return Object.entries(value2).some(([key, sub]) => {
     if (SCHEMA_KEYWORDS.has(key))
       return containsRef(sub);
     if (!SCHEMA_MAP_KEYWORDS.has(key) || typeof sub !== "object" || sub === null)
@@ -45967,7 +45967,7 @@ function plural(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
-  const guard = z.transform((value) => value).check((payload) => {
+  const guard = z.transform((value2) => value2).check((payload) => {
     const items = payload.value;
     if (!Array.isArray(items))
       return;
@@ -46686,7 +46686,34 @@ var MAX_LIST_ITEMS = 256;
 var MAX_ID_CHARS = 256;
 var MAX_URI_CHARS = 2048;
 
+// src/core/claim-types.ts
+var ACTION_TYPES = [
+  "code_change",
+  "infra_change",
+  "access_change",
+  "deployment",
+  "merge",
+  "policy_exception",
+  "agent_execution"
+];
+var SOURCE_TYPES = [
+  "scm",
+  "ci",
+  "agent_trace",
+  "code_review",
+  "test_result",
+  "policy_check",
+  "human_approval",
+  "model_output",
+  "runtime_log",
+  "infrastructure",
+  "manual"
+];
+var MAX_CHANGED_PATHS = 3e3;
+var MAX_PATH_CHARS = 1024;
+
 // src/core/rules/threshold-rules.ts
+var ON_FAIL = ["block", "escalate"];
 var field = (definition) => definition;
 var plural2 = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 var round = (n) => Math.round(n * 1e3) / 1e3;
@@ -46829,9 +46856,111 @@ var thresholdShape = Object.fromEntries(
   })
 );
 
+// src/core/rules/conditional-schema.ts
+var RULE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+var MAX_RULES = 64;
+var MAX_VALUES = 100;
+var MAX_REQUIRED_APPROVALS = 100;
+var MAX_REQUIRED_CHECKS = 256;
+var TEAM = /^@?[^/\s@]+\/[^/\s]+$/;
+var value = (max = MAX_ID_CHARS) => external_exports.string().min(1, { error: "must not be empty" }).max(max);
+var oneOrMany = (item, description) => external_exports.union([item, external_exports.array(item).min(1).max(MAX_VALUES)]).optional().meta({ description });
+var ruleConditionsSchema = external_exports.strictObject({
+  action_type: oneOrMany(external_exports.enum(ACTION_TYPES), "The claim's action_type is one of these."),
+  environment: oneOrMany(value(), "action.environment equals one of these (case-insensitive)."),
+  target_system: oneOrMany(
+    value(MAX_ID_CHARS * 4),
+    "action.target_system equals one of these (case-insensitive)."
+  ),
+  repository: oneOrMany(
+    value(MAX_ID_CHARS * 4),
+    "action.repository matches one of these globs (case-insensitive)."
+  ),
+  branch: oneOrMany(value(MAX_ID_CHARS * 4), "action.branch matches one of these globs."),
+  agent: oneOrMany(value(), "action.agent matches one of these globs (case-insensitive)."),
+  author: oneOrMany(value(), "action.author matches one of these globs (case-insensitive)."),
+  labels: oneOrMany(value(), "action.labels holds one of these (case-insensitive)."),
+  risk_scope: oneOrMany(value(), "action.risk_scope holds one of these."),
+  paths: oneOrMany(
+    value(MAX_PATH_CHARS),
+    "Some changed path matches one of these globs (always, when changed_paths_incomplete)."
+  ),
+  only_paths: oneOrMany(
+    value(MAX_PATH_CHARS),
+    "Every changed path matches one of these globs; never when changed_paths is empty, absent or incomplete."
+  )
+}).meta({ id: "RuleConditions" });
+var approvalsRequirementSchema = external_exports.strictObject({
+  count: external_exports.number().int().min(1).max(MAX_REQUIRED_APPROVALS).default(1).meta({
+    description: "How many distinct approvers are needed (default 1)."
+  }),
+  from: external_exports.strictObject({
+    users: external_exports.array(value()).min(1).max(MAX_VALUES).optional().meta({
+      description: 'Logins whose approval counts (a leading "@" is ignored).'
+    }),
+    teams: external_exports.array(value().regex(TEAM, { error: 'must be an "org/team" slug' })).min(1).max(MAX_VALUES).optional().meta({
+      description: `"org/team" slugs (a leading "@" is ignored): a member's approval counts.`
+    }),
+    code_owners: external_exports.boolean().optional().meta({
+      description: "Each changed path that has code owners needs `count` approvals from its owners."
+    })
+  }).optional().meta({
+    description: "Whose approval counts. Without users and teams, any eligible approver counts towards `count` (unless code_owners is set, which then is the whole requirement)."
+  })
+}).meta({ id: "ApprovalRequirement" });
+var ruleThresholds = Object.fromEntries(
+  RULE_FIELDS.map((field2) => [field2, thresholdShape[field2]])
+);
+var ruleRequirementsSchema = external_exports.strictObject({
+  approvals: approvalsRequirementSchema.optional(),
+  checks: external_exports.array(value()).min(1).max(MAX_REQUIRED_CHECKS).optional().meta({
+    description: "Each named check is in action.checks, completed, with conclusion success, neutral or skipped."
+  }),
+  source_types: external_exports.array(external_exports.enum(SOURCE_TYPES)).min(1).max(SOURCE_TYPES.length).optional().meta({
+    description: "Each type is among the admissible sources."
+  }),
+  ...ruleThresholds
+}).refine((require2) => Object.values(require2).some((v) => v !== void 0), {
+  error: "must hold at least one requirement"
+}).meta({ id: "RuleRequirements" });
+var conditionalRuleSchema = external_exports.strictObject({
+  name: external_exports.string().regex(RULE_NAME, {
+    error: 'must be 1-63 characters of a-z, 0-9, "_" or "-", starting with a letter or digit'
+  }),
+  description: external_exports.string().max(1024).optional(),
+  if: ruleConditionsSchema.default({}).meta({
+    description: "Conditions, all of which must match for the rule to apply; {} always applies."
+  }),
+  require: ruleRequirementsSchema,
+  on_fail: external_exports.enum(ON_FAIL).default("block").meta({
+    description: 'What a failure makes the verdict: "block" (default) BLOCKED, "escalate" ESCALATED.'
+  })
+}).meta({ id: "ConditionalRule" });
+var conditionalRulesSchema = external_exports.array(conditionalRuleSchema).max(MAX_RULES).superRefine((rules, ctx) => {
+  const seen = /* @__PURE__ */ new Set();
+  rules.forEach((rule, index) => {
+    if (seen.has(rule.name)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [index, "name"],
+        message: `duplicate rule name "${rule.name}"`
+      });
+    }
+    seen.add(rule.name);
+  });
+}).meta({
+  description: "Conditional rules (contract \xA710), evaluated after the threshold rules, in this order."
+});
+
 // src/core/policy-config.ts
-var policyConfigSchema = external_exports.strictObject(thresholdShape);
-var effectivePolicyConfigSchema = policyConfigSchema.required();
+var policyConfigSchema = external_exports.strictObject({
+  ...thresholdShape,
+  rules: conditionalRulesSchema.optional()
+});
+var effectivePolicyConfigSchema = external_exports.strictObject({
+  ...policyConfigSchema.required().shape,
+  rules: conditionalRulesSchema.optional()
+});
 var DEFAULT_POLICY = THRESHOLD_DEFAULTS;
 
 // src/core/policies.ts
@@ -46875,30 +47004,6 @@ var BUILTIN_POLICIES = Object.freeze([
 var text = (max = MAX_STRING_CHARS) => external_exports.string().max(max);
 var required2 = (max = MAX_STRING_CHARS) => external_exports.string().min(1, { error: "must not be empty" }).max(max);
 var list = (item) => external_exports.array(item).max(MAX_LIST_ITEMS);
-var ACTION_TYPES = [
-  "code_change",
-  "infra_change",
-  "access_change",
-  "deployment",
-  "merge",
-  "policy_exception",
-  "agent_execution"
-];
-var SOURCE_TYPES = [
-  "scm",
-  "ci",
-  "agent_trace",
-  "code_review",
-  "test_result",
-  "policy_check",
-  "human_approval",
-  "model_output",
-  "runtime_log",
-  "infrastructure",
-  "manual"
-];
-var MAX_CHANGED_PATHS = 3e3;
-var MAX_PATH_CHARS = 1024;
 var MAX_LABELS = 100;
 var MAX_APPROVALS = 100;
 var MAX_TEAMS = 100;
@@ -47090,14 +47195,14 @@ var PROOF_MEMBERS = [
   "checkpoint",
   "leaf_hash"
 ];
-function parseInclusionProof(value) {
-  if (!isObject3(value)) return { problem: "the proof must be an object" };
-  const unknown2 = Object.keys(value).filter((k) => !PROOF_MEMBERS.includes(k));
+function parseInclusionProof(value2) {
+  if (!isObject3(value2)) return { problem: "the proof must be an object" };
+  const unknown2 = Object.keys(value2).filter((k) => !PROOF_MEMBERS.includes(k));
   if (unknown2.length > 0)
     return {
       problem: `unknown member ${JSON.stringify(unknown2[0].slice(0, 64))}: a proof has leaf_index, tree_size, inclusion, checkpoint and leaf_hash`
     };
-  const { leaf_index, tree_size, inclusion, checkpoint, leaf_hash } = value;
+  const { leaf_index, tree_size, inclusion, checkpoint, leaf_hash } = value2;
   if (!isCount(leaf_index)) return { problem: "leaf_index must be a non-negative integer" };
   if (!isCount(tree_size) || tree_size < 1)
     return { problem: "tree_size must be a positive integer" };
@@ -47311,22 +47416,22 @@ var NO_UNSIGNED_MEMBERS = [
     return problems.length > 0 ? problems.join("; ") : null;
   }
 ];
-function submitterOf(value) {
-  if (!isObject4(value)) return null;
-  if (value.kind === "api_key" && isString2(value.key_id))
-    return { kind: "api_key", key_id: value.key_id };
-  if (value.kind === "github_app" && Number.isSafeInteger(value.app_id) && Number.isSafeInteger(value.installation_id)) {
+function submitterOf(value2) {
+  if (!isObject4(value2)) return null;
+  if (value2.kind === "api_key" && isString2(value2.key_id))
+    return { kind: "api_key", key_id: value2.key_id };
+  if (value2.kind === "github_app" && Number.isSafeInteger(value2.app_id) && Number.isSafeInteger(value2.installation_id)) {
     return {
       kind: "github_app",
-      app_id: value.app_id,
-      installation_id: value.installation_id
+      app_id: value2.app_id,
+      installation_id: value2.installation_id
     };
   }
   return null;
 }
-function positionOf(value) {
-  if (!isObject4(value)) return null;
-  const { log, sequence, previous_receipt_hash } = value;
+function positionOf(value2) {
+  if (!isObject4(value2)) return null;
+  const { log, sequence, previous_receipt_hash } = value2;
   if (!isString2(log) || !isSafePositive(sequence) || !isHashOrNull(previous_receipt_hash))
     return null;
   if (sequence === 1 !== (previous_receipt_hash === null)) return null;
@@ -47525,9 +47630,9 @@ function keyFromHistory(receipt, trusted) {
 var MAX_JSON_DEPTH = 32;
 var FORBIDDEN_KEYS = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
 function parseStrictJson(text2, maxDepth = MAX_JSON_DEPTH) {
-  let value;
+  let value2;
   try {
-    value = JSON.parse(text2);
+    value2 = JSON.parse(text2);
   } catch (error63) {
     if (error63 instanceof SyntaxError) {
       throw new SvcError("malformed_json", `Request body is not valid JSON: ${error63.message}`);
@@ -47535,8 +47640,8 @@ function parseStrictJson(text2, maxDepth = MAX_JSON_DEPTH) {
     throw new SvcError("validation_failed", `(root): nesting deeper than ${maxDepth} levels`);
   }
   scanStructure(text2, maxDepth);
-  checkValues(value, []);
-  return value;
+  checkValues(value2, []);
+  return value2;
 }
 function scanStructure(text2, maxDepth) {
   const stack = [];
@@ -47590,24 +47695,24 @@ function pathOf(stack) {
   const parts = stack.slice(0, -1).map((frame) => String(frame.key));
   return parts.length ? parts.join(".") : "(root)";
 }
-function checkValues(value, path2) {
+function checkValues(value2, path2) {
   const where = () => path2.length ? path2.join(".") : "(root)";
-  if (typeof value === "number") {
-    if (!Number.isFinite(value))
+  if (typeof value2 === "number") {
+    if (!Number.isFinite(value2))
       throw new SvcError("validation_failed", `${where()}: number out of range`);
-    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    if (Number.isInteger(value2) && !Number.isSafeInteger(value2)) {
       throw new SvcError(
         "validation_failed",
         `${where()}: integer outside the exactly representable range \xB1(2^53-1)`
       );
     }
-  } else if (typeof value === "string") {
-    if (!value.isWellFormed())
+  } else if (typeof value2 === "string") {
+    if (!value2.isWellFormed())
       throw new SvcError("validation_failed", `${where()}: lone UTF-16 surrogate`);
-  } else if (Array.isArray(value)) {
-    value.forEach((item, i) => checkValues(item, [...path2, i]));
-  } else if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
+  } else if (Array.isArray(value2)) {
+    value2.forEach((item, i) => checkValues(item, [...path2, i]));
+  } else if (value2 !== null && typeof value2 === "object") {
+    for (const [key, item] of Object.entries(value2)) {
       if (FORBIDDEN_KEYS.has(key)) {
         throw new SvcError("validation_failed", `${where()}: key "${key}" is not allowed`);
       }
@@ -47639,13 +47744,13 @@ function checked(input2, read) {
   }
 }
 function jsonObject(input2, text2) {
-  const value = checked(input2, () => parseStrictJson(text2));
-  if (!isObject5(value)) throw new ActionFailure(`input ${input2}: expected a JSON object`);
-  return value;
+  const value2 = checked(input2, () => parseStrictJson(text2));
+  if (!isObject5(value2)) throw new ActionFailure(`input ${input2}: expected a JSON object`);
+  return value2;
 }
-function oneOf2(input2, value, allowed) {
-  if (allowed.includes(value)) return value;
-  throw new ActionFailure(`input ${input2} must be one of ${allowed.join(", ")}; got "${value}"`);
+function oneOf2(input2, value2, allowed) {
+  if (allowed.includes(value2)) return value2;
+  throw new ActionFailure(`input ${input2} must be one of ${allowed.join(", ")}; got "${value2}"`);
 }
 function readInputs(get, mask, env) {
   const apiKey = get("api-key") || null;
@@ -47725,18 +47830,18 @@ import { join } from "node:path";
 // src/core/receipt-input.ts
 var isObject6 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 function parseReceiptInput(text2) {
-  const value = parseStrictJson(text2.replace(/^\uFEFF/, ""));
-  if (!isObject6(value))
+  const value2 = parseStrictJson(text2.replace(/^\uFEFF/, ""));
+  if (!isObject6(value2))
     throw new SvcError(
       "validation_failed",
       "(root): expected a receipt or an evaluate response object"
     );
-  if (!Object.hasOwn(value, "receipt_id") && Object.hasOwn(value, "receipt")) {
-    if (!isObject6(value.receipt))
+  if (!Object.hasOwn(value2, "receipt_id") && Object.hasOwn(value2, "receipt")) {
+    if (!isObject6(value2.receipt))
       throw new SvcError("validation_failed", "receipt: expected the receipt object");
-    return { receipt: value.receipt, fromEvaluateResponse: true };
+    return { receipt: value2.receipt, fromEvaluateResponse: true };
   }
-  return { receipt: value, fromEvaluateResponse: false };
+  return { receipt: value2, fromEvaluateResponse: false };
 }
 
 // action/src/claim.ts
@@ -47776,9 +47881,9 @@ function buildClaim(c) {
 var MAX_ATTEMPTS = 4;
 var MAX_RETRY_AFTER_MS = 6e4;
 var RETRIED = /* @__PURE__ */ new Set([429, 503]);
-function retryAfterMs(value, now = Date.now()) {
-  if (value === null) return null;
-  const text2 = value.trim();
+function retryAfterMs(value2, now = Date.now()) {
+  if (value2 === null) return null;
+  const text2 = value2.trim();
   if (/^\d+$/.test(text2)) return Number(text2) * 1e3;
   if (!/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text2)) return null;
   const date5 = Date.parse(text2);
@@ -48060,9 +48165,9 @@ function beginWitnessStep(input2) {
     outcome: "consistent"
   };
 }
-function parseConsistencyAnswer(value, from, to) {
-  if (typeof value !== "object" || value === null) return null;
-  const answer = value;
+function parseConsistencyAnswer(value2, from, to) {
+  if (typeof value2 !== "object" || value2 === null) return null;
+  const answer = value2;
   if (answer.from !== from || answer.to !== to || !Array.isArray(answer.proof)) return null;
   if (answer.proof.length > 128) return null;
   const proof = [];

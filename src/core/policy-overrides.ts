@@ -1,4 +1,6 @@
+import { canonicalize } from './canonical.js';
 import { SvcError } from './errors.js';
+import type { ConditionalRule } from './rules/conditional-schema.js';
 import { resolvePolicy, type PolicyConfig, type PolicyConfigInput } from './policy-config.js';
 import { stricterOf, THRESHOLD_FIELDS, type ThresholdField } from './rules/threshold-rules.js';
 
@@ -36,15 +38,19 @@ const allowed = (field: Field, base: number | boolean): string => {
 
 /**
  * The effective config of a claim under a named policy, and whether its policyConfig changed
- * any value. Refuses (400 `policy_override_refused`, naming the field) what the mode forbids,
+ * any value or added a conditional rule. Refuses (400 `policy_override_refused`, naming the field) what the mode forbids,
  * so a gated agent cannot loosen the gate it is evaluated under.
  */
 export function applyOverrides(
   policy: { name: string; config: PolicyConfig; overrides: OverrideMode },
   requested: PolicyConfigInput | undefined,
 ): { config: PolicyConfig; overridden: boolean } {
-  const config = resolvePolicy(policy.config, requested);
-  let overridden = false;
+  const added = addedRules(policy, requested?.rules ?? []);
+  const config = resolvePolicy(
+    policy.config,
+    requested && { ...requested, rules: added.length ? added : undefined },
+  );
+  let overridden = added.length > 0;
   for (const field of THRESHOLD_FIELDS) {
     const base = policy.config[field];
     const value = config[field];
@@ -60,6 +66,38 @@ export function applyOverrides(
     );
   }
   return { config, overridden };
+}
+
+/**
+ * The rules a claim's policyConfig adds. It may add conditional rules (each can only fail more,
+ * so adding one tightens) and restate one of the policy's exactly, never replace or remove one:
+ * a different rule of the same name is refused, under every mode. Under `none` nothing may be
+ * added.
+ */
+function addedRules(
+  policy: { name: string; config: PolicyConfig; overrides: OverrideMode },
+  rules: readonly ConditionalRule[],
+): ConditionalRule[] {
+  const own = new Map((policy.config.rules ?? []).map((rule) => [rule.name, canonicalize(rule)]));
+  const added: ConditionalRule[] = [];
+  rules.forEach((rule, index) => {
+    const existing = own.get(rule.name);
+    if (existing === canonicalize(rule)) return;
+    if (existing !== undefined) {
+      throw new SvcError(
+        'policy_override_refused',
+        `policyConfig.rules[${index}].name: policy "${policy.name}" has a different rule named "${rule.name}"; a claim may add rules, never replace or remove one`,
+      );
+    }
+    if (policy.overrides === 'none') {
+      throw new SvcError(
+        'policy_override_refused',
+        `policyConfig.rules[${index}]: policy "${policy.name}" takes no per-request overrides, added rules included`,
+      );
+    }
+    added.push(rule);
+  });
+  return added;
 }
 
 /** The mode a locked key gets: never looser than `tighten`, whatever the policy allows. */

@@ -1,5 +1,6 @@
 import type { ClaimInput } from './claim-schema.js';
 import type { PolicyConfig } from './policy-config.js';
+import { evaluateConditionalRule } from './rules/conditional.js';
 import {
   isAdmissible,
   RULE_ORDER,
@@ -13,7 +14,8 @@ export { RULE_ORDER };
 
 export type Verdict = 'ALLOWED' | 'BLOCKED' | 'ESCALATED';
 
-export type RuleName = ThresholdRuleName;
+/** A threshold rule's name, or `rule:<name>` for a conditional rule (contract §10). */
+export type RuleName = ThresholdRuleName | `rule:${string}`;
 
 export interface RuleResult {
   rule: RuleName;
@@ -41,10 +43,19 @@ export function evaluatePolicy(claim: ClaimInput, config: PolicyConfig): PolicyO
     // third-party replay of the rule counts the same way.
     riskScopeSize: claim.action?.risk_scope?.length ?? 0,
   };
-  const evaluated: { result: RuleResult; onFail: OnFail }[] = THRESHOLD_RULES.map((rule) => ({
-    result: { rule: rule.name, ...rule.evaluate(context, config[rule.field]) },
-    onFail: rule.onFail,
-  }));
+  const evaluated: { result: RuleResult; onFail: OnFail }[] = [
+    ...THRESHOLD_RULES.map((rule) => ({
+      result: { rule: rule.name, ...rule.evaluate(context, config[rule.field]) },
+      onFail: rule.onFail,
+    })),
+    ...(config.rules ?? []).map((rule) => ({
+      result: {
+        rule: `rule:${rule.name}` as const,
+        ...evaluateConditionalRule(rule, claim, context),
+      },
+      onFail: rule.on_fail,
+    })),
+  ];
   const rules = evaluated.map((e) => e.result);
 
   const failed = evaluated.filter((e) => !e.result.passed);

@@ -38,25 +38,26 @@ export interface RuleCheck {
   reason: string;
 }
 
-interface ThresholdRule<T> {
+interface ThresholdRule<T, N extends string> {
   /** The name in a receipt's `policy.rules` (contract §5). */
-  name: string;
+  name: N;
   onFail: OnFail;
   /** One line for the rule table of docs/POLICIES.md. */
   summary: string;
   evaluate(context: RuleContext, value: T): RuleCheck;
 }
 
-interface PolicyField<S extends z.ZodType> {
+interface PolicyField<S extends z.ZodType, N extends string = never> {
   schema: S;
   default: z.output<S>;
   stricter: Stricter;
   description: string;
   /** The rule the field sets; absent for a field that is no rule (requireReplay). */
-  rule?: ThresholdRule<z.output<S>>;
+  rule?: ThresholdRule<z.output<S>, N>;
 }
 
-const field = <S extends z.ZodType>(definition: PolicyField<S>) => definition;
+const field = <S extends z.ZodType, N extends string = never>(definition: PolicyField<S, N>) =>
+  definition;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -208,7 +209,7 @@ export type ThresholdValues = { [K in ThresholdField]: z.output<Fields[K]['schem
 
 /** The names of the threshold rules, in contract order. */
 export type ThresholdRuleName = {
-  [K in ThresholdField]: Fields[K] extends { rule: { name: infer N } } ? N : never;
+  [K in ThresholdField]: NonNullable<Fields[K]['rule']>['name'];
 }[ThresholdField];
 
 /** The threshold fields in contract order (also the order refusals are reported in). */
@@ -225,7 +226,7 @@ export interface ThresholdRuleEntry {
 
 /** The six threshold rules in contract order. */
 export const THRESHOLD_RULES: readonly ThresholdRuleEntry[] = THRESHOLD_FIELDS.flatMap((name) => {
-  const rule = (POLICY_FIELDS[name] as PolicyField<z.ZodType>).rule;
+  const rule = (POLICY_FIELDS[name] as PolicyField<z.ZodType, ThresholdRuleName>).rule;
   return rule ? [{ ...rule, field: name, name: rule.name as ThresholdRuleName }] : [];
 });
 
@@ -246,7 +247,7 @@ export const THRESHOLD_DEFAULTS = Object.freeze(
 /** The zod shape of the threshold fields, each optional, described for the OpenAPI document. */
 export const thresholdShape = Object.fromEntries(
   THRESHOLD_FIELDS.map((name) => {
-    const f = POLICY_FIELDS[name] as PolicyField<z.ZodType>;
+    const f = POLICY_FIELDS[name] as PolicyField<z.ZodType, ThresholdRuleName>;
     return [
       name,
       f.schema.optional().meta({ description: `${f.description} Default ${String(f.default)}.` }),
