@@ -46864,6 +46864,7 @@ var MAX_REQUIRED_APPROVALS = 100;
 var MAX_REQUIRED_CHECKS = 256;
 var TEAM = /^@?[^/\s@]+\/[^/\s]+$/;
 var value = (max = MAX_ID_CHARS) => external_exports.string().min(1, { error: "must not be empty" }).max(max);
+var globValue = (max = MAX_ID_CHARS) => value(max).regex(/^(?!!$)/, { error: 'must be a glob, not a lone "!"' });
 var oneOrMany = (item, description) => external_exports.union([item, external_exports.array(item).min(1).max(MAX_VALUES)]).optional().meta({ description });
 var ruleConditionsSchema = external_exports.strictObject({
   action_type: oneOrMany(external_exports.enum(ACTION_TYPES), "The claim's action_type is one of these."),
@@ -46873,20 +46874,20 @@ var ruleConditionsSchema = external_exports.strictObject({
     "action.target_system equals one of these (case-insensitive)."
   ),
   repository: oneOrMany(
-    value(MAX_ID_CHARS * 4),
+    globValue(MAX_ID_CHARS * 4),
     "action.repository matches one of these globs (case-insensitive)."
   ),
-  branch: oneOrMany(value(MAX_ID_CHARS * 4), "action.branch matches one of these globs."),
-  agent: oneOrMany(value(), "action.agent matches one of these globs (case-insensitive)."),
-  author: oneOrMany(value(), "action.author matches one of these globs (case-insensitive)."),
+  branch: oneOrMany(globValue(MAX_ID_CHARS * 4), "action.branch matches one of these globs."),
+  agent: oneOrMany(globValue(), "action.agent matches one of these globs (case-insensitive)."),
+  author: oneOrMany(globValue(), "action.author matches one of these globs (case-insensitive)."),
   labels: oneOrMany(value(), "action.labels holds one of these (case-insensitive)."),
   risk_scope: oneOrMany(value(), "action.risk_scope holds one of these."),
   paths: oneOrMany(
-    value(MAX_PATH_CHARS),
+    globValue(MAX_PATH_CHARS),
     "Some changed path matches one of these globs (always, when changed_paths_incomplete)."
   ),
   only_paths: oneOrMany(
-    value(MAX_PATH_CHARS),
+    globValue(MAX_PATH_CHARS),
     "Every changed path matches one of these globs; never when changed_paths is empty, absent or incomplete."
   )
 }).meta({ id: "RuleConditions" });

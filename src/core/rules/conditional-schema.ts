@@ -12,6 +12,8 @@ const MAX_REQUIRED_CHECKS = 256;
 
 const TEAM = /^@?[^/\s@]+\/[^/\s]+$/;
 const value = (max = MAX_ID_CHARS) => z.string().min(1, { error: 'must not be empty' }).max(max);
+const globValue = (max = MAX_ID_CHARS) =>
+  value(max).regex(/^(?!!$)/, { error: 'must be a glob, not a lone "!"' });
 
 /** One value or a non-empty list of them; a list matches when any of its values does. */
 const oneOrMany = <T extends z.ZodType>(item: T, description: string) =>
@@ -33,20 +35,20 @@ export const ruleConditionsSchema = z
       'action.target_system equals one of these (case-insensitive).',
     ),
     repository: oneOrMany(
-      value(MAX_ID_CHARS * 4),
+      globValue(MAX_ID_CHARS * 4),
       'action.repository matches one of these globs (case-insensitive).',
     ),
-    branch: oneOrMany(value(MAX_ID_CHARS * 4), 'action.branch matches one of these globs.'),
-    agent: oneOrMany(value(), 'action.agent matches one of these globs (case-insensitive).'),
-    author: oneOrMany(value(), 'action.author matches one of these globs (case-insensitive).'),
+    branch: oneOrMany(globValue(MAX_ID_CHARS * 4), 'action.branch matches one of these globs.'),
+    agent: oneOrMany(globValue(), 'action.agent matches one of these globs (case-insensitive).'),
+    author: oneOrMany(globValue(), 'action.author matches one of these globs (case-insensitive).'),
     labels: oneOrMany(value(), 'action.labels holds one of these (case-insensitive).'),
     risk_scope: oneOrMany(value(), 'action.risk_scope holds one of these.'),
     paths: oneOrMany(
-      value(MAX_PATH_CHARS),
+      globValue(MAX_PATH_CHARS),
       'Some changed path matches one of these globs (always, when changed_paths_incomplete).',
     ),
     only_paths: oneOrMany(
-      value(MAX_PATH_CHARS),
+      globValue(MAX_PATH_CHARS),
       'Every changed path matches one of these globs; never when changed_paths is empty, absent or incomplete.',
     ),
   })

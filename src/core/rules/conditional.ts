@@ -6,8 +6,17 @@ import { THRESHOLD_RULES, type RuleCheck, type RuleContext } from './threshold-r
 // Globs: picomatch's dialect (docs/POLICIES.md, "Globs"), with `dot` on so that `*` and `**`
 // also match names starting with a dot: a `paths: infra/**` rule must not miss
 // `infra/.terraform.lock.hcl`. The posix build never reads the platform, so a rule matches the
-// same on every machine and replay stays deterministic.
-const glob = (patterns: string[], nocase: boolean) => picomatch(patterns, { dot: true, nocase });
+// same on every machine and replay stays deterministic. As in a GitHub workflow's `paths`
+// filter, a pattern starting with `!` excludes: a value matches when it matches some other
+// pattern (or `**` when every pattern excludes) and no excluding one.
+function glob(patterns: string[], nocase: boolean): (value: string) => boolean {
+  const options = { dot: true, nocase };
+  const include = patterns.filter((p) => !p.startsWith('!'));
+  const exclude = patterns.filter((p) => p.startsWith('!')).map((p) => p.slice(1));
+  const included = picomatch(include.length ? include : ['**'], options);
+  const excluded = exclude.length ? picomatch(exclude, options) : () => false;
+  return (value) => included(value) && !excluded(value);
+}
 
 /** Conclusions that satisfy a required check, as GitHub's required status checks count them. */
 const PASSING_CONCLUSIONS: ReadonlySet<string> = new Set(['success', 'neutral', 'skipped']);

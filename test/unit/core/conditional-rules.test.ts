@@ -120,6 +120,24 @@ describe('conditional rules: conditions', () => {
       { changed_paths: ['src/a.ts'] },
     ],
     [
+      'paths (only "!" patterns: some path outside them)',
+      { paths: ['!docs/**', '!**/*.md'] },
+      { changed_paths: ['docs/a.md', 'src/a.ts'] },
+      { changed_paths: ['docs/a.md', 'README.md', 'src/b.md'] },
+    ],
+    [
+      'paths ("!" excludes from the others)',
+      { paths: ['infra/**', '!infra/docs/**'] },
+      { changed_paths: ['infra/docs/a.md', 'infra/main.tf'] },
+      { changed_paths: ['infra/docs/a.md'] },
+    ],
+    [
+      'repository ("!" excludes)',
+      { repository: ['acme/*', '!acme/sandbox'] },
+      { repository: 'acme/web' },
+      { repository: 'acme/sandbox' },
+    ],
+    [
       'only_paths (every changed path)',
       { only_paths: ['docs/**', '**/*.md'] },
       { changed_paths: ['docs/guide.md', 'README.md', 'src/notes.md'] },
@@ -600,6 +618,7 @@ describe('conditional rules: validation', () => {
       /^rules\[0\]\.if\.action_type: /,
     ],
     [{ name: 'a', require: { checks: ['x'] }, if: { paths: [] } }, /^rules\[0\]\.if\.paths: /],
+    [{ name: 'a', require: { checks: ['x'] }, if: { paths: ['!'] } }, /^rules\[0\]\.if\.paths/],
     [
       { name: 'a', require: { approvals: { from: { teams: ['platform'] } } } },
       /^rules\[0\]\.require\.approvals\.from\.teams\.0: must be an "org\/team" slug$/,
