@@ -26919,10 +26919,10 @@ function parseSignatureLine(line) {
 }
 function parseNote(note) {
   if (note.length > MAX_NOTE_SIZE || !note.endsWith("\n") || hasControl(note)) return null;
-  const split2 = note.lastIndexOf("\n\n");
-  if (split2 < 0) return null;
-  const text2 = note.slice(0, split2 + 1);
-  const lines = note.slice(split2 + 2, -1).split("\n");
+  const split3 = note.lastIndexOf("\n\n");
+  if (split3 < 0) return null;
+  const text2 = note.slice(0, split3 + 1);
+  const lines = note.slice(split3 + 2, -1).split("\n");
   if (lines.length === 0 || lines.length > MAX_NOTE_SIGNATURES) return null;
   const signatures = [];
   for (const line of lines) {
@@ -46712,6 +46712,84 @@ var SOURCE_TYPES = [
 var MAX_CHANGED_PATHS = 3e3;
 var MAX_PATH_CHARS = 1024;
 
+// src/core/rules/glob.ts
+var MAX_BRACE_ALTERNATIVES = 64;
+function expandBraces(glob) {
+  const open3 = findOpen(glob);
+  if (open3 < 0) return [glob];
+  const { close, parts } = split2(glob, open3);
+  if (close < 0 || parts.length < 2) {
+    const rest = expandBraces(glob.slice(open3 + 1));
+    return rest && rest.map((r) => glob.slice(0, open3 + 1) + r);
+  }
+  const out = [];
+  for (const part of parts) {
+    const expanded = expandBraces(glob.slice(0, open3) + part + glob.slice(close + 1));
+    if (!expanded) return null;
+    out.push(...expanded);
+    if (out.length > MAX_BRACE_ALTERNATIVES) return null;
+  }
+  return out;
+}
+function expandBrackets(glob) {
+  for (let i = 0; i < glob.length; i++) {
+    if (glob[i] === "\\") {
+      i++;
+      continue;
+    }
+    if (glob[i] !== "[") continue;
+    const close = glob.indexOf("]", i + 2);
+    if (close < 0 || glob.slice(i, close).includes("/")) return [glob];
+    const rest = expandBrackets(glob.slice(close + 1));
+    if (!rest) return null;
+    const head = glob.slice(0, close + 1);
+    const escaped = `${glob.slice(0, i)}\\[${glob.slice(i + 1, close)}\\]`;
+    const out = rest.flatMap((r) => [head + r, escaped + r]);
+    return out.length > MAX_BRACE_ALTERNATIVES ? null : out;
+  }
+  return [glob];
+}
+function alternativesOf(glob) {
+  const braces = expandBraces(glob);
+  if (!braces) return null;
+  const out = [];
+  for (const alternative of braces) {
+    const expanded = expandBrackets(alternative);
+    if (!expanded) return null;
+    out.push(...expanded);
+    if (out.length > MAX_BRACE_ALTERNATIVES) return null;
+  }
+  return out;
+}
+function findOpen(glob) {
+  for (let i = 0; i < glob.length; i++) {
+    if (glob[i] === "\\") i++;
+    else if (glob[i] === "{") return i;
+  }
+  return -1;
+}
+function split2(glob, open3) {
+  const parts = [];
+  let depth = 0;
+  let start = open3 + 1;
+  for (let i = open3 + 1; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === "\\") i++;
+    else if (c === "{") depth++;
+    else if (c === "}") {
+      if (depth === 0) {
+        parts.push(glob.slice(start, i));
+        return { close: i, parts };
+      }
+      depth--;
+    } else if (c === "," && depth === 0) {
+      parts.push(glob.slice(start, i));
+      start = i + 1;
+    }
+  }
+  return { close: -1, parts: [] };
+}
+
 // src/core/rules/threshold-rules.ts
 var ON_FAIL = ["block", "escalate"];
 var field = (definition) => definition;
@@ -46864,7 +46942,9 @@ var MAX_REQUIRED_APPROVALS = 100;
 var MAX_REQUIRED_CHECKS = 256;
 var TEAM = /^@?[^/\s@]+\/[^/\s]+$/;
 var value = (max = MAX_ID_CHARS) => external_exports.string().min(1, { error: "must not be empty" }).max(max);
-var globValue = (max = MAX_ID_CHARS) => value(max).regex(/^(?!!$)/, { error: 'must be a glob, not a lone "!"' });
+var globValue = (max = MAX_ID_CHARS) => value(max).regex(/^(?!!$)/, { error: 'must be a glob, not a lone "!"' }).refine((glob) => alternativesOf(glob) !== null, {
+  error: `must expand to at most ${MAX_BRACE_ALTERNATIVES} alternatives`
+});
 var oneOrMany = (item, description) => external_exports.union([item, external_exports.array(item).min(1).max(MAX_VALUES)]).optional().meta({ description });
 var ruleConditionsSchema = external_exports.strictObject({
   action_type: oneOrMany(external_exports.enum(ACTION_TYPES), "The claim's action_type is one of these."),

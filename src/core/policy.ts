@@ -1,6 +1,7 @@
 import type { ClaimInput } from './claim-schema.js';
 import type { PolicyConfig } from './policy-config.js';
-import { evaluateConditionalRule } from './rules/conditional.js';
+import { evaluateConditionalRule, GLOB_STEP_BUDGET } from './rules/conditional.js';
+import { GlobBudget } from './rules/glob.js';
 import {
   isAdmissible,
   RULE_ORDER,
@@ -43,6 +44,7 @@ export function evaluatePolicy(claim: ClaimInput, config: PolicyConfig): PolicyO
     // third-party replay of the rule counts the same way.
     riskScopeSize: claim.action?.risk_scope?.length ?? 0,
   };
+  const budget = new GlobBudget(GLOB_STEP_BUDGET);
   const evaluated: { result: RuleResult; onFail: OnFail }[] = [
     ...THRESHOLD_RULES.map((rule) => ({
       result: { rule: rule.name, ...rule.evaluate(context, config[rule.field]) },
@@ -51,7 +53,7 @@ export function evaluatePolicy(claim: ClaimInput, config: PolicyConfig): PolicyO
     ...(config.rules ?? []).map((rule) => ({
       result: {
         rule: `rule:${rule.name}` as const,
-        ...evaluateConditionalRule(rule, claim, context),
+        ...evaluateConditionalRule(rule, claim, context, budget),
       },
       onFail: rule.on_fail,
     })),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ACTION_TYPES, MAX_PATH_CHARS, SOURCE_TYPES } from '../claim-types.js';
 import { MAX_ID_CHARS } from '../limits.js';
+import { alternativesOf, MAX_BRACE_ALTERNATIVES } from './glob.js';
 import { ON_FAIL, RULE_FIELDS, thresholdShape, type ThresholdField } from './threshold-rules.js';
 
 /** A conditional rule's name (contract §10); a receipt names it `rule:<name>`. */
@@ -13,7 +14,11 @@ const MAX_REQUIRED_CHECKS = 256;
 const TEAM = /^@?[^/\s@]+\/[^/\s]+$/;
 const value = (max = MAX_ID_CHARS) => z.string().min(1, { error: 'must not be empty' }).max(max);
 const globValue = (max = MAX_ID_CHARS) =>
-  value(max).regex(/^(?!!$)/, { error: 'must be a glob, not a lone "!"' });
+  value(max)
+    .regex(/^(?!!$)/, { error: 'must be a glob, not a lone "!"' })
+    .refine((glob) => alternativesOf(glob) !== null, {
+      error: `must expand to at most ${MAX_BRACE_ALTERNATIVES} alternatives`,
+    });
 
 /** One value or a non-empty list of them; a list matches when any of its values does. */
 const oneOrMany = <T extends z.ZodType>(item: T, description: string) =>
