@@ -11,19 +11,8 @@ export const ACTION_TYPES = [
   'agent_execution',
 ] as const;
 
-export const SOURCE_TYPES = [
-  'scm',
-  'ci',
-  'agent_trace',
-  'code_review',
-  'test_result',
-  'policy_check',
-  'human_approval',
-  'model_output',
-  'runtime_log',
-  'infrastructure',
-  'manual',
-] as const;
+// The source types are part of the receipt contract the verifier package holds.
+export { SOURCE_TYPES } from '@svc/verify';
 
 /** Bounds of the changed paths conditional rules read (contract §10); docs/API.md lists them. */
 export const MAX_CHANGED_PATHS = 3000;

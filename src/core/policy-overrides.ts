@@ -1,4 +1,4 @@
-import { canonicalize } from './canonical.js';
+import { canonicalize } from '@svc/verify';
 import { SvcError } from './errors.js';
 import type { ConditionalRule } from './rules/conditional-schema.js';
 import { resolvePolicy, type PolicyConfig, type PolicyConfigInput } from './policy-config.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { hashCanonical } from '../../../src/core/canonical.js';
+import { hashCanonical } from '@svc/verify';
 import { formatIssues, type ClaimInput } from '../../../src/core/claim-schema.js';
 import { isSvcError } from '../../../src/core/errors.js';
 import { evaluateClaim } from '../../../src/core/evaluation.js';

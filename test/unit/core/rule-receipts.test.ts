@@ -1,10 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { hashCanonical } from '../../../src/core/canonical.js';
+import {
+  decisionOf,
+  hashCanonical,
+  parsePublicKeyPem,
+  parseReceiptInput,
+  verifyOffline,
+} from '@svc/verify';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
-import { decisionOf, verifyOffline } from '../../../src/core/offline-verify.js';
 import { policyConfigSchema, resolvePolicy } from '../../../src/core/policy-config.js';
-import { parsePublicKeyPem } from '../../../src/core/public-key.js';
-import { parseReceiptInput } from '../../../src/core/receipt-input.js';
 import { receiptSchema } from '../../../src/core/receipt-schema.js';
 import { buildReceiptDraft, sealReceipt } from '../../../src/core/receipt.js';
 import { newServerKey } from '../../support/harness.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { hashCanonical } from '../../../src/core/canonical.js';
+import { hashCanonical } from '@svc/verify';
 import { BUILTIN_POLICIES } from '../../../src/core/policies.js';
 import { DEFAULT_POLICY, policyConfigSchema } from '../../../src/core/policy-config.js';
 import { applyOverrides } from '../../../src/core/policy-overrides.js';
