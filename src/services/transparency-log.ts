@@ -4,12 +4,13 @@ import { receiptHashText } from '../core/receipt.js';
 import {
   consistencyProof,
   coordinatesOf,
+  HASH_SIZE,
   inclusionProof,
-  leafHash,
   storedHashesFrom,
   treeHash,
   verifyConsistency,
   type HashBytes,
+  type HashCoordinate,
   type StoredHashes,
 } from '../core/tlog/merkle.js';
 import {
@@ -35,6 +36,12 @@ import type { LedgerStore } from '../ports/ledger-store.js';
 import type { LogTreeStore, StoredCheckpoint } from '../ports/log-tree.js';
 import type { ServerKey } from '../ports/signer.js';
 
+// What the run that only collects a computation's coordinates hashes with: the coordinates
+// depend on sizes and indexes alone, never on hash values (see coordinatesOf), so that run
+// need not hash anything.
+const PLACEHOLDER = new Uint8Array(HASH_SIZE);
+const skipHashing: HashBytes = () => PLACEHOLDER;
+
 export interface InclusionAnswer {
   leaf_index: number;
   tree_size: number;
@@ -55,6 +62,13 @@ export interface InclusionAnswer {
 export class TransparencyLog {
   /** The key that signs new checkpoints; null for a log opened to read only. */
   readonly noteKey: NoteKey | null;
+  /**
+   * The newest final checkpoint as served. A stored checkpoint never changes, and once every
+   * configured witness has cosigned it its cosignature lines do not either (what the year-long
+   * Cache-Control of `GET /v1/log/checkpoint?size=` also relies on): every proof against it
+   * reuses this instead of reading the cosignatures again.
+   */
+  private finalServed: { size: number; note: string } | null = null;
 
   constructor(
     private readonly deps: {
@@ -94,9 +108,17 @@ export class TransparencyLog {
     return this.deps.tree.latestCheckpoint();
   }
 
-  private async withStored<T>(compute: (read: StoredHashes) => T): Promise<T> {
-    const map = await this.deps.tree.hashes(coordinatesOf(compute));
-    return compute(storedHashesFrom(map));
+  /**
+   * Runs `compute` on the stored hashes it needs (and those at `extra`), read in one batch:
+   * a first run without hashing collects the coordinates, the second computes.
+   */
+  private async withStored<T>(
+    compute: (read: StoredHashes, hash: HashBytes | undefined) => T,
+    extra: readonly HashCoordinate[] = [],
+  ): Promise<{ value: T; read: StoredHashes }> {
+    const coordinates = coordinatesOf((read) => compute(read, skipHashing));
+    const read = storedHashesFrom(await this.deps.tree.hashes([...extra, ...coordinates]));
+    return { value: compute(read, this.deps.hash), read };
   }
 
   /**
@@ -120,11 +142,11 @@ export class TransparencyLog {
       );
     }
     const hash = this.deps.hash;
-    const root = await this.withStored((read) => treeHash(size, read, hash));
+    const { value: root } = await this.withStored((read, h) => treeHash(size, read, h));
     if (latest) {
       const previous = parseCheckpointText(parseNote(latest.note)!.text)!;
-      const proof = await this.withStored((read) =>
-        consistencyProof(previous.size, size, read, hash),
+      const { value: proof } = await this.withStored((read, h) =>
+        consistencyProof(previous.size, size, read, h),
       );
       if (!verifyConsistency(previous.size, size, proof, previous.root, root, hash)) {
         throw new Error(
@@ -157,15 +179,19 @@ export class TransparencyLog {
    * and whether every configured witness has cosigned it, so that it will not change again.
    */
   async served(checkpoint: StoredCheckpoint): Promise<{ note: string; final: boolean }> {
+    const cached = this.finalServed;
+    if (cached?.size === checkpoint.size) return { note: cached.note, final: true };
     const cosignatures = await this.deps.tree.cosignaturesOf(checkpoint.size);
     const names = new Set(cosignatures.map((c) => c.witness));
-    return {
-      note: appendSignatureLines(
-        checkpoint.note,
-        cosignatures.map((c) => c.line),
-      ),
-      final: (this.deps.witnesses ?? []).every((name) => names.has(name)),
-    };
+    const note = appendSignatureLines(
+      checkpoint.note,
+      cosignatures.map((c) => c.line),
+    );
+    const final = (this.deps.witnesses ?? []).every((name) => names.has(name));
+    if (final && checkpoint.size >= (this.finalServed?.size ?? 0)) {
+      this.finalServed = { size: checkpoint.size, note };
+    }
+    return { note, final };
   }
 
   async checkpointOfSize(size: number): Promise<StoredCheckpoint> {
@@ -176,9 +202,8 @@ export class TransparencyLog {
 
   /** The inclusion proof of a receipt in the tree of `size` leaves (default: the newest checkpoint's). */
   async inclusion(receiptId: string, size?: number): Promise<InclusionAnswer> {
-    const entry = await this.deps.ledger.getByReceiptId(receiptId);
-    if (!entry) throw new SvcError('not_found', `Receipt ${receiptId} not found`);
-    const index = entry.receipt.chain.sequence - 1;
+    const index = await this.deps.tree.leafIndexOf(receiptId);
+    if (index === null) throw new SvcError('not_found', `Receipt ${receiptId} not found`);
     let checkpoint: StoredCheckpoint | null;
     let treeSize: number;
     if (size === undefined) {
@@ -195,12 +220,17 @@ export class TransparencyLog {
       treeSize = size;
       checkpoint = await this.deps.tree.checkpointOfSize(size);
     }
-    const hash = this.deps.hash;
-    const proof = await this.withStored((read) => inclusionProof(index, treeSize, read, hash));
+    // The leaf hash as the tree stores it at (0, index), read with the proof's hashes: the
+    // store wrote it from the preimage of the receipt's chain.receipt_hash, and a verifier
+    // recomputes it from the receipt anyway.
+    const { value: proof, read } = await this.withStored(
+      (read, h) => inclusionProof(index, treeSize, read, h),
+      [{ level: 0, index }],
+    );
     return {
       leaf_index: index,
       tree_size: treeSize,
-      leaf_hash: toBase64(leafHash(utf8Bytes(receiptHashText(entry.receipt)), hash)),
+      leaf_hash: toBase64(read(0, index)),
       inclusion: proof.map(toBase64),
       checkpoint: checkpoint ? (await this.served(checkpoint)).note : null,
     };
@@ -218,8 +248,9 @@ export class TransparencyLog {
         `from and to must satisfy 0 <= from <= to <= ${size} (the tree size)`,
       );
     }
-    const hash = this.deps.hash;
-    const proof = await this.withStored((read) => consistencyProof(from, to, read, hash));
+    const { value: proof } = await this.withStored((read, h) =>
+      consistencyProof(from, to, read, h),
+    );
     return { from, to, proof: proof.map(toBase64) };
   }
 
