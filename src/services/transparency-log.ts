@@ -1,8 +1,9 @@
 import { SvcError } from '../core/errors.js';
-import { toBase64, utf8Bytes } from '../core/encoding.js';
+import { utf8Bytes } from '../core/encoding.js';
 import { receiptHashText } from '../core/receipt.js';
 import {
   consistencyProof,
+  coordinateKey,
   coordinatesOf,
   HASH_SIZE,
   inclusionProof,
@@ -42,6 +43,23 @@ import type { ServerKey } from '../ports/signer.js';
 const PLACEHOLDER = new Uint8Array(HASH_SIZE);
 const skipHashing: HashBytes = () => PLACEHOLDER;
 
+// Proofs keep the stored hashes they read of the tree's upper levels: from level 8, or higher
+// in a tree so large that more than about 2^15 hashes lie above it. A stored hash never
+// changes (the tree is append-only), and every proof needs about one hash per level.
+const UPPER_LEVEL = 8;
+const UPPER_SPAN = 15;
+const UPPER_MAX = 2 ** (UPPER_SPAN + 1);
+/** The lowest level of the tree of `size` leaves whose hashes proofs keep. */
+function upperLevelOf(size: number): number {
+  let levels = 0;
+  for (let k = 1; k < size; k *= 2) levels += 1;
+  return Math.max(UPPER_LEVEL, levels - UPPER_SPAN);
+}
+
+/** Base64 by node's Buffer: what toBase64 gives, several times faster, for every hash of a proof. */
+const base64 = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+
 export interface InclusionAnswer {
   leaf_index: number;
   tree_size: number;
@@ -69,6 +87,8 @@ export class TransparencyLog {
    * reuses this instead of reading the cosignatures again.
    */
   private finalServed: { size: number; note: string } | null = null;
+  /** Stored hashes of the upper levels, by `coordinateKey` (see UPPER_LEVEL). */
+  private readonly upper = new Map<string, Uint8Array>();
 
   constructor(
     private readonly deps: {
@@ -110,14 +130,39 @@ export class TransparencyLog {
 
   /**
    * Runs `compute` on the stored hashes it needs (and those at `extra`), read in one batch:
-   * a first run without hashing collects the coordinates, the second computes.
+   * a first run without hashing collects the coordinates, the second computes. With
+   * `keepFor`, the size of the tree a proof is of, upper-level hashes read before are
+   * taken from memory and those read now are kept; a checkpoint is computed from the store
+   * alone.
    */
   private async withStored<T>(
     compute: (read: StoredHashes, hash: HashBytes | undefined) => T,
-    extra: readonly HashCoordinate[] = [],
+    options: { extra?: readonly HashCoordinate[]; keepFor?: number } = {},
   ): Promise<{ value: T; read: StoredHashes }> {
     const coordinates = coordinatesOf((read) => compute(read, skipHashing));
-    const read = storedHashesFrom(await this.deps.tree.hashes([...extra, ...coordinates]));
+    if (options.extra) coordinates.push(...options.extra);
+    const lowest = options.keepFor === undefined ? Infinity : upperLevelOf(options.keepFor);
+    const known = new Map<string, Uint8Array>();
+    const missing: HashCoordinate[] = [];
+    for (const c of coordinates) {
+      const kept = c.level >= lowest ? this.upper.get(coordinateKey(c.level, c.index)) : undefined;
+      if (kept) known.set(coordinateKey(c.level, c.index), kept);
+      else missing.push(c);
+    }
+    if (missing.length > 0) {
+      const stored = await this.deps.tree.hashes(missing);
+      for (const c of missing) {
+        const key = coordinateKey(c.level, c.index);
+        const hash = stored.get(key);
+        if (!hash) continue; // storedHashesFrom names it when compute asks for it
+        known.set(key, hash);
+        if (c.level >= lowest) {
+          if (this.upper.size >= UPPER_MAX) this.upper.clear();
+          this.upper.set(key, hash);
+        }
+      }
+    }
+    const read = storedHashesFrom(known);
     return { value: compute(read, this.deps.hash), read };
   }
 
@@ -225,13 +270,13 @@ export class TransparencyLog {
     // recomputes it from the receipt anyway.
     const { value: proof, read } = await this.withStored(
       (read, h) => inclusionProof(index, treeSize, read, h),
-      [{ level: 0, index }],
+      { extra: [{ level: 0, index }], keepFor: treeSize },
     );
     return {
       leaf_index: index,
       tree_size: treeSize,
-      leaf_hash: toBase64(read(0, index)),
-      inclusion: proof.map(toBase64),
+      leaf_hash: base64(read(0, index)),
+      inclusion: proof.map(base64),
       checkpoint: checkpoint ? (await this.served(checkpoint)).note : null,
     };
   }
@@ -248,10 +293,11 @@ export class TransparencyLog {
         `from and to must satisfy 0 <= from <= to <= ${size} (the tree size)`,
       );
     }
-    const { value: proof } = await this.withStored((read, h) =>
-      consistencyProof(from, to, read, h),
+    const { value: proof } = await this.withStored(
+      (read, h) => consistencyProof(from, to, read, h),
+      { keepFor: to },
     );
-    return { from, to, proof: proof.map(toBase64) };
+    return { from, to, proof: proof.map(base64) };
   }
 
   /** A tile's bytes as C2SP tlog-tiles serves them; 404 for one the tree does not hold. */

@@ -6,6 +6,7 @@ import {
   coordinatesOf,
   inclusionProof,
   storedHashesFrom,
+  verifyConsistency,
   verifyInclusion,
   type HashBytes,
 } from '../../../src/core/tlog/merkle.js';
@@ -147,5 +148,58 @@ describe('TransparencyLog inclusion proofs', () => {
     // The older size's checkpoint is still the one stored for it.
     const atOld = await log.inclusion(receipts[0]!.receipt_id, 13);
     expect(atOld.checkpoint).toBe(old.checkpoint);
+  });
+
+  describe('in a tree of 600 leaves', () => {
+    let big: Receipt[];
+    beforeEach(async () => {
+      big = [...receipts];
+      while (big.length < 600) {
+        const signed = signClaim(makeClaim(), serverKey, { log: ORIGIN });
+        big.push((await store.ledger.append(appendRequest(signed))).entry.receipt);
+      }
+    });
+
+    it('keeps the upper-level hashes a proof read, and every proof still verifies', async () => {
+      const log = openLog();
+      const checkpoint = await log.makeCheckpoint();
+      const root = parseCheckpointText(parseNote(checkpoint.note)!.text)!.root;
+      const hashes = jest.spyOn(store.tree, 'hashes');
+      const asked = () => hashes.mock.calls.flatMap(([coordinates]) => coordinates);
+      const prove = async (index: number) => {
+        hashes.mockClear();
+        const answer = await log.inclusion(big[index]!.receipt_id);
+        const leaf = sha256(
+          Buffer.concat([Buffer.of(0), Buffer.from(receiptHashText(big[index]!))]),
+        );
+        const proof = answer.inclusion.map((p) => fromBase64(p)!);
+        expect(verifyInclusion(index, 600, leaf, proof, root)).toBe(true);
+        return asked();
+      };
+      // 600 = 512 + 64 + 16 + 8: leaf 5's proof needs (8, 1), the leaves 256-511, from the store.
+      expect(await prove(5)).toContainEqual({ level: 8, index: 1 });
+      // Leaf 6 shares it: kept. Levels below 8 are read from the store every time.
+      const again = await prove(6);
+      expect(again).not.toContainEqual({ level: 8, index: 1 });
+      expect(again).toContainEqual({ level: 0, index: 7 });
+      expect(again).toContainEqual({ level: 0, index: 6 });
+      // Leaf 300 needs (8, 0), not read yet.
+      expect(await prove(300)).toContainEqual({ level: 8, index: 0 });
+      expect(await prove(301)).not.toContainEqual({ level: 8, index: 0 });
+      // A consistency proof keeps them too, and still proves the older checkpoint's tree.
+      hashes.mockClear();
+      const { proof } = await log.consistency(256, 600);
+      expect(asked()).not.toContainEqual({ level: 8, index: 1 });
+      const older = storedHashesFrom(await store.tree.hashes([{ level: 8, index: 0 }]))(8, 0);
+      expect(
+        verifyConsistency(
+          256,
+          600,
+          proof.map((p) => fromBase64(p)!),
+          older,
+          root,
+        ),
+      ).toBe(true);
+    });
   });
 });
