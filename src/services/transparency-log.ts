@@ -1,37 +1,33 @@
-import { SvcError } from '../core/errors.js';
-import { utf8Bytes } from '../core/encoding.js';
-import { receiptHashText } from '../core/receipt.js';
-import {
-  consistencyProof,
-  coordinateKey,
-  coordinatesOf,
-  HASH_SIZE,
-  inclusionProof,
-  storedHashesFrom,
-  treeHash,
-  verifyConsistency,
-  type HashBytes,
-  type HashCoordinate,
-  type StoredHashes,
-} from '../core/tlog/merkle.js';
 import {
   appendSignatureLines,
   checkpointText,
-  parseCheckpointText,
-  parseNote,
-  signNote,
-  verifierKey,
-  type NoteKey,
-} from '../core/tlog/note.js';
-import {
+  consistencyProof,
+  coordinateKey,
+  coordinatesOf,
   encodeEntryBundle,
   encodeHashTile,
   entryRange,
+  HASH_SIZE,
+  type HashBytes,
+  type HashCoordinate,
+  inclusionProof,
   MAX_ENTRY_SIZE,
+  type NoteKey,
+  parseCheckpointText,
+  parseNote,
+  receiptHashText,
+  signNote,
+  type StoredHashes,
+  storedHashesFrom,
+  type Tile,
   tileCoordinates,
   tileExists,
-  type Tile,
-} from '../core/tlog/tiles.js';
+  treeHash,
+  utf8Bytes,
+  verifierKey,
+  verifyConsistency,
+} from '@svc/verify';
+import { SvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { LogTreeStore, StoredCheckpoint } from '../ports/log-tree.js';

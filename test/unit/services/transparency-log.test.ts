@@ -1,16 +1,19 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { fromBase64, toBase64 } from '../../../src/core/encoding.js';
-import { receiptHashText, type Receipt } from '../../../src/core/receipt.js';
 import {
   coordinatesOf,
+  fromBase64,
+  type HashBytes,
   inclusionProof,
+  parseCheckpointText,
+  parseNote,
+  receiptHashText,
   storedHashesFrom,
+  toBase64,
   verifyConsistency,
   verifyInclusion,
-  type HashBytes,
-} from '../../../src/core/tlog/merkle.js';
-import { parseCheckpointText, parseNote } from '../../../src/core/tlog/note.js';
+} from '@svc/verify';
+import type { Receipt } from '../../../src/core/receipt.js';
 import type { Store } from '../../../src/ports/store.js';
 import { TransparencyLog } from '../../../src/services/transparency-log.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
