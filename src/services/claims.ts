@@ -16,7 +16,7 @@ import {
 } from '../core/receipt.js';
 import type { ApiKeyRecord } from '../ports/api-key-store.js';
 import type { Clock } from '../ports/clock.js';
-import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
+import type { LedgerEntry, LedgerStore, StoredOutcome } from '../ports/ledger-store.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { PolicyService } from './policies.js';
 
@@ -31,7 +31,7 @@ export interface Decision {
 export interface EvaluateResponse {
   claim: ClaimInput;
   decision: Decision;
-  policy: Evaluation['policy'] & { config: Evaluation['config'] };
+  policy: StoredOutcome & { config: Evaluation['config'] };
   replay: Evaluation['replay'];
   receipt: Receipt;
 }

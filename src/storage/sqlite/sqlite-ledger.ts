@@ -30,6 +30,8 @@ export const MAX_BATCH = 256;
 export class SqliteLedger implements LedgerStore {
   private readonly byClaim: Statement<[string, string], ReceiptRow>;
   private readonly byReceipt: Statement<[string], ReceiptRow>;
+  private readonly dispositionOf: Statement<[string], ReceiptRow>;
+  private readonly insertDisposition: Statement;
   private readonly hashByReceipt: Statement<[string], { receipt_hash: string }>;
   private readonly hashBySequence: Statement<[number], { receipt_hash: string }>;
   private readonly headRow: Statement<[], { sequence: number; receipt_hash: string }>;
@@ -59,6 +61,13 @@ export class SqliteLedger implements LedgerStore {
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE scope = ? AND claim_id = ?`,
     );
     this.byReceipt = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id = ?`);
+    this.dispositionOf = db.prepare(
+      `SELECT ${ENTRY_COLUMNS} FROM dispositions d JOIN receipts r ON r.sequence = d.sequence
+        WHERE d.parent_receipt_id = ?`,
+    );
+    this.insertDisposition = db.prepare(
+      'INSERT INTO dispositions (parent_receipt_id, sequence, decision) VALUES (?, ?, ?)',
+    );
     this.hashByReceipt = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
     this.hashBySequence = db.prepare('SELECT receipt_hash FROM receipts WHERE sequence = ?');
     this.headRow = db.prepare(
@@ -146,6 +155,12 @@ export class SqliteLedger implements LedgerStore {
   private appendLocked(request: AppendRequest): AppendResult {
     const existing = this.byClaim.get(request.scope, request.claimId);
     if (existing) return { status: 'exists', entry: toEntry(existing) };
+    // Under the write lock: a parent's disposition appended by any scope or process is seen.
+    const disposed =
+      request.parentReceiptId === undefined
+        ? undefined
+        : this.dispositionOf.get(request.parentReceiptId);
+    if (disposed) return { status: 'exists', entry: toEntry(disposed) };
     const head = this.readHead();
     const { entry, outbox = [], receiptHashText } = request.build(head);
     const { receipt } = entry;
@@ -176,6 +191,15 @@ export class SqliteLedger implements LedgerStore {
       claim_json: JSON.stringify(entry.claim),
       evaluation_json: JSON.stringify(entry.evaluation),
     });
+    if (receipt.disposition) {
+      if (receipt.disposition.parent_receipt_id !== request.parentReceiptId)
+        throw new Error('append: a disposition names a parent the request does not');
+      this.insertDisposition.run(
+        receipt.disposition.parent_receipt_id,
+        receipt.chain.sequence,
+        receipt.disposition.decision,
+      );
+    }
     this.aggregates.record(entry, request.scope);
     // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
     this.tree.record(receipt, receiptHashText);
@@ -211,6 +235,18 @@ export class SqliteLedger implements LedgerStore {
   async getByClaimId(scope: string, claimId: string): Promise<LedgerEntry | null> {
     const row = this.byClaim.get(scope, claimId);
     return row ? toEntry(row) : null;
+  }
+
+  async dispositionsOf(parentReceiptIds: string[]): Promise<LedgerEntry[]> {
+    if (parentReceiptIds.length === 0) return [];
+    const ids = [...new Set(parentReceiptIds)];
+    return this.db
+      .prepare<string[], ReceiptRow>(
+        `SELECT ${ENTRY_COLUMNS} FROM dispositions d JOIN receipts r ON r.sequence = d.sequence
+          WHERE d.parent_receipt_id IN (${ids.map(() => '?').join(', ')}) ORDER BY d.sequence`,
+      )
+      .all(...ids)
+      .map(toEntry);
   }
 
   async receiptHashOf(receiptId: string): Promise<string | null> {
