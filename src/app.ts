@@ -11,6 +11,7 @@ import { buildOpenApiDocument } from './api/openapi.js';
 import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
 import { claimRoutes } from './api/routes/claims.js';
+import { dispositionRoutes } from './api/routes/dispositions.js';
 import { ledgerRoutes } from './api/routes/ledger.js';
 import { logRoutes } from './api/routes/log.js';
 import { policyRoutes } from './api/routes/policies.js';
@@ -37,6 +38,7 @@ import type { Store } from './ports/store.js';
 import { DELIVERY_JOB } from './ports/webhook-store.js';
 import { ApiKeyService } from './services/api-keys.js';
 import { ClaimService } from './services/claims.js';
+import { DispositionService } from './services/dispositions.js';
 import { HealthService } from './services/health.js';
 import { LedgerReadService } from './services/ledger-reads.js';
 import { logOriginFor } from './services/log-origin.js';
@@ -191,6 +193,18 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
     ...claimRoutes(claims, metrics),
+    ...dispositionRoutes(
+      new DispositionService({
+        ledger: store.ledger,
+        queries: store.queries,
+        serverKey,
+        clock,
+        logOrigin,
+        sha256Hex,
+      }),
+      metrics,
+      config,
+    ),
     ...verifyRoutes({
       ledger: store.ledger,
       serverKey,
