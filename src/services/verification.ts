@@ -2,7 +2,12 @@ import type { Sha256Hex } from '../core/canonical.js';
 import { attestationKeyIdsOf, keyForReceipt } from '../core/key-history.js';
 import { SvcError } from '../core/errors.js';
 import type { CheckpointKey, InclusionEvidence } from '../core/tlog/receipt-inclusion.js';
-import { verifyReceipt, type VerifyExpectations, type VerifyResult } from '../core/verify.js';
+import {
+  verifyReceipt,
+  type ParentEvidence,
+  type VerifyExpectations,
+  type VerifyResult,
+} from '../core/verify.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { HistoryKey } from './signing-keys.js';
@@ -106,6 +111,7 @@ export async function verifyAgainstLedger(
     Number.isSafeInteger(sequence) && (sequence as number) > 1
       ? await deps.ledger.receiptHashAt((sequence as number) - 1)
       : undefined;
+  const parent = await parentInLedger(record, deps.ledger);
   const all = deps.keys ? (await deps.keys.list()).map((k) => k.key_id) : [];
   const history = deps.keys ? await deps.keys.verificationKeys() : undefined;
   const ledgerHash = receiptId === null ? null : await deps.ledger.receiptHashOf(receiptId);
@@ -127,5 +133,20 @@ export async function verifyAgainstLedger(
     logOrigin: deps.logOrigin,
     sha256Hex: deps.sha256Hex,
     expect,
+    parent,
   });
+}
+
+/** A disposition's parent as the ledger holds it (contract §11); undefined for other receipts. */
+async function parentInLedger(
+  receipt: Record<string, unknown>,
+  ledger: LedgerStore,
+): Promise<ParentEvidence | undefined> {
+  const link = isObject(receipt.disposition) ? receipt.disposition : null;
+  const id = link?.parent_receipt_id;
+  if (typeof id !== 'string' || id.length > 256) return undefined;
+  const hash = await ledger.receiptHashOf(id);
+  return hash === null
+    ? { missing: `the ledger holds no receipt ${JSON.stringify(id)}, the disposition's parent` }
+    : { receiptId: id, receiptHash: hash };
 }
