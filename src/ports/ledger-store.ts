@@ -95,6 +95,11 @@ export interface LedgerStore {
   getByClaimId(scope: string, claimId: string): Promise<LedgerEntry | null>;
   /** The dispositions of the given parent receipt ids that the ledger holds, in sequence order. */
   dispositionsOf(parentReceiptIds: string[]): Promise<LedgerEntry[]>;
+  /**
+   * Decisions on escalated receipts, by decision: of the whole ledger, or on the escalations of
+   * one submitter scope (whoever decided them).
+   */
+  dispositionCounts(scope?: string): Promise<{ approve: number; reject: number }>;
   /** The stored `chain.receipt_hash` of a receipt, or null when the ledger does not hold it. */
   receiptHashOf(receiptId: string): Promise<string | null>;
   /** The stored `chain.receipt_hash` at a sequence, or null when the ledger has none there. */

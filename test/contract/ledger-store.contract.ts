@@ -680,6 +680,26 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         expect(await snapshot()).toEqual(before);
       });
 
+      it('counts decisions by decision, ledger-wide or on the escalations of one scope', async () => {
+        const ofA = [
+          await append(signClaim(makeClaim({ kind: 'escalated' }), serverKey, { scope: 'key:a' })),
+          await append(signClaim(makeClaim({ kind: 'escalated' }), serverKey, { scope: 'key:a' })),
+        ];
+        const ofB = await append(
+          signClaim(makeClaim({ kind: 'escalated' }), serverKey, { scope: 'key:b' }),
+        );
+        expect(await store.ledger.dispositionCounts()).toEqual({ approve: 0, reject: 0 });
+        await store.ledger.append(dispositionRequest(ofA[0]!, serverKey, { scope: 'key:r' }));
+        await store.ledger.append(
+          dispositionRequest(ofA[1]!, serverKey, { scope: 'key:r', decision: 'reject' }),
+        );
+        await store.ledger.append(dispositionRequest(ofB, serverKey, { scope: 'key:a' }));
+        expect(await store.ledger.dispositionCounts()).toEqual({ approve: 2, reject: 1 });
+        expect(await store.ledger.dispositionCounts('key:a')).toEqual({ approve: 1, reject: 1 });
+        expect(await store.ledger.dispositionCounts('key:b')).toEqual({ approve: 1, reject: 0 });
+        expect(await store.ledger.dispositionCounts('key:r')).toEqual({ approve: 0, reject: 0 });
+      });
+
       it('of dispositions of one parent appended together, stores exactly one', async () => {
         const parent = await append(sign({ kind: 'escalated' }));
         const results = await Promise.all(

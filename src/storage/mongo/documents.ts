@@ -236,6 +236,8 @@ export interface DispositionDocument {
   /** The disposition's sequence. */
   _id: number;
   parent_receipt_id: string;
+  /** The parent's submitter scope: decisions are counted for the scope that escalated. */
+  parent_scope: string;
   receipt_id: string;
   decision: 'approve' | 'reject';
 }

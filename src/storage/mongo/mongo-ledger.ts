@@ -181,10 +181,16 @@ export class MongoLedger implements LedgerStore {
     if (receipt.disposition) {
       if (receipt.disposition.parent_receipt_id !== request.parentReceiptId)
         throw new Error('append: a disposition names a parent the request does not');
+      const parent = await this.receipts.findOne(
+        { receipt_id: request.parentReceiptId },
+        { session, projection: { _id: 0, scope: 1 } },
+      );
+      if (!parent) throw new Error('append: a disposition of a receipt the ledger does not hold');
       await this.dispositions.insertOne(
         {
           _id: sequence,
           parent_receipt_id: receipt.disposition.parent_receipt_id,
+          parent_scope: parent.scope,
           receipt_id: receipt.receipt_id,
           decision: receipt.disposition.decision,
         },
@@ -332,6 +338,16 @@ export class MongoLedger implements LedgerStore {
       .sort({ sequence: 1 })
       .toArray();
     return docs.map(toEntry);
+  }
+
+  async dispositionCounts(scope?: string): Promise<{ approve: number; reject: number }> {
+    const filter = scope === undefined ? {} : { parent_scope: scope };
+    const [approve, reject] = await Promise.all(
+      (['approve', 'reject'] as const).map((decision) =>
+        this.dispositions.countDocuments({ ...filter, decision }),
+      ),
+    );
+    return { approve: approve!, reject: reject! };
   }
 
   async receiptHashOf(receiptId: string): Promise<string | null> {

@@ -249,6 +249,26 @@ export class SqliteLedger implements LedgerStore {
       .map(toEntry);
   }
 
+  async dispositionCounts(scope?: string): Promise<{ approve: number; reject: number }> {
+    const rows =
+      scope === undefined
+        ? this.db
+            .prepare<[], { decision: 'approve' | 'reject'; n: number }>(
+              'SELECT decision, COUNT(*) AS n FROM dispositions GROUP BY decision',
+            )
+            .all()
+        : this.db
+            .prepare<[string], { decision: 'approve' | 'reject'; n: number }>(
+              `SELECT d.decision, COUNT(*) AS n FROM dispositions d
+                JOIN receipts p ON p.receipt_id = d.parent_receipt_id
+                WHERE p.scope = ? GROUP BY d.decision`,
+            )
+            .all(scope);
+    const counts = { approve: 0, reject: 0 };
+    for (const row of rows) counts[row.decision] = row.n;
+    return counts;
+  }
+
   async receiptHashOf(receiptId: string): Promise<string | null> {
     return this.hashByReceipt.get(receiptId)?.receipt_hash ?? null;
   }

@@ -367,6 +367,113 @@ describe('POST /v1/receipts/:id/disposition', () => {
     expect(await ledgerState(w.t)).toEqual(before);
   });
 
+  it('shows each disposition beside its parent in search, compare, diff and stats', async () => {
+    const w = await world();
+    const parentId = w.parent.receipt_id as string;
+    const pending = await evaluate(w.t, w.agentKey.apiKey, escalatedClaim());
+    const res = await dispose(w.t, w.reviewerKey.apiKey, parentId, approve);
+    const disposition = res.body.receipt as Json;
+    const summary = {
+      receipt_id: disposition.receipt_id,
+      sequence: (disposition.chain as Json).sequence,
+      issued_at: disposition.issued_at,
+      decision: 'approve',
+      reviewer: { kind: 'user', id: 'security-lead@acme.example', name: 'Sam Lead' },
+      reason: approve.reason,
+    };
+    // Search: the receipts as signed, and beside them the decisions by parent.
+    const search = await request(w.t.app).get('/v1/receipts/search').query({ repo: 'acme/web' });
+    expect(search.status).toBe(200);
+    expect(search.body.receipts.map((r: Json) => r.receipt_id)).toEqual([
+      disposition.receipt_id,
+      pending.body.receipt.receipt_id,
+      parentId,
+    ]);
+    expect(search.body.receipts[2]).toEqual(w.parent);
+    expect(search.body.dispositions).toEqual({ [parentId]: summary });
+    // A page without a decided receipt has no dispositions member.
+    const other = await request(w.t.app)
+      .get('/v1/receipts/search')
+      .query({ repo: 'acme/web', limit: 1, after: 3 });
+    expect(other.body.receipts.map((r: Json) => r.receipt_id)).toEqual([
+      pending.body.receipt.receipt_id,
+    ]);
+    expect(other.body.dispositions).toBeUndefined();
+
+    const compare = await request(w.t.app)
+      .get('/v1/receipts/compare')
+      .query({
+        ids: [parentId, disposition.receipt_id, pending.body.receipt.receipt_id].join(','),
+      });
+    expect(compare.status).toBe(200);
+    const [parentRow, pendingRow, dispositionRow] = compare.body.receipts as Json[];
+    expect(parentRow).toMatchObject({ receipt_id: parentId, disposition: summary });
+    expect(parentRow!.parent_receipt_id).toBeUndefined();
+    expect(pendingRow!.disposition).toBeUndefined();
+    expect(dispositionRow).toMatchObject({
+      verdict: 'ALLOWED',
+      parent_receipt_id: parentId,
+    });
+
+    const diff = await request(w.t.app)
+      .get('/v1/receipts/diff')
+      .query({ repository: 'acme/web', pr: '7' });
+    expect(diff.status).toBe(200);
+    expect(diff.body.receipts.map((r: Json) => r.disposition?.decision ?? null)).toEqual([
+      'approve',
+      null,
+      null,
+    ]);
+    expect(diff.body.changes[1]).toMatchObject({
+      to: disposition.receipt_id,
+      verdict: { from: 'ESCALATED', to: 'ALLOWED' },
+    });
+
+    const stats = await request(w.t.app).get('/v1/ledger/stats');
+    expect(stats.body).toMatchObject({
+      total: 3,
+      escalated: 2,
+      allowed: 1,
+      dispositions: { approved: 1, rejected: 0, pending: 1 },
+    });
+    const timeline = await request(w.t.app)
+      .get('/v1/receipts/timeline')
+      .query({ since: '2026-01-15', until: '2026-01-15' });
+    expect(timeline.body.days).toEqual([
+      { date: '2026-01-15', total: 3, ALLOWED: 1, BLOCKED: 0, ESCALATED: 2 },
+    ]);
+  });
+
+  it('counts the decisions on a scope’s own escalations while reads are private', async () => {
+    const w = await world({ publicReads: false });
+    const auditor = await new ApiKeyService({ keys: w.t.store.apiKeys, clock: w.t.clock }).create({
+      email: uniqueEmail('auditor'),
+      tier: 'free',
+      lockedPolicy: null,
+      reader: 'all',
+    });
+    const res = await dispose(w.t, auditor.apiKey, w.parent.receipt_id as string, {
+      ...approve,
+      decision: 'reject',
+    });
+    expect(res.status).toBe(201);
+    const own = await request(w.t.app).get('/v1/ledger/stats').set('X-API-Key', w.agentKey.apiKey);
+    expect(own.body).toMatchObject({
+      total: 1,
+      escalated: 1,
+      dispositions: { approved: 0, rejected: 1, pending: 0 },
+    });
+    const search = await request(w.t.app)
+      .get('/v1/receipts/search')
+      .set('X-API-Key', w.agentKey.apiKey);
+    expect(search.body.receipts).toHaveLength(1);
+    expect(search.body.dispositions[w.parent.receipt_id as string].decision).toBe('reject');
+    const reviewer = await request(w.t.app)
+      .get('/v1/ledger/stats')
+      .set('X-API-Key', w.reviewerKey.apiKey);
+    expect(reviewer.body.dispositions).toEqual({ approved: 0, rejected: 0, pending: 0 });
+  });
+
   it('is described in the OpenAPI document', async () => {
     const w = await world();
     const doc = (await request(w.t.app).get('/v1/openapi.json')).body;
