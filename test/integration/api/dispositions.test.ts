@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import type { ClaimInput } from '../../../src/core/claim-schema.js';
+import { githubSubmitter } from '../../../src/github/gate.js';
 import { ApiKeyService } from '../../../src/services/api-keys.js';
+import { ClaimService } from '../../../src/services/claims.js';
+import { DispositionService } from '../../../src/services/dispositions.js';
+import { PolicyService } from '../../../src/services/policies.js';
 import type { ResolveHost } from '../../../src/services/webhook-url-guard.js';
 import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
 import { expectError, H, ledgerState, serverPublicKey, uniqueEmail, type Json } from './helpers.js';
@@ -419,11 +424,9 @@ describe('POST /v1/receipts/:id/disposition', () => {
       .get('/v1/receipts/diff')
       .query({ repository: 'acme/web', pr: '7' });
     expect(diff.status).toBe(200);
-    expect(diff.body.receipts.map((r: Json) => r.disposition?.decision ?? null)).toEqual([
-      'approve',
-      null,
-      null,
-    ]);
+    expect(
+      diff.body.receipts.map((r: Json) => (r.disposition as Json | undefined)?.decision ?? null),
+    ).toEqual(['approve', null, null]);
     expect(diff.body.changes[1]).toMatchObject({
       to: disposition.receipt_id,
       verdict: { from: 'ESCALATED', to: 'ALLOWED' },
@@ -472,6 +475,61 @@ describe('POST /v1/receipts/:id/disposition', () => {
       .get('/v1/ledger/stats')
       .set('X-API-Key', w.reviewerKey.apiKey);
     expect(reviewer.body.dispositions).toEqual({ approved: 0, rejected: 0, pending: 0 });
+  });
+
+  it('lets the GitHub App record a github_user’s decision on its own escalation', async () => {
+    t = buildTestApp();
+    const deps = {
+      ledger: t.store.ledger,
+      serverKey: t.serverKey,
+      clock: t.clock,
+      logOrigin: 'svc/test',
+    };
+    const claims = new ClaimService({
+      ...deps,
+      policies: new PolicyService({ policies: t.store.policies, clock: t.clock }),
+    });
+    const app = githubSubmitter(1, 77);
+    const claim = escalatedClaim({ claim_id: 'gh:acme/web#7' }) as unknown as ClaimInput;
+    const parent = (await claims.evaluate(claim, app)).response.receipt;
+    expect(parent.policy.verdict).toBe('ESCALATED');
+    const dispositions = new DispositionService({ ...deps, queries: t.store.queries });
+    const request = {
+      decision: 'approve' as const,
+      reviewer: { kind: 'github_user' as const, id: 'octocat' },
+      reason: 'Approved from the check run',
+    };
+    // The agent's login is refused as a reviewer, whoever records the decision.
+    await expect(
+      dispositions.dispose(
+        parent.receipt_id,
+        { ...request, reviewer: { kind: 'github_user', id: 'coder-bot' } },
+        app,
+        undefined,
+      ),
+    ).rejects.toMatchObject({ code: 'separation_of_duties' });
+    const { response, replayed } = await dispositions.dispose(
+      parent.receipt_id,
+      request,
+      app,
+      undefined,
+    );
+    expect(replayed).toBe(false);
+    expect(response.receipt.submitter).toEqual({
+      kind: 'github_app',
+      app_id: 1,
+      installation_id: 77,
+    });
+    expect(response.receipt.disposition).toMatchObject({
+      parent_receipt_id: parent.receipt_id,
+      reviewer: { kind: 'github_user', id: 'octocat' },
+    });
+    const again = await dispositions.dispose(parent.receipt_id, request, app, undefined);
+    expect(again).toEqual({ response, replayed: true });
+    expect((await t.store.ledger.list(0, 10)).map((e) => e.receipt.receipt_id)).toEqual([
+      parent.receipt_id,
+      response.receipt.receipt_id,
+    ]);
   });
 
   it('is described in the OpenAPI document', async () => {
