@@ -37,6 +37,7 @@ import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
 import { DELIVERY_JOB } from './ports/webhook-store.js';
 import { ApiKeyService } from './services/api-keys.js';
+import type { ReceiptSealer } from './ports/receipt-sealer.js';
 import { ClaimService } from './services/claims.js';
 import { DispositionService } from './services/dispositions.js';
 import { HealthService } from './services/health.js';
@@ -90,6 +91,11 @@ export interface AppDeps {
    * take from the configuration.
    */
   logOrigin?: string;
+  /**
+   * Who signs and appends receipts. Default: this process; a worker of several passes the one
+   * writing process's (src/cluster).
+   */
+  sealer?: ReceiptSealer;
 }
 
 /** The composition root: wires every part into an Express app. Never listens. */
@@ -130,6 +136,7 @@ export function createApp(deps: AppDeps): Express {
     clock,
     logOrigin,
     sha256Hex,
+    sealer: deps.sealer,
   });
   const github = config.github;
   const githubReady = github?.appId !== undefined && github.privateKey !== undefined;
@@ -173,7 +180,14 @@ export function createApp(deps: AppDeps): Express {
   };
   const health = new HealthService({ store, serverKey, clock, jobs });
   let openapi: object | undefined;
-  const signingKeys = new SigningKeyService({ store: store.signingKeys, clock, origin: logOrigin });
+  const signingKeys = new SigningKeyService({
+    store: store.signingKeys,
+    clock,
+    origin: logOrigin,
+    // Verify reads the history on every request; another process's change (a service
+    // started with a new key) shows within seconds, as a revoked API key's does.
+    cacheMs: 5_000,
+  });
   const transparencyLog = new TransparencyLog({
     tree: store.tree,
     ledger: store.ledger,
@@ -201,6 +215,7 @@ export function createApp(deps: AppDeps): Express {
         clock,
         logOrigin,
         sha256Hex,
+        sealer: deps.sealer,
       }),
       metrics,
       config,

@@ -8,12 +8,13 @@ import {
   type Reviewer,
 } from '../core/disposition.js';
 import { SvcError } from '../core/errors.js';
-import { sealReceiptWithText } from '../core/receipt.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries, ReadScope } from '../ports/ledger-queries.js';
 import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
+import type { ReceiptSealer } from '../ports/receipt-sealer.js';
 import type { ServerKey } from '../ports/signer.js';
 import { responseOf, type EvaluateResponse, type SubmitterContext } from './claims.js';
+import { LedgerSealer } from './receipt-sealer.js';
 
 /** A human decision on an escalated receipt, as a caller states it. */
 export interface DispositionRequest {
@@ -29,6 +30,8 @@ export interface DispositionServiceDeps {
   clock: Clock;
   logOrigin: string;
   sha256Hex?: Sha256Hex;
+  /** Who signs and appends: this process by default, the writing process with several. */
+  sealer?: ReceiptSealer;
 }
 
 /**
@@ -40,9 +43,18 @@ export interface DispositionServiceDeps {
 export class DispositionService {
   private readonly nextUlid = monotonicFactory();
   private readonly sha256Hex: Sha256Hex;
+  private readonly sealer: ReceiptSealer;
 
   constructor(private readonly deps: DispositionServiceDeps) {
     this.sha256Hex = deps.sha256Hex ?? portableSha256Hex;
+    this.sealer =
+      deps.sealer ??
+      new LedgerSealer({
+        ledger: deps.ledger,
+        serverKey: deps.serverKey,
+        logOrigin: deps.logOrigin,
+        sha256Hex: this.sha256Hex,
+      });
   }
 
   /**
@@ -82,27 +94,15 @@ export class DispositionService {
       submitter: context.submitter,
       sha256Hex: this.sha256Hex,
     });
-    const signing = {
-      signer: this.deps.serverKey,
-      log: this.deps.logOrigin,
-      sha256Hex: this.sha256Hex,
-    };
-    const result = await this.deps.ledger.append({
+    // Signed at the ledger's head inside the append, by whichever process writes.
+    const result = await this.sealer.seal({
       scope: context.scope,
       claimId: parts.claim.claim_id,
       parentReceiptId,
-      build: (head) => {
-        const sealed = sealReceiptWithText(parts.draft, head, signing);
-        return {
-          entry: {
-            receipt: sealed.receipt,
-            claim: parts.claim,
-            evaluation: parts.evaluation,
-            apiKeyId: context.account,
-          },
-          receiptHashText: sealed.hashText,
-        };
-      },
+      draft: parts.draft,
+      claim: parts.claim,
+      evaluation: parts.evaluation,
+      apiKeyId: context.account,
     });
     // Another request disposed of the parent first (possibly at the same moment).
     if (result.status === 'exists') return this.answerExisting(result.entry, request, context);
