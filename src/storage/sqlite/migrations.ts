@@ -314,8 +314,12 @@ const DISPOSITIONS_SCHEMA = `
   CREATE TABLE dispositions (
     parent_receipt_id TEXT PRIMARY KEY REFERENCES receipts (receipt_id),
     sequence          INTEGER NOT NULL UNIQUE REFERENCES receipts (sequence),
+    -- The submitter scope of the parent: decisions are counted for the scope that escalated.
+    parent_scope      TEXT NOT NULL,
     decision          TEXT NOT NULL CHECK (decision IN ('approve', 'reject'))
   ) STRICT;
+  CREATE INDEX dispositions_decision ON dispositions (decision);
+  CREATE INDEX dispositions_parent_scope ON dispositions (parent_scope, decision);
   CREATE TRIGGER dispositions_no_update BEFORE UPDATE ON dispositions
     BEGIN SELECT RAISE(ABORT, 'dispositions are append-only'); END;
   CREATE TRIGGER dispositions_no_delete BEFORE DELETE ON dispositions

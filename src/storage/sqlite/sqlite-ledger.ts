@@ -32,6 +32,9 @@ export class SqliteLedger implements LedgerStore {
   private readonly byReceipt: Statement<[string], ReceiptRow>;
   private readonly dispositionOf: Statement<[string], ReceiptRow>;
   private readonly insertDisposition: Statement;
+  private readonly scopeOfReceipt: Statement<[string], { scope: string }>;
+  private readonly countDecisions: Statement<[string], { n: number }>;
+  private readonly countScopeDecisions: Statement<[string, string], { n: number }>;
   private readonly hashByReceipt: Statement<[string], { receipt_hash: string }>;
   private readonly hashBySequence: Statement<[number], { receipt_hash: string }>;
   private readonly headRow: Statement<[], { sequence: number; receipt_hash: string }>;
@@ -66,7 +69,12 @@ export class SqliteLedger implements LedgerStore {
         WHERE d.parent_receipt_id = ?`,
     );
     this.insertDisposition = db.prepare(
-      'INSERT INTO dispositions (parent_receipt_id, sequence, decision) VALUES (?, ?, ?)',
+      'INSERT INTO dispositions (parent_receipt_id, sequence, parent_scope, decision) VALUES (?, ?, ?, ?)',
+    );
+    this.scopeOfReceipt = db.prepare('SELECT scope FROM receipts WHERE receipt_id = ?');
+    this.countDecisions = db.prepare('SELECT COUNT(*) AS n FROM dispositions WHERE decision = ?');
+    this.countScopeDecisions = db.prepare(
+      'SELECT COUNT(*) AS n FROM dispositions WHERE parent_scope = ? AND decision = ?',
     );
     this.hashByReceipt = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
     this.hashBySequence = db.prepare('SELECT receipt_hash FROM receipts WHERE sequence = ?');
@@ -194,9 +202,12 @@ export class SqliteLedger implements LedgerStore {
     if (receipt.disposition) {
       if (receipt.disposition.parent_receipt_id !== request.parentReceiptId)
         throw new Error('append: a disposition names a parent the request does not');
+      const parent = this.scopeOfReceipt.get(receipt.disposition.parent_receipt_id);
+      if (!parent) throw new Error('append: a disposition of a receipt the ledger does not hold');
       this.insertDisposition.run(
         receipt.disposition.parent_receipt_id,
         receipt.chain.sequence,
+        parent.scope,
         receipt.disposition.decision,
       );
     }
@@ -250,23 +261,13 @@ export class SqliteLedger implements LedgerStore {
   }
 
   async dispositionCounts(scope?: string): Promise<{ approve: number; reject: number }> {
-    const rows =
-      scope === undefined
-        ? this.db
-            .prepare<[], { decision: 'approve' | 'reject'; n: number }>(
-              'SELECT decision, COUNT(*) AS n FROM dispositions GROUP BY decision',
-            )
-            .all()
-        : this.db
-            .prepare<[string], { decision: 'approve' | 'reject'; n: number }>(
-              `SELECT d.decision, COUNT(*) AS n FROM dispositions d
-                JOIN receipts p ON p.receipt_id = d.parent_receipt_id
-                WHERE p.scope = ? GROUP BY d.decision`,
-            )
-            .all(scope);
-    const counts = { approve: 0, reject: 0 };
-    for (const row of rows) counts[row.decision] = row.n;
-    return counts;
+    // One index range per decision: no scan, whatever the ledger's size.
+    const count = (decision: 'approve' | 'reject') =>
+      (scope === undefined
+        ? this.countDecisions.get(decision)
+        : this.countScopeDecisions.get(scope, decision)
+      )?.n ?? 0;
+    return { approve: count('approve'), reject: count('reject') };
   }
 
   async receiptHashOf(receiptId: string): Promise<string | null> {

@@ -287,11 +287,11 @@ describe('SQLite schema upgrade', () => {
        VALUES (?, ?, ?, 's', 'h', 'h', 'now', 'ESCALATED', 'REJECTED', 'e', '{}', '{}', '{}')`,
     );
     for (const n of [1, 2, 3]) receipt.run(n, `dr-${n}`, `c-${n}`);
-    const insert = db.prepare('INSERT INTO dispositions VALUES (?, ?, ?)');
-    insert.run('dr-1', 2, 'approve');
-    expect(() => insert.run('dr-1', 3, 'reject')).toThrow(/UNIQUE/);
-    expect(() => insert.run('dr-9', 3, 'reject')).toThrow(/FOREIGN KEY/);
-    expect(() => insert.run('dr-2', 3, 'maybe')).toThrow(/CHECK/);
+    const insert = db.prepare('INSERT INTO dispositions VALUES (?, ?, ?, ?)');
+    insert.run('dr-1', 2, 's', 'approve');
+    expect(() => insert.run('dr-1', 3, 's', 'reject')).toThrow(/UNIQUE/);
+    expect(() => insert.run('dr-9', 3, 's', 'reject')).toThrow(/FOREIGN KEY/);
+    expect(() => insert.run('dr-2', 3, 's', 'maybe')).toThrow(/CHECK/);
     expect(() => db.prepare("UPDATE dispositions SET decision = 'reject'").run()).toThrow(
       /append-only/,
     );
