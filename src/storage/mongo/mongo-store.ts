@@ -60,6 +60,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   // A parent has at most one disposition (contract §11), whichever instance appends it.
   [COLLECTIONS.dispositions]: [
     { key: { parent_receipt_id: 1 }, name: 'parent_receipt_id_unique', unique: true },
+    { key: { decision: 1 }, name: 'decision' },
     { key: { parent_scope: 1, decision: 1 }, name: 'parent_scope_decision' },
   ],
   [COLLECTIONS.outbox]: [
