@@ -48272,6 +48272,10 @@ ${witnessed.checkpoint}`);
   deps.setOutput("log-size", accepted ? String(accepted.size) : "");
   deps.setOutput("log-root", accepted?.root ?? "");
   const decided = readable && verdict === "ESCALATED" && trust && verification ? await dispositionOf(inputs, deps, receipt, verification, trust, problems) : null;
+  if (readable && verdict !== "ESCALATED" && (inputs.dispositionFile || inputs.fetchDisposition))
+    deps.info(
+      `svc: the receipt is ${verdict ?? "without a verdict"}, not ESCALATED: no disposition applies`
+    );
   deps.setOutput("disposition", decided?.decision ?? "");
   deps.setOutput("disposition-receipt-id", decided?.receiptId ?? "");
   const gated = decided ?? { verdict, admissibility, receipt, response };

@@ -267,6 +267,10 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
     readable && verdict === 'ESCALATED' && trust && verification
       ? await dispositionOf(inputs, deps, receipt, verification, trust, problems)
       : null;
+  if (readable && verdict !== 'ESCALATED' && (inputs.dispositionFile || inputs.fetchDisposition))
+    deps.info(
+      `svc: the receipt is ${verdict ?? 'without a verdict'}, not ESCALATED: no disposition applies`,
+    );
   deps.setOutput('disposition', decided?.decision ?? '');
   deps.setOutput('disposition-receipt-id', decided?.receiptId ?? '');
   const gated = decided ?? { verdict, admissibility, receipt, response };
