@@ -11,6 +11,8 @@ const outfile = process.argv[2] ?? 'action/dist/index.js';
 await build({
   absWorkingDir: root,
   entryPoints: ['action/src/index.ts'],
+  // @svc/verify resolves through tsconfig.json's paths to packages/verify/src: the bundle is
+  // made from the package's source, with no build of the package first.
   outfile,
   bundle: true,
   platform: 'node',
@@ -23,5 +25,8 @@ await build({
     js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
   },
   legalComments: 'none',
+  // Paths as the importer sees them, not resolved through symlinks: a worktree whose
+  // node_modules links to another checkout's bundles the same bytes as a clean clone.
+  preserveSymlinks: true,
   logLevel: 'warning',
 });

@@ -1,15 +1,15 @@
 import type { z } from 'zod';
-import { hashCanonical, portableSha256Hex, type Sha256Hex } from './canonical.js';
 import type { ClaimInput } from './claim-schema.js';
 import type { PolicyConfig } from './policy-config.js';
 import type { RuleResult } from './policy.js';
 import {
+  hashCanonical,
+  portableSha256Hex,
   RECEIPT_CORE_V2,
   SIGNED_FIELDS_DISPOSITION,
-  type Receipt,
-  type ReceiptDraft,
-  type Submitter,
-} from './receipt.js';
+  type Sha256Hex,
+} from '@svc/verify';
+import type { Receipt, ReceiptDraft, Submitter } from './receipt.js';
 import { DISPOSITION_RULE, type dispositionSchema, type reviewerSchema } from './receipt-schema.js';
 
 export type Reviewer = z.infer<typeof reviewerSchema>;

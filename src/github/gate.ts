@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { hashCanonical } from '../core/canonical.js';
+import { hashCanonical, isVerifyError, proceeds } from '@svc/verify';
 import { claimInputSchema, type ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
@@ -54,7 +54,7 @@ export const githubSubmitter = (appId: number, installationId: number): Submitte
 /** Whether a GitHub API failure is worth another attempt of the whole job. */
 export const isTransient = (error: unknown): boolean => {
   const status = (error as { status?: unknown }).status;
-  if (typeof status !== 'number') return !isSvcError(error);
+  if (typeof status !== 'number') return !isSvcError(error) && !isVerifyError(error);
   return status >= 500 || status === 429 || status === 403;
 };
 
@@ -186,7 +186,7 @@ export class PullRequestGate {
         const receipt = entry?.receipt ?? null;
         if (entry?.claim.sources.some((s) => s.type === 'human_approval')) approved.push(number);
         const allowed =
-          receipt?.policy.verdict === 'ALLOWED' && receipt.admissibility.status === 'ACCEPTED';
+          receipt !== null && proceeds(receipt.policy.verdict, receipt.admissibility.status);
         sources.push({
           id: `receipt:pr-${number}`,
           type: 'policy_check',

@@ -1,5 +1,5 @@
 import { monotonicFactory } from 'ulid';
-import { canonicalize, portableSha256Hex, type Sha256Hex } from '../core/canonical.js';
+import { canonicalize, portableSha256Hex, type Sha256Hex } from '@svc/verify';
 import {
   buildDispositionParts,
   dispositionClaimId,

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { receiptHash, type ChainHead } from '../../src/core/receipt.js';
+import { receiptHash } from '@svc/verify';
+import type { ChainHead } from '../../src/core/receipt.js';
 import type { PolicyRecord } from '../../src/ports/policy-store.js';
 import type { ApiKeyRecord } from '../../src/ports/api-key-store.js';
 import type {

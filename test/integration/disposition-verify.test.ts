@@ -3,9 +3,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parentEvidenceOf, verifyOffline } from '../../src/core/offline-verify.js';
-import { parsePublicKeyPem, type PublicKey } from '../../src/core/public-key.js';
-import type { VerifyResult } from '../../src/core/verify.js';
+import {
+  parentEvidenceOf,
+  parsePublicKeyPem,
+  verifyOffline,
+  type PublicKey,
+  type VerifyResult,
+} from '@svc/verify';
 import { validClaim } from '../support/harness.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
 import { runNode } from '../fixtures/run-node.js';
@@ -188,8 +192,8 @@ describe('parent_link', () => {
     };
 
     beforeAll(() => {
-      tree = transpileTree(['src/cli/svc-verify.ts']);
-      script = fileURLToPath(tree.url('src/cli/svc-verify.ts'));
+      tree = transpileTree(['packages/verify/src/cli/svc-verify.ts']);
+      script = fileURLToPath(tree.url('packages/verify/src/cli/svc-verify.ts'));
       dir = mkdtempSync(join(tmpdir(), 'svc-verify-parent-'));
     });
     afterAll(() => {

@@ -12,7 +12,7 @@ import { LedgerSealer } from '../../../src/services/receipt-sealer.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { newServerKey } from '../../support/harness.js';
 import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtures.js';
-import { portableSha256Hex } from '../../../src/core/canonical.js';
+import { portableSha256Hex } from '@svc/verify';
 
 const silent = pino({ level: 'silent' });
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 // Imported before @noble/ed25519 is used: it installs the SHA-512 that noble's sync API needs.
-import '../../../src/core/ed25519.js';
+import '@svc/verify';
 import * as ed from '@noble/ed25519';
 import { createPrivateKey, sign as nodeSign } from 'node:crypto';
 import type { ClaimInput } from '../../../src/core/claim-schema.js';
 import { buildDispositionParts } from '../../../src/core/disposition.js';
-import { parentEvidenceOf, verifyOffline } from '../../../src/core/offline-verify.js';
+import { CHECK_NAMES, parentEvidenceOf, verifyOffline } from '@svc/verify';
 import type { PolicyConfig } from '../../../src/core/policy-config.js';
 import { sealReceipt, type Receipt, type ReceiptDraft } from '../../../src/core/receipt.js';
 import { clone, loadFixture, referenceHash, referenceJcs, unhex, utf8 } from './reference.js';
@@ -175,6 +175,8 @@ describe('the disposition vector (contract §11)', () => {
       r.checks.find((c) => c.name === 'parent_link')?.status;
     expect(withParent.valid).toBe(true);
     expect(status(withParent)).toBe('PASS');
+    // A disposition's offline verification names every check there is, in report order.
+    expect(withParent.checks.map((c) => c.name)).toEqual([...CHECK_NAMES]);
     expect(status(verifyOffline(d, key))).toBe('UNVERIFIED');
     const last = chain.receipts_v2.at(-1)!.receipt;
     const other = verifyOffline(
