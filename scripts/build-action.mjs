@@ -3,9 +3,12 @@
 // compares, so the build must be byte-for-byte reproducible (no timestamps, paths relative
 // to the repository root).
 import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// The project's Node version, one place for all: .node-version (major.minor).
+const nodeVersion = readFileSync(new URL('../.node-version', import.meta.url), 'utf8').trim();
 const outfile = process.argv[2] ?? 'action/dist/index.js';
 
 await build({
@@ -16,8 +19,9 @@ await build({
   outfile,
   bundle: true,
   platform: 'node',
-  // node24 on runners, Node 20 here: ES2022 runs on both.
-  target: 'node20',
+  // node24 on runners, the project's Node (.node-version) here: what runs on the older runs
+  // on both.
+  target: `node${nodeVersion}`,
   // ESM, because the repository's package.json says "type": "module", so Node reads every
   // .js below it as ESM; bundled CommonJS dependencies get a require() from createRequire.
   format: 'esm',

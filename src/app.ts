@@ -205,7 +205,7 @@ export function createApp(deps: AppDeps): Express {
       metrics,
       openapi: () => (openapi ??= buildOpenApiDocument(routes, config)),
     }),
-    ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
+    ...accountRoutes({ ...limits, ledger: store.ledger }),
     ...claimRoutes(claims, metrics),
     ...dispositionRoutes(
       new DispositionService({

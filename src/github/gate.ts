@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { hashCanonical, isVerifyError, proceeds } from '@svc/verify';
 import { claimInputSchema, type ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
+import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse, SubmitterContext } from '../services/claims.js';
 import {
@@ -33,6 +34,8 @@ export interface GateDeps {
   /** The GitHub host, named in the sources' chain of custody. */
   host: string;
   log: Logger;
+  /** The service's clock: the check run's start and completion times. */
+  clock: Clock;
   onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
 }
 
@@ -371,7 +374,7 @@ export class PullRequestGate {
       name,
       head_sha: headSha,
       status: 'in_progress',
-      started_at: new Date().toISOString(),
+      started_at: new Date(this.deps.clock.now()).toISOString(),
       output: { title: 'Evaluating', summary: 'svc is evaluating this commit.' },
     });
     return { id: data.id, name };
@@ -406,7 +409,7 @@ export class PullRequestGate {
       check_run_id: check.id,
       status: 'completed',
       conclusion: output.conclusion,
-      completed_at: new Date().toISOString(),
+      completed_at: new Date(this.deps.clock.now()).toISOString(),
       output: { title: output.title, summary: output.summary },
       actions: [REEVALUATE],
       ...(output.receiptId

@@ -101,7 +101,7 @@ export class HealthService {
     const write: { at: number; settled: boolean; done: Promise<void> } = {
       at: now,
       settled: false,
-      done: this.deps.store.probeWrite(),
+      done: this.deps.store.probeWrite(new Date(now).toISOString()),
     };
     const settle = () => void (write.settled = true);
     write.done.then(settle, settle);

@@ -1053,7 +1053,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       it('probeWrite succeeds on a writable store and leaves the ledger as it was', async () => {
         await appendMany(2);
         const before = await snapshot();
-        await store.probeWrite();
+        await store.probeWrite('2026-01-15T10:00:00.000Z');
         expect(await snapshot()).toEqual(before);
       });
     });

@@ -454,7 +454,7 @@ const MIGRATIONS: Migration[] = [
   `,
   trustModel,
   `
-  -- Durable jobs (src/jobs/sqlite-job-queue.ts). A job is claimed under BEGIN IMMEDIATE by
+  -- Durable jobs (src/storage/sqlite/sqlite-job-queue.ts). A job is claimed under BEGIN IMMEDIATE by
   -- setting a lease; a lease that ran out (its process died) may be taken over.
   CREATE TABLE jobs (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Agenda, AgendaBackend, Job as AgendaJob } from 'agenda';
 import { ObjectId, type Collection, type Db, type Filter, type WithId } from 'mongodb';
-import { clipText } from '../core/text.js';
-import type { Clock } from '../ports/clock.js';
+import { clipText } from '../../core/text.js';
+import type { Clock } from '../../ports/clock.js';
 import type {
   EnqueueOptions,
   EnqueueResult,
@@ -14,10 +14,10 @@ import type {
   JobResult,
   JobStats,
   JsonValue,
-} from '../ports/job-queue.js';
-import { COLLECTIONS, isDuplicateOn } from '../storage/mongo/documents.js';
-import { newJobDocument, type JobDocument } from '../storage/mongo/job-documents.js';
-import { DEFAULT_RETENTION_MS, PURGE_BATCH, PurgeSchedule } from './job-retention.js';
+} from '../../ports/job-queue.js';
+import { COLLECTIONS, isDuplicateOn } from './documents.js';
+import { newJobDocument, type JobDocument } from './job-documents.js';
+import { DEFAULT_RETENTION_MS, PURGE_BATCH, PurgeSchedule } from '../job-retention.js';
 
 const DEFAULTS = {
   pollIntervalMs: 1000,
@@ -229,7 +229,7 @@ export class AgendaJobQueue implements JobQueue {
           // job would be saved unlocked with no next run, pending forever: run it again after
           // a lease instead (at-least-once).
           this.onError(error);
-          agendaJob.attrs.nextRunAt = new Date(Date.now() + this.options.leaseMs);
+          agendaJob.attrs.nextRunAt = new Date(this.clock.now() + this.options.leaseMs);
         }
       },
       { concurrency: this.options.concurrency, lockLifetime: this.options.leaseMs },

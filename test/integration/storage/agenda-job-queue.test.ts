@@ -4,7 +4,7 @@ import { MongoClient } from 'mongodb';
 // ('events') when the queue imports agenda dynamically in a test; plain Node can.
 import 'agenda';
 import '@agendajs/mongo-backend';
-import { AgendaJobQueue } from '../../../src/jobs/agenda-job-queue.js';
+import { AgendaJobQueue } from '../../../src/storage/mongo/agenda-job-queue.js';
 import { ManualClock } from '../../support/harness.js';
 
 // Runs without a server: the queue's behaviour on MongoDB is the contract suite's

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-import { clipText } from '../core/text.js';
-import type { Clock } from '../ports/clock.js';
+import { clipText } from '../../core/text.js';
+import type { Clock } from '../../ports/clock.js';
 import type {
   EnqueueOptions,
   EnqueueResult,
@@ -14,9 +14,9 @@ import type {
   JobState,
   JobStats,
   JsonValue,
-} from '../ports/job-queue.js';
-import { prepareJobInsert, type NewJobRow } from '../storage/sqlite/job-rows.js';
-import { DEFAULT_RETENTION_MS, PURGE_BATCH, PurgeSchedule } from './job-retention.js';
+} from '../../ports/job-queue.js';
+import { prepareJobInsert, type NewJobRow } from './job-rows.js';
+import { DEFAULT_RETENTION_MS, PURGE_BATCH, PurgeSchedule } from '../job-retention.js';
 
 interface JobRow {
   id: number;
