@@ -11,6 +11,7 @@ import { buildOpenApiDocument } from './api/openapi.js';
 import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
 import { claimRoutes } from './api/routes/claims.js';
+import { dispositionRoutes } from './api/routes/dispositions.js';
 import { ledgerRoutes } from './api/routes/ledger.js';
 import { logRoutes } from './api/routes/log.js';
 import { policyRoutes } from './api/routes/policies.js';
@@ -38,6 +39,7 @@ import { DELIVERY_JOB } from './ports/webhook-store.js';
 import { ApiKeyService } from './services/api-keys.js';
 import type { ReceiptSealer } from './ports/receipt-sealer.js';
 import { ClaimService } from './services/claims.js';
+import { DispositionService } from './services/dispositions.js';
 import { HealthService } from './services/health.js';
 import { LedgerReadService } from './services/ledger-reads.js';
 import { logOriginFor } from './services/log-origin.js';
@@ -205,6 +207,19 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger }),
     ...claimRoutes(claims, metrics),
+    ...dispositionRoutes(
+      new DispositionService({
+        ledger: store.ledger,
+        queries: store.queries,
+        serverKey,
+        clock,
+        logOrigin,
+        sha256Hex,
+        sealer: deps.sealer,
+      }),
+      metrics,
+      config,
+    ),
     ...verifyRoutes({
       ledger: store.ledger,
       serverKey,

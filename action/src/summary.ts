@@ -24,6 +24,8 @@ export interface SummaryFacts {
   /** The log witness run (input witness-state), if any. */
   witness?: WitnessReport | null;
   witnessState?: string | null;
+  /** The verified disposition of an ESCALATED receipt, in one sentence, if any. */
+  disposition?: string | null;
 }
 
 // Reasons and names come from the receipt: escape them so they cannot break out of the table
@@ -46,6 +48,7 @@ export function renderSummary(f: SummaryFacts): string {
     '',
   ];
   for (const problem of f.problems) lines.push(`> **Failed:** ${cell(problem)}`, '');
+  if (f.disposition) lines.push(`> **Decided:** ${cell(f.disposition)}`, '');
   if (f.warning) lines.push(`> **Warning:** ${cell(f.warning)}`, '');
   lines.push('| | |', '|---|---|');
   lines.push(`| Receipt | ${f.receiptId ? code(f.receiptId) : '—'} |`);

@@ -98,6 +98,7 @@ const READS = [
   '/v1/receipts/diff',
   '/v1/receipts/:id',
   '/v1/receipts/:id/proof',
+  '/v1/receipts/:id/disposition',
   '/v1/log/tile/entries/*path',
   '/v1/repos',
   '/v1/agents',
@@ -540,6 +541,14 @@ describe('GET /v1/openapi.json', () => {
           description: expect.stringContaining('claim_id'),
         }),
       },
+      {
+        at: 'POST /v1/receipts/{id}/disposition 200',
+        header: expect.objectContaining({
+          required: false,
+          schema: expect.objectContaining({ enum: ['true'] }),
+          description: expect.stringContaining('disposition'),
+        }),
+      },
     ]);
     expect(declaredOn('X-Svc-Key-Id')).toEqual([
       {
@@ -734,13 +743,15 @@ describe('SVC_PUBLIC_READS=false', () => {
       const own = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', key);
       expectError(own, 403, 'forbidden');
     }
+    // The one receipt has no disposition: past the key, that read answers 404.
+    const ok = path === '/v1/receipts/:id/disposition' ? 404 : 200;
     const withKey = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', reader);
-    expect(withKey.status).toBe(200);
+    expect(withKey.status).toBe(ok);
     const bearer = await request(t.app)
       .get(pathOf(path))
       .query(query)
       .set('Authorization', `Bearer ${reader}`);
-    expect(bearer.status).toBe(200);
+    expect(bearer.status).toBe(ok);
   });
 
   it('every served GET other than the always-public ones is a read that needs a key', async () => {
