@@ -140,6 +140,29 @@ export default tseslint.config(
     },
   },
   {
+    // The explorer's browser bundle: the pure core, the page renderers and the DOM; nothing that
+    // needs Node, a store or Express (types excepted, which the bundle drops).
+    files: ['src/explorer/client/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': forbidden([
+        {
+          group: [
+            ...io.group,
+            'node:*',
+            '**/storage/**',
+            '**/secrets/**',
+            '**/app.js',
+            '**/router.js',
+            '**/loaders.js',
+          ],
+          message: 'The browser bundle imports the core and the page renderers only.',
+        },
+        { group: ['**/api/**', '**/services/**'], allowTypeImports: true, message: 'Types only.' },
+      ]),
+    },
+  },
+  {
     files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
