@@ -5,6 +5,7 @@ import { isSvcError } from '../core/errors.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse, SubmitterContext } from '../services/claims.js';
 import {
+  receiptPageUrl,
   REEVALUATE,
   renderEvaluation,
   renderWithoutReceipt,
@@ -412,7 +413,7 @@ export class PullRequestGate {
       ...(output.receiptId
         ? {
             external_id: output.receiptId,
-            details_url: `${this.deps.baseUrl}/v1/receipts/${output.receiptId}`,
+            details_url: receiptPageUrl(this.deps.baseUrl, output.receiptId),
           }
         : {}),
     });
