@@ -38,6 +38,7 @@ export function layout(frame: PageFrame, view: PageView): Html {
         <meta name="referrer" content="no-referrer" />
         <title>${view.title} · svc ledger explorer</title>
         <link rel="stylesheet" href="${STYLE_PATH}" />
+        <link rel="icon" href="data:," />
         <script type="module" src="${SCRIPT_PATH}"></script>
       </head>
       <body data-page="${frame.page}" data-reads="${frame.private ? 'private' : 'public'}">

@@ -19,14 +19,14 @@ h1 { font-size: 1.6rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.25rem; margin-top: 2rem; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
 caption { text-align: left; color: var(--muted); padding: .25rem 0; }
-th, td { text-align: left; vertical-align: top; border-bottom: 1px solid var(--line); padding: .35rem .5rem; overflow-wrap: anywhere; }
+th, td { text-align: left; vertical-align: top; border-bottom: 1px solid var(--line); padding: .35rem .5rem; overflow-wrap: break-word; }
 thead th { border-bottom: 2px solid var(--fg); }
 .scroll { overflow-x: auto; }
 code, pre, textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
-code.hash { overflow-wrap: anywhere; }
+code.hash { word-break: break-all; }
 pre { background: #f6f8fa; border: 1px solid var(--line); padding: .75rem; overflow: auto; max-height: 32rem; white-space: pre-wrap; overflow-wrap: anywhere; }
 .content { white-space: pre-wrap; }
-.badge { display: inline-block; padding: 0 .45rem; border-radius: .3rem; font-size: .85rem; font-weight: 600; border: 1px solid currentColor; }
+.badge { display: inline-block; white-space: nowrap; padding: 0 .45rem; border-radius: .3rem; font-size: .85rem; font-weight: 600; border: 1px solid currentColor; }
 .badge.good { color: var(--good); background: var(--good-bg); }
 .badge.bad { color: var(--bad); background: var(--bad-bg); }
 .badge.warn { color: var(--warn); background: var(--warn-bg); }
