@@ -58,8 +58,9 @@ const searchOf = (req: Request) => new URLSearchParams(req.originalUrl.split('?'
 export function explorerRouter(options: ExplorerOptions): Router {
   const router = Router();
   const isPrivate = !options.publicReads;
+  // The metrics label of the page: its route template, as the API's routes have.
   const label: RequestHandler = (req, res, next) => {
-    res.locals.route = `/explorer${req.route?.path === '/' ? '' : String(req.route?.path ?? '')}`;
+    res.locals.route = String(req.route?.path ?? req.path);
     next();
   };
   /** A page: rendered from the services with public reads, else the key shell. */
