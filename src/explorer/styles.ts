@@ -39,7 +39,8 @@ dl.tiles { display: flex; flex-wrap: wrap; gap: 1rem; padding: 0; }
 dl.tiles div { border: 1px solid var(--line); border-radius: .4rem; padding: .5rem 1rem; min-width: 9rem; }
 dl.tiles dt { color: var(--muted); font-size: .9rem; }
 dl.tiles dd { margin: 0; font-size: 1.5rem; font-weight: 700; }
-form.filters { display: flex; flex-wrap: wrap; gap: .75rem 1rem; align-items: flex-end; }
+form.filters { display: flex; flex-wrap: wrap; gap: .75rem 1rem; align-items: flex-start; }
+form.filters .actions { align-self: flex-end; margin-bottom: .5rem; }
 .field { display: flex; flex-direction: column; gap: .2rem; margin-bottom: .5rem; }
 .field small { color: var(--muted); max-width: 22rem; }
 input, select, textarea, button { font: inherit; color: var(--fg); }

@@ -6,14 +6,24 @@ import type { PageView } from '../layout.js';
 const VERDICTS = ['ALLOWED', 'BLOCKED', 'ESCALATED'];
 const STATUSES = ['ACCEPTED', 'NON_DETERMINISTIC', 'REJECTED'];
 
-const select = (name: string, label: string, options: string[], chosen: string | undefined) =>
+/** A select of values, each [value, text]; the first is chosen when none is. */
+const select = (
+  name: string,
+  label: string,
+  options: [string, string][],
+  chosen: string | undefined,
+) =>
   html`<div class="field">
     <label for="f-${name}">${label}</label>
     <select id="f-${name}" name="${name}">
-      <option value="">any</option>
-      ${options.map((o) => html`<option value="${o}" ${o === chosen ? html` selected` : ''}>${o}</option>`)}
+      ${options.map(([value, text]) => html`<option value="${value}" ${value === (chosen ?? '') ? html` selected` : ''}>${text}</option>`)}
     </select>
   </div>`;
+
+const anyOf = (values: string[]): [string, string][] => [
+  ['', 'any'],
+  ...values.map((v): [string, string] => [v, v]),
+];
 
 const input = (name: string, label: string, value: string | undefined, hint?: string) =>
   html`<div class="field">
@@ -69,9 +79,17 @@ export function renderReceiptList(data: ListData): PageView {
         ${input('q', 'Words', filter.q, 'Whole words by prefix in the claim, entity, repository and agent')}
         ${input('agent', 'Agent', filter.agent)}
         ${input('repo', 'Repository', filter.repo, 'Exactly, e.g. acme/web')}
-        ${select('verdict', 'Verdict', VERDICTS, filter.verdict)}
-        ${select('status', 'Admissibility', STATUSES, filter.status)}
-        ${select('order', 'Order', ['desc', 'asc'], filter.order)}
+        ${select('verdict', 'Verdict', anyOf(VERDICTS), filter.verdict)}
+        ${select('status', 'Admissibility', anyOf(STATUSES), filter.status)}
+        ${select(
+          'order',
+          'Order',
+          [
+            ['', 'newest first'],
+            ['asc', 'oldest first'],
+          ],
+          filter.order === 'desc' ? '' : filter.order,
+        )}
         <div class="actions">
           <button type="submit">Filter</button> <a href="/explorer/receipts">Clear</a>
         </div>
@@ -85,8 +103,8 @@ export function renderReceiptList(data: ListData): PageView {
             ? html`<p id="no-results">No receipt matches.</p>`
             : html`<table class="receipts">
                 <caption>
-                  ${page.receipts.length} receipts, ${page.order === 'asc' ? 'oldest' : 'newest'}
-                  first
+                  ${page.receipts.length} ${page.receipts.length === 1 ? 'receipt' : 'receipts'},
+                  ${page.order === 'asc' ? 'oldest' : 'newest'} first
                 </caption>
                 <thead>
                   <tr>

@@ -221,8 +221,9 @@ describe('the ledger explorer without JavaScript', () => {
     const key = await newKey(t as never);
     const res = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(validClaim());
     const id = res.body.receipt.receipt_id as string;
-    const browser = await launchBrowser({ javaScriptEnabled: false });
+    let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
     try {
+      browser = await launchBrowser({ javaScriptEnabled: false });
       const page = await browser.context.newPage();
       await page.goto(`${listening.url}/explorer/receipts`);
       await page.getByLabel('Agent').fill('coder-bot');
@@ -238,7 +239,7 @@ describe('the ledger explorer without JavaScript', () => {
       // axe needs script: these pages are checked with it in the tests above.
       await screenshot(page, 'receipt-no-javascript');
     } finally {
-      await browser.close();
+      await browser?.close();
       await listening.close();
       await t.close();
     }
@@ -266,8 +267,9 @@ describe('the ledger explorer with private reads', () => {
     };
     const aliceId = await idOf(alice, 'alice-agent');
     const bobId = await idOf(bob, 'bob-agent');
-    const browser = await launchBrowser();
+    let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
     try {
+      browser = await launchBrowser();
       const page = await browser.context.newPage();
       const errors = collectErrors(page);
       const sent: { url: string; key: string | undefined }[] = [];
@@ -311,7 +313,7 @@ describe('the ledger explorer with private reads', () => {
       expect(await page.content()).not.toContain('bob-agent');
       expect(errors.filter((e) => !/status of (401|404)/.test(e))).toEqual([]);
     } finally {
-      await browser.close();
+      await browser?.close();
       await listening.close();
       await t.close();
     }
