@@ -140,6 +140,17 @@ describe('the ledger explorer in a browser', () => {
     }
   });
 
+  it('the keyboard reaches the skip link first, and it moves to the content', async () => {
+    const { page } = await open(`/explorer/receipts/${ids[0]}`);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to the content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.tagName')).toBe('A');
+    await page.close();
+  });
+
   it('the list filters by agent, and the filter keeps in the link', async () => {
     const { page, errors } = await open('/explorer/receipts');
     await page.getByLabel('Agent').fill('review-bot');
@@ -185,6 +196,7 @@ describe('the ledger explorer in a browser', () => {
       chain_linkage: 'PASS',
       inclusion: 'PASS',
     });
+    expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'receipt-verified');
 
     const textarea = page.getByLabel('Receipt (JSON)');
