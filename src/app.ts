@@ -207,7 +207,7 @@ export function createApp(deps: AppDeps): Express {
       metrics,
       openapi: () => (openapi ??= buildOpenApiDocument(routes, config)),
     }),
-    ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
+    ...accountRoutes({ ...limits, ledger: store.ledger }),
     ...claimRoutes(claims, metrics),
     ...verifyRoutes({
       ledger: store.ledger,

@@ -1,8 +1,13 @@
-import { rawPublicKeyFromPem, pemFromRawPublicKey } from '../core/ed25519.js';
-import { toBase64 } from '../core/encoding.js';
+import {
+  KEY_TRANSITION_TYPE,
+  pemFromRawPublicKey,
+  rawPublicKeyFromPem,
+  type SigningKeyRecord,
+  toBase64,
+  verifierKey,
+} from '@svc/verify';
+import { signTransition } from '../core/key-history.js';
 import { SvcError } from '../core/errors.js';
-import { KEY_TRANSITION_TYPE, signTransition, type SigningKeyRecord } from '../core/key-history.js';
-import { verifierKey } from '../core/tlog/note.js';
 import type { Clock } from '../ports/clock.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { SigningKeyState, SigningKeyStore } from '../ports/signing-key-store.js';

@@ -1,14 +1,18 @@
-import type { Sha256Hex } from '../core/canonical.js';
-import { attestationKeyIdsOf, keyForReceipt } from '../core/key-history.js';
+import {
+  attestationKeyIdsOf,
+  type CheckpointKey,
+  type InclusionEvidence,
+  isObject,
+  keyForReceipt,
+  type Sha256Hex,
+  type VerifyExpectations,
+  verifyReceipt,
+  type VerifyResult,
+} from '@svc/verify';
 import { SvcError } from '../core/errors.js';
-import type { CheckpointKey, InclusionEvidence } from '../core/tlog/receipt-inclusion.js';
-import { verifyReceipt, type VerifyExpectations, type VerifyResult } from '../core/verify.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { HistoryKey } from './signing-keys.js';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The key a receipt is checked against: the history key its attestation names, with a refusal

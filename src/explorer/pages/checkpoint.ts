@@ -1,4 +1,4 @@
-import { parseCheckpointText, parseNote } from '../../core/tlog/note.js';
+import { parseCheckpointText, parseNote } from '@svc/verify';
 import { count, hash } from '../format.js';
 import { html, type Html } from '../html.js';
 

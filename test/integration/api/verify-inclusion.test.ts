@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { fromBase64, toBase64 } from '../../../src/core/encoding.js';
 import {
   checkpointText,
+  fromBase64,
   parseCheckpointText,
   parseNote,
   signNote,
-} from '../../../src/core/tlog/note.js';
+  toBase64,
+} from '@svc/verify';
 import type { ServerKey } from '../../../src/ports/signer.js';
 import {
   buildTestApp,
