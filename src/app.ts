@@ -20,6 +20,7 @@ import { verifyRoutes } from './api/routes/verify.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS, type Config } from './config/config.js';
 import { SvcError } from './core/errors.js';
+import { explorerRouter } from './explorer/router.js';
 import { SERVICE_VERSION, SPEC_VERSION } from './core/version.js';
 import type { ProbotOctokit } from 'probot';
 import {
@@ -86,6 +87,8 @@ export interface AppDeps {
   limiter?: RateLimiter;
   /** Overrides for tests: DNS answers, the per-attempt timeout, the jitter. */
   webhookDelivery?: { resolve?: ResolveHost; timeoutMs?: number; random?: () => number };
+  /** The explorer's built browser script (default: where npm run build writes it). */
+  explorerScript?: string;
   /**
    * The origin kept with the ledger (establishLogOrigin). Default: the one a new ledger would
    * take from the configuration.
@@ -199,6 +202,7 @@ export function createApp(deps: AppDeps): Express {
     signingKeys,
     witnesses: (config.witnesses ?? []).map((w) => w.name),
   });
+  const reads = new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock });
   const routes: RouteDef[] = [
     ...systemRoutes({
       health,
@@ -233,10 +237,7 @@ export function createApp(deps: AppDeps): Express {
       holds: async (receiptId, scope) =>
         (await store.queries.getMany([receiptId], scope)).length > 0,
     }),
-    ...ledgerRoutes(
-      new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),
-      config,
-    ),
+    ...ledgerRoutes(reads, config),
     ...policyRoutes(policies),
     ...webhookRoutes(
       new WebhookService({
@@ -307,6 +308,20 @@ export function createApp(deps: AppDeps): Express {
   mountRoutes(api, routes, config);
   app.use(api);
   app.use(docsRouter());
+  app.use(
+    explorerRouter({
+      reads,
+      log: transparencyLog,
+      keys: signingKeys,
+      logOrigin,
+      witnesses: (config.witnesses ?? []).map((w) => ({
+        name: w.name,
+        verifierKey: w.verifierKey,
+      })),
+      publicReads: config.publicReads,
+      clientScript: deps.explorerScript,
+    }),
+  );
 
   app.use(notFound);
   app.use(errorHandler);

@@ -27996,6 +27996,7 @@ async function callSvc(url, init, deps) {
 // action/src/summary.ts
 var cell = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\|/g, "&#124;").replace(/[\r\n]+/g, " ");
 var code = (text) => `<code>${cell(text)}</code>`;
+var link = (url, text) => `<a href="${cell(url).replace(/"/g, "&quot;")}">${cell(text)}</a>`;
 function renderSummary(f) {
   const lines = [
     f.trusted ? `## svc ${f.mode}: ${cell(f.verdict ?? "no verdict")} / ${cell(f.admissibility ?? "no admissibility")}` : `## svc ${f.mode}: receipt not trusted`,
@@ -28005,7 +28006,9 @@ function renderSummary(f) {
   if (f.disposition) lines.push(`> **Decided:** ${cell(f.disposition)}`, "");
   if (f.warning) lines.push(`> **Warning:** ${cell(f.warning)}`, "");
   lines.push("| | |", "|---|---|");
-  lines.push(`| Receipt | ${f.receiptId ? code(f.receiptId) : "\u2014"} |`);
+  lines.push(
+    `| Receipt | ${f.receiptId ? code(f.receiptId) : "\u2014"}${f.receiptUrl ? ` \xB7 ${link(f.receiptUrl, "receipt page")}` : ""} |`
+  );
   if (f.receiptPath) lines.push(`| Receipt file | ${code(f.receiptPath)} |`);
   const v = f.verification;
   if (v) {
@@ -28364,6 +28367,8 @@ ${witnessed.checkpoint}`);
       admissibility,
       receiptId,
       receiptPath,
+      // The page of the service's ledger explorer, built as the API's URLs are.
+      receiptUrl: inputs.apiUrl && receiptId && inputs.mode !== "simulate" ? `${inputs.apiUrl}/explorer/receipts/${encodeURIComponent(receiptId)}` : null,
       rules: readable ? rulesOf(response, receipt) : [],
       verification,
       key,

@@ -288,6 +288,11 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
       admissibility,
       receiptId,
       receiptPath,
+      // The page of the service's ledger explorer, built as the API's URLs are.
+      receiptUrl:
+        inputs.apiUrl && receiptId && inputs.mode !== 'simulate'
+          ? `${inputs.apiUrl}/explorer/receipts/${encodeURIComponent(receiptId)}`
+          : null,
       rules: readable ? rulesOf(response, receipt) : [],
       verification,
       key,

@@ -77,6 +77,13 @@ const openApiPath = (path: string) => path.replace(/[:*](\w+)/g, '{$1}');
 const KEY_SECURITY = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 /** Served GET routes that stay public whatever SVC_PUBLIC_READS says. */
+/**
+ * Pages for people, not API operations: the docs page and the ledger explorer (whose pages
+ * need no key to load; with private reads they read the API with the reader's key).
+ */
+const isWebPage = (path: string) =>
+  path === '/' || path.startsWith('/docs') || path.startsWith('/explorer');
+
 const ALWAYS_PUBLIC_GETS = [
   '/health',
   '/v1/status',
@@ -318,7 +325,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('describes every route the app serves, and only those', () => {
-    const served = servedRoutes(t.app).filter((r) => !r.path.startsWith('/docs'));
+    const served = servedRoutes(t.app).filter((r) => !isWebPage(r.path));
     expect(served.length).toBeGreaterThanOrEqual(24);
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
@@ -756,7 +763,7 @@ describe('SVC_PUBLIC_READS=false', () => {
 
   it('every served GET other than the always-public ones is a read that needs a key', async () => {
     const gets = servedRoutes(t.app)
-      .filter((r) => r.method === 'get' && !r.path.startsWith('/docs'))
+      .filter((r) => r.method === 'get' && !isWebPage(r.path))
       .map((r) => r.path);
     const keyOnly = [
       '/v1/account',
