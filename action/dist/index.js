@@ -27339,23 +27339,23 @@ function checkLinkageV2(receipt, options, own) {
 function checkParentLink(receipt, parent) {
   const name = "parent_link";
   const fail = (detail) => ({ name, layer: "ledger", status: "FAIL", detail });
-  const link = isObject(receipt.disposition) ? receipt.disposition : null;
-  if (!link || !isString2(link.parent_receipt_id) || !RECEIPT_ID_PATTERN.test(link.parent_receipt_id) || !isString2(link.parent_receipt_hash) || !HASH_PATTERN.test(link.parent_receipt_hash))
+  const link2 = isObject(receipt.disposition) ? receipt.disposition : null;
+  if (!link2 || !isString2(link2.parent_receipt_id) || !RECEIPT_ID_PATTERN.test(link2.parent_receipt_id) || !isString2(link2.parent_receipt_hash) || !HASH_PATTERN.test(link2.parent_receipt_hash))
     return fail("disposition.parent_receipt_id or parent_receipt_hash missing or malformed");
   if (parent === void 0)
     return {
       name,
       layer: "ledger",
       status: "UNVERIFIED",
-      detail: `the parent receipt ${link.parent_receipt_id} was not given, so the link to it is not checked`
+      detail: `the parent receipt ${link2.parent_receipt_id} was not given, so the link to it is not checked`
     };
   if ("missing" in parent) return fail(parent.missing);
-  if (parent.receiptId !== link.parent_receipt_id)
+  if (parent.receiptId !== link2.parent_receipt_id)
     return fail(
-      `the parent given is ${JSON.stringify(parent.receiptId)}, not ${JSON.stringify(link.parent_receipt_id)}`
+      `the parent given is ${JSON.stringify(parent.receiptId)}, not ${JSON.stringify(link2.parent_receipt_id)}`
     );
-  return parent.receiptHash === link.parent_receipt_hash ? { name, layer: "ledger", status: "PASS" } : fail(
-    `the parent's receipt hash is ${parent.receiptHash}, not the signed parent_receipt_hash ${link.parent_receipt_hash}`
+  return parent.receiptHash === link2.parent_receipt_hash ? { name, layer: "ledger", status: "PASS" } : fail(
+    `the parent's receipt hash is ${parent.receiptHash}, not the signed parent_receipt_hash ${link2.parent_receipt_hash}`
   );
 }
 function checkPolicyBinding(facts, expect) {
@@ -28426,9 +28426,9 @@ async function dispositionOf(inputs, deps, parent, parentResult, trust, problems
   );
   for (const c of result.checks)
     deps.info(`disposition ${c.status.padEnd(10)} ${c.name}${c.detail ? `  ${c.detail}` : ""}`);
-  const link = result.checks.find((c) => c.name === "parent_link");
+  const link2 = result.checks.find((c) => c.name === "parent_link");
   const disposition = isObject(receipt.disposition) ? receipt.disposition : null;
-  if (!result.valid || link?.status !== "PASS" || !disposition) {
+  if (!result.valid || link2?.status !== "PASS" || !disposition) {
     const failed = trustProblems(result);
     problems.push(
       `the disposition (${where}) is not trusted: ${failed.length > 0 ? failed.join("; ") : "it is not a disposition of this receipt"}`
