@@ -136,7 +136,10 @@ export function describeAccountsContract(
         const { s, mine, state } = await setup();
         await s.failReceiverWrites!();
         const before = await state();
-        await expect(s.apiKeys.revokeAccount(mine.keyId, REASON, AT)).rejects.toThrow();
+        // The driver's error may come from another realm, which toThrow() does not see as one.
+        await expect(s.apiKeys.revokeAccount(mine.keyId, REASON, AT)).rejects.toHaveProperty(
+          'message',
+        );
         expect(await state()).toEqual(before);
         expect(await s.apiKeys.findActiveByEmail(mine.email)).toEqual(mine);
       },

@@ -197,6 +197,7 @@ describe('GET /v1/status and GET /v1/ledger/stats', () => {
       rejected: 0,
       allowed: 0,
       by_verdict: { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 },
+      dispositions: { approved: 0, rejected: 0, pending: 0 },
       by_admissibility: { ACCEPTED: 0, NON_DETERMINISTIC: 0, REJECTED: 0 },
       agents: [],
       repositories: [],
@@ -217,6 +218,8 @@ describe('GET /v1/status and GET /v1/ledger/stats', () => {
       rejected: 2,
       allowed: 2,
       by_verdict: { ALLOWED: 2, BLOCKED: 1, ESCALATED: 1 },
+      // The one escalation is not decided yet.
+      dispositions: { approved: 0, rejected: 0, pending: 1 },
       by_admissibility: { ACCEPTED: 1, NON_DETERMINISTIC: 1, REJECTED: 2 },
       agents: ['a-bot', 'b-bot', 'coder-bot'],
       repositories: ['acme/web', 'z/z'],
