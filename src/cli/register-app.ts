@@ -34,6 +34,9 @@ Options:
                         mode 0600, other lines kept. (Not --env-file: Node takes that flag
                         for itself and stops when the file does not exist yet.)
   --force               replace App settings already in the env file
+  --team-approvals      also ask for the organization permission Members: read, which
+                        policies whose rules name teams (or team code owners) need to see
+                        approvers' team memberships; app.yml leaves it out
   --port <n>            local port (default: 3001; 0 picks a free one)
   --manifest <path>     the manifest (default: app.yml)
   --api-url <url>       GitHub's REST API (default: https://api.github.com, or
@@ -102,6 +105,11 @@ export interface ManifestOptions {
   redirectUrl: string;
   /** Overrides app.yml's name. */
   name?: string;
+  /**
+   * Adds the organization permission Members: read (team memberships of approvers), which
+   * only policies whose rules name teams need: app.yml stays least-privilege without it.
+   */
+  teamApprovals?: boolean;
 }
 
 /**
@@ -126,6 +134,9 @@ export function buildManifest(appYml: string, options: ManifestOptions): AppMani
     ...file.data,
     name: options.name ?? file.data.name,
     hook_attributes: { ...file.data.hook_attributes, url: options.webhookUrl },
+    ...(options.teamApprovals
+      ? { default_permissions: { ...file.data.default_permissions, members: 'read' as const } }
+      : {}),
     redirect_url: options.redirectUrl,
     // An App is private unless app.yml says otherwise: svc Apps are per operator.
     public: file.data.public ?? false,
@@ -516,6 +527,7 @@ interface Options {
   envFile: string;
   manifestPath: string;
   force: boolean;
+  teamApprovals: boolean;
   timeoutMs: number;
   urls: GitHubUrls;
 }
@@ -527,6 +539,7 @@ export const OPTIONS = {
   name: { type: 'string' },
   out: { type: 'string' },
   force: { type: 'boolean' },
+  'team-approvals': { type: 'boolean' },
   port: { type: 'string' },
   manifest: { type: 'string' },
   'api-url': { type: 'string' },
@@ -595,6 +608,7 @@ function parseOptions(argv: string[], io: RegisterIo): Options | 'help' | 'versi
     envFile: resolve(io.cwd, values.out ?? '.env'),
     manifestPath: resolve(io.cwd, values.manifest ?? 'app.yml'),
     force: values.force ?? false,
+    teamApprovals: values['team-approvals'] ?? false,
     timeoutMs: timeout * 60_000,
     urls: githubUrls(io.env, values.org, values['api-url']),
   };
@@ -660,6 +674,7 @@ async function register(options: Options, io: RegisterIo): Promise<number> {
       webhookUrl: options.webhookUrl,
       redirectUrl: `${origin}/`,
       ...(options.name === undefined ? {} : { name: options.name }),
+      teamApprovals: options.teamApprovals,
     });
   // A broken manifest is reported before anything listens; the real port is known only later.
   manifestFor(`http://127.0.0.1:${options.port}`);
