@@ -29,6 +29,7 @@ import { DEFAULT_CHECK_NAME, isAgent, parseRepoConfig, type RepoConfig } from '.
 import {
   approvalsOf,
   changedPathsOf,
+  codeOwnersInTurns,
   codeOwnersOf,
   ownerTeams,
   teamsNamedBy,
@@ -151,6 +152,8 @@ export class PullRequestGate {
       const humanOperator =
         [...pr.assignees].sort().find((a) => a.toLowerCase() !== pr.facts.author.toLowerCase()) ??
         null;
+      const paths = changedPathsOf(files);
+      const owned = await codeOwnersInTurns(codeOwners, paths.changed_paths);
       const evidence: PullRequestEvidence = {
         pr: pr.facts,
         ci,
@@ -159,11 +162,10 @@ export class PullRequestGate {
         humanOperator,
         involved: involvedOf(pr, commits),
         host: this.deps.host,
-        facts: { files, commits, codeOwners },
+        facts: { files, commits, codeOwners, owned },
       };
       // A pull request that changes the config is judged by the base branch's file; what its
       // own file would decide is shown beside, never signed.
-      const paths = changedPathsOf(files);
       const proposed = paths.changed_paths.includes(CONFIG_PATH)
         ? await this.loadConfig(octokit, ref, pr.facts.headSha)
         : null;
@@ -197,7 +199,9 @@ export class PullRequestGate {
         config.policyConfig,
         await this.effectivePolicyConfig(installation, evidence, config),
       ]);
-      const owners = codeOwners ? ownerTeams(codeOwnersOf(facts.codeOwners, paths)) : [];
+      const owners = codeOwners
+        ? ownerTeams(facts.owned ?? codeOwnersOf(facts.codeOwners, paths))
+        : [];
       named.set(config, [...new Set([...teams, ...owners])]);
     }
     const wanted = [...new Set([...named.values()].flat())].sort();

@@ -1,5 +1,5 @@
 import { hashCanonical } from '../core/canonical.js';
-import type { ClaimInput } from '../core/claim-schema.js';
+import type { ClaimInput, CodeOwners } from '../core/claim-schema.js';
 import {
   approvalsOf,
   changedPathsOf,
@@ -83,6 +83,8 @@ export interface PullRequestRuleFacts {
   commits: CommitLogins[];
   /** The base branch's CODEOWNERS file, or null when it has none. */
   codeOwners: string | null;
+  /** `codeOwnersOf(codeOwners, changed paths)` when already computed (codeOwnersInTurns). */
+  owned?: CodeOwners[];
   /**
    * Approvers' memberships of the teams the policy names (login in lower case → `org/team`),
    * when the policy names any; absent when no team was looked up.
@@ -169,7 +171,7 @@ export function ruleMembersOf(
       ...(facts.teams ? { teams: facts.teams } : {}),
     }),
     checks: checksOf(evidence.ci.map(ciFactOf)),
-    code_owners: codeOwnersOf(facts.codeOwners, paths.changed_paths),
+    code_owners: facts.owned ?? codeOwnersOf(facts.codeOwners, paths.changed_paths),
   };
 }
 

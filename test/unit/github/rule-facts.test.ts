@@ -18,6 +18,7 @@ import {
   approvalsOf,
   changedPathsOf,
   checksOf,
+  codeOwnersInTurns,
   codeOwnersOf,
   committersOf,
   labelsOf,
@@ -262,6 +263,13 @@ describe('code_owners: the base branch CODEOWNERS, last match wins', () => {
     expect(codeOwnersOf(null, paths)).toEqual([]);
     expect(codeOwnersOf(`* @acme/all\n${'#'.repeat(3 * 1024 * 1024)}`, paths)).toEqual([]);
     expect(codeOwnersOf('* @acme/all\r\n', ['x'])).toEqual([{ path: 'x', owners: ['@acme/all'] }]);
+  });
+
+  it('in turns, the same owners as at once', async () => {
+    const many = Array.from({ length: 230 }, (_, i) => `src/auth/f${i}.md`);
+    expect(await codeOwnersInTurns(CODEOWNERS, [...paths, ...many])).toEqual(
+      codeOwnersOf(CODEOWNERS, [...paths, ...many]),
+    );
   });
 
   it('team owners as slugs', () => {
