@@ -1,6 +1,7 @@
 import { hashCanonical } from '../core/canonical.js';
 import type { ClaimInput } from '../core/claim-schema.js';
-import { ciSource, latest, sourceProvenance, type CiRun } from './pull-request-claim.js';
+import { ciFactOf, ciSource, latest, sourceProvenance, type CiRun } from './pull-request-claim.js';
+import { checksOf } from './rule-facts.js';
 
 /** One pull request of a merge group, with the receipt its own gate gave it at its head. */
 export interface MergeGroupMember {
@@ -38,7 +39,10 @@ export interface MergeGroupEvidence {
  * judged by its own gate, on its own facts and under the rules those facts meet: the group
  * claim holds each member's current receipt (admissible only when ALLOWED · ACCEPTED), the
  * CI of the merged result, and — when every member was approved on its latest push — that
- * approval. Same evidence, same claim_id.
+ * approval. Of the members conditional rules read it carries only `checks`, those of the
+ * merged result: rules about paths, labels, authors or approvals were applied to each member
+ * on its own facts, and a rule conditioned on them does not apply to the group. Same
+ * evidence, same claim_id.
  */
 export function buildMergeGroupClaim(
   evidence: MergeGroupEvidence,
@@ -107,6 +111,7 @@ export function buildMergeGroupClaim(
       repository,
       commit: headSha,
       branch: baseRef,
+      checks: checksOf(evidence.ci.map(ciFactOf)),
     },
     sources,
     ...(repoPolicy.policy ? { policy: repoPolicy.policy } : {}),

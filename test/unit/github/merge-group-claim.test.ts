@@ -49,6 +49,8 @@ describe('buildMergeGroupClaim', () => {
       repository: 'acme/web',
       commit: HEAD,
       branch: 'main',
+      // The merged result's CI, for rules that require checks; no member's own facts.
+      checks: [{ name: 'build', status: 'completed', conclusion: 'success' }],
     });
     expect(claim.sources.map((s) => [s.id, s.type, s.admissibility?.state])).toEqual([
       ['receipt:pr-12', 'policy_check', 'ADMISSIBLE'],
