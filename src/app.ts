@@ -36,6 +36,7 @@ import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
 import { DELIVERY_JOB } from './ports/webhook-store.js';
 import { ApiKeyService } from './services/api-keys.js';
+import type { ReceiptSealer } from './ports/receipt-sealer.js';
 import { ClaimService } from './services/claims.js';
 import { HealthService } from './services/health.js';
 import { LedgerReadService } from './services/ledger-reads.js';
@@ -88,6 +89,11 @@ export interface AppDeps {
    * take from the configuration.
    */
   logOrigin?: string;
+  /**
+   * Who signs and appends receipts. Default: this process; a worker of several passes the one
+   * writing process's (src/cluster).
+   */
+  sealer?: ReceiptSealer;
 }
 
 /** The composition root: wires every part into an Express app. Never listens. */
@@ -128,6 +134,7 @@ export function createApp(deps: AppDeps): Express {
     clock,
     logOrigin,
     sha256Hex,
+    sealer: deps.sealer,
   });
   const github = config.github;
   const githubReady = github?.appId !== undefined && github.privateKey !== undefined;

@@ -74,6 +74,7 @@ describe('benchmark harness', () => {
       mode: string;
       machine: { cores: number; node: string };
       seeding: { appended: number }[];
+      scale: { size: number; restart_ms: number; bytes_per_receipt: number }[];
       scenarios: Scenario[];
       micro: { name: string; ops_per_s: number }[];
       goals: unknown[];
@@ -87,6 +88,12 @@ describe('benchmark harness', () => {
     expect(results.machine.cores).toBeGreaterThan(0);
     expect(results.machine.node).toBe(process.version);
     expect(results.seeding).toHaveLength(2);
+    // Each seeded size reports its restart to a healthy deep check and its bytes on disk.
+    expect(results.scale.map((s) => s.size)).toEqual([100, 1000]);
+    for (const s of results.scale) {
+      expect(s.restart_ms).toBeGreaterThan(0);
+      expect(s.bytes_per_receipt).toBeGreaterThan(100);
+    }
 
     const kinds = results.scenarios.map((s) => s.kind);
     for (const kind of ['baseline-http', 'baseline-express', 'simulate', 'verify']) {
