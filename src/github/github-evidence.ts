@@ -306,12 +306,14 @@ export async function loadChangedFiles(
 ): Promise<ChangedFilesListing> {
   const total = pr.facts.changedFiles;
   try {
+    let listed = 0;
     const files = await octokit.paginate(
       octokit.rest.pulls.listFiles,
       { ...ref, pull_number: pr.facts.number, per_page: 100 },
       (response, done) => {
-        // Past 3,000 GitHub answers no more files: stop rather than ask for empty pages.
-        if (response.data.length < 100) done();
+        // GitHub answers no file past the 3,000th: stop rather than ask for more pages.
+        listed += response.data.length;
+        if (response.data.length < 100 || listed >= GITHUB_MAX_LISTED_FILES) done();
         return response.data.map((f) => ({
           filename: f.filename,
           ...(f.previous_filename ? { previous_filename: f.previous_filename } : {}),

@@ -138,6 +138,7 @@ describe('GitHub App: the claim holds what conditional rules read', () => {
     const { claim } = await evaluate({ ...bot, files });
     expect(claim.action.changed_paths).toEqual(files);
     expect(claim.action.changed_paths_incomplete).toBe(false);
+    expect(state.filePages).toEqual(['100:1', '100:2', '100:3']);
     expect(claim.action.code_owners).toEqual([]);
   });
 
@@ -146,6 +147,8 @@ describe('GitHub App: the claim holds what conditional rules read', () => {
     const { claim } = await evaluate({ ...bot, files });
     expect(claim.action.changed_paths).toHaveLength(3000);
     expect(claim.action.changed_paths_incomplete).toBe(true);
+    // 30 pages of 100, and no page past GitHub's 3,000 files.
+    expect(state.filePages).toEqual(Array.from({ length: 30 }, (_, i) => `100:${i + 1}`));
   });
 
   it('a file list GitHub refuses to give: no paths, marked incomplete, and still a receipt', async () => {

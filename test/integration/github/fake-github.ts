@@ -94,6 +94,8 @@ export interface RepoState {
   teams: Map<string, string[]>;
   /** Team membership lookups, as `org/team:user`, in order. */
   teamLookups: string[];
+  /** Pages of GET /pulls/{n}/files asked for, as `<per_page>:<page>`. */
+  filePages: string[];
 }
 
 export const newRepoState = (): RepoState => ({
@@ -109,6 +111,7 @@ export const newRepoState = (): RepoState => ({
   codeownersReads: [],
   teams: new Map(),
   teamLookups: [],
+  filePages: [],
 });
 
 export interface CheckRunWrite {
@@ -162,13 +165,15 @@ export function fakeGitHub(state: RepoState) {
       const query = new URL(uri, API).searchParams;
       const perPage = Number(query.get('per_page') ?? 30);
       const page = Number(query.get('page') ?? 1);
+      state.filePages.push(`${perPage}:${page}`);
       // GitHub lists at most 3,000 files, whatever the pull request holds.
       const all = (pr.files ?? DEFAULT_FILES).slice(0, 3000).map((f, i) => ({
         sha: String(i),
         status: typeof f === 'string' ? 'modified' : 'renamed',
         ...(typeof f === 'string' ? { filename: f } : f),
       }));
-      const last = Math.max(1, Math.ceil(all.length / perPage));
+      // Links go on as if every file could be listed: the App must stop at 3,000 itself.
+      const last = Math.max(1, Math.ceil((pr.files ?? DEFAULT_FILES).length / perPage));
       const next = `<${API}${repo}/pulls/${number}/files?per_page=${perPage}&page=${page + 1}>; rel="next"`;
       return [
         200,
