@@ -736,7 +736,7 @@ async function transparencyLogPhase(
         receipts,
         runs: options.auditRuns,
         svc: join(dirname(options.server), 'cli/svc.js'),
-        svcVerify: join(dirname(options.server), 'cli/svc-verify.js'),
+        svcVerify: join(ROOT, 'packages/verify/dist/cli/svc-verify.js'),
         rusageHook: RUSAGE_HOOK,
       });
       log(

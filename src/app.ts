@@ -178,7 +178,14 @@ export function createApp(deps: AppDeps): Express {
   };
   const health = new HealthService({ store, serverKey, clock, jobs });
   let openapi: object | undefined;
-  const signingKeys = new SigningKeyService({ store: store.signingKeys, clock, origin: logOrigin });
+  const signingKeys = new SigningKeyService({
+    store: store.signingKeys,
+    clock,
+    origin: logOrigin,
+    // Verify reads the history on every request; another process's change (a service
+    // started with a new key) shows within seconds, as a revoked API key's does.
+    cacheMs: 5_000,
+  });
   const transparencyLog = new TransparencyLog({
     tree: store.tree,
     ledger: store.ledger,
@@ -196,7 +203,7 @@ export function createApp(deps: AppDeps): Express {
       metrics,
       openapi: () => (openapi ??= buildOpenApiDocument(routes, config)),
     }),
-    ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
+    ...accountRoutes({ ...limits, ledger: store.ledger }),
     ...claimRoutes(claims, metrics),
     ...verifyRoutes({
       ledger: store.ledger,

@@ -1,4 +1,4 @@
-import { hashCanonical } from '../core/canonical.js';
+import { hashCanonical, proceeds } from '@svc/verify';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { ciFactOf, ciSource, latest, sourceProvenance, type CiRun } from './pull-request-claim.js';
 import { checksOf } from './rule-facts.js';
@@ -55,7 +55,7 @@ export function buildMergeGroupClaim(
   const capturedAt = latest(evidence.ci.map((r) => r.at));
   const provenance = (via: string) => sourceProvenance(host, headSha, capturedAt, via);
   const sources: ClaimInput['sources'] = members.map(({ number, headSha: sha, url, receipt }) => {
-    const allowed = receipt?.verdict === 'ALLOWED' && receipt.admissibility === 'ACCEPTED';
+    const allowed = receipt !== null && proceeds(receipt.verdict, receipt.admissibility);
     return {
       id: `receipt:pr-${number}`,
       type: 'policy_check',

@@ -1,4 +1,4 @@
-import { hashCanonical } from '../core/canonical.js';
+import { hashCanonical } from '@svc/verify';
 import type { ClaimInput, CodeOwners } from '../core/claim-schema.js';
 import {
   approvalsOf,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
-import { hashCanonical, portableSha256Hex, type Sha256Hex } from '../core/canonical.js';
+import { hashCanonical, portableSha256Hex, proceeds, type Sha256Hex } from '@svc/verify';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { SvcError } from '../core/errors.js';
 import { evaluateClaim, type Evaluation } from '../core/evaluation.js';
@@ -237,7 +237,7 @@ function responseParts(
   admissibility: Evaluation['admissibility']['status'],
 ): Omit<EvaluateResponse, 'receipt'> {
   const { verdict, reason, rules } = evaluation.policy;
-  const proceed = verdict === 'ALLOWED' && admissibility === 'ACCEPTED';
+  const proceed = proceeds(verdict, admissibility);
   return {
     claim,
     decision: {

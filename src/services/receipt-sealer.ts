@@ -1,4 +1,4 @@
-import type { Sha256Hex } from '../core/canonical.js';
+import type { Sha256Hex } from '@svc/verify';
 import { sealReceiptWithText } from '../core/receipt.js';
 import type { AppendResult, LedgerStore } from '../ports/ledger-store.js';
 import type { ReceiptSealer, SealRequest } from '../ports/receipt-sealer.js';

@@ -56,6 +56,10 @@ function runHarness(args: string[], timeoutMs: number): Promise<{ code: number; 
 describe('benchmark harness', () => {
   it('runs every scenario briefly on a tiny ledger and writes numeric results', async () => {
     // CI runs on a clean clone: the harness and the server it spawns exist only once built.
+    // The built bench imports @svc/verify's own build, as `npm run bench` builds it first.
+    await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/verify/tsconfig.json'], {
+      cwd: ROOT,
+    });
     await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], {
       cwd: ROOT,
     });

@@ -65,18 +65,6 @@ describe('buildManifest', () => {
     expect(Object.values(manifest.default_permissions)).not.toContain('admin');
   });
 
-  it('asks for Members: read only with --team-approvals', () => {
-    const plain = buildManifest(APP_YML, { webhookUrl: WEBHOOK, redirectUrl: REDIRECT });
-    expect(plain.default_permissions).not.toHaveProperty('members');
-    const teams = buildManifest(APP_YML, {
-      webhookUrl: WEBHOOK,
-      redirectUrl: REDIRECT,
-      teamApprovals: true,
-    });
-    expect(teams.default_permissions).toEqual({ ...plain.default_permissions, members: 'read' });
-    expect(APP_YML).not.toMatch(/^\s*members:/m);
-  });
-
   it('points the webhook and the redirect at the given URLs and stays private', () => {
     const manifest = buildManifest(APP_YML, { webhookUrl: WEBHOOK, redirectUrl: REDIRECT });
     expect(manifest.hook_attributes).toEqual({ url: WEBHOOK, active: true });
