@@ -114,3 +114,79 @@ export function renderWithoutReceipt(
 ): CheckRunOutput {
   return { conclusion, title: clipTitle(title), summary: clipSummary(detail) };
 }
+
+/** What the pull request's own `.github/svc.yml` would decide (simulated, never signed). */
+export type Preview =
+  | { kind: 'invalid'; problem: string }
+  | { kind: 'not_gated'; author: string }
+  | {
+      kind: 'evaluated';
+      verdict: 'ALLOWED' | 'ESCALATED' | 'BLOCKED';
+      admissibility: string;
+      policy: string;
+      failing: { rule: string; reason: string }[];
+    };
+
+export const PREVIEW_HEADING = 'What the proposed .github/svc.yml would decide';
+
+// How much a verdict lets through: a proposed config that raises it loosens the gate.
+const LENIENCY = { BLOCKED: 0, ESCALATED: 1, ALLOWED: 2 } as const;
+
+/** Whether the proposed config would let this pull request through more easily than the base's. */
+export function loosens(base: keyof typeof LENIENCY, preview: Preview): boolean {
+  if (preview.kind === 'invalid') return false;
+  // Not gated: a neutral check, which passes a required check as success does.
+  if (preview.kind === 'not_gated') return base !== 'ALLOWED';
+  return LENIENCY[preview.verdict] > LENIENCY[base];
+}
+
+/**
+ * The check run's output with a section on the pull request's proposed `.github/svc.yml`. The
+ * base branch's file decided the verdict above it; this only says what the change would
+ * decide, and says plainly when it would loosen the gate.
+ */
+export function renderPreview(
+  output: CheckRunOutput,
+  base: { verdict: keyof typeof LENIENCY },
+  preview: Preview,
+): CheckRunOutput {
+  const lines = [
+    '',
+    `### ${PREVIEW_HEADING}`,
+    '',
+    'This pull request changes `.github/svc.yml`. The verdict above is the base branch’s file’s: a pull request cannot change its own gate. Were this change merged, its file would decide:',
+    '',
+  ];
+  if (preview.kind === 'invalid') {
+    lines.push(
+      `**Invalid configuration**: ${cell(preview.problem)}`,
+      '',
+      'Merged as it is, every pull request into the base branch would get a failing check until the file is fixed.',
+    );
+  } else if (preview.kind === 'not_gated') {
+    lines.push(
+      `**Not gated**: @${cell(preview.author)} would not be one of its \`agents\`, and \`gate_humans\` would be false, so this pull request would get a neutral check.`,
+    );
+  } else {
+    lines.push(
+      `**${preview.verdict} · ${cell(preview.admissibility)}** under policy **${cell(preview.policy)}**.`,
+    );
+    if (preview.failing.length > 0) {
+      lines.push('', '| | Rule | Result |', '|---|---|---|');
+      for (const rule of preview.failing)
+        lines.push(`| ❌ | \`${cell(rule.rule)}\` | ${cell(rule.reason)} |`);
+    } else {
+      lines.push('', 'Every rule would pass.');
+    }
+  }
+  if (loosens(base.verdict, preview)) {
+    const now = base.verdict;
+    const then = preview.kind === 'evaluated' ? preview.verdict : 'not gated';
+    lines.push(
+      '',
+      `> ⚠️ **This change loosens the gate**: under the proposed file this pull request would be ${then} instead of ${now}. Review the change to \`.github/svc.yml\` as a change to who may merge what.`,
+    );
+  }
+  lines.push('', 'This preview was simulated: no receipt records it.');
+  return { ...output, summary: clipSummary(`${output.summary}\n${lines.join('\n')}`) };
+}

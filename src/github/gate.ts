@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { hashCanonical, isVerifyError, proceeds } from '@svc/verify';
-import { claimInputSchema, type ClaimInput } from '../core/claim-schema.js';
+import { isVerifyError } from '@svc/verify';
+import { claimInputSchema } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
@@ -9,19 +9,34 @@ import {
   receiptPageUrl,
   REEVALUATE,
   renderEvaluation,
+  renderPreview,
   renderWithoutReceipt,
   type CheckRunOutput,
+  type Preview,
 } from './check-run.js';
 import {
+  involvedOf,
+  loadChangedFiles,
   loadCi,
-  loadInvolved,
+  loadCodeOwners,
+  loadCommits,
   loadPullRequest,
   loadReviews,
+  loadTeamMemberships,
   type Octokit,
   type RepoRef,
 } from './github-evidence.js';
-import { buildPullRequestClaim, ciSource, latest, sourceProvenance } from './pull-request-claim.js';
+import { buildMergeGroupClaim, type MergeGroupMember } from './merge-group-claim.js';
+import { buildPullRequestClaim, type PullRequestEvidence } from './pull-request-claim.js';
 import { DEFAULT_CHECK_NAME, isAgent, parseRepoConfig, type RepoConfig } from './repo-config.js';
+import {
+  approvalsOf,
+  changedPathsOf,
+  codeOwnersInTurns,
+  codeOwnersOf,
+  ownerTeams,
+  teamsNamedBy,
+} from './rule-facts.js';
 
 export const CONFIG_PATH = '.github/svc.yml';
 const MERGE_QUEUE_BRANCH = /^(?:refs\/heads\/)?gh-readonly-queue\/(.+)\/pr-\d+-[0-9a-f]+$/;
@@ -132,20 +147,143 @@ export class PullRequestGate {
           `@${pr.facts.author} is not one of the agents in ${CONFIG_PATH} (\`agents: ${JSON.stringify(loaded.config.agents)}\`), and \`gate_humans\` is false, so svc does not evaluate this pull request.`,
         );
       }
-      const [ci, reviews, involved] = await Promise.all([
+      const [ci, reviews, commits, files, codeOwners] = await Promise.all([
         loadCi(octokit, ref, pr.facts.headSha, this.deps.appId),
         loadReviews(octokit, ref, number),
-        loadInvolved(octokit, ref, number, pr),
+        loadCommits(octokit, ref, number),
+        loadChangedFiles(octokit, ref, pr),
+        loadCodeOwners(octokit, ref, pr.facts.baseRef),
       ]);
       const humanOperator =
         [...pr.assignees].sort().find((a) => a.toLowerCase() !== pr.facts.author.toLowerCase()) ??
         null;
-      const claim = buildPullRequestClaim(
-        { pr: pr.facts, ci, reviews, agent, humanOperator, involved, host: this.deps.host },
-        loaded.config,
-      );
-      return this.evaluate(installation, claim, `Pull request #${number}`);
+      const paths = changedPathsOf(files);
+      const owned = await codeOwnersInTurns(codeOwners, paths.changed_paths);
+      const evidence: PullRequestEvidence = {
+        pr: pr.facts,
+        ci,
+        reviews,
+        agent,
+        humanOperator,
+        involved: involvedOf(pr, commits),
+        host: this.deps.host,
+        facts: { files, commits, codeOwners, owned },
+      };
+      // A pull request that changes the config is judged by the base branch's file; what its
+      // own file would decide is shown beside, never signed.
+      const proposed = paths.changed_paths.includes(CONFIG_PATH)
+        ? await this.loadConfig(octokit, ref, pr.facts.headSha)
+        : null;
+      const configs = [loaded.config, ...(proposed?.ok ? [proposed.config] : [])];
+      const teamed = await this.withTeams(installation, ref, evidence, configs);
+      const claim = buildPullRequestClaim(teamed(loaded.config), loaded.config);
+      const output = await this.evaluate(installation, claim, `Pull request #${number}`);
+      if (!proposed) return output;
+      const preview = await this.preview(installation, teamed, proposed, pr.facts.author);
+      return { ...renderPreview(output, output, preview), receiptId: output.receiptId };
     });
+  }
+
+  /**
+   * The evidence with the team memberships each config's policy reads, looked up only when a
+   * policy names teams (`require.approvals.from.teams`, or code owners' approvals with team
+   * owners): the organization permission Members: read is then needed, and only then.
+   */
+  private async withTeams(
+    installation: Installation,
+    ref: RepoRef,
+    evidence: PullRequestEvidence,
+    configs: RepoConfig[],
+  ): Promise<(config: RepoConfig) => PullRequestEvidence> {
+    const facts = evidence.facts!;
+    const paths = changedPathsOf(facts.files).changed_paths;
+    const named = new Map<RepoConfig, string[]>();
+    for (const config of configs) {
+      const { teams, codeOwners } = teamsNamedBy([
+        config,
+        config.policyConfig,
+        await this.effectivePolicyConfig(installation, evidence, config),
+      ]);
+      const owners = codeOwners
+        ? ownerTeams(facts.owned ?? codeOwnersOf(facts.codeOwners, paths))
+        : [];
+      named.set(config, [...new Set([...teams, ...owners])]);
+    }
+    const wanted = [...new Set([...named.values()].flat())].sort();
+    const approvers = approvalsOf(evidence.reviews, evidence.pr.headSha, {
+      involved: [evidence.pr.author, ...evidence.involved],
+    })
+      .filter((a) => a.kind === 'User')
+      .map((a) => a.user);
+    const memberships =
+      wanted.length > 0 && approvers.length > 0
+        ? await loadTeamMemberships(
+            installation.octokit,
+            ref.owner,
+            wanted,
+            approvers,
+            this.deps.log,
+          )
+        : new Map<string, string[]>();
+    return (config) => {
+      const teams = named.get(config) ?? [];
+      if (teams.length === 0) return evidence;
+      const only = new Map(
+        [...memberships].map(([login, of]) => [login, of.filter((t) => teams.includes(t))]),
+      );
+      return { ...evidence, facts: { ...facts, teams: only } };
+    };
+  }
+
+  /** The policy config a claim under `config` is evaluated with (its rules included), or null. */
+  private async effectivePolicyConfig(
+    installation: Installation,
+    evidence: PullRequestEvidence,
+    config: RepoConfig,
+  ): Promise<unknown> {
+    try {
+      const claim = claimInputSchema.parse(buildPullRequestClaim(evidence, config));
+      const simulated = await this.deps.claims.simulate(
+        claim,
+        githubSubmitter(this.deps.appId, installation.id),
+      );
+      return simulated.policy.config;
+    } catch (error) {
+      // The evaluation itself reports a config it cannot use.
+      if (isSvcError(error)) return null;
+      throw error;
+    }
+  }
+
+  /** What the pull request's own `.github/svc.yml` would decide: simulated, nothing written. */
+  private async preview(
+    installation: Installation,
+    evidenceFor: (config: RepoConfig) => PullRequestEvidence,
+    proposed: { ok: true; config: RepoConfig } | { ok: false; problem: string },
+    author: string,
+  ): Promise<Preview> {
+    if (!proposed.ok) return { kind: 'invalid', problem: proposed.problem };
+    const config = proposed.config;
+    if (!isAgent(author, config.agents) && !config.gate_humans)
+      return { kind: 'not_gated', author };
+    const evidence = evidenceFor(config);
+    try {
+      const claim = claimInputSchema.parse(buildPullRequestClaim(evidence, config));
+      const simulated = await this.deps.claims.simulate(
+        claim,
+        githubSubmitter(this.deps.appId, installation.id),
+      );
+      return {
+        kind: 'evaluated',
+        verdict: simulated.decision.verdict,
+        admissibility: simulated.decision.admissibility,
+        policy: simulated.receipt.policy.name ?? 'default',
+        failing: simulated.policy.rules.filter((r) => !r.passed),
+      };
+    } catch (error) {
+      if (isSvcError(error)) return { kind: 'invalid', problem: error.message };
+      throw error;
+    }
   }
 
   /**
@@ -171,15 +309,9 @@ export class PullRequestGate {
       if (!loaded.ok) {
         return renderWithoutReceipt('failure', `Invalid ${CONFIG_PATH}`, loaded.problem);
       }
-      const numbers = group.numbers;
-      const ciRuns = await loadCi(octokit, ref, group.headSha, this.deps.appId);
-      // The newest evidence time, so the same evidence always makes the same claim.
-      const capturedAt = latest(ciRuns.map((r) => r.at));
-      const provenance = (via: string) =>
-        sourceProvenance(this.deps.host, group.headSha, capturedAt, via);
-      const sources: ClaimInput['sources'] = [];
-      const approved: number[] = [];
-      for (const number of numbers) {
+      const ci = await loadCi(octokit, ref, group.headSha, this.deps.appId);
+      const members: MergeGroupMember[] = [];
+      for (const number of group.numbers) {
         const pr = await loadPullRequest(octokit, ref, number);
         const entry = await this.currentEntry(
           repository,
@@ -187,82 +319,32 @@ export class PullRequestGate {
           pr.facts.headSha,
           installation.id,
         );
-        const receipt = entry?.receipt ?? null;
-        if (entry?.claim.sources.some((s) => s.type === 'human_approval')) approved.push(number);
-        const allowed =
-          receipt !== null && proceeds(receipt.policy.verdict, receipt.admissibility.status);
-        sources.push({
-          id: `receipt:pr-${number}`,
-          type: 'policy_check',
-          uri: receipt ? `${this.deps.baseUrl}/v1/receipts/${receipt.receipt_id}` : pr.facts.url,
-          confidence: allowed ? 0.95 : 0.05,
-          content: receipt
-            ? `Pull request #${number} at ${pr.facts.headSha.slice(0, 12)}: receipt ${receipt.receipt_id}, ${receipt.policy.verdict} · ${receipt.admissibility.status}`
-            : `Pull request #${number} at ${pr.facts.headSha.slice(0, 12)} has no receipt of this installation`,
-          admissibility: allowed
-            ? { state: 'ADMISSIBLE', reason: 'its own gate allowed it', required: true }
-            : {
-                state: 'INADMISSIBLE',
-                reason: receipt ? 'its own gate did not allow it' : 'not evaluated by svc',
-                required: true,
-              },
-          provenance: provenance('pulls'),
+        members.push({
+          number,
+          headSha: pr.facts.headSha,
+          url: pr.facts.url,
+          receipt: entry
+            ? {
+                receipt_id: entry.receipt.receipt_id,
+                verdict: entry.receipt.policy.verdict,
+                admissibility: entry.receipt.admissibility.status,
+              }
+            : null,
+          approved: entry?.claim.sources.some((s) => s.type === 'human_approval') ?? false,
         });
       }
-      // Each member's own approval carries over: otherwise a policy that requires one would
-      // send every merge group to a human again.
-      if (numbers.length > 0 && approved.length === numbers.length) {
-        sources.push({
-          id: `approvals@${group.headSha.slice(0, 12)}`,
-          type: 'human_approval',
-          uri: `https://${this.deps.host}/${repository}/commit/${group.headSha}`,
-          confidence: 0.95,
-          content: `Every pull request of the group (${numbers.map((n) => `#${n}`).join(', ')}) was approved on its latest push, as its own receipt records`,
-          provenance: provenance('pulls'),
-        });
-      }
-      const ci = ciSource(
-        ciRuns,
-        group.headSha,
-        `https://${this.deps.host}/${repository}/commit/${group.headSha}`,
-        provenance('checks'),
-      );
-      if (ci) sources.push(ci);
-      else {
-        sources.push({
-          id: `ci@${group.headSha.slice(0, 12)}`,
-          type: 'ci',
-          uri: `https://${this.deps.host}/${repository}/commit/${group.headSha}`,
-          confidence: 0.3,
-          content: 'No CI has reported on the merge group yet',
-          admissibility: {
-            state: 'INADMISSIBLE',
-            reason:
-              'CI has not started on the merged result; svc evaluates again when it completes',
-            required: true,
-          },
-          provenance: provenance('checks'),
-        });
-      }
-      const body = {
-        entity: repository,
-        claim: `Merge queue group ${group.headSha.slice(0, 12)} into ${baseRef}: pull requests ${numbers.map((n) => `#${n}`).join(', ') || 'none'}`,
-        action: {
-          action_type: 'merge' as const,
-          target_system: 'github',
+      const claim = buildMergeGroupClaim(
+        {
           repository,
-          commit: group.headSha,
-          branch: baseRef,
+          headSha: group.headSha,
+          baseRef,
+          members,
+          ci,
+          host: this.deps.host,
+          baseUrl: this.deps.baseUrl,
         },
-        sources,
-        ...(loaded.config.policy ? { policy: loaded.config.policy } : {}),
-        ...(loaded.config.policyConfig ? { policyConfig: loaded.config.policyConfig } : {}),
-      };
-      const digest = hashCanonical(body).slice(7, 23);
-      const claim = {
-        claim_id: `gh:${repository}:merge-group@${group.headSha}:${digest}`,
-        ...body,
-      };
+        loaded.config,
+      );
       return this.evaluate(installation, claim, 'This merge group');
     });
   }
@@ -330,7 +412,9 @@ export class PullRequestGate {
     installation: Installation,
     input: unknown,
     subject: string,
-  ): Promise<CheckRunOutput & { receiptId?: string }> {
+  ): Promise<
+    CheckRunOutput & { receiptId: string; verdict: EvaluateResponse['decision']['verdict'] }
+  > {
     const claim = claimInputSchema.parse(input);
     const { response, replayed } = await this.deps.claims.evaluate(
       claim,
@@ -349,6 +433,7 @@ export class PullRequestGate {
     return {
       ...renderEvaluation(response, { baseUrl: this.deps.baseUrl, subject }),
       receiptId: response.receipt.receipt_id,
+      verdict: response.decision.verdict,
     };
   }
 

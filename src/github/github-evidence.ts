@@ -1,5 +1,12 @@
 import type { ProbotOctokit } from 'probot';
 import { byHuman, type CiRun, type PullRequestFacts, type Review } from './pull-request-claim.js';
+import {
+  CODEOWNERS_LOCATIONS,
+  GITHUB_MAX_LISTED_FILES,
+  MAX_CODEOWNERS_BYTES,
+  type ChangedFilesListing,
+  type CommitLogins,
+} from './rule-facts.js';
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
@@ -22,6 +29,7 @@ interface PullRequestPayload {
   draft?: boolean;
   state: string;
   assignees?: { login: string; type?: string }[] | null;
+  labels?: ({ name?: string | null } | string)[] | null;
 }
 
 export interface LoadedPullRequest {
@@ -46,6 +54,9 @@ export function pullRequestFacts(repository: string, pr: PullRequestPayload): Lo
       deletions: pr.deletions ?? 0,
       changedFiles: pr.changed_files ?? 0,
       updatedAt: pr.updated_at,
+      labels: (pr.labels ?? [])
+        .map((l) => (typeof l === 'string' ? l : l.name))
+        .filter((n): n is string => typeof n === 'string'),
     },
     draft: pr.draft === true,
     open: pr.state === 'open',
@@ -93,20 +104,35 @@ const checkState = (status: string | null, conclusion: string | null): CiRun['st
 const statusState = (state: string): CiRun['state'] =>
   state === 'success' ? 'success' : state === 'pending' ? 'pending' : 'failure';
 
+/** A check run as GET /commits/{sha}/check-runs lists it, as far as svc reads it. */
+export interface CheckRunPayload {
+  name: string;
+  status: string;
+  conclusion: string | null;
+  html_url?: string | null;
+  started_at?: string | null;
+  completed_at?: string | null;
+  app?: { id?: number } | null;
+  check_suite?: { id?: number } | null;
+}
+
+/** A commit status as GET /commits/{sha}/status lists it. */
+export interface StatusPayload {
+  context: string;
+  state: string;
+  target_url?: string | null;
+  updated_at: string;
+}
+
 /**
- * CI of a commit: other apps' check runs (never our own, which would judge itself) and commit
- * statuses, latest per name.
+ * CI of a commit from GitHub's listings: other apps' check runs (never our own, which would
+ * judge itself) and commit statuses, latest per name.
  */
-export async function loadCi(
-  octokit: Octokit,
-  ref: RepoRef,
-  sha: string,
+export function ciRunsFrom(
+  checks: readonly CheckRunPayload[],
+  statuses: readonly StatusPayload[],
   ownAppId: number,
-): Promise<CiRun[]> {
-  const [checks, combined] = await Promise.all([
-    octokit.paginate(octokit.rest.checks.listForRef, { ...ref, ref: sha, per_page: 100 }),
-    octokit.rest.repos.getCombinedStatusForRef({ ...ref, ref: sha, per_page: 100 }),
-  ]);
+): CiRun[] {
   const runs: (CiRun & { key: string })[] = [];
   for (const run of checks) {
     if (run.app?.id === ownAppId) continue;
@@ -120,9 +146,11 @@ export async function loadCi(
       state: checkState(run.status, run.conclusion),
       url: run.html_url ?? null,
       at: run.completed_at ?? run.started_at ?? null,
+      status: run.status,
+      conclusion: run.conclusion,
     });
   }
-  for (const status of combined.data.statuses) {
+  for (const status of statuses) {
     runs.push({
       key: `status:${status.context}`,
       name: status.context,
@@ -130,6 +158,7 @@ export async function loadCi(
       state: statusState(status.state),
       url: status.target_url ?? null,
       at: status.updated_at,
+      status: status.state,
     });
   }
   const newest = new Map<string, CiRun>();
@@ -140,6 +169,20 @@ export async function loadCi(
   return [...newest.values()].sort(
     (a, b) => a.name.localeCompare(b.name) || a.state.localeCompare(b.state),
   );
+}
+
+/** CI of a commit, as ciRunsFrom reads it. */
+export async function loadCi(
+  octokit: Octokit,
+  ref: RepoRef,
+  sha: string,
+  ownAppId: number,
+): Promise<CiRun[]> {
+  const [checks, combined] = await Promise.all([
+    octokit.paginate(octokit.rest.checks.listForRef, { ...ref, ref: sha, per_page: 100 }),
+    octokit.rest.repos.getCombinedStatusForRef({ ...ref, ref: sha, per_page: 100 }),
+  ]);
+  return ciRunsFrom(checks as CheckRunPayload[], combined.data.statuses, ownAppId);
 }
 
 type Permission = NonNullable<Review['permission']>;
@@ -208,27 +251,157 @@ export async function loadReviews(
   );
 }
 
+/** The GitHub logins of the authors and committers of a pull request's commits. */
+export async function loadCommits(
+  octokit: Octokit,
+  ref: RepoRef,
+  number: number,
+): Promise<CommitLogins[]> {
+  // GitHub lists at most 250 commits of a pull request.
+  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, {
+    ...ref,
+    pull_number: number,
+    per_page: 100,
+  });
+  return commits.map((commit) => ({
+    author: commit.author?.login ?? null,
+    committer: commit.committer?.login ?? null,
+  }));
+}
+
 /**
  * Everyone whose approval cannot count for this pull request: its author, its assignees (who
  * set the agent to work) and the authors and committers of its commits. Read from GitHub on
  * every evaluation, never from the event that triggered it, so the verdict does not depend on
  * which event arrived.
  */
-export async function loadInvolved(
-  octokit: Octokit,
-  ref: RepoRef,
-  number: number,
-  pr: LoadedPullRequest,
-): Promise<string[]> {
-  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, {
-    ...ref,
-    pull_number: number,
-    per_page: 100,
-  });
+export function involvedOf(pr: LoadedPullRequest, commits: readonly CommitLogins[]): string[] {
   const logins = new Set<string>([pr.facts.author, ...pr.assignees]);
   for (const commit of commits) {
-    if (commit.author?.login) logins.add(commit.author.login);
-    if (commit.committer?.login) logins.add(commit.committer.login);
+    if (commit.author) logins.add(commit.author);
+    if (commit.committer) logins.add(commit.committer);
   }
   return [...logins].sort();
+}
+
+const statusOf = (error: unknown): number | undefined => {
+  const status = (error as { status?: unknown }).status;
+  return typeof status === 'number' ? status : undefined;
+};
+
+// Worth another run of the whole job (as gate.ts's isTransient): server errors, rate limits.
+const transient = (status: number | undefined) =>
+  status === undefined || status >= 500 || status === 429 || status === 403;
+
+/**
+ * The pull request's changed files, 100 per page, up to the 3,000 GitHub lists. A failure
+ * worth retrying (5xx, rate limit, network) propagates, so the job runs again; any other
+ * (GitHub refusing the listing, e.g. a diff too large to compute) is reported in `error`,
+ * and the list then counts as incomplete.
+ */
+export async function loadChangedFiles(
+  octokit: Octokit,
+  ref: RepoRef,
+  pr: LoadedPullRequest,
+): Promise<ChangedFilesListing> {
+  const total = pr.facts.changedFiles;
+  try {
+    let listed = 0;
+    const files = await octokit.paginate(
+      octokit.rest.pulls.listFiles,
+      { ...ref, pull_number: pr.facts.number, per_page: 100 },
+      (response, done) => {
+        // GitHub answers no file past the 3,000th: stop rather than ask for more pages.
+        listed += response.data.length;
+        if (response.data.length < 100 || listed >= GITHUB_MAX_LISTED_FILES) done();
+        return response.data.map((f) => ({
+          filename: f.filename,
+          ...(f.previous_filename ? { previous_filename: f.previous_filename } : {}),
+          status: f.status,
+        }));
+      },
+    );
+    return { files: files.slice(0, GITHUB_MAX_LISTED_FILES), total };
+  } catch (error) {
+    if (transient(statusOf(error))) throw error;
+    return { files: [], total, error: (error as Error).message };
+  }
+}
+
+/**
+ * The CODEOWNERS file of a branch, from the first of GitHub's locations that has one; null
+ * when none does. Read from the base branch, so a pull request cannot name its own owners.
+ */
+export async function loadCodeOwners(
+  octokit: Octokit,
+  ref: RepoRef,
+  branch: string,
+): Promise<string | null> {
+  for (const path of CODEOWNERS_LOCATIONS) {
+    try {
+      const { data } = await octokit.rest.repos.getContent({
+        ...ref,
+        path,
+        ref: branch,
+        mediaType: { format: 'raw' },
+      });
+      const raw: unknown = data;
+      // A directory of that name is no CODEOWNERS file.
+      if (typeof raw !== 'string') continue;
+      // GitHub ignores a file of 3 MB or more; so does svc (no owners, as on GitHub).
+      return Buffer.byteLength(raw, 'utf8') >= MAX_CODEOWNERS_BYTES ? null : raw;
+    } catch (error) {
+      if (statusOf(error) === 404) continue;
+      throw error;
+    }
+  }
+  return null;
+}
+
+/** At most this many membership lookups per evaluation; past it, no further team counts. */
+export const MAX_TEAM_LOOKUPS = 100;
+
+/**
+ * The teams (`org/team`, of the repository's owner only: an installation cannot read another
+ * organization's teams) each user is an active member of, asked of
+ * GET /orgs/{org}/teams/{team}/memberships/{user} (organization permission Members: read).
+ * Not a member (404), or the permission not granted (403 without a rate limit): no team, so
+ * a rule that needs the team fails closed.
+ */
+export async function loadTeamMemberships(
+  octokit: Octokit,
+  org: string,
+  teams: readonly string[],
+  users: readonly string[],
+  log?: { warn(obj: object, msg: string): void },
+): Promise<Map<string, string[]>> {
+  const memberships = new Map<string, string[]>(users.map((u) => [u.toLowerCase(), []]));
+  const own = teams.filter((t) => t.split('/')[0] === org.toLowerCase());
+  let lookups = 0;
+  for (const user of users) {
+    for (const team of own) {
+      if (++lookups > MAX_TEAM_LOOKUPS) return memberships;
+      try {
+        const { data } = await octokit.rest.teams.getMembershipForUserInOrg({
+          org,
+          team_slug: team.split('/')[1]!,
+          username: user,
+        });
+        if (data.state === 'active') memberships.get(user.toLowerCase())!.push(team);
+      } catch (error) {
+        const status = statusOf(error);
+        if (status === 404) continue;
+        const headers = (error as { response?: { headers?: Record<string, unknown> } }).response
+          ?.headers;
+        const rateLimited =
+          headers?.['x-ratelimit-remaining'] === '0' || headers?.['retry-after'] !== undefined;
+        if (status === 403 && !rateLimited) {
+          log?.warn({ team, status }, 'team membership not readable (Members: read not granted?)');
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+  return memberships;
 }

@@ -1,5 +1,16 @@
 import { hashCanonical } from '@svc/verify';
-import type { ClaimInput } from '../core/claim-schema.js';
+import type { ClaimInput, CodeOwners } from '../core/claim-schema.js';
+import {
+  approvalsOf,
+  changedPathsOf,
+  checksOf,
+  codeOwnersOf,
+  committersOf,
+  labelsOf,
+  type ChangedFilesListing,
+  type CiFact,
+  type CommitLogins,
+} from './rule-facts.js';
 
 /** The collector named in every source's provenance. */
 export const COLLECTOR = 'svc-github-app';
@@ -18,6 +29,8 @@ export interface PullRequestFacts {
   deletions: number;
   changedFiles: number;
   updatedAt: string;
+  /** Label names. */
+  labels?: string[];
 }
 
 export interface CiRun {
@@ -27,6 +40,10 @@ export interface CiRun {
   state: 'success' | 'failure' | 'pending' | 'neutral';
   url: string | null;
   at: string | null;
+  /** GitHub's own words: a check run's `status`, or a commit status's `state`. */
+  status?: string;
+  /** A check run's `conclusion` (null until it completes). */
+  conclusion?: string | null;
 }
 
 export interface Review {
@@ -56,6 +73,23 @@ export interface PullRequestEvidence {
   involved: string[];
   /** GitHub host, for the chain of custody (github.com or an Enterprise Server host). */
   host: string;
+  /** What conditional rules read besides the above; without it the claim has no such members. */
+  facts?: PullRequestRuleFacts;
+}
+
+/** The facts of a pull request that only conditional rules read (contract §10). */
+export interface PullRequestRuleFacts {
+  files: ChangedFilesListing;
+  commits: CommitLogins[];
+  /** The base branch's CODEOWNERS file, or null when it has none. */
+  codeOwners: string | null;
+  /** `codeOwnersOf(codeOwners, changed paths)` when already computed (codeOwnersInTurns). */
+  owned?: CodeOwners[];
+  /**
+   * Approvers' memberships of the teams the policy names (login in lower case → `org/team`),
+   * when the policy names any; absent when no team was looked up.
+   */
+  teams?: ReadonlyMap<string, string[]>;
 }
 
 const shortSha = (sha: string) => sha.slice(0, 12);
@@ -107,6 +141,39 @@ export function qualifyingApprovals(evidence: PullRequestEvidence): Review[] {
 }
 
 type Source = ClaimInput['sources'][number];
+
+/** A CI run as the claim's `checks` see it: GitHub's own status and conclusion. */
+export const ciFactOf = (run: CiRun): CiFact => {
+  if (run.status !== undefined)
+    return { name: run.name, kind: run.kind, status: run.status, conclusion: run.conclusion };
+  // Folded states only (no raw words kept): the nearest GitHub result.
+  if (run.state === 'pending') return { name: run.name, kind: run.kind, status: 'pending' };
+  const conclusion = run.state === 'neutral' ? 'neutral' : run.state;
+  return run.kind === 'status'
+    ? { name: run.name, kind: 'status', status: conclusion === 'success' ? 'success' : 'failure' }
+    : { name: run.name, kind: 'check_run', status: 'completed', conclusion };
+};
+
+/** The members of a pull request's `action` that conditional rules read (contract §10). */
+export function ruleMembersOf(
+  evidence: PullRequestEvidence,
+): Partial<NonNullable<ClaimInput['action']>> {
+  const { pr, facts } = evidence;
+  if (!facts) return {};
+  const paths = changedPathsOf(facts.files);
+  return {
+    ...paths,
+    labels: labelsOf(pr.labels ?? []),
+    author: pr.author,
+    committers: committersOf(facts.commits),
+    approvals: approvalsOf(evidence.reviews, pr.headSha, {
+      involved: [pr.author, evidence.humanOperator ?? '', ...evidence.involved].filter(Boolean),
+      ...(facts.teams ? { teams: facts.teams } : {}),
+    }),
+    checks: checksOf(evidence.ci.map(ciFactOf)),
+    code_owners: facts.owned ?? codeOwnersOf(facts.codeOwners, paths.changed_paths),
+  };
+}
 
 /** Where a source came from: the commit it describes, and the GitHub API it was read from. */
 export const sourceProvenance = (
@@ -235,6 +302,7 @@ export function buildPullRequestClaim(
     branch: pr.baseRef,
     ...(evidence.agent ? { agent: evidence.agent } : {}),
     ...(evidence.humanOperator ? { human_operator: evidence.humanOperator } : {}),
+    ...ruleMembersOf(evidence),
   };
   const claim = {
     entity: pr.repository,

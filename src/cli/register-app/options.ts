@@ -27,6 +27,9 @@ Options:
                         mode 0600, other lines kept. (Not --env-file: Node takes that flag
                         for itself and stops when the file does not exist yet.)
   --force               replace App settings already in the env file
+  --team-approvals      also ask for the organization permission Members: read, which
+                        policies whose rules name teams (or team code owners) need to see
+                        approvers' team memberships; app.yml leaves it out
   --port <n>            local port (default: 3001; 0 picks a free one)
   --manifest <path>     the manifest (default: app.yml)
   --api-url <url>       GitHub's REST API (default: https://api.github.com, or
@@ -123,6 +126,7 @@ export const OPTIONS = {
   name: { type: 'string' },
   out: { type: 'string' },
   force: { type: 'boolean' },
+  'team-approvals': { type: 'boolean' },
   port: { type: 'string' },
   manifest: { type: 'string' },
   'api-url': { type: 'string' },
@@ -200,6 +204,7 @@ export function parseOptions(
     force: values.force ?? false,
     timeoutMs: timeout * 60_000,
     urls: githubUrls(io.env, values.org, values['api-url']),
-    extraPermissions: {},
+    // Team memberships of approvers: only policies whose rules name teams need them.
+    extraPermissions: values['team-approvals'] ? { members: 'read' } : {},
   };
 }

@@ -42,7 +42,16 @@ export interface PullRequestState {
   draft?: boolean;
   state?: 'open' | 'closed';
   assignees?: string[];
+  labels?: string[];
+  /** Changed files as GET /pulls/{n}/files lists them (default: three files). */
+  files?: (string | { filename: string; previous_filename: string })[];
+  /** `changed_files` of the pull request (default: how many `files` holds). */
+  changedFiles?: number;
+  /** The status GET /pulls/{n}/files answers with instead of the list. */
+  filesStatus?: number;
 }
+
+const DEFAULT_FILES = ['src/session.ts', 'src/session.test.ts', 'docs/sessions.md'];
 
 export interface RepoState {
   pulls: Map<number, PullRequestState>;
@@ -78,6 +87,16 @@ export interface RepoState {
   permissions: Map<string, string>;
   /** Authors and committers of each pull request's commits. */
   commits: Map<number, { author: string; committer: string }[]>;
+  /** CODEOWNERS files by path (.github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS) and ref. */
+  codeowners: Map<string, string>;
+  /** CODEOWNERS reads, as `<ref>:<path>`, in order. */
+  codeownersReads: string[];
+  /** Active members of each `org/team`. */
+  teams: Map<string, string[]>;
+  /** Team membership lookups, as `org/team:user`, in order. */
+  teamLookups: string[];
+  /** Pages of GET /pulls/{n}/files asked for, as `<per_page>:<page>`. */
+  filePages: string[];
 }
 
 export const newRepoState = (): RepoState => ({
@@ -89,6 +108,11 @@ export const newRepoState = (): RepoState => ({
   statuses: new Map(),
   permissions: new Map(),
   commits: new Map(),
+  codeowners: new Map(),
+  codeownersReads: [],
+  teams: new Map(),
+  teamLookups: [],
+  filePages: [],
 });
 
 export interface CheckRunWrite {
@@ -107,7 +131,8 @@ function prJson(pr: PullRequestState) {
     base: { ref: pr.baseRef ?? 'main' },
     additions: 10,
     deletions: 2,
-    changed_files: 3,
+    changed_files: pr.changedFiles ?? (pr.files ?? DEFAULT_FILES).length,
+    labels: (pr.labels ?? []).map((name, i) => ({ id: i + 1, name, color: 'ededed' })),
     updated_at: '2026-01-15T09:00:00Z',
     draft: pr.draft ?? false,
     state: pr.state ?? 'open',
@@ -131,6 +156,51 @@ export function fakeGitHub(state: RepoState) {
     .reply((uri) => {
       const pr = state.pulls.get(Number(/pulls\/(\d+)$/.exec(uri)![1]));
       return pr ? [200, prJson(pr)] : [404, { message: 'Not Found' }];
+    })
+    .get(new RegExp(`^${repo}/pulls/(\\d+)/files`))
+    .reply((uri) => {
+      const number = Number(/pulls\/(\d+)\/files/.exec(uri)![1]);
+      const pr = state.pulls.get(number);
+      if (!pr) return [404, { message: 'Not Found' }];
+      if (pr.filesStatus) return [pr.filesStatus, { message: 'Sorry, the diff is too large' }];
+      const query = new URL(uri, API).searchParams;
+      const perPage = Number(query.get('per_page') ?? 30);
+      const page = Number(query.get('page') ?? 1);
+      state.filePages.push(`${perPage}:${page}`);
+      // GitHub lists at most 3,000 files, whatever the pull request holds.
+      const all = (pr.files ?? DEFAULT_FILES).slice(0, 3000).map((f, i) => ({
+        sha: String(i),
+        status: typeof f === 'string' ? 'modified' : 'renamed',
+        ...(typeof f === 'string' ? { filename: f } : f),
+      }));
+      // Links go on as if every file could be listed: the App must stop at 3,000 itself.
+      const last = Math.max(1, Math.ceil((pr.files ?? DEFAULT_FILES).length / perPage));
+      const next = `<${API}${repo}/pulls/${number}/files?per_page=${perPage}&page=${page + 1}>; rel="next"`;
+      return [
+        200,
+        all.slice((page - 1) * perPage, page * perPage),
+        page < last ? { link: next } : {},
+      ];
+    })
+    .get(new RegExp(`^${repo}/contents/(\\.github(%2F|/)|docs(%2F|/))?CODEOWNERS`))
+    .reply((uri) => {
+      const url = new URL(uri, API);
+      const path = decodeURIComponent(url.pathname.slice(`${repo}/contents/`.length));
+      const ref = url.searchParams.get('ref') ?? '';
+      state.codeownersReads.push(`${ref}:${path}`);
+      const text = state.codeowners.get(path);
+      return text === undefined
+        ? [404, { message: 'Not Found' }]
+        : [200, text, { 'content-type': 'text/plain; charset=utf-8' }];
+    })
+    .get(new RegExp(`^/orgs/([^/]+)/teams/([^/]+)/memberships/([^/?]+)`))
+    .reply((uri) => {
+      const [, org, team, user] = /orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/?]+)/.exec(uri)!;
+      const slug = `${org}/${team}`.toLowerCase();
+      state.teamLookups.push(`${slug}:${user}`);
+      return state.teams.get(slug)?.includes(user!)
+        ? [200, { state: 'active', role: 'member' }]
+        : [404, { message: 'Not Found' }];
     })
     .get(new RegExp(`^${repo}/pulls/(\\d+)/reviews`))
     .reply((uri) => {

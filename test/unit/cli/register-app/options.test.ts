@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { UsageError } from '../../../../src/cli/register-app/errors.js';
 import { parseOptions } from '../../../../src/cli/register-app/options.js';
@@ -22,6 +24,17 @@ describe('parseOptions', () => {
       },
       extraPermissions: {},
     });
+  });
+
+  it('--team-approvals asks for Members: read besides app.yml, which holds no such permission', () => {
+    const options = parseOptions(['--team-approvals', '--webhook-url', HOOK], io());
+    expect(options).toMatchObject({ extraPermissions: { members: 'read' } });
+    expect(parseOptions(['--webhook-url', HOOK], io())).toMatchObject({ extraPermissions: {} });
+    const appYml = readFileSync(
+      fileURLToPath(new URL('../../../../app.yml', import.meta.url)),
+      'utf8',
+    );
+    expect(appYml).not.toMatch(/^\s*members:/m);
   });
 
   it('takes every option', () => {
