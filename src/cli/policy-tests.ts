@@ -76,10 +76,17 @@ export type Kind = (typeof KINDS)[number];
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** The members an object schema accepts, also when it is refined or transformed. */
+function membersOf(schema: z.ZodType): string[] {
+  const def = schema._zod.def as { type: string; shape?: object; in?: z.ZodType };
+  if (def.type === 'object' && def.shape) return Object.keys(def.shape);
+  return def.type === 'pipe' && def.in ? membersOf(def.in) : [];
+}
+
 // The members that tell the two apart, read off the schemas themselves: a member both accept
-// (rules) decides nothing.
-const POLICY_MEMBERS = Object.keys(createPolicySchema.shape);
-const REPO_MEMBERS = Object.keys(repoConfigSchema.shape);
+// decides nothing.
+const POLICY_MEMBERS = membersOf(createPolicySchema);
+const REPO_MEMBERS = membersOf(repoConfigSchema);
 const ONLY_POLICY = POLICY_MEMBERS.filter((m) => !REPO_MEMBERS.includes(m));
 const ONLY_REPO = REPO_MEMBERS.filter((m) => !POLICY_MEMBERS.includes(m));
 
@@ -99,7 +106,7 @@ export function detectKind(value: unknown, fileName: string): Kind | { problem: 
     };
   }
   if (policy.length > 0) return 'policy';
-  if (repo.length > 0 || named || value === null || value === undefined) return 'repo-config';
+  if (repo.length > 0 || named) return 'repo-config';
   return {
     problem: `it has none of the members of a policy (${ONLY_POLICY.join(', ')}) or of .github/svc.yml (${ONLY_REPO.join(', ')}); say which it is with --kind policy|repo-config`,
   };

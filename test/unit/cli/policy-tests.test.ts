@@ -90,6 +90,9 @@ describe('policy files', () => {
         'members of a policy (config) and of .github/svc.yml (agents)',
       ),
     });
+    expect(detectKind(null, 'empty.yml')).toEqual({
+      problem: expect.stringContaining('--kind policy|repo-config'),
+    });
     expect(detectKind({ hello: 1 }, 'x.yml')).toEqual({
       problem: expect.stringContaining('--kind policy|repo-config'),
     });
