@@ -688,7 +688,7 @@ export function renderResults(subject: Subject, results: CaseResult[]): string[]
       const what =
         d.path === 'verdict' || d.path === 'admissibility' || d.path === 'error'
           ? d.path
-          : `rule ${d.path.slice('rules.'.length)}`;
+          : `rule ${d.path.slice('rules.'.length).replace(/^rule:/, '')}`;
       lines.push(`      ${what}: expected ${d.expected}, got ${d.actual}`);
       lines.push(`        ${d.detail}`);
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { hashCanonical } from '../../../src/core/canonical.js';
 import {
+  builtinSubject,
   detectKind,
   diffCase,
   evaluateCase,
@@ -324,6 +325,21 @@ describe('diffs', () => {
         detail:
           'the evaluation has no rule "typo"; its rules: min_sources, min_confidence, rule:docs-only',
       },
+    ]);
+  });
+
+  it('prints each difference under its case, a conditional rule by its own name', async () => {
+    const strict = (await builtinSubject('strict', new PolicySet()))!;
+    const expected = { verdict: 'BLOCKED' as const, rules: { 'rule:docs-only': 'fail' as const } };
+    const differences = diffCase(expected, outcome);
+    const lines = renderResults(strict, [
+      { name: 'docs', passed: false, expected, actual: outcome, differences },
+    ]);
+    expect(lines.slice(1)).toEqual([
+      'FAIL  docs',
+      '      rule docs-only: expected fail, got pass',
+      '        only docs changed',
+      '0 passed, 1 failed (1 case)',
     ]);
   });
 
