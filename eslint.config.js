@@ -2,13 +2,30 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
+import { builtinModules } from 'node:module';
 
 // The dependency direction of docs/ARCHITECTURE.md, held by the linter: the core knows no
 // transport, store or process; ports know only the core; services know no transport.
-const forbidden = (groups) => ['error', { patterns: groups }];
+// Across package lines only package names: the service and the Action import the verifier as
+// @svc/verify, never a path into packages/verify; the package imports nothing of theirs.
+// Every block below restricts with `forbidden`, which always adds this line, because a later
+// block's no-restricted-imports replaces an earlier one's for the files both match.
+const byPackageName = {
+  group: ['**/packages/verify/**', '**/packages/verify'],
+  message: 'Import the verifier by its package name, @svc/verify (docs/ARCHITECTURE.md).',
+};
+const forbidden = (groups) => ['error', { patterns: [byPackageName, ...groups] }];
 const mongoStore = {
-  group: ['mongodb', 'agenda', '@agendajs/*', '**/storage/mongo/**', '**/agenda-job-queue.js'],
+  group: ['mongodb', 'agenda', '@agendajs/*', '**/storage/mongo/**'],
   message: 'Import the MongoDB store only through createStore (storage/create-store.ts).',
+};
+const sqliteStore = {
+  group: ['better-sqlite3', '**/storage/sqlite/**'],
+  message: 'Import the SQLite store only through createStore (storage/create-store.ts).',
+};
+const storageUp = {
+  group: ['**/jobs/**', '**/api/**', '**/services/**', '**/github/**', '**/cli/**'],
+  message: 'Storage adapters import the core, ports and config only.',
 };
 const outward = {
   group: [
@@ -20,6 +37,26 @@ const outward = {
     '**/server.js',
   ],
   message: 'Dependencies point inward (docs/ARCHITECTURE.md).',
+};
+const serviceCode = {
+  group: [
+    '**/src/**',
+    '**/action/**',
+    'zod',
+    'express',
+    'better-sqlite3',
+    'mongodb',
+    'pino',
+    'probot',
+    'agenda',
+    '@octokit/*',
+    '@actions/*',
+  ],
+  message: '@svc/verify is published alone: it imports only itself and its declared dependencies.',
+};
+const selfByName = {
+  group: ['@svc/verify', '@svc/verify/*'],
+  message: 'Inside @svc/verify, import its modules relatively.',
 };
 const io = {
   group: [
@@ -39,7 +76,17 @@ const io = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/', 'action/dist/', 'bench/results/'] },
+  {
+    ignores: [
+      'dist/',
+      'packages/*/dist/',
+      'node_modules/',
+      'coverage/',
+      'data/',
+      'action/dist/',
+      'bench/results/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
@@ -58,27 +105,16 @@ export default tseslint.config(
     // block holds the SQLite adapter to it, the next one everything outside both adapters
     // (and the directory rules further down, which replace it, forbid stores outright).
     files: ['src/**/*.ts'],
-    ignores: ['src/storage/mongo/**', 'src/jobs/agenda-job-queue.ts'],
+    ignores: ['src/storage/mongo/**'],
     rules: {
       'no-restricted-imports': forbidden([mongoStore]),
     },
   },
   {
     files: ['src/**/*.ts'],
-    ignores: [
-      'src/storage/mongo/**',
-      'src/jobs/agenda-job-queue.ts',
-      'src/storage/sqlite/**',
-      'src/jobs/sqlite-job-queue.ts',
-    ],
+    ignores: ['src/storage/mongo/**', 'src/storage/sqlite/**'],
     rules: {
-      'no-restricted-imports': forbidden([
-        mongoStore,
-        {
-          group: ['better-sqlite3', '**/storage/sqlite/**', '**/sqlite-job-queue.js'],
-          message: 'Import the SQLite store only through createStore (storage/create-store.ts).',
-        },
-      ]),
+      'no-restricted-imports': forbidden([mongoStore, sqliteStore]),
     },
   },
   {
@@ -94,6 +130,21 @@ export default tseslint.config(
   {
     files: ['src/ports/**/*.ts'],
     rules: { 'no-restricted-imports': forbidden([outward, io]) },
+  },
+  {
+    // Adapters implement ports; the job queues are adapters too (storage/sqlite, storage/mongo),
+    // so nothing under storage reaches up to the job handlers or a transport. These blocks
+    // replace the ones above for storage/, so each repeats what of them applies.
+    files: ['src/storage/mongo/**/*.ts'],
+    rules: { 'no-restricted-imports': forbidden([storageUp]) },
+  },
+  {
+    files: ['src/storage/sqlite/**/*.ts'],
+    rules: { 'no-restricted-imports': forbidden([storageUp, mongoStore]) },
+  },
+  {
+    files: ['src/storage/*.ts'],
+    rules: { 'no-restricted-imports': forbidden([storageUp, mongoStore, sqliteStore]) },
   },
   {
     files: ['src/github/**/*.ts'],
@@ -118,29 +169,66 @@ export default tseslint.config(
     },
   },
   {
-    // The Action and svc-verify use the pure core only: nothing that opens a store or listens,
-    // so they start fast and run where the service is not.
-    files: ['action/src/**/*.ts', 'src/cli/svc-verify.ts'],
+    // The Action uses the verifier only (and @actions/*): nothing that opens a store or
+    // listens, so it starts fast and runs where the service is not.
+    files: ['action/src/**/*.ts'],
     rules: {
       'no-restricted-imports': forbidden([
         {
-          group: [
-            ...outward.group,
-            '**/ports/**',
-            '**/config/**',
-            '**/cli/**',
-            '**/logger.js',
-            'express',
-            'better-sqlite3',
-            'pino',
-          ],
-          message: 'The Action and svc-verify import src/core only.',
+          group: ['**/src/**', 'express', 'better-sqlite3', 'pino', 'zod'],
+          message: 'The Action imports @svc/verify, not the service (docs/ARCHITECTURE.md).',
         },
       ]),
     },
   },
   {
-    files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    // packages/verify is published alone: it imports its own modules and its declared
+    // dependencies, nothing of the service (src/) or the Action.
+    files: ['packages/verify/src/cli/**/*.ts', 'packages/verify/src/node/**/*.ts'],
+    rules: { 'no-restricted-imports': forbidden([serviceCode, selfByName]) },
+  },
+  {
+    // ... and outside the CLI and the Node helpers it is portable: a browser bundle imports it.
+    files: ['packages/verify/src/**/*.ts'],
+    ignores: ['packages/verify/src/cli/**', 'packages/verify/src/node/**'],
+    rules: {
+      'no-restricted-imports': forbidden([
+        serviceCode,
+        selfByName,
+        {
+          group: ['node:*', ...builtinModules],
+          message:
+            'Only src/cli and src/node of @svc/verify may use Node: the rest runs in browsers.',
+        },
+      ]),
+    },
+  },
+  {
+    // Domain time (receipts, check runs, webhook and health records) comes from the injected
+    // Clock, so tests set it; the process entries and the CLI may read the machine's.
+    files: ['src/**/*.ts'],
+    ignores: ['src/server.ts', 'src/app.ts', 'src/cli/**', 'src/ports/clock.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'Take the time from the injected Clock (ports/clock.ts).',
+        },
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'Take the time from the injected Clock (ports/clock.ts).',
+        },
+      ],
+    },
+  },
+  {
+    files: [
+      'src/cli/**/*.ts',
+      'packages/verify/src/cli/**/*.ts',
+      'bench/**/*.ts',
+      'scripts/**/*.ts',
+    ],
     rules: { 'no-console': 'off' },
   },
   {

@@ -13,7 +13,12 @@ export default {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // @svc/verify (packages/verify) is run from its source, as tsconfig.json's paths type it.
+  moduleNameMapper: {
+    '^@svc/verify$': '<rootDir>/packages/verify/src/index.ts',
+    '^@svc/verify/node$': '<rootDir>/packages/verify/src/node/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
   testTimeout: 30000,

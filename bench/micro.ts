@@ -1,21 +1,20 @@
 import { createHash, generateKeyPairSync, sign, verify } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { canonicalBytes, canonicalize, hashCanonical } from '../src/core/canonical.js';
+import {
+  canonicalBytes,
+  canonicalize,
+  hashCanonical,
+  parseStrictJson,
+  receiptHash,
+  verifyEd25519Strict,
+  verifyReceipt,
+} from '@svc/verify';
 import { claimInputSchema } from '../src/core/claim-schema.js';
 // Imported for its side effect too: it sets the SHA-512 noble's synchronous API needs.
-import { verifyEd25519Strict } from '../src/core/ed25519.js';
 import { evaluateClaim } from '../src/core/evaluation.js';
 import { resolvePolicy } from '../src/core/policy-config.js';
-import {
-  buildReceiptCore,
-  chainReceipt,
-  receiptHash,
-  signedMessage,
-  signReceipt,
-} from '../src/core/receipt.js';
-import { parseStrictJson } from '../src/core/strict-json.js';
-import { verifyReceipt } from '../src/core/verify.js';
+import { buildReceiptCore, chainReceipt, signedMessage, signReceipt } from '../src/core/receipt.js';
 import { serverKeyFrom } from '../src/secrets/server-key.js';
 import { benchClaim } from './claims.js';
 

@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +21,7 @@ import { startNode, stopAll, type Spawned } from './processes.js';
 import { cpuSeconds, peakRssMiB, sampleRss } from './proc-stats.js';
 import {
   judgeGoals,
+  type ScaleResult,
   renderMarkdown,
   updateDoc,
   writeAtomically,
@@ -175,6 +184,7 @@ function startService(
   options: Options,
   name: string,
   env: Record<string, string> = {},
+  readyPath = '/health',
 ): Promise<Spawned> {
   const nodeArgs = options.profile
     ? ['--cpu-prof', `--cpu-prof-dir=${options.profile}`, `--cpu-prof-name=${name}.cpuprofile`]
@@ -183,7 +193,7 @@ function startService(
     name: 'svc',
     script: options.server,
     nodeArgs,
-    readyPath: '/health',
+    readyPath,
     env: {
       SVC_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
@@ -574,11 +584,36 @@ async function emptyLedgerScenarios(dataDir: string, options: Options) {
 
 const SEEDED_KINDS = ['search-filters', 'search-text', 'stats', 'evaluate'] as const;
 
-async function seededScenarios(dataDir: string, size: number, options: Options) {
-  const service = await startService(dataDir, options, `seeded-${label(size)}`);
+/** Everything under `dir`, in bytes: the database, its WAL and whatever else the service keeps. */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name)).size;
+  }
+  return total;
+}
+
+async function seededScenarios(
+  dataDir: string,
+  size: number,
+  options: Options,
+  scale: ScaleResult[],
+) {
+  // A restart on the settled ledger, timed to the first healthy deep check (which writes).
+  const spawnedAt = performance.now();
+  const service = await startService(
+    dataDir,
+    options,
+    `seeded-${label(size)}`,
+    {},
+    '/health?deep=true',
+  );
+  const restartMs = Math.round(performance.now() - spawnedAt);
+  const bytes = bytesUnder(dataDir);
+  let results: ScenarioResult[] = [];
   try {
     const apiKey = await enterpriseKey(service, dataDir);
-    const results: ScenarioResult[] = [];
+    results = [];
     for (const def of readScenarios(service, apiKey, size)) {
       if (wanted(options, def.id, def.kind)) results.push(await runScenario(def, options));
     }
@@ -590,6 +625,17 @@ async function seededScenarios(dataDir: string, size: number, options: Options) 
     return results;
   } finally {
     await service.stop();
+    const hwm = results.map((r) => r.hwm_rss_mb).filter((n): n is number => n !== null);
+    scale.push({
+      size,
+      restart_ms: restartMs,
+      bytes_per_receipt: Math.round(bytes / size),
+      peak_rss_mb: hwm.length ? Math.max(...hwm) : null,
+    });
+    log(
+      `  ${label(size)}: restart to deep health ${restartMs} ms, ` +
+        `${Math.round(bytes / size)} bytes/receipt on disk`,
+    );
   }
 }
 
@@ -690,7 +736,7 @@ async function transparencyLogPhase(
         receipts,
         runs: options.auditRuns,
         svc: join(dirname(options.server), 'cli/svc.js'),
-        svcVerify: join(dirname(options.server), 'cli/svc-verify.js'),
+        svcVerify: join(ROOT, 'packages/verify/dist/cli/svc-verify.js'),
         rusageHook: RUSAGE_HOOK,
       });
       log(
@@ -749,6 +795,7 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
   const date = new Date().toISOString();
   const scenarios: ScenarioResult[] = [];
   const seeding: SeedResult[] = [];
+  const scale: ScaleResult[] = [];
 
   log('baselines');
   scenarios.push(await baselineScenario('http', options));
@@ -774,7 +821,7 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
     );
     log(`  appended ${seed.appended} in ${seed.seconds} s (${seed.per_second}/s)`);
     seeding.push(seed);
-    scenarios.push(...(await seededScenarios(seeded, size, options)));
+    scenarios.push(...(await seededScenarios(seeded, size, options, scale)));
   }
 
   const tlog = await transparencyLogPhase(workDir, options, scenarios);
@@ -818,6 +865,7 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
       tlog_sizes: options.tlogSizes,
     },
     seeding,
+    scale,
     scenarios,
     tlog,
     micro,

@@ -1,14 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { monotonicFactory } from 'ulid';
+import { receiptHash } from '@svc/verify';
 import type { ClaimInput } from '../src/core/claim-schema.js';
 import { evaluateClaim } from '../src/core/evaluation.js';
 import { resolvePolicy } from '../src/core/policy-config.js';
-import {
-  buildReceiptCore,
-  receiptHash,
-  signReceipt,
-  type UnchainedReceipt,
-} from '../src/core/receipt.js';
+import { buildReceiptCore, signReceipt, type UnchainedReceipt } from '../src/core/receipt.js';
 import type { LedgerEntry } from '../src/ports/ledger-store.js';
 import { loadServerKey } from '../src/secrets/server-key.js';
 import { benchClaim } from './claims.js';

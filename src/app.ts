@@ -36,6 +36,7 @@ import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
 import { DELIVERY_JOB } from './ports/webhook-store.js';
 import { ApiKeyService } from './services/api-keys.js';
+import type { ReceiptSealer } from './ports/receipt-sealer.js';
 import { ClaimService } from './services/claims.js';
 import { HealthService } from './services/health.js';
 import { LedgerReadService } from './services/ledger-reads.js';
@@ -88,6 +89,11 @@ export interface AppDeps {
    * take from the configuration.
    */
   logOrigin?: string;
+  /**
+   * Who signs and appends receipts. Default: this process; a worker of several passes the one
+   * writing process's (src/cluster).
+   */
+  sealer?: ReceiptSealer;
 }
 
 /** The composition root: wires every part into an Express app. Never listens. */
@@ -128,6 +134,7 @@ export function createApp(deps: AppDeps): Express {
     clock,
     logOrigin,
     sha256Hex,
+    sealer: deps.sealer,
   });
   const github = config.github;
   const githubReady = github?.appId !== undefined && github.privateKey !== undefined;
@@ -171,7 +178,14 @@ export function createApp(deps: AppDeps): Express {
   };
   const health = new HealthService({ store, serverKey, clock, jobs });
   let openapi: object | undefined;
-  const signingKeys = new SigningKeyService({ store: store.signingKeys, clock, origin: logOrigin });
+  const signingKeys = new SigningKeyService({
+    store: store.signingKeys,
+    clock,
+    origin: logOrigin,
+    // Verify reads the history on every request; another process's change (a service
+    // started with a new key) shows within seconds, as a revoked API key's does.
+    cacheMs: 5_000,
+  });
   const transparencyLog = new TransparencyLog({
     tree: store.tree,
     ledger: store.ledger,
@@ -189,7 +203,7 @@ export function createApp(deps: AppDeps): Express {
       metrics,
       openapi: () => (openapi ??= buildOpenApiDocument(routes, config)),
     }),
-    ...accountRoutes({ ...limits, ledger: store.ledger, webhooks: store.webhooks }),
+    ...accountRoutes({ ...limits, ledger: store.ledger }),
     ...claimRoutes(claims, metrics),
     ...verifyRoutes({
       ledger: store.ledger,

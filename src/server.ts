@@ -12,6 +12,13 @@ import { systemClock } from './ports/clock.js';
 import { createAesGcmBox, loadKeyEncryptionSecret } from './secrets/key-encryption.js';
 import { loadServerKey } from './secrets/server-key.js';
 import { establishLogOrigin, logOriginFor } from './services/log-origin.js';
+import { IpcSealer } from './cluster/ipc-sealer.js';
+import { serveSeals } from './cluster/writer.js';
+import type { SecretBox } from './ports/secret-box.js';
+import type { ServerKey } from './ports/signer.js';
+import type { Store } from './ports/store.js';
+import { nativeSha256Hex } from './services/native-sha256.js';
+import { LedgerSealer } from './services/receipt-sealer.js';
 import { SigningKeyService } from './services/signing-keys.js';
 import { TransparencyLog } from './services/transparency-log.js';
 import { WitnessCosigning } from './services/witness-cosigning.js';
@@ -68,26 +75,127 @@ function configOrExit(): Config {
   }
 }
 
+interface OpenedLedger {
+  store: Store;
+  key: ServerKey;
+  box: SecretBox;
+  logOrigin: string;
+}
+
 /**
- * With SVC_WORKERS above 1 this process only supervises: it prepares the data directory (so
- * that workers never race to create the signing key or migrate the database), forks the
- * workers, which share the listening port, replaces one that dies, and on SIGTERM or SIGINT
- * stops them all and waits for their requests in flight.
+ * The data directory, the keys and the store, with the ledger's origin kept and the signing
+ * key made the history's current one (contract §9: a retired or revoked key is refused here).
+ * Exits with a message an operator can act on when any of it fails.
  */
-async function supervise(config: Config, logger: Logger): Promise<void> {
+async function openLedger(config: Config, logger: Logger): Promise<OpenedLedger> {
   try {
     secureDataDir(config.dataDir);
-    loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
-    loadKeyEncryptionSecret({
+    const signing = loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
+    const key = signing.key;
+    logger.info(
+      { key_id: key.keyId, source: signing.source, path: signing.path },
+      'signing key ready',
+    );
+    const encryption = loadKeyEncryptionSecret({
       secret: config.keyEncryptionSecret,
       file: config.keyEncryptionSecretFile,
       dataDir: config.dataDir,
     });
-    const store = await createStore(config);
-    const sharedLimits = store.openSharedRateLimiter !== undefined;
-    await store.close();
+    if (encryption.source === 'data-dir' && !cluster.isWorker) {
+      logger.warn(
+        { path: encryption.path },
+        'encryption secret kept in the data directory: every backup of the directory contains it; set SVC_KEY_ENCRYPTION_SECRET_FILE (a mounted secret) or SVC_KEY_ENCRYPTION_SECRET in production',
+      );
+    }
+    const box = createAesGcmBox(encryption.secret);
+    const store = await createStore(config, {
+      // With private reads, a receiver learns only its own account's receipts.
+      webhookScope: config.publicReads ? 'all' : 'owner',
+      onJobQueueError: (error) => logger.error({ err: error }, 'job queue error'),
+    });
+    const logOrigin = await establishLogOrigin(store.tree, {
+      setting: config.logOriginSetting,
+      candidate: logOriginFor(config.logOrigin, key.keyId),
+    });
+    // An empty history adopts the ledger's receipts and takes this key.
+    const history = await new SigningKeyService({
+      store: store.signingKeys,
+      clock: systemClock,
+      origin: logOrigin,
+    }).register(key);
+    logger.info({ key_id: key.keyId, keys: history.length }, 'signing key is current');
+    return { store, key, box, logOrigin };
+  } catch (error) {
+    process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
+/**
+ * The writer's duties besides appending: a checkpoint whenever the tree grew since the last
+ * one, sent to the configured witnesses for a cosignature in the background (a witness that
+ * fails is logged and tried again with the next checkpoint). Returns the stop function.
+ */
+function startCheckpoints(config: Config, logger: Logger, opened: OpenedLedger): () => void {
+  const { store, key, logOrigin } = opened;
+  const transparencyLog = new TransparencyLog({
+    tree: store.tree,
+    ledger: store.ledger,
+    hash: nativeHashBytes,
+    serverKey: key,
+    clock: systemClock,
+    origin: logOrigin,
+    signingKeys: new SigningKeyService({
+      store: store.signingKeys,
+      clock: systemClock,
+      origin: logOrigin,
+    }),
+  });
+  const cosigning = new WitnessCosigning({
+    log: transparencyLog,
+    tree: store.tree,
+    witnesses: config.witnesses,
+    clock: systemClock,
+  });
+  const cosign = () =>
+    cosigning.cosignLatest().then((outcomes) => {
+      for (const o of outcomes) {
+        if (o.outcome === 'failed') {
+          logger.warn(
+            { witness: o.witness, size: o.size, reason: o.reason },
+            'witness did not cosign',
+          );
+        } else if (o.outcome === 'cosigned') {
+          logger.debug({ witness: o.witness, size: o.size }, 'checkpoint cosigned');
+        }
+      }
+    });
+  const timer = setInterval(() => {
+    transparencyLog.makeCheckpoint().then(
+      () =>
+        cosign().catch((error: unknown) =>
+          logger.error({ err: error }, 'cannot ask the witnesses to cosign'),
+        ),
+      (error: unknown) => logger.error({ err: error }, 'cannot make a checkpoint'),
+    );
+  }, config.checkpointIntervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * With SVC_WORKERS above 1 this process is the ledger's one writer and supervises the
+ * workers. The workers share the listening port and do everything a request needs (parsing,
+ * authentication, rate limits, evaluation, replay, reads); each evaluated draft comes here to
+ * be signed at the ledger's head and appended, so the appends of every worker meet in one
+ * group commit. It also makes the checkpoints, replaces a worker that dies, and on SIGTERM or
+ * SIGINT stops them all, serving their appends until the last request in flight is answered.
+ */
+async function supervise(config: Config, logger: Logger): Promise<void> {
+  const opened = await openLedger(config, logger);
+  try {
     // The workers' shared window file, made once here so that they do not race to create it.
-    if (!sharedLimits) {
+    if (!opened.store.openSharedRateLimiter) {
       const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
       new SqliteWindowLimiter(limitsFile(config), systemClock).close();
     }
@@ -95,10 +203,20 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
   }
+  const sealer = new LedgerSealer({
+    ledger: opened.store.ledger,
+    serverKey: opened.key,
+    logOrigin: opened.logOrigin,
+    sha256Hex: nativeSha256Hex,
+  });
+  const stopCheckpoints = startCheckpoints(config, logger, opened);
+  // Structured clone rather than JSON for the drafts and entries crossing to and fro.
+  cluster.setupPrimary({ serialization: 'advanced' });
   let stopping = false;
   const fork = () => {
     const started = Date.now();
     const worker = cluster.fork();
+    serveSeals(worker, sealer, logger);
     worker.once('exit', (code, signal) => {
       if (stopping) return;
       if (code === EXIT_CANNOT_LISTEN) {
@@ -116,14 +234,23 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
     });
   };
   for (let i = 0; i < config.workers; i++) fork();
-  logger.info({ workers: config.workers }, 'svc workers starting');
+  logger.info(
+    {
+      workers: config.workers,
+      sequence: (await opened.store.ledger.head()).sequence,
+      role: 'ledger writer',
+    },
+    'svc workers starting',
+  );
 
   const shutdown = (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
+    stopCheckpoints();
     logger.info({ signal }, 'stopping workers');
     const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
-    // Each worker drains as a single process does: requests in flight finish, then it exits.
+    // Each worker drains as a single process does: requests in flight finish (their appends
+    // are still served here), then it exits; the store closes after the last one.
     void Promise.all(
       workers.map(
         (worker) =>
@@ -133,7 +260,9 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
             worker.process.kill('SIGTERM');
           }),
       ),
-    ).then(() => process.exit(exitCode));
+    )
+      .then(() => opened.store.close())
+      .then(() => process.exit(exitCode));
     // Longer than a worker's own limit (below), so that a worker is not cut off mid-drain.
     setTimeout(() => process.exit(1), config.httpTimeouts.requestMs + 15_000).unref();
   };
@@ -145,34 +274,10 @@ async function main(): Promise<void> {
   const config = configOrExit();
   const logger = createLogger(config.logLevel, logBindings(config));
   if (config.workers > 1 && cluster.isPrimary) return supervise(config, logger);
-  let store, key, box;
-  let logOrigin: string;
+  const opened = await openLedger(config, logger);
+  const { store, key, box, logOrigin } = opened;
   let limiter: (RateLimiter & { close(): void }) | undefined;
   try {
-    secureDataDir(config.dataDir);
-    const signing = loadServerKey({ pem: config.signingKeyPem, dataDir: config.dataDir });
-    key = signing.key;
-    logger.info(
-      { key_id: key.keyId, source: signing.source, path: signing.path },
-      'signing key ready',
-    );
-    const encryption = loadKeyEncryptionSecret({
-      secret: config.keyEncryptionSecret,
-      file: config.keyEncryptionSecretFile,
-      dataDir: config.dataDir,
-    });
-    if (encryption.source === 'data-dir') {
-      logger.warn(
-        { path: encryption.path },
-        'encryption secret kept in the data directory: every backup of the directory contains it; set SVC_KEY_ENCRYPTION_SECRET_FILE (a mounted secret) or SVC_KEY_ENCRYPTION_SECRET in production',
-      );
-    }
-    box = createAesGcmBox(encryption.secret);
-    store = await createStore(config, {
-      // With private reads, a receiver learns only its own account's receipts.
-      webhookScope: config.publicReads ? 'all' : 'owner',
-      onJobQueueError: (error) => logger.error({ err: error }, 'job queue error'),
-    });
     // A key's hourly window is one window however many processes serve it: in MongoDB for
     // every instance on it; on the embedded store, in one file the workers share (imported only
     // then, like the stores: storage/create-store.ts).
@@ -182,18 +287,6 @@ async function main(): Promise<void> {
       const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
       limiter = new SqliteWindowLimiter(limitsFile(config), systemClock);
     }
-    logOrigin = await establishLogOrigin(store.tree, {
-      setting: config.logOriginSetting,
-      candidate: logOriginFor(config.logOrigin, key.keyId),
-    });
-    // The key must be the history's current one; an empty history adopts the ledger's
-    // receipts and takes this key (contract §9). A retired or revoked key is refused here.
-    const history = await new SigningKeyService({
-      store: store.signingKeys,
-      clock: systemClock,
-      origin: logOrigin,
-    }).register(key);
-    logger.info({ key_id: key.keyId, keys: history.length }, 'signing key is current');
   } catch (error) {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
@@ -230,52 +323,11 @@ async function main(): Promise<void> {
     jobs,
     limiter,
     logOrigin,
+    // A worker of several hands its drafts to the one writer (supervise above).
+    sealer: cluster.isWorker ? new IpcSealer(process) : undefined,
   });
-  // Checkpoints follow the ledger: one is signed whenever the tree grew since the last one.
-  const transparencyLog = new TransparencyLog({
-    tree: store.tree,
-    ledger: store.ledger,
-    hash: nativeHashBytes,
-    serverKey: key,
-    clock: systemClock,
-    origin: logOrigin,
-    signingKeys: new SigningKeyService({
-      store: store.signingKeys,
-      clock: systemClock,
-      origin: logOrigin,
-    }),
-  });
-  // Each new checkpoint goes to the configured witnesses for a cosignature, in the background:
-  // a witness that fails is logged and tried again with the next checkpoint.
-  const cosigning = new WitnessCosigning({
-    log: transparencyLog,
-    tree: store.tree,
-    witnesses: config.witnesses,
-    clock: systemClock,
-  });
-  const cosign = () =>
-    cosigning.cosignLatest().then((outcomes) => {
-      for (const o of outcomes) {
-        if (o.outcome === 'failed') {
-          logger.warn(
-            { witness: o.witness, size: o.size, reason: o.reason },
-            'witness did not cosign',
-          );
-        } else if (o.outcome === 'cosigned') {
-          logger.debug({ witness: o.witness, size: o.size }, 'checkpoint cosigned');
-        }
-      }
-    });
-  const checkpoints = setInterval(() => {
-    transparencyLog.makeCheckpoint().then(
-      () =>
-        cosign().catch((error: unknown) =>
-          logger.error({ err: error }, 'cannot ask the witnesses to cosign'),
-        ),
-      (error: unknown) => logger.error({ err: error }, 'cannot make a checkpoint'),
-    );
-  }, config.checkpointIntervalMs);
-  checkpoints.unref();
+  // The writer makes the checkpoints: this process, or with several workers the supervisor.
+  const stopCheckpoints = cluster.isWorker ? () => {} : startCheckpoints(config, logger, opened);
   // Answers started before a shutdown, until they are sent (see shutdown below).
   const answering = new Set<ServerResponse>();
   let stopping = false;
@@ -307,7 +359,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    clearInterval(checkpoints);
+    stopCheckpoints();
     logger.info({ signal }, 'shutting down');
     for (const res of answering) if (!res.headersSent) res.setHeader('Connection', 'close');
     // Requests in flight finish (and their receipts commit), and deliveries being sent

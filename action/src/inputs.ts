@@ -1,10 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { isSvcError } from '../../src/core/errors.js';
-import { parseExpectations } from '../../src/core/offline-verify.js';
-import { parseFingerprint, parsePublicKeyPem, type PublicKey } from '../../src/core/public-key.js';
-import { parseStrictJson } from '../../src/core/strict-json.js';
-import type { VerifyExpectations } from '../../src/core/verify.js';
+import {
+  isObject,
+  isVerifyError,
+  parseExpectations,
+  parseFingerprint,
+  parsePublicKeyPem,
+  parseStrictJson,
+  type PublicKey,
+  type VerifyExpectations,
+} from '@svc/verify';
 import { ActionFailure } from './failure.js';
 
 export const MODES = ['evaluate', 'simulate', 'verify'] as const;
@@ -34,15 +39,12 @@ export interface ActionInputs {
   workspace: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** A core refusal becomes a failure naming the input. */
 function checked<T>(input: string, read: () => T): T {
   try {
     return read();
   } catch (error) {
-    if (isSvcError(error)) throw new ActionFailure(`input ${input}: ${error.message}`);
+    if (isVerifyError(error)) throw new ActionFailure(`input ${input}: ${error.message}`);
     throw error;
   }
 }

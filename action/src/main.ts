@@ -1,16 +1,19 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hashCanonical } from '../../src/core/canonical.js';
-import { isSvcError } from '../../src/core/errors.js';
-import { describeRules, verifyOffline } from '../../src/core/offline-verify.js';
-import type { WitnessReport } from '../../src/core/tlog/witness.js';
-import { RECEIPT_ID_PATTERN } from '../../src/core/receipt.js';
-import { parseReceiptInput } from '../../src/core/receipt-input.js';
 import {
+  describeRules,
+  hashCanonical,
+  isObject,
+  isVerifyError,
+  parseReceiptInput,
+  proceeds,
+  RECEIPT_ID_PATTERN,
   submitterLabel,
   type VerifyExpectations,
+  verifyOffline,
   type VerifyResult,
-} from '../../src/core/verify.js';
+  type WitnessReport,
+} from '@svc/verify';
 import { buildClaim, type WorkflowContext } from './claim.js';
 import { ActionFailure } from './failure.js';
 import { callSvc, describeFailure, type HttpDeps } from './http.js';
@@ -38,15 +41,13 @@ export interface Outcome {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 function parseReceipt(text: string, where: string) {
   try {
     return parseReceiptInput(text);
   } catch (error) {
-    if (isSvcError(error))
+    if (isVerifyError(error))
       throw new ActionFailure(`${where} is not a usable receipt: ${error.message}`);
     throw error;
   }
@@ -120,8 +121,7 @@ function verdictGate(
   receipt: Json,
   response: Json | null,
 ): { problem: string | null; warning: string | null } {
-  if (verdict === 'ALLOWED' && admissibility === 'ACCEPTED')
-    return { problem: null, warning: null };
+  if (proceeds(verdict, admissibility)) return { problem: null, warning: null };
   const outcome = `verdict ${verdict ?? 'missing'}, admissibility ${admissibility ?? 'missing'}`;
   if (inputs.failOn === 'not-allowed')
     return {

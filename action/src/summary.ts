@@ -1,5 +1,4 @@
-import { submitterLabel, type VerifyResult } from '../../src/core/verify.js';
-import type { WitnessReport } from '../../src/core/tlog/witness.js';
+import { submitterLabel, type VerifyResult, type WitnessReport } from '@svc/verify';
 import type { TrustedKey } from './trust.js';
 
 export interface RuleRow {

@@ -1,12 +1,15 @@
-import { isSvcError } from '../../src/core/errors.js';
 import {
   followServedHistory,
+  isObject,
+  isVerifyError,
+  keyFromHistory,
   keyHistoryUrl,
+  parsePublicKeyPem,
+  parseStrictJson,
+  type PublicKey,
+  serverKeyUrl,
   type TrustedKey as HistoryKey,
-} from '../../src/core/key-history.js';
-import { keyFromHistory } from '../../src/core/offline-verify.js';
-import { parsePublicKeyPem, serverKeyUrl, type PublicKey } from '../../src/core/public-key.js';
-import { parseStrictJson } from '../../src/core/strict-json.js';
+} from '@svc/verify';
 import { ActionFailure } from './failure.js';
 import { callSvc, describeFailure, type HttpDeps } from './http.js';
 import type { ActionInputs } from './inputs.js';
@@ -29,9 +32,6 @@ export interface Trust {
   pinned: boolean;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 const single = (key: TrustedKey): Trust => ({
   keyFor: () => ({ key }),
   checkpointKeys: [key.key.raw],
@@ -43,7 +43,7 @@ function served<T>(where: string, read: () => T): T {
   try {
     return read();
   } catch (error) {
-    if (isSvcError(error))
+    if (isVerifyError(error))
       throw new ActionFailure(`${where}: ${error.message}. The receipt is not trusted.`);
     throw error;
   }
@@ -121,7 +121,7 @@ export async function trustedKeys(
   try {
     key = parsePublicKeyPem(res.text);
   } catch (error) {
-    if (isSvcError(error)) throw new ActionFailure(`the key served at ${url}: ${error.message}`);
+    if (isVerifyError(error)) throw new ActionFailure(`the key served at ${url}: ${error.message}`);
     throw error;
   }
   if (pin) {

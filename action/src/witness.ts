@@ -1,7 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseStrictJson } from '../../src/core/strict-json.js';
-import { witnessLog, type WitnessReport } from '../../src/core/tlog/witness.js';
+import { parseStrictJson, witnessLog, type WitnessReport } from '@svc/verify';
 import { ActionFailure } from './failure.js';
 import { callSvc, describeFailure, type HttpDeps } from './http.js';
 

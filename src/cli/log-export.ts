@@ -1,13 +1,11 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { readCheckpointNote } from '../core/tlog/witness.js';
-import { TILE_WIDTH, tilePath, tilesOf } from '../core/tlog/tiles.js';
+import { readCheckpointNote, TILE_WIDTH, tilePath, tilesOf } from '@svc/verify';
+import { progressBar, writeAtomically } from '@svc/verify/node';
 import type { Store } from '../ports/store.js';
 import { TransparencyLog } from '../services/transparency-log.js';
 import { nativeHashBytes } from '../storage/native-hash.js';
-import { writeAtomically } from './atomic-file.js';
-import { progressBar } from './progress.js';
 
 export interface ExportResult {
   origin: string;

@@ -9,9 +9,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseFingerprint, type SigningKeyRecord } from '@svc/verify';
 import type { Config } from '../config/config.js';
-import { parseFingerprint } from '../core/public-key.js';
-import type { SigningKeyRecord } from '../core/key-history.js';
 import { systemClock } from '../ports/clock.js';
 import type { Store } from '../ports/store.js';
 import {

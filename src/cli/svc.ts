@@ -177,12 +177,10 @@ async function keys(store: Store, args: string[], out: Out): Promise<number> {
     }
     case 'revoke': {
       const record = await found();
-      await service.revoke(record.keyId);
-      const disabled = await store.webhooks.disableOwned(
-        record.id,
-        'account revoked',
-        new Date().toISOString(),
-      );
+      // The key and the account's webhook receivers, in one transaction.
+      const closed = await service.revokeAccount(record.keyId);
+      if (!closed) throw new Error(`${record.keyId} was revoked meanwhile`);
+      const disabled = closed.receiversDisabled;
       out(
         `${record.keyId} (${record.email}) revoked${disabled ? `; ${disabled} webhook receiver(s) disabled` : ''}`,
       );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SOURCE_TYPES } from '@svc/verify';
 import {
   MAX_ID_CHARS,
   MAX_LIST_ITEMS,
@@ -22,20 +23,6 @@ export const ACTION_TYPES = [
   'merge',
   'policy_exception',
   'agent_execution',
-] as const;
-
-export const SOURCE_TYPES = [
-  'scm',
-  'ci',
-  'agent_trace',
-  'code_review',
-  'test_result',
-  'policy_check',
-  'human_approval',
-  'model_output',
-  'runtime_log',
-  'infrastructure',
-  'manual',
 ] as const;
 
 /** Bounds of the members conditional rules read (contract §10); docs/API.md lists them. */

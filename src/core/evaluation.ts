@@ -1,4 +1,4 @@
-import { canonicalize, hashText, portableSha256Hex, type Sha256Hex } from './canonical.js';
+import { canonicalize, hashText, portableSha256Hex, type Sha256Hex } from '@svc/verify';
 import type { ClaimInput } from './claim-schema.js';
 import { evaluatePolicy, type PolicyOutcome, type Verdict } from './policy.js';
 import type { PolicyConfig } from './policy-config.js';

@@ -3,10 +3,17 @@ import {
   canonicalize,
   hashText,
   portableSha256Hex,
+  RECEIPT_CORE_V1,
+  RECEIPT_CORE_V2,
+  receiptHash,
+  SIGNED_FIELDS_V1,
+  SIGNED_FIELDS_V2,
+  toBase64,
+  utf8Bytes,
+  v2HashText,
   type Sha256Hex,
-} from './canonical.js';
+} from '@svc/verify';
 import type { ClaimInput } from './claim-schema.js';
-import { toBase64, utf8Bytes } from './encoding.js';
 import type { z } from 'zod';
 import type { Evaluation } from './evaluation.js';
 import type { Verdict } from './policy.js';
@@ -20,24 +27,7 @@ import type {
   submitterSchema,
 } from './receipt-schema.js';
 
-export const RECEIPT_CORE_V1 = 'receipt-core-v1';
-export const SIGNED_FIELDS_V1 = [
-  'receipt_id',
-  'issued_at',
-  'claim_id',
-  'admissibility',
-  'subject',
-  'evidence',
-  'replay',
-  'policy',
-  'signed_fields',
-] as const;
-export const RECEIPT_CORE_V2 = 'receipt-core-v2';
-export const SIGNED_FIELDS_V2 = [...SIGNED_FIELDS_V1, 'submitter', 'position'] as const;
 export const SIGNER_NAME = 'svc-server';
-export const RECEIPT_ID_PATTERN =
-  /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-
 export type PolicyStatus = 'PASS' | 'FAIL' | 'ESCALATE';
 
 export type Subject = z.infer<typeof subjectSchema>;
@@ -147,43 +137,6 @@ export function signReceipt(core: ReceiptCore, signer: ReceiptSigner): Unchained
 }
 
 /**
- * The canonical text whose SHA-256 is `chain.receipt_hash`: for `receipt-core-v2`
- * JCS({core, attestations}) (contract §8), else JCS of evidence, policy, replay and
- * attestations (§4). It is also the receipt's leaf data in the ledger's Merkle tree (§9).
- * Throws when a v2 receipt lacks a member of its core.
- */
-export function receiptHashText(
-  receipt: Pick<Receipt, 'evidence' | 'policy' | 'replay' | 'attestations'>,
-  coreText?: string,
-): string {
-  const record = receipt as unknown as Record<string, unknown>;
-  if ((record.signed_fields as { contract?: unknown } | undefined)?.contract === RECEIPT_CORE_V2) {
-    // A verifier that canonicalized the core for the signature passes that text in.
-    if (coreText !== undefined) return v2HashText(coreText, receipt.attestations);
-    const core = signedCoreOf(record);
-    if (!core) throw new TypeError('receipt-core-v2 receipt without its declared core');
-    return canonicalize({ core, attestations: receipt.attestations });
-  }
-  return canonicalize({
-    evidence: receipt.evidence,
-    policy: receipt.policy,
-    replay: receipt.replay,
-    attestations: receipt.attestations,
-  });
-}
-
-/** `chain.receipt_hash`: "sha256:" + the hex SHA-256 of `receiptHashText`. */
-export function receiptHash(
-  receipt: Pick<Receipt, 'evidence' | 'policy' | 'replay' | 'attestations'>,
-  options: { sha256Hex?: Sha256Hex; coreText?: string } = {},
-): string {
-  return hashText(
-    receiptHashText(receipt, options.coreText),
-    options.sha256Hex ?? portableSha256Hex,
-  );
-}
-
-/**
  * Places a signed receipt after the ledger head. Pure and cheap on purpose: a store calls it
  * inside its append's critical section, and may call it again after a conflict.
  */
@@ -200,42 +153,6 @@ export function chainReceipt(
       receipt_hash: hash,
     },
   };
-}
-
-const CONTRACT_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  [RECEIPT_CORE_V1]: SIGNED_FIELDS_V1,
-  [RECEIPT_CORE_V2]: SIGNED_FIELDS_V2,
-};
-
-/** The contract a receipt declares, when it is one this code knows with its exact field list. */
-export function contractOf(receipt: Record<string, unknown>): string | null {
-  const declared = receipt.signed_fields as { contract?: unknown; fields?: unknown } | undefined;
-  if (typeof declared !== 'object' || declared === null || !Array.isArray(declared.fields))
-    return null;
-  const expected =
-    typeof declared.contract === 'string' ? CONTRACT_FIELDS[declared.contract] : undefined;
-  const fields = declared.fields as unknown[];
-  if (!expected || fields.length !== expected.length || fields.some((f, i) => f !== expected[i]))
-    return null;
-  return declared.contract as string;
-}
-
-/** The members a receipt declares signed, when the declaration is a known contract's exact list. */
-export function signedFieldsOf(receipt: Record<string, unknown>): readonly string[] | null {
-  const contract = contractOf(receipt);
-  return contract ? CONTRACT_FIELDS[contract]! : null;
-}
-
-/** Picks the members a receipt declares signed; null when the declaration is not a known one. */
-export function signedCoreOf(receipt: Record<string, unknown>): Record<string, unknown> | null {
-  const contract = contractOf(receipt);
-  if (!contract) return null;
-  const core: Record<string, unknown> = {};
-  for (const field of CONTRACT_FIELDS[contract]!) {
-    if (!Object.hasOwn(receipt, field)) return null;
-    core[field] = receipt[field];
-  }
-  return core;
 }
 
 /** A v2 receipt before its ledger position is known: everything but `position`. */
@@ -312,11 +229,6 @@ export function sealReceiptWithText(
   };
   return { receipt, hashText: text };
 }
-
-// JCS of {core, attestations} is the two canonical texts under sorted keys ("attestations"
-// sorts before "core"), so the already canonical core text is spliced in, not recomputed.
-const v2HashText = (coreText: string, attestations: unknown): string =>
-  `{"attestations":${canonicalize(attestations)},"core":${coreText}}`;
 
 /**
  * Whether a built receipt is the next one after `head` for `claimId`: the sequence and link

@@ -1,3 +1,4 @@
+import { proceeds } from '@svc/verify';
 import { clipText } from '../core/text.js';
 import type { EvaluateResponse } from '../services/claims.js';
 
@@ -23,7 +24,7 @@ export interface CheckRunOutput {
 /** success only for ALLOWED and ACCEPTED; ESCALATED asks a human; anything else fails. */
 export function conclusionOf(response: EvaluateResponse): Conclusion {
   const { verdict, admissibility } = response.decision;
-  if (verdict === 'ALLOWED' && admissibility === 'ACCEPTED') return 'success';
+  if (proceeds(verdict, admissibility)) return 'success';
   if (verdict === 'ESCALATED') return 'action_required';
   return 'failure';
 }

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import { hashCanonical } from '../core/canonical.js';
+import { hashCanonical, isVerifyError, proceeds } from '@svc/verify';
 import { claimInputSchema, type ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
+import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse, SubmitterContext } from '../services/claims.js';
 import {
@@ -33,6 +34,8 @@ export interface GateDeps {
   /** The GitHub host, named in the sources' chain of custody. */
   host: string;
   log: Logger;
+  /** The service's clock: the check run's start and completion times. */
+  clock: Clock;
   onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
 }
 
@@ -54,7 +57,7 @@ export const githubSubmitter = (appId: number, installationId: number): Submitte
 /** Whether a GitHub API failure is worth another attempt of the whole job. */
 export const isTransient = (error: unknown): boolean => {
   const status = (error as { status?: unknown }).status;
-  if (typeof status !== 'number') return !isSvcError(error);
+  if (typeof status !== 'number') return !isSvcError(error) && !isVerifyError(error);
   return status >= 500 || status === 429 || status === 403;
 };
 
@@ -186,7 +189,7 @@ export class PullRequestGate {
         const receipt = entry?.receipt ?? null;
         if (entry?.claim.sources.some((s) => s.type === 'human_approval')) approved.push(number);
         const allowed =
-          receipt?.policy.verdict === 'ALLOWED' && receipt.admissibility.status === 'ACCEPTED';
+          receipt !== null && proceeds(receipt.policy.verdict, receipt.admissibility.status);
         sources.push({
           id: `receipt:pr-${number}`,
           type: 'policy_check',
@@ -371,7 +374,7 @@ export class PullRequestGate {
       name,
       head_sha: headSha,
       status: 'in_progress',
-      started_at: new Date().toISOString(),
+      started_at: new Date(this.deps.clock.now()).toISOString(),
       output: { title: 'Evaluating', summary: 'svc is evaluating this commit.' },
     });
     return { id: data.id, name };
@@ -406,7 +409,7 @@ export class PullRequestGate {
       check_run_id: check.id,
       status: 'completed',
       conclusion: output.conclusion,
-      completed_at: new Date().toISOString(),
+      completed_at: new Date(this.deps.clock.now()).toISOString(),
       output: { title: output.title, summary: output.summary },
       actions: [REEVALUATE],
       ...(output.receiptId

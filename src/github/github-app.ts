@@ -73,6 +73,7 @@ export function githubDeliveryHandler(deps: {
     baseUrl: deps.baseUrl,
     host: deps.config.host,
     log,
+    clock: deps.clock,
     onReceipt: deps.onReceipt,
   });
   // Deliveries on their last run: a transient failure then ends the check with its reason.

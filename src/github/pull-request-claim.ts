@@ -1,4 +1,4 @@
-import { hashCanonical } from '../core/canonical.js';
+import { hashCanonical } from '@svc/verify';
 import type { ClaimInput } from '../core/claim-schema.js';
 
 /** The collector named in every source's provenance. */

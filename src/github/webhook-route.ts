@@ -1,9 +1,9 @@
 import { verify } from '@octokit/webhooks-methods';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { isVerifyError, parseStrictJson } from '@svc/verify';
 import { isSvcError, SvcError } from '../core/errors.js';
 import { MAX_BODY_BYTES } from '../core/limits.js';
-import { parseStrictJson } from '../core/strict-json.js';
 import { clipText } from '../core/text.js';
 import type { JobQueue, JsonValue } from '../ports/job-queue.js';
 
@@ -100,7 +100,7 @@ export function webhookRoute(deps: {
       payload = parseStrictJson(text);
     } catch (error) {
       // Only the code: the parser's message quotes the body.
-      const code = isSvcError(error) ? error.code : 'malformed_json';
+      const code = isSvcError(error) || isVerifyError(error) ? error.code : 'malformed_json';
       rejected(req, 'the signed body is not acceptable JSON', code);
       throw error;
     }

@@ -30,6 +30,12 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
 }
 
+/** What closing an account changed besides the key. */
+export interface AccountRevocation {
+  /** The account's webhook receivers that were active and are now disabled. */
+  receiversDisabled: number;
+}
+
 export interface ApiKeyStore {
   /** The key with this digest, revoked or not. */
   findByDigest(keyDigest: string): Promise<ApiKeyRecord | null>;
@@ -47,6 +53,12 @@ export interface ApiKeyStore {
   rotate(keyId: string, next: ApiKeyRecord, at: string): Promise<ApiKeyRecord | null>;
   /** True when the key was active and is now revoked. */
   revoke(keyId: string, at: string): Promise<boolean>;
+  /**
+   * Closes an account in one transaction: revokes `keyId` and disables every active webhook
+   * receiver of its account (with `reason`, at `at`), so no receiver outlives its account and
+   * no revocation is half done. Null, and nothing written, when `keyId` is not an active key.
+   */
+  revokeAccount(keyId: string, reason: string, at: string): Promise<AccountRevocation | null>;
   /** Changes the tier of the email's active key; null when it has none. */
   setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null>;
   /** Changes what the email's active key reads; null when it has none. */

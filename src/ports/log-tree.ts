@@ -1,4 +1,4 @@
-import type { HashCoordinate } from '../core/tlog/merkle.js';
+import type { HashCoordinate } from '@svc/verify';
 
 /** A signed checkpoint of the log as stored: the C2SP signed note and when it was made. */
 export interface StoredCheckpoint {

@@ -1,5 +1,5 @@
+import type { Ed25519Verify } from '@svc/verify';
 import type { ReceiptSigner } from '../core/receipt.js';
-import type { Ed25519Verify } from '../core/verify.js';
 
 /** The server's signing identity: signs receipts and verifies against its own public key. */
 export interface ServerKey extends ReceiptSigner {

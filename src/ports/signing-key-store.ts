@@ -1,4 +1,5 @@
-import type { KeyRun, SigningKeyRecord } from '../core/key-history.js';
+import type { SigningKeyRecord } from '@svc/verify';
+import type { KeyRun } from '../core/key-history.js';
 
 /** What a key change sees, read inside the store's transaction. */
 export interface SigningKeyState {

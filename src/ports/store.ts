@@ -35,9 +35,10 @@ export interface Store {
   /** Resolves when the backend answers a trivial query; rejects otherwise. */
   ping(): Promise<void>;
   /**
-   * Resolves when the backend commits a write: the time of this probe, upserted into one
-   * record outside the ledger. Committed, not rolled back, so a full or read-only disk fails it.
+   * Resolves when the backend commits a write: `at`, the time of this probe (ISO 8601, from the
+   * caller's clock), upserted into one record outside the ledger. Committed, not rolled back,
+   * so a full or read-only disk fails it.
    */
-  probeWrite(): Promise<void>;
+  probeWrite(at: string): Promise<void>;
   close(): Promise<void>;
 }

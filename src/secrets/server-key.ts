@@ -5,9 +5,9 @@ import {
   sign,
   type KeyObject,
 } from 'node:crypto';
-import { keyIdOf, pemFromRawPublicKey, rawPublicKeyFromSpki } from '../core/ed25519.js';
+import { keyIdOf, pemFromRawPublicKey, rawPublicKeyFromSpki } from '@svc/verify';
+import { createNativeStrictVerify } from '@svc/verify/node';
 import type { ServerKey } from '../ports/signer.js';
-import { createNativeStrictVerify } from './native-ed25519.js';
 import { readOrCreateSecretFile } from './secret-files.js';
 
 export const SIGNING_KEY_FILE = 'signing-key.pem';

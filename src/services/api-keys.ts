@@ -1,7 +1,13 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { SvcError } from '../core/errors.js';
 import { newKeyId } from '../core/ids.js';
-import type { ApiKeyRecord, ApiKeyStore, Reader, Tier } from '../ports/api-key-store.js';
+import type {
+  AccountRevocation,
+  ApiKeyRecord,
+  ApiKeyStore,
+  Reader,
+  Tier,
+} from '../ports/api-key-store.js';
 import type { Clock } from '../ports/clock.js';
 
 export const API_KEY_PATTERN =
@@ -16,6 +22,9 @@ export const TIER_LIMITS: Readonly<Record<Tier, number>> = {
 const digestOf = (rawKey: string) => createHash('sha256').update(rawKey, 'utf8').digest('hex');
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+/** The reason recorded on the webhook receivers of a revoked account. */
+export const ACCOUNT_REVOKED = 'account revoked';
 
 export interface IssuedKey {
   apiKey: string;
@@ -149,7 +158,7 @@ export class ApiKeyService {
   }
 
   /**
-   * The key holder closing its own account. A key locked to a policy may not: the lock
+   * The key holder closing its own account (`revokeAccount`). A key locked to a policy may not: the lock
    * belongs to the account, and closing it would let the holder sign up again unlocked. Only
    * the operator revokes it (`revoke`).
    */
@@ -162,11 +171,20 @@ export class ApiKeyService {
     return this.revoke(key.keyId);
   }
 
-  /** Operator revocation, of any key. */
+  /** Operator revocation, of any key: closes its account (`revokeAccount`). */
   async revoke(keyId: string): Promise<boolean> {
-    const revoked = await this.deps.keys.revoke(keyId, this.now());
+    return (await this.revokeAccount(keyId)) !== null;
+  }
+
+  /**
+   * Closes the account of an active key, in one store transaction: the key is revoked and the
+   * account's webhook receivers are disabled, so whoever held the key stops receiving its
+   * receipts. Null, and nothing changed, when the key is not active.
+   */
+  async revokeAccount(keyId: string): Promise<AccountRevocation | null> {
+    const closed = await this.deps.keys.revokeAccount(keyId, ACCOUNT_REVOKED, this.now());
     this.forget((r) => r.keyId === keyId);
-    return revoked;
+    return closed;
   }
 
   async setTier(email: string, tier: Tier): Promise<ApiKeyRecord | null> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
-import { hashCanonical, portableSha256Hex, type Sha256Hex } from '../core/canonical.js';
+import { hashCanonical, portableSha256Hex, proceeds, type Sha256Hex } from '@svc/verify';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { SvcError } from '../core/errors.js';
 import { evaluateClaim, type Evaluation } from '../core/evaluation.js';
@@ -8,7 +8,6 @@ import { applyOverrides, lockedMode } from '../core/policy-overrides.js';
 import type { PolicyConfig } from '../core/policy-config.js';
 import {
   buildReceiptDraft,
-  sealReceiptWithText,
   type AppliedPolicy,
   type Receipt,
   type ReceiptDraft,
@@ -17,8 +16,10 @@ import {
 import type { ApiKeyRecord } from '../ports/api-key-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
+import type { ReceiptSealer } from '../ports/receipt-sealer.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { PolicyService } from './policies.js';
+import { LedgerSealer } from './receipt-sealer.js';
 
 export interface Decision {
   /** True only for ALLOWED with ACCEPTED admissibility: the one case a gate may proceed. */
@@ -72,15 +73,29 @@ export interface ClaimServiceDeps {
   logOrigin: string;
   /** SHA-256 for every hash of the evaluate path; default the portable one. */
   sha256Hex?: Sha256Hex;
+  /**
+   * Who signs and appends: by default this process, with `serverKey`; with several workers,
+   * the one writing process (src/cluster).
+   */
+  sealer?: ReceiptSealer;
 }
 
 export class ClaimService {
   private readonly nextUlid: (seedTime?: number) => string;
   private readonly sha256Hex: Sha256Hex;
+  private readonly sealer: ReceiptSealer;
 
   constructor(private readonly deps: ClaimServiceDeps) {
     this.nextUlid = monotonicFactory(pooledRandom());
     this.sha256Hex = deps.sha256Hex ?? portableSha256Hex;
+    this.sealer =
+      deps.sealer ??
+      new LedgerSealer({
+        ledger: deps.ledger,
+        serverKey: deps.serverKey,
+        logOrigin: deps.logOrigin,
+        sha256Hex: this.sha256Hex,
+      });
   }
 
   /**
@@ -99,29 +114,17 @@ export class ClaimService {
       };
 
     const { evaluation, draft } = await this.draft(claim, context, 'dr-');
-    const stored = {
-      policy: evaluation.policy,
-      replay: evaluation.replay,
-      config: evaluation.config,
-    };
-    const signing = {
-      signer: this.deps.serverKey,
-      log: this.deps.logOrigin,
-      sha256Hex: this.sha256Hex,
-    };
-    // receipt-core-v2 signs the position, so signing happens inside the store's serialized
-    // append, at the head the receipt extends; a store retrying after a conflict re-signs.
-    const result = await this.deps.ledger.append({
+    const result = await this.sealer.seal({
       scope: context.scope,
       claimId: claim.claim_id,
-      build: (head) => {
-        const sealed = sealReceiptWithText(draft, head, signing);
-        return {
-          entry: { receipt: sealed.receipt, claim, evaluation: stored, apiKeyId: context.account },
-          // The tree's leaf is this text: the store need not canonicalize the receipt again.
-          receiptHashText: sealed.hashText,
-        };
+      draft,
+      claim,
+      evaluation: {
+        policy: evaluation.policy,
+        replay: evaluation.replay,
+        config: evaluation.config,
       },
+      apiKeyId: context.account,
     });
     if (result.status === 'exists') {
       return { response: this.replayed(result.entry, evaluation.inputs_hash), replayed: true };
@@ -234,7 +237,7 @@ function responseParts(
   admissibility: Evaluation['admissibility']['status'],
 ): Omit<EvaluateResponse, 'receipt'> {
   const { verdict, reason, rules } = evaluation.policy;
-  const proceed = verdict === 'ALLOWED' && admissibility === 'ACCEPTED';
+  const proceed = proceeds(verdict, admissibility);
   return {
     claim,
     decision: {

@@ -1,5 +1,4 @@
-import { verifyEd25519Strict } from '../core/ed25519.js';
-import { utf8Bytes } from '../core/encoding.js';
+import { utf8Bytes, verifyEd25519Strict } from '@svc/verify';
 import { SERVICE_NAME, SERVICE_VERSION, SPEC_VERSION } from '../core/version.js';
 import type { Clock } from '../ports/clock.js';
 import type { JobQueue } from '../ports/job-queue.js';
@@ -102,7 +101,7 @@ export class HealthService {
     const write: { at: number; settled: boolean; done: Promise<void> } = {
       at: now,
       settled: false,
-      done: this.deps.store.probeWrite(),
+      done: this.deps.store.probeWrite(new Date(now).toISOString()),
     };
     const settle = () => void (write.settled = true);
     write.done.then(settle, settle);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Sha256Hex } from '../core/canonical.js';
+import type { Sha256Hex } from '@svc/verify';
 
 /**
  * node:crypto's SHA-256 for the core's hashing: about three times @noble/hashes on the receipt

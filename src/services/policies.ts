@@ -1,4 +1,4 @@
-import { hashCanonical } from '../core/canonical.js';
+import { hashCanonical } from '@svc/verify';
 import { SvcError } from '../core/errors.js';
 import { BUILTIN_POLICIES, builtinPolicy } from '../core/policies.js';
 import { resolvePolicy, type PolicyConfig, type PolicyConfigInput } from '../core/policy-config.js';

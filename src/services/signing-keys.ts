@@ -1,8 +1,13 @@
-import { rawPublicKeyFromPem, pemFromRawPublicKey } from '../core/ed25519.js';
-import { toBase64 } from '../core/encoding.js';
+import {
+  KEY_TRANSITION_TYPE,
+  pemFromRawPublicKey,
+  rawPublicKeyFromPem,
+  type SigningKeyRecord,
+  toBase64,
+  verifierKey,
+} from '@svc/verify';
+import { signTransition } from '../core/key-history.js';
 import { SvcError } from '../core/errors.js';
-import { KEY_TRANSITION_TYPE, signTransition, type SigningKeyRecord } from '../core/key-history.js';
-import { verifierKey } from '../core/tlog/note.js';
 import type { Clock } from '../ports/clock.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { SigningKeyState, SigningKeyStore } from '../ports/signing-key-store.js';
@@ -24,8 +29,28 @@ const newest = (history: SigningKeyRecord[]) => history[history.length - 1];
  * rotating to a new key with a transition statement signed by the old one, revoking a
  * compromised key from a sequence, and the keys verification may use.
  */
+interface ReadHistory {
+  ids: string[];
+  keys: HistoryKey[];
+}
+
 export class SigningKeyService {
-  constructor(private readonly deps: { store: SigningKeyStore; clock: Clock; origin: string }) {}
+  // The history as last read, for readers that may see a change a few seconds late.
+  private cached: { at: number; history: Promise<ReadHistory> } | null = null;
+
+  constructor(
+    private readonly deps: {
+      store: SigningKeyStore;
+      clock: Clock;
+      origin: string;
+      /**
+       * How long verificationKeys() may answer from what it last read (default 0: always
+       * read). The history changes only when a service starts with a new key or the
+       * operator's CLI records a rotation or revocation; every verify reads it otherwise.
+       */
+      cacheMs?: number;
+    },
+  ) {}
 
   private now(): string {
     return new Date(this.deps.clock.now()).toISOString();
@@ -54,11 +79,32 @@ export class SigningKeyService {
 
   /** Every key of the history that has a public key, for verification. */
   async verificationKeys(): Promise<HistoryKey[]> {
-    return (await this.list()).flatMap((record) => {
-      const raw =
-        record.public_key_pem === null ? null : rawPublicKeyFromPem(record.public_key_pem);
-      return raw ? [{ keyId: record.key_id, raw, record }] : [];
-    });
+    return (await this.readHistory()).keys;
+  }
+
+  /** Every key id of the history, with or without a public key (cached like the keys). */
+  async keyIds(): Promise<string[]> {
+    return (await this.readHistory()).ids;
+  }
+
+  private readHistory(): Promise<ReadHistory> {
+    const cacheMs = this.deps.cacheMs ?? 0;
+    const now = this.deps.clock.now();
+    if (this.cached && now - this.cached.at < cacheMs) return this.cached.history;
+    const history = this.list().then((records) => ({
+      ids: records.map((r) => r.key_id),
+      keys: records.flatMap((record) => {
+        const raw =
+          record.public_key_pem === null ? null : rawPublicKeyFromPem(record.public_key_pem);
+        return raw ? [{ keyId: record.key_id, raw, record }] : [];
+      }),
+    }));
+    // A failed read is not kept: the next call reads again.
+    if (cacheMs > 0) {
+      this.cached = { at: now, history };
+      history.catch(() => (this.cached = null));
+    }
+    return history;
   }
 
   /** Whether `keyId` is the current key (true for an empty history: nothing decided yet). */
@@ -77,6 +123,7 @@ export class SigningKeyService {
    * Throws SigningKeyError, with what to do, for a retired, revoked or unknown key.
    */
   async register(key: ServerKey): Promise<SigningKeyRecord[]> {
+    this.cached = null;
     const history = await this.deps.store.change((state) => {
       if (state.history.length > 0) return {};
       return { insert: this.adopt(state, key) };
@@ -153,6 +200,7 @@ export class SigningKeyService {
    * appends signed by `previous` are refused from then on (the store checks each append).
    */
   async rotate(previous: ServerKey, next: ServerKey): Promise<SigningKeyRecord[]> {
+    this.cached = null;
     return this.deps.store.change((state) => {
       const last = newest(state.history);
       if (!last)
@@ -193,6 +241,7 @@ export class SigningKeyService {
 
   /** Marks `keyId` revoked: its receipts at or after `fromSequence` fail verification. */
   async revoke(keyId: string, fromSequence: number): Promise<SigningKeyRecord[]> {
+    this.cached = null;
     return this.deps.store.change((state) => {
       const key = state.history.find((k) => k.key_id === keyId);
       if (!key) throw new SvcError('not_found', `no key ${keyId} in the history`);

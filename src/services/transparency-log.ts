@@ -1,35 +1,32 @@
-import { SvcError } from '../core/errors.js';
-import { toBase64, utf8Bytes } from '../core/encoding.js';
-import { receiptHashText } from '../core/receipt.js';
-import {
-  consistencyProof,
-  coordinatesOf,
-  inclusionProof,
-  leafHash,
-  storedHashesFrom,
-  treeHash,
-  verifyConsistency,
-  type HashBytes,
-  type StoredHashes,
-} from '../core/tlog/merkle.js';
 import {
   appendSignatureLines,
   checkpointText,
-  parseCheckpointText,
-  parseNote,
-  signNote,
-  verifierKey,
-  type NoteKey,
-} from '../core/tlog/note.js';
-import {
+  consistencyProof,
+  coordinatesOf,
   encodeEntryBundle,
   encodeHashTile,
   entryRange,
+  type HashBytes,
+  inclusionProof,
+  leafHash,
   MAX_ENTRY_SIZE,
+  type NoteKey,
+  parseCheckpointText,
+  parseNote,
+  receiptHashText,
+  signNote,
+  type StoredHashes,
+  storedHashesFrom,
+  type Tile,
   tileCoordinates,
   tileExists,
-  type Tile,
-} from '../core/tlog/tiles.js';
+  toBase64,
+  treeHash,
+  utf8Bytes,
+  verifierKey,
+  verifyConsistency,
+} from '@svc/verify';
+import { SvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { LogTreeStore, StoredCheckpoint } from '../ports/log-tree.js';

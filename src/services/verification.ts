@@ -1,14 +1,18 @@
-import type { Sha256Hex } from '../core/canonical.js';
-import { attestationKeyIdsOf, keyForReceipt } from '../core/key-history.js';
+import {
+  attestationKeyIdsOf,
+  type CheckpointKey,
+  type InclusionEvidence,
+  isObject,
+  keyForReceipt,
+  type Sha256Hex,
+  type VerifyExpectations,
+  verifyReceipt,
+  type VerifyResult,
+} from '@svc/verify';
 import { SvcError } from '../core/errors.js';
-import type { CheckpointKey, InclusionEvidence } from '../core/tlog/receipt-inclusion.js';
-import { verifyReceipt, type VerifyExpectations, type VerifyResult } from '../core/verify.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { HistoryKey } from './signing-keys.js';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The key a receipt is checked against: the history key its attestation names, with a refusal
@@ -36,6 +40,32 @@ function issuerKey(
   };
 }
 
+type Verify = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
+
+const NOTE_VERDICTS_KEPT = 256;
+const noteVerdicts = new Map<string, boolean>();
+
+/**
+ * Ed25519 verification that remembers its last answers. Every verify request checks the
+ * checkpoint its inclusion proof is against, and that is nearly always the newest one: the
+ * same note, signature and key, until the next checkpoint. The answer is a pure function of
+ * the three, so it is kept under all three, whole (a different byte is a different entry).
+ */
+function rememberingVerify(verify: Verify): Verify {
+  return (signature, message, publicKey) => {
+    // Separators base64 never holds: no two triples share a key.
+    const key = `${Buffer.from(publicKey).toString('base64')}:${Buffer.from(signature).toString('base64')}:${Buffer.from(message).toString('latin1')}`;
+    const known = noteVerdicts.get(key);
+    if (known !== undefined) return known;
+    const verdict = verify(signature, message, publicKey);
+    if (noteVerdicts.size >= NOTE_VERDICTS_KEPT) {
+      noteVerdicts.delete(noteVerdicts.keys().next().value!);
+    }
+    noteVerdicts.set(key, verdict);
+    return verdict;
+  };
+}
+
 /** The ledger's own inclusion proofs, as `GET /v1/receipts/:id/proof` answers them. */
 export interface InclusionSource {
   inclusion(receiptId: string): Promise<unknown>;
@@ -60,7 +90,7 @@ async function inclusionEvidence(
   const evidence = {
     origin: deps.logOrigin,
     keys,
-    verify: deps.serverKey.verify,
+    verify: rememberingVerify(deps.serverKey.verify),
   };
   if (given !== undefined) return { ...evidence, proof: given };
   const unavailable = {
@@ -90,7 +120,7 @@ export async function verifyAgainstLedger(
     logOrigin: string;
     sha256Hex?: Sha256Hex;
     /** The signing-key history; absent, only the server's key verifies. */
-    keys?: { verificationKeys(): Promise<HistoryKey[]>; list(): Promise<{ key_id: string }[]> };
+    keys?: { verificationKeys(): Promise<HistoryKey[]>; keyIds(): Promise<string[]> };
     /** The transparency log; absent, there is no inclusion check. */
     log?: InclusionSource;
   },
@@ -106,7 +136,7 @@ export async function verifyAgainstLedger(
     Number.isSafeInteger(sequence) && (sequence as number) > 1
       ? await deps.ledger.receiptHashAt((sequence as number) - 1)
       : undefined;
-  const all = deps.keys ? (await deps.keys.list()).map((k) => k.key_id) : [];
+  const all = deps.keys ? await deps.keys.keyIds() : [];
   const history = deps.keys ? await deps.keys.verificationKeys() : undefined;
   const ledgerHash = receiptId === null ? null : await deps.ledger.receiptHashOf(receiptId);
   const inclusion = deps.log

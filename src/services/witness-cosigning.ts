@@ -1,5 +1,4 @@
-import { parseCosignerVerifierKey, verifyCosignatures } from '../core/tlog/cosignature.js';
-import { parseNote, type NoteKey } from '../core/tlog/note.js';
+import { type NoteKey, parseCosignerVerifierKey, parseNote, verifyCosignatures } from '@svc/verify';
 import type { Clock } from '../ports/clock.js';
 import type { LogTreeStore, StoredCheckpoint } from '../ports/log-tree.js';
 import type { TransparencyLog } from './transparency-log.js';

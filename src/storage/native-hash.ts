@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { HashBytes } from '../core/tlog/merkle.js';
+import type { HashBytes } from '@svc/verify';
 
 /** node:crypto's SHA-256 for the log tree written inside every append (the core's is portable). */
 export const nativeHashBytes: HashBytes = (data) => createHash('sha256').update(data).digest();

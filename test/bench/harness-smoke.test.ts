@@ -56,6 +56,10 @@ function runHarness(args: string[], timeoutMs: number): Promise<{ code: number; 
 describe('benchmark harness', () => {
   it('runs every scenario briefly on a tiny ledger and writes numeric results', async () => {
     // CI runs on a clean clone: the harness and the server it spawns exist only once built.
+    // The built bench imports @svc/verify's own build, as `npm run bench` builds it first.
+    await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/verify/tsconfig.json'], {
+      cwd: ROOT,
+    });
     await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], {
       cwd: ROOT,
     });
@@ -74,6 +78,7 @@ describe('benchmark harness', () => {
       mode: string;
       machine: { cores: number; node: string };
       seeding: { appended: number }[];
+      scale: { size: number; restart_ms: number; bytes_per_receipt: number }[];
       scenarios: Scenario[];
       micro: { name: string; ops_per_s: number }[];
       goals: unknown[];
@@ -87,6 +92,12 @@ describe('benchmark harness', () => {
     expect(results.machine.cores).toBeGreaterThan(0);
     expect(results.machine.node).toBe(process.version);
     expect(results.seeding).toHaveLength(2);
+    // Each seeded size reports its restart to a healthy deep check and its bytes on disk.
+    expect(results.scale.map((s) => s.size)).toEqual([100, 1000]);
+    for (const s of results.scale) {
+      expect(s.restart_ms).toBeGreaterThan(0);
+      expect(s.bytes_per_receipt).toBeGreaterThan(100);
+    }
 
     const kinds = results.scenarios.map((s) => s.kind);
     for (const kind of ['baseline-http', 'baseline-express', 'simulate', 'verify']) {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { hashCanonical } from '@svc/verify';
 import { claimInputSchema, type ClaimInput } from '../../src/core/claim-schema.js';
 import { evaluateClaim } from '../../src/core/evaluation.js';
 import { resolvePolicy } from '../../src/core/policy-config.js';
-import { hashCanonical } from '../../src/core/canonical.js';
 import {
   buildReceiptCore,
   buildReceiptDraft,

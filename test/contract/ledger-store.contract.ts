@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { receiptHash, type ChainHead } from '../../src/core/receipt.js';
+import { receiptHash } from '@svc/verify';
+import type { ChainHead } from '../../src/core/receipt.js';
 import type { PolicyRecord } from '../../src/ports/policy-store.js';
 import type { ApiKeyRecord } from '../../src/ports/api-key-store.js';
 import type {
@@ -971,7 +972,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       it('probeWrite succeeds on a writable store and leaves the ledger as it was', async () => {
         await appendMany(2);
         const before = await snapshot();
-        await store.probeWrite();
+        await store.probeWrite('2026-01-15T10:00:00.000Z');
         expect(await snapshot()).toEqual(before);
       });
     });

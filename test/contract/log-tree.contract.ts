@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { Receipt } from '../../src/core/receipt.js';
 import {
   consistencyProof,
   coordinatesOf,
   inclusionProof,
+  type StoredHashes,
   storedHashesFrom,
   treeHash,
   verifyConsistency,
   verifyInclusion,
-  type StoredHashes,
-} from '../../src/core/tlog/merkle.js';
+} from '@svc/verify';
+import type { Receipt } from '../../src/core/receipt.js';
 import type { Store } from '../../src/ports/store.js';
 import { newServerKey } from '../support/harness.js';
 import { appendRequest, makeClaim, signClaim } from './ledger-fixtures.js';

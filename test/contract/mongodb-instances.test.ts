@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MongoClient } from 'mongodb';
-import { verifyReceipt } from '../../src/core/verify.js';
+import { verifyReceipt } from '@svc/verify';
 import type { Store } from '../../src/ports/store.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
 import { newServerKey } from '../support/harness.js';

@@ -8,6 +8,7 @@ import '@agendajs/mongo-backend';
 import type { Store } from '../../src/ports/store.js';
 import { MissingLedgerError } from '../../src/storage/missing-ledger.js';
 import { openMongoStore } from '../../src/storage/mongo/mongo-store.js';
+import { describeAccountsContract } from './accounts.contract.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 import { describeLogTreeContract } from './log-tree.contract.js';
 import { describeSigningKeyContract } from './signing-key-store.contract.js';
@@ -47,6 +48,10 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
       describeSigningKeyContract('MongoDB', () => openFresh());
       describeWebhookAndJobContract('MongoDB', () => openFresh());
       describeWebhookScopeContract('MongoDB', openFresh);
+      describeAccountsContract('MongoDB', async () => {
+        const store = await openFresh();
+        return { apiKeys: store.apiKeys, webhooks: store.webhooks, close: () => store.close() };
+      });
 
       it('mustExist refuses a database without a ledger and creates nothing in it', async () => {
         const database = `svc_contract_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
@@ -67,15 +72,17 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
           const probes = () =>
             admin!.db(databases.at(-1)).collection('health_probe').find().toArray();
           admin ??= await new MongoClient(uri, { serverSelectionTimeoutMS: 10_000 }).connect();
-          await store.probeWrite();
+          await store.probeWrite('2026-01-15T10:00:00.000Z');
           const [first, ...others] = await probes();
           expect(others).toEqual([]);
           expect(first).toEqual({ _id: 'probe', at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+          expect(first).toEqual({ _id: 'probe', at: '2026-01-15T10:00:00.000Z' });
           await new Promise((resolve) => setTimeout(resolve, 5));
-          await store.probeWrite();
+          await store.probeWrite('2026-01-15T10:00:05.000Z');
           const after = await probes();
           expect(after).toHaveLength(1);
           expect(after[0]!.at > first!.at).toBe(true);
+          expect(after[0]!.at).toBe('2026-01-15T10:00:05.000Z');
         } finally {
           await store.close();
         }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { SigningKeyRecord } from '../../src/core/key-history.js';
+import type { SigningKeyRecord } from '@svc/verify';
 import type { ServerKey } from '../../src/ports/signer.js';
 import type { SigningKeyState } from '../../src/ports/signing-key-store.js';
 import type { Store } from '../../src/ports/store.js';

@@ -11,10 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canonicalize } from '../../src/core/canonical.js';
-import { toBase64, utf8Bytes } from '../../src/core/encoding.js';
-import { keyIdOf } from '../../src/core/ed25519.js';
-import { readCheckpointNote } from '../../src/core/tlog/witness.js';
+import { canonicalize, keyIdOf, readCheckpointNote, toBase64, utf8Bytes } from '@svc/verify';
 import { ApiKeyService } from '../../src/services/api-keys.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { newServerKey } from '../support/harness.js';
@@ -45,7 +42,7 @@ describe('the log commands: export, witness, ledger audit', () => {
       LOG_LEVEL: 'silent',
     });
   const verify = (...args: string[]) =>
-    runNode(fileURLToPath(tree.url('src/cli/svc-verify.ts')), args, 60_000);
+    runNode(fileURLToPath(tree.url('packages/verify/src/cli/svc-verify.ts')), args, 60_000);
   const path = (name: string) => join(work, name);
   const addReceipts = async (n: number) => {
     for (let i = 0; i < n; i += 25) {
@@ -55,7 +52,7 @@ describe('the log commands: export, witness, ledger audit', () => {
   const checkpoint = async () => (await fetch(`${live.url}/v1/log/checkpoint`)).text();
 
   beforeAll(async () => {
-    tree = transpileTree(['src/cli/svc.ts', 'src/cli/svc-verify.ts']);
+    tree = transpileTree(['src/cli/svc.ts', 'packages/verify/src/cli/svc-verify.ts']);
     dataDir = mkdtempSync(join(tmpdir(), 'svc-log-data-'));
     work = mkdtempSync(join(tmpdir(), 'svc-log-work-'));
     live = await startLiveService({

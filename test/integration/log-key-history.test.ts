@@ -3,9 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canonicalize } from '../../src/core/canonical.js';
-import { toBase64, utf8Bytes } from '../../src/core/encoding.js';
-import { readCheckpointNote } from '../../src/core/tlog/witness.js';
+import { canonicalize, readCheckpointNote, toBase64, utf8Bytes } from '@svc/verify';
 import type { ServerKey } from '../../src/ports/signer.js';
 import type { Store } from '../../src/ports/store.js';
 import { SigningKeyService } from '../../src/services/signing-keys.js';
@@ -43,7 +41,7 @@ describe('the log commands under the signing-key history', () => {
     return path(name);
   };
   const verify = (...args: string[]) =>
-    runNode(fileURLToPath(tree.url('src/cli/svc-verify.ts')), args, 60_000);
+    runNode(fileURLToPath(tree.url('packages/verify/src/cli/svc-verify.ts')), args, 60_000);
   const svc = (...args: string[]) =>
     runNode(fileURLToPath(tree.url('src/cli/svc.ts')), args, 60_000, {
       ...process.env,
@@ -53,7 +51,7 @@ describe('the log commands under the signing-key history', () => {
   const state = () => path('witness.state');
 
   beforeAll(async () => {
-    tree = transpileTree(['src/cli/svc.ts', 'src/cli/svc-verify.ts']);
+    tree = transpileTree(['src/cli/svc.ts', 'packages/verify/src/cli/svc-verify.ts']);
     dir = mkdtempSync(join(tmpdir(), 'svc-log-history-'));
     store = openSqliteStore(join(dir, 'ledger.db'));
     const clock = new ManualClock(Date.now());

@@ -30,7 +30,7 @@ describe('svc-verify across a key rotation', () => {
   let newReceipt: string;
   let historyFile: string;
   const cli = (...args: string[]) =>
-    runNode(fileURLToPath(tree.url('src/cli/svc-verify.ts')), args, 30_000);
+    runNode(fileURLToPath(tree.url('packages/verify/src/cli/svc-verify.ts')), args, 30_000);
   const file = (name: string, content: string) => {
     const path = join(dir, name);
     writeFileSync(path, content);
@@ -38,7 +38,7 @@ describe('svc-verify across a key rotation', () => {
   };
 
   beforeAll(async () => {
-    tree = transpileTree(['src/cli/svc-verify.ts']);
+    tree = transpileTree(['packages/verify/src/cli/svc-verify.ts']);
     dir = mkdtempSync(join(tmpdir(), 'svc-verify-history-'));
     store = openSqliteStore(join(dir, 'ledger.db'));
     const clock = new ManualClock(Date.now());

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseNote, signNote } from '../../src/core/tlog/note.js';
+import { parseNote, signNote } from '@svc/verify';
 import { newServerKey, validClaim } from '../support/harness.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
 import { runNode, runNodeWithInput } from '../fixtures/run-node.js';
@@ -31,8 +31,8 @@ describe('svc-verify', () => {
   let keyPath: string;
 
   beforeAll(async () => {
-    tree = transpileTree(['src/cli/svc-verify.ts']);
-    script = fileURLToPath(tree.url('src/cli/svc-verify.ts'));
+    tree = transpileTree(['packages/verify/src/cli/svc-verify.ts']);
+    script = fileURLToPath(tree.url('packages/verify/src/cli/svc-verify.ts'));
     dir = mkdtempSync(join(tmpdir(), 'svc-verify-'));
     live = await startLiveService();
     const account = await live.signup();
@@ -102,9 +102,9 @@ describe('svc-verify', () => {
     expect(run.stdout).toMatch(/\nNOT VALID\n$/);
   });
 
-  it('prints the package version with --version', async () => {
+  it('prints the version of @svc/verify with --version', async () => {
     const pkg = JSON.parse(
-      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+      readFileSync(new URL('../../packages/verify/package.json', import.meta.url), 'utf8'),
     ) as Json;
     const run = await cli('--version');
     expect(run).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });

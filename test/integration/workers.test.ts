@@ -8,6 +8,7 @@ import type { Receipt } from '../../src/core/receipt.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 import { validClaim } from '../support/harness.js';
+import { keyOfPem, nobleVerifiesCore } from './api/trust-helpers.js';
 import { childrenOf, freePort, rawPost } from '../support/server-process.js';
 
 // SVC_WORKERS=2: the process entry as it runs in production, two HTTP workers on one port
@@ -94,6 +95,36 @@ async function signup(email: string): Promise<string> {
   return ((await res.json()) as { api_key: string }).api_key;
 }
 
+async function ledgerSize(): Promise<number> {
+  const reader = openSqliteStore(join(dataDir, 'ledger.db'), { readonly: true });
+  try {
+    return (await reader.ledger.head()).sequence;
+  } finally {
+    await reader.close();
+  }
+}
+
+/**
+ * The whole ledger is one chain: sequences from 1 without a gap, each receipt linked to the
+ * one before, its signed position equal to its chain place, and its signature valid under
+ * the published key (checked with @noble/ed25519, not the signer's node:crypto).
+ */
+async function expectOneSignedChain(count?: number): Promise<void> {
+  const reader = openSqliteStore(join(dataDir, 'ledger.db'), { readonly: true });
+  const receipts: Receipt[] = await reader.queries.search({}, { limit: 1000, order: 'asc' });
+  await reader.close();
+  if (count !== undefined) expect(receipts).toHaveLength(count);
+  const { raw } = keyOfPem(await (await call('/v1/keys/server')).text());
+  for (const [i, receipt] of receipts.entries()) {
+    expect(receipt.chain.sequence).toBe(i + 1);
+    const previous = i === 0 ? null : receipts[i - 1]!.chain.receipt_hash;
+    expect(receipt.chain.previous_receipt_hash).toBe(previous);
+    const position = (receipt as unknown as { position: Record<string, unknown> }).position;
+    expect(position).toMatchObject({ sequence: i + 1, previous_receipt_hash: previous });
+    expect(await nobleVerifiesCore(receipt as never, raw)).toBe(true);
+  }
+}
+
 describe('SVC_WORKERS=2', () => {
   it('two workers append to one gap-free chain', async () => {
     const email = 'chain@example.com';
@@ -113,16 +144,59 @@ describe('SVC_WORKERS=2', () => {
     );
     expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
 
-    const reader = openSqliteStore(join(dataDir, 'ledger.db'), { readonly: true });
-    const receipts: Receipt[] = await reader.queries.search({}, { limit: 1000, order: 'asc' });
-    await reader.close();
-    expect(receipts).toHaveLength(40);
-    receipts.forEach((receipt, i) => {
-      expect(receipt.chain.sequence).toBe(i + 1);
-      expect(receipt.chain.previous_receipt_hash).toBe(
-        i === 0 ? null : receipts[i - 1]!.chain.receipt_hash,
-      );
+    // Both workers evaluated: the drafts of each reached the one writer.
+    const evaluatedBy = new Set(
+      logLines().flatMap((l) =>
+        (l.req as { url?: string } | undefined)?.url === '/v1/evaluate' ? [l.worker] : [],
+      ),
+    );
+    expect(evaluatedBy).toEqual(new Set([1, 2]));
+    await expectOneSignedChain(40);
+  }, 60_000);
+
+  it('keeps one gap-free signed chain when a worker is killed mid-request', async () => {
+    const key = await signup('killed@example.com');
+    const store = openSqliteStore(join(dataDir, 'ledger.db'));
+    await store.apiKeys.setTier('killed@example.com', 'enterprise', new Date().toISOString());
+    await store.close();
+    const before = await ledgerSize();
+    const [victim] = childrenOf(primary.pid!);
+    const evaluations = Array.from({ length: 60 }, (_, i) =>
+      call('/v1/evaluate', {
+        method: 'POST',
+        headers: { 'x-api-key': key },
+        body: JSON.stringify(validClaim({ claim_id: `killed-${i}` })),
+        // A connection the primary had handed to the killed worker is never answered (node's
+        // cluster keeps it open): the client's own timeout ends it, as a real client's would.
+        signal: AbortSignal.timeout(5_000),
+      }).then(
+        async (res) => (res.status === 200 ? 200 : `${res.status} ${await res.text()}`),
+        () => 'lost' as const,
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    process.kill(victim!, 'SIGKILL');
+    const outcomes = await Promise.all(evaluations);
+    // Every request was answered 200 or lost with its worker; none failed otherwise.
+    expect(outcomes.filter((o) => o !== 200 && o !== 'lost')).toEqual([]);
+    await until('a replacement worker', () => {
+      const now = childrenOf(primary.pid!);
+      return now.length === 2 && !now.includes(victim!) ? now : null;
     });
+    // The service goes on appending to the same chain after the loss.
+    const after = await until('an evaluation after the loss', () =>
+      call('/v1/evaluate', {
+        method: 'POST',
+        headers: { 'x-api-key': key },
+        body: JSON.stringify(validClaim({ claim_id: 'killed-after' })),
+        signal: AbortSignal.timeout(5_000),
+      }),
+    );
+    expect(after.status).toBe(200);
+    const answered = outcomes.filter((o) => o === 200).length;
+    // A request lost after its append still left a whole receipt: at least the answered ones.
+    expect((await ledgerSize()) - before).toBeGreaterThanOrEqual(answered + 1);
+    await expectOneSignedChain();
   }, 60_000);
 
   it('a free key gets exactly 100 requests an hour across both workers', async () => {

@@ -1,16 +1,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { leafHash, nodeHash } from '../../src/core/tlog/merkle.js';
-import { checkpointText, signNote } from '../../src/core/tlog/note.js';
 import {
+  checkpointText,
   decodeEntryBundle,
   encodeEntryBundle,
   encodeHashTile,
+  leafHash,
+  nodeHash,
+  signNote,
   TILE_HEIGHT,
   TILE_WIDTH,
   tilePath,
   tilesOf,
-} from '../../src/core/tlog/tiles.js';
+} from '@svc/verify';
 import type { ServerKey } from '../../src/ports/signer.js';
 
 /** Every complete subtree hash of a tree of these leaves, by level; and its root. */

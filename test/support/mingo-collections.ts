@@ -1,13 +1,18 @@
-import type { Db } from 'mongodb';
-import { find, updateOne } from 'mingo';
+import type { Db, MongoClient } from 'mongodb';
+import { find, updateMany, updateOne } from 'mingo';
 
 type Doc = Record<string, unknown> & { _id: unknown };
+type Filter = Record<string, unknown>;
+type Update = Parameters<typeof updateOne>[2];
+
+const collectionsOf = new WeakMap<Db, Map<string, Doc[]>>();
 
 /**
- * A stand-in for the few collection methods of the MongoDB driver that the rate limiter
- * uses, with MongoDB's query and update-pipeline semantics evaluated by mingo. It checks the
- * expressions the code sends (what the server would compute from them), not the server's
- * atomicity or the driver: the MongoDB contract suite covers those wherever MongoDB runs.
+ * A stand-in for the collection methods of the MongoDB driver that the rate limiter, the API
+ * keys and the webhook receivers use, with MongoDB's query, update and update-pipeline
+ * semantics evaluated by mingo. It checks the expressions the code sends (what the server
+ * would compute from them), not the server's atomicity, isolation or unique indexes (but
+ * `_id`'s) or the driver: the MongoDB contract suite covers those wherever MongoDB runs.
  */
 export function mingoDb(): Db {
   const collections = new Map<string, Doc[]>();
@@ -17,33 +22,111 @@ export function mingoDb(): Db {
     return docs;
   };
   const copy = (doc: Doc | undefined) => (doc === undefined ? null : structuredClone(doc));
-  return {
+  const db = {
     collection(name: string) {
-      const docs = docsOf(name);
-      const first = (filter: Record<string, unknown>, projection?: Record<string, unknown>) =>
-        find(docs, filter, projection).all()[0] as Doc | undefined;
+      // Looked up at each call: a transaction's rollback replaces the array.
+      const docs = () => docsOf(name);
+      const matching = (filter: Filter, sort?: Record<string, 1 | -1>) => {
+        const cursor = find(docs(), filter);
+        return (sort ? cursor.sort(sort) : cursor).all() as Doc[];
+      };
+      const first = (filter: Filter, sort?: Record<string, 1 | -1>) => matching(filter, sort)[0];
+      const project = (doc: Doc | undefined, projection?: Filter) =>
+        doc === undefined || projection === undefined
+          ? copy(doc)
+          : copy(find([doc], {}, projection).all()[0] as Doc);
+      const upsertTarget = (filter: Filter, upsert: boolean | undefined) => {
+        if (first(filter)) return true;
+        if (!upsert) return false;
+        docs().push({ _id: filter._id });
+        return true;
+      };
       return {
-        async findOne(filter: Record<string, unknown>, options?: { projection?: Doc }) {
-          return copy(first(filter, options?.projection));
+        async findOne(
+          filter: Filter,
+          options?: { projection?: Filter; sort?: Record<string, 1 | -1> },
+        ) {
+          return project(first(filter, options?.sort), options?.projection);
+        },
+        find(filter: Filter) {
+          let order: Record<string, 1 | -1> | undefined;
+          const cursor = {
+            sort(spec: Record<string, 1 | -1>) {
+              order = spec;
+              return cursor;
+            },
+            async toArray() {
+              return matching(filter, order).map((doc) => copy(doc)!);
+            },
+          };
+          return cursor;
+        },
+        async countDocuments(filter: Filter) {
+          return matching(filter).length;
+        },
+        async insertOne(doc: Doc) {
+          if (first({ _id: doc._id }))
+            throw Object.assign(new Error(`E11000 duplicate key error: _id ${String(doc._id)}`), {
+              code: 11000,
+              keyPattern: { _id: 1 },
+            });
+          docs().push(structuredClone(doc));
+          return { acknowledged: true, insertedId: doc._id };
+        },
+        async updateOne(filter: Filter, update: Update, options?: { upsert?: boolean }) {
+          if (!upsertTarget(filter, options?.upsert)) return { matchedCount: 0, modifiedCount: 0 };
+          return updateOne(docs(), filter, update);
+        },
+        async updateMany(filter: Filter, update: Update) {
+          return updateMany(docs(), filter, update);
         },
         async findOneAndUpdate(
-          filter: { _id: unknown },
-          pipeline: object[],
+          filter: Filter,
+          update: Update,
           options: {
             upsert?: boolean;
             returnDocument?: 'before' | 'after';
-            projection?: Record<string, unknown>;
+            projection?: Filter;
           },
         ) {
           if (options.returnDocument !== 'after') throw new Error('only returnDocument: after');
-          if (!first(filter)) {
-            if (!options.upsert) return null;
-            docs.push({ _id: filter._id });
-          }
-          updateOne(docs, filter, pipeline as Parameters<typeof updateOne>[2]);
-          return copy(first(filter, options.projection));
+          if (!upsertTarget(filter, options.upsert)) return null;
+          const target = first(filter)!;
+          updateOne(docs(), { _id: target._id }, update);
+          return project(first({ _id: target._id }), options.projection);
         },
       };
     },
   } as unknown as Db;
+  collectionsOf.set(db, collections);
+  return db;
+}
+
+/**
+ * A client for `mingoDb` whose sessions run a transaction's callback once and, when it throws,
+ * put every collection back as it was: the all-or-nothing a transaction gives a code path, not
+ * MongoDB's isolation between concurrent transactions.
+ */
+export function mingoClient(db: Db): MongoClient {
+  const collections = collectionsOf.get(db);
+  if (!collections) throw new TypeError('not a mingoDb');
+  return {
+    startSession() {
+      return {
+        async withTransaction<T>(fn: (session: unknown) => Promise<T>) {
+          const before = new Map(
+            [...collections].map(([name, docs]) => [name, structuredClone(docs)]),
+          );
+          try {
+            return await fn(this);
+          } catch (error) {
+            collections.clear();
+            for (const [name, docs] of before) collections.set(name, docs);
+            throw error;
+          }
+        },
+        async endSession() {},
+      };
+    },
+  } as unknown as MongoClient;
 }

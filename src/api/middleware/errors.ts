@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { isVerifyError } from '@svc/verify';
 import { isSvcError, SvcError, type ErrorCode } from '../../core/errors.js';
 
 /** The one place an error code becomes an HTTP status. */
@@ -53,6 +54,8 @@ function fromRequestReading(error: {
 export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {
   const known =
     (isSvcError(error) && error) ||
+    // The verifier's refusals (strict JSON, keys, histories): codes svc shares.
+    (isVerifyError(error) && new SvcError(error.code, error.message, { cause: error })) ||
     (typeof error === 'object' && error !== null ? fromRequestReading(error) : null);
   const failure = known ?? new SvcError('internal', 'Internal server error', { cause: error });
   const status = STATUS_OF[failure.code];

@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler } from 'express';
+import { parseStrictJson } from '@svc/verify';
 import { SvcError } from '../../core/errors.js';
 import { MAX_BODY_BYTES } from '../../core/limits.js';
-import { parseStrictJson } from '../../core/strict-json.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

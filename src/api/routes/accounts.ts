@@ -1,5 +1,4 @@
 import type { LedgerStore } from '../../ports/ledger-store.js';
-import type { WebhookStore } from '../../ports/webhook-store.js';
 import { TIER_LIMITS, type ApiKeyService } from '../../services/api-keys.js';
 import type { RateLimiter } from '../../ports/rate-limiter.js';
 import { limitSignups, type LimitDeps } from '../middleware/rate-limit.js';
@@ -19,7 +18,6 @@ export function accountRoutes(
     apiKeys: ApiKeyService;
     ledger: LedgerStore;
     limiter: RateLimiter;
-    webhooks: WebhookStore;
   },
 ): RouteDef[] {
   return [
@@ -110,9 +108,8 @@ export function accountRoutes(
       errors: [403],
       async handle({ res }) {
         const key = res.locals.apiKey!;
+        // The key and the account's webhook receivers, in one transaction.
         await deps.apiKeys.revokeOwn(key);
-        // The account is closed: whoever held the key must not keep receiving its receipts.
-        await deps.webhooks.disableOwned(key.id, 'account revoked', new Date().toISOString());
         return { revoked: true as const, key_id: key.keyId };
       },
     }),

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
+import { parseTilePath, TILE_WIDTH } from '@svc/verify';
 import { SvcError } from '../../core/errors.js';
-import { parseTilePath, TILE_WIDTH } from '../../core/tlog/tiles.js';
 import type { ReadScope } from '../../ports/ledger-queries.js';
 import type { TransparencyLog } from '../../services/transparency-log.js';
 import { readScopeOf } from '../read-scope.js';

@@ -1,4 +1,4 @@
-import type { Sha256Hex } from '../../core/canonical.js';
+import type { Sha256Hex } from '@svc/verify';
 import type { LedgerStore } from '../../ports/ledger-store.js';
 import type { ServerKey } from '../../ports/signer.js';
 import type { SigningKeyService } from '../../services/signing-keys.js';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { fromBase64 } from '../../core/encoding.js';
+import { CHECK_NAMES, fromBase64, MAX_CHECKPOINT_CHARS, MAX_INCLUSION_HASHES } from '@svc/verify';
 import { signedPositionSchema, submitterSchema } from '../../core/receipt-schema.js';
-import { MAX_CHECKPOINT_CHARS, MAX_INCLUSION_HASHES } from '../../core/tlog/receipt-inclusion.js';
 
 const receiptToVerifySchema = z
   .looseObject({}, { error: 'expected a receipt object, as returned under "receipt" by evaluate' })
@@ -88,7 +87,7 @@ export const verifyResponseSchema = z
     verification_depth: z.literal('cryptographic'),
     checks: z.array(
       z.object({
-        name: z.string(),
+        name: z.enum(CHECK_NAMES),
         layer: z.enum(['structural', 'cryptographic', 'ledger']),
         status: z.enum(['PASS', 'FAIL', 'UNVERIFIED', 'SKIPPED']),
         detail: z.string().optional(),

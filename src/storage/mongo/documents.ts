@@ -1,10 +1,13 @@
 import type { AdmissibilityStatus } from '../../core/evaluation.js';
 import type { Verdict } from '../../core/policy.js';
-import type { OverrideMode } from '../../core/policy-overrides.js';
-import type { Reader, Tier } from '../../ports/api-key-store.js';
-import type { LedgerEntry } from '../../ports/ledger-store.js';
-import type { DeliveryStatus } from '../../ports/webhook-store.js';
 import type { CounterRow } from '../counters.js';
+import type {
+  ApiKeyFields,
+  AttemptFields,
+  DeliveryFields,
+  PolicyFields,
+  ReceiverFields,
+} from '../mappers.js';
 
 /** Collection names, in one place: indexes, the ledger's transaction and the readers share them. */
 export const COLLECTIONS = {
@@ -79,12 +82,8 @@ export type EntryFields = Pick<
   'receipt_json' | 'claim_json' | 'evaluation_json' | 'api_key_id'
 >;
 
-export const toEntry = (doc: EntryFields): LedgerEntry => ({
-  receipt: JSON.parse(doc.receipt_json),
-  claim: JSON.parse(doc.claim_json),
-  evaluation: JSON.parse(doc.evaluation_json),
-  apiKeyId: doc.api_key_id,
-});
+// The mapping is the stores' shared one.
+export { toEntry } from '../mappers.js';
 
 export interface OutboxDocument {
   /** receipt sequence × OUTBOX_PER_RECEIPT + position: grows in write order, no counter. */
@@ -133,19 +132,9 @@ export interface Scoped {
   scope: string;
 }
 
-export interface ApiKeyDocument {
+export interface ApiKeyDocument extends ApiKeyFields {
   /** The key id. */
   _id: string;
-  account_id: string;
-  email: string;
-  key_digest: string;
-  tier: Tier;
-  locked_policy: string | null;
-  /** Absent on keys stored before private reads had readers: 'own'. */
-  reader?: Reader;
-  created_at: string;
-  updated_at: string;
-  revoked_at: string | null;
   /**
    * Present (true) only while the key is not revoked: the partial unique index on email
    * filters on it, because a partial index cannot filter on `revoked_at: null`.
@@ -153,38 +142,17 @@ export interface ApiKeyDocument {
   active?: true;
 }
 
-export interface PolicyDocument {
+export interface PolicyDocument extends PolicyFields {
   /** null: the shared namespace. */
   owner: string | null;
-  name: string;
-  description: string | null;
-  /** JSON text, for the same reason as the receipt's. */
-  config_json: string;
-  overrides: OverrideMode;
-  created_at: string;
 }
 
-export interface ReceiverDocument {
+export interface ReceiverDocument extends ReceiverFields {
   _id: string;
-  owner: string;
-  url: string;
-  event: string;
-  secret_sealed: string;
-  status: 'active' | 'disabled' | 'deleted';
-  created_at: string;
-  disabled_at: string | null;
-  disabled_reason: string | null;
 }
 
-export interface DeliveryDocument {
+export interface DeliveryDocument extends DeliveryFields {
   _id: string;
-  receiver_id: string;
-  receipt_id: string;
-  event: string;
-  status: DeliveryStatus;
-  attempts: number;
-  created_at: string;
-  finished_at: string | null;
   /**
    * The receipt's sequence: breaks ties of created_at in a receiver's listing (a receiver
    * has at most one delivery per receipt).
@@ -192,15 +160,7 @@ export interface DeliveryDocument {
   sequence: number;
 }
 
-export interface AttemptDocument {
-  delivery_id: string;
-  attempt: number;
-  at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  next_attempt_at: string | null;
-}
+export type AttemptDocument = AttemptFields;
 
 /**
  * The fields of the unique index a duplicate-key error names, or null for any other error.

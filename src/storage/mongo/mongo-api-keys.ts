@@ -1,32 +1,21 @@
 import type { MongoClient, Db } from 'mongodb';
-import type { ApiKeyRecord, ApiKeyStore, Reader, Tier } from '../../ports/api-key-store.js';
+import type {
+  AccountRevocation,
+  ApiKeyRecord,
+  ApiKeyStore,
+  Reader,
+  Tier,
+} from '../../ports/api-key-store.js';
 import { COLLECTIONS, isDuplicateOn, type ApiKeyDocument } from './documents.js';
 import { TRANSACTION_OPTIONS } from './mongo-ledger.js';
+import { disableOwnedReceivers } from './mongo-webhooks.js';
+import { apiKeyFields, toApiKeyRecord } from '../mappers.js';
 
-const toRecord = (doc: ApiKeyDocument): ApiKeyRecord => ({
-  id: doc.account_id,
-  keyId: doc._id,
-  email: doc.email,
-  keyDigest: doc.key_digest,
-  tier: doc.tier,
-  lockedPolicy: doc.locked_policy,
-  reader: doc.reader ?? 'own',
-  createdAt: doc.created_at,
-  updatedAt: doc.updated_at,
-  revokedAt: doc.revoked_at,
-});
+const toRecord = (doc: ApiKeyDocument): ApiKeyRecord => toApiKeyRecord(doc._id, doc);
 
 const toDocument = (record: ApiKeyRecord): ApiKeyDocument => ({
   _id: record.keyId,
-  account_id: record.id,
-  email: record.email,
-  key_digest: record.keyDigest,
-  tier: record.tier,
-  locked_policy: record.lockedPolicy,
-  reader: record.reader,
-  created_at: record.createdAt,
-  updated_at: record.updatedAt,
-  revoked_at: record.revokedAt,
+  ...apiKeyFields(record),
   ...(record.revokedAt === null ? { active: true as const } : {}),
 });
 
@@ -109,6 +98,31 @@ export class MongoApiKeys implements ApiKeyStore {
       { $set: { revoked_at: at, updated_at: at }, $unset: { active: '' } },
     );
     return modifiedCount === 1;
+  }
+
+  async revokeAccount(
+    keyId: string,
+    reason: string,
+    at: string,
+  ): Promise<AccountRevocation | null> {
+    const session = this.client.startSession();
+    try {
+      // A transaction over two collections: the key revoked and its account's receivers
+      // disabled, or neither. A concurrent revocation conflicts on the key's document; the
+      // one that retries finds it revoked and writes nothing.
+      return await session.withTransaction(async (s) => {
+        const revoked = await this.keys.findOneAndUpdate(
+          { _id: keyId, active: true },
+          { $set: { revoked_at: at, updated_at: at }, $unset: { active: '' } },
+          { session: s, returnDocument: 'after' },
+        );
+        if (!revoked) return null;
+        const disabled = await disableOwnedReceivers(this.db, revoked.account_id, reason, at, s);
+        return { receiversDisabled: disabled.modifiedCount };
+      }, TRANSACTION_OPTIONS);
+    } finally {
+      await session.endSession();
+    }
   }
 
   async setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null> {

@@ -1,5 +1,6 @@
 import type { Db, Filter } from 'mongodb';
-import { admissibilityOf, foldTotals, verdictsOf } from '../counters.js';
+import { foldTotals } from '../counters.js';
+import { toAgentSummary, toRepositorySummary } from '../mappers.js';
 import type { Verdict } from '../../core/policy.js';
 import type { Receipt } from '../../core/receipt.js';
 import type {
@@ -131,17 +132,9 @@ export class MongoLedgerQueries implements LedgerQueries {
             .sort({ repository: 1 })
             .limit(page.limit)
             .toArray();
-    return docs.map((r) => ({
-      repository: 'repository' in r ? (r.repository as string) : r._id,
-      total: r.total,
-      by_verdict: verdictsOf(r),
-      by_admissibility: admissibilityOf(r),
-      last_receipt: {
-        receipt_id: r.last_receipt_id,
-        sequence: r.last_sequence,
-        issued_at: r.last_issued_at,
-      },
-    }));
+    return docs.map((r) =>
+      toRepositorySummary('repository' in r ? (r.repository as string) : r._id, r),
+    );
   }
 
   async agents(page: NamePage, scope?: ReadScope): Promise<AgentSummary[]> {
@@ -160,15 +153,13 @@ export class MongoLedgerQueries implements LedgerQueries {
             .sort({ agent: 1 })
             .limit(page.limit)
             .toArray();
-    return docs.map((r) => ({
-      agent: 'agent' in r ? (r.agent as string) : r._id,
-      total: r.total,
-      by_verdict: verdictsOf(r),
-      by_admissibility: admissibilityOf(r),
-      models: [...(r.models ?? [])].sort(byUtf8),
-      first_seen: r.first_seen,
-      last_seen: r.last_seen,
-    }));
+    return docs.map((r) =>
+      toAgentSummary(
+        'agent' in r ? (r.agent as string) : r._id,
+        r,
+        [...(r.models ?? [])].sort(byUtf8),
+      ),
+    );
   }
 
   async totals(scope?: ReadScope): Promise<LedgerTotals> {

@@ -1,14 +1,16 @@
 import { Binary, type ClientSession, type Db } from 'mongodb';
-import { toHex, utf8Bytes } from '../../core/encoding.js';
-import { receiptHashText, type Receipt } from '../../core/receipt.js';
 import {
   coordinateKey,
   coordinatesOf,
+  type HashCoordinate,
   hashesCompletedBy,
   leafHash,
+  receiptHashText,
   storedHashesFrom,
-  type HashCoordinate,
-} from '../../core/tlog/merkle.js';
+  toHex,
+  utf8Bytes,
+} from '@svc/verify';
+import type { Receipt } from '../../core/receipt.js';
 import { nativeHashBytes } from '../native-hash.js';
 import type { LogTreeStore, StoredCheckpoint, StoredCosignature } from '../../ports/log-tree.js';
 import { COLLECTIONS, type ReceiptDocument } from './documents.js';

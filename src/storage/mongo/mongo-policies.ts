@@ -1,15 +1,9 @@
 import type { Db } from 'mongodb';
 import type { PolicyRecord, PolicyStore } from '../../ports/policy-store.js';
+import { toPolicyRecord } from '../mappers.js';
 import { COLLECTIONS, isDuplicateOn, type PolicyDocument } from './documents.js';
 
-const toRecord = (doc: PolicyDocument): PolicyRecord => ({
-  owner: doc.owner,
-  name: doc.name,
-  description: doc.description,
-  config: JSON.parse(doc.config_json),
-  overrides: doc.overrides,
-  createdAt: doc.created_at,
-});
+const toRecord = (doc: PolicyDocument): PolicyRecord => toPolicyRecord(doc.owner, doc);
 
 const PROJECTION = { _id: 0 } as const;
 

@@ -1,6 +1,7 @@
 import type { ClientSession, Db, MongoClient } from 'mongodb';
+import type { SigningKeyRecord } from '@svc/verify';
 import { SvcError } from '../../core/errors.js';
-import { extendKeyRuns, type KeyRun, type SigningKeyRecord } from '../../core/key-history.js';
+import { extendKeyRuns, type KeyRun } from '../../core/key-history.js';
 import type {
   SigningKeyChange,
   SigningKeyState,

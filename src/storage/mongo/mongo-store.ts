@@ -1,5 +1,5 @@
 import { MongoClient, type Db, type IndexDescription } from 'mongodb';
-import { AgendaJobQueue } from '../../jobs/agenda-job-queue.js';
+import { AgendaJobQueue } from './agenda-job-queue.js';
 import type { Store } from '../../ports/store.js';
 import { backfillScopedAggregates } from './aggregates.js';
 import { MissingLedgerError } from '../missing-ledger.js';
@@ -221,7 +221,7 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
       async ping() {
         await db.command({ ping: 1 });
       },
-      async probeWrite() {
+      async probeWrite(at) {
         // A real upsert of one record outside the ledger (the time of the last deep health
         // check), acknowledged by a majority as the ledger's appends are: a write made and
         // aborted in a transaction never reaches the journal, so it could not fail there.
@@ -229,7 +229,7 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
           .collection<{ _id: string; at: string }>(COLLECTIONS.healthProbe)
           .updateOne(
             { _id: 'probe' },
-            { $set: { at: new Date().toISOString() } },
+            { $set: { at } },
             { upsert: true, writeConcern: { w: 'majority', wtimeoutMS: PROBE_WRITE_TIMEOUT_MS } },
           );
       },

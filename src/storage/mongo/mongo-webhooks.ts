@@ -4,7 +4,6 @@ import type {
   DeliveryStatus,
   DeliveryWork,
   WebhookDelivery,
-  WebhookEvent,
   WebhookReceiver,
   WebhookStore,
 } from '../../ports/webhook-store.js';
@@ -15,41 +14,31 @@ import {
   type ReceiptDocument,
   type ReceiverDocument,
 } from './documents.js';
+import { toDeliveryAttempt, toWebhookDelivery, toWebhookReceiver } from '../mappers.js';
 import { TRANSACTION_OPTIONS } from './mongo-ledger.js';
 
-const toReceiver = (doc: ReceiverDocument): WebhookReceiver => ({
-  id: doc._id,
-  owner: doc.owner,
-  url: doc.url,
-  event: doc.event as WebhookEvent,
-  secretSealed: doc.secret_sealed,
-  // A deleted receiver is never handed out as such: see deliveryWork.
-  status: doc.status === 'active' ? 'active' : 'disabled',
-  createdAt: doc.created_at,
-  disabledAt: doc.disabled_at,
-  disabledReason: doc.disabled_reason,
-});
+const toReceiver = (doc: ReceiverDocument): WebhookReceiver => toWebhookReceiver(doc._id, doc);
+const toDelivery = (doc: DeliveryDocument): WebhookDelivery => toWebhookDelivery(doc._id, doc);
+const toAttempt = toDeliveryAttempt;
 
-const toDelivery = (doc: DeliveryDocument): WebhookDelivery => ({
-  id: doc._id,
-  receiverId: doc.receiver_id,
-  receiptId: doc.receipt_id,
-  event: doc.event as WebhookEvent,
-  status: doc.status,
-  attempts: doc.attempts,
-  createdAt: doc.created_at,
-  finishedAt: doc.finished_at,
-});
-
-const toAttempt = (doc: AttemptDocument): DeliveryAttempt => ({
-  deliveryId: doc.delivery_id,
-  attempt: doc.attempt,
-  at: doc.at,
-  statusCode: doc.status_code,
-  error: doc.error,
-  durationMs: doc.duration_ms,
-  nextAttemptAt: doc.next_attempt_at,
-});
+/**
+ * Disables an owner's active receivers. Shared with the API keys, whose account revocation
+ * runs it in the revocation's transaction (`session`).
+ */
+export const disableOwnedReceivers = (
+  db: Db,
+  owner: string,
+  reason: string,
+  at: string,
+  session?: ClientSession,
+) =>
+  db
+    .collection<ReceiverDocument>(COLLECTIONS.receivers)
+    .updateMany(
+      { owner, status: 'active' },
+      { $set: { status: 'disabled', disabled_at: at, disabled_reason: reason } },
+      session ? { session } : {},
+    );
 
 class LimitReached extends Error {}
 class NoReceiver extends Error {}
@@ -166,10 +155,7 @@ export class MongoWebhooks implements WebhookStore {
   }
 
   async disableOwned(owner: string, reason: string, at: string): Promise<number> {
-    const { modifiedCount } = await this.receivers.updateMany(
-      { owner, status: 'active' },
-      { $set: { status: 'disabled', disabled_at: at, disabled_reason: reason } },
-    );
+    const { modifiedCount } = await disableOwnedReceivers(this.db, owner, reason, at);
     return modifiedCount;
   }
 

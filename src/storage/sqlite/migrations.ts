@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import { toHex, utf8Bytes } from '../../core/encoding.js';
+import { receiptHashText, toHex, utf8Bytes } from '@svc/verify';
 import { newKeyId } from '../../core/ids.js';
-import { receiptHashText, type Receipt } from '../../core/receipt.js';
+import type { Receipt } from '../../core/receipt.js';
 import { nativeHashBytes } from '../native-hash.js';
 import { COSIGNATURES_SCHEMA, LOG_TREE_SCHEMA, SqliteLogTree } from './sqlite-log-tree.js';
 import { SIGNING_KEYS_SCHEMA } from './sqlite-signing-keys.js';
@@ -433,7 +433,7 @@ const MIGRATIONS: Migration[] = [
   `,
   trustModel,
   `
-  -- Durable jobs (src/jobs/sqlite-job-queue.ts). A job is claimed under BEGIN IMMEDIATE by
+  -- Durable jobs (src/storage/sqlite/sqlite-job-queue.ts). A job is claimed under BEGIN IMMEDIATE by
   -- setting a lease; a lease that ran out (its process died) may be taken over.
   CREATE TABLE jobs (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,

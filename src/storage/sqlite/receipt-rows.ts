@@ -1,17 +1,8 @@
-import type { LedgerEntry } from '../../ports/ledger-store.js';
+import type { ReceiptFields } from '../mappers.js';
 
-export interface ReceiptRow {
-  receipt_json: string;
-  claim_json: string;
-  evaluation_json: string;
-  api_key_id: string | null;
-}
+export type ReceiptRow = ReceiptFields;
 
 export const ENTRY_COLUMNS = 'receipt_json, claim_json, evaluation_json, api_key_id';
 
-export const toEntry = (row: ReceiptRow): LedgerEntry => ({
-  receipt: JSON.parse(row.receipt_json),
-  claim: JSON.parse(row.claim_json),
-  evaluation: JSON.parse(row.evaluation_json),
-  apiKeyId: row.api_key_id,
-});
+// The mapping is the stores' shared one.
+export { toEntry } from '../mappers.js';

@@ -1,44 +1,21 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { ApiKeyRecord, ApiKeyStore, Reader, Tier } from '../../ports/api-key-store.js';
+import type {
+  AccountRevocation,
+  ApiKeyRecord,
+  ApiKeyStore,
+  Reader,
+  Tier,
+} from '../../ports/api-key-store.js';
+import { apiKeyFields, toApiKeyRecord, type ApiKeyFields } from '../mappers.js';
+import { prepareDisableOwned } from './sqlite-webhooks.js';
 
-interface KeyRow {
+interface KeyRow extends Required<ApiKeyFields> {
   key_id: string;
-  account_id: string;
-  email: string;
-  key_digest: string;
-  tier: Tier;
-  locked_policy: string | null;
-  reader: Reader;
-  created_at: string;
-  updated_at: string;
-  revoked_at: string | null;
 }
 
-const toRecord = (row: KeyRow): ApiKeyRecord => ({
-  id: row.account_id,
-  keyId: row.key_id,
-  email: row.email,
-  keyDigest: row.key_digest,
-  tier: row.tier,
-  lockedPolicy: row.locked_policy,
-  reader: row.reader,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-  revokedAt: row.revoked_at,
-});
+const toRecord = (row: KeyRow): ApiKeyRecord => toApiKeyRecord(row.key_id, row);
 
-const toRow = (record: ApiKeyRecord): KeyRow => ({
-  key_id: record.keyId,
-  account_id: record.id,
-  email: record.email,
-  key_digest: record.keyDigest,
-  tier: record.tier,
-  locked_policy: record.lockedPolicy,
-  reader: record.reader,
-  created_at: record.createdAt,
-  updated_at: record.updatedAt,
-  revoked_at: record.revokedAt,
-});
+const toRow = (record: ApiKeyRecord): KeyRow => ({ key_id: record.keyId, ...apiKeyFields(record) });
 
 export class SqliteApiKeys implements ApiKeyStore {
   private readonly byDigest: Statement<[string], KeyRow>;
@@ -52,6 +29,11 @@ export class SqliteApiKeys implements ApiKeyStore {
   private readonly updateTier: Statement<[Tier, string, string]>;
   private readonly all: Statement<[], KeyRow>;
   private readonly rotateTx: (keyId: string, next: ApiKeyRecord, at: string) => boolean;
+  private readonly revokeAccountTx: (
+    keyId: string,
+    reason: string,
+    at: string,
+  ) => AccountRevocation | null;
 
   constructor(db: Database) {
     this.byDigest = db.prepare('SELECT * FROM api_keys WHERE key_digest = ?');
@@ -85,6 +67,13 @@ export class SqliteApiKeys implements ApiKeyStore {
       if (this.revokeRow.run(at, at, keyId).changes !== 1) return false;
       this.insert.run(toRow(next));
       return true;
+    });
+    const disableOwned = prepareDisableOwned(db);
+    // One transaction: the key and its account's receivers change together or not at all.
+    this.revokeAccountTx = db.transaction((keyId: string, reason: string, at: string) => {
+      if (this.revokeRow.run(at, at, keyId).changes !== 1) return null;
+      const account = this.byKeyId.get(keyId)!.account_id;
+      return { receiversDisabled: disableOwned.run(at, reason, account).changes };
     });
   }
 
@@ -120,6 +109,14 @@ export class SqliteApiKeys implements ApiKeyStore {
 
   async revoke(keyId: string, at: string): Promise<boolean> {
     return this.revokeRow.run(at, at, keyId).changes === 1;
+  }
+
+  async revokeAccount(
+    keyId: string,
+    reason: string,
+    at: string,
+  ): Promise<AccountRevocation | null> {
+    return this.revokeAccountTx(keyId, reason, at);
   }
 
   async setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null> {

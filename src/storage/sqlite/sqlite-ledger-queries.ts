@@ -1,5 +1,11 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { admissibilityOf, foldTotals, verdictsOf, type CounterRow } from '../counters.js';
+import { foldTotals } from '../counters.js';
+import {
+  toAgentSummary,
+  toRepositorySummary,
+  type AgentStatsFields,
+  type RepositoryStatsFields,
+} from '../mappers.js';
 import type { AdmissibilityStatus } from '../../core/evaluation.js';
 import type { Verdict } from '../../core/policy.js';
 import type {
@@ -167,14 +173,7 @@ export class SqliteLedgerQueries implements LedgerQueries {
   }
 
   async repositories(page: NamePage, scope?: ReadScope): Promise<RepositorySummary[]> {
-    const rows = this.prepared<
-      CounterRow & {
-        repository: string;
-        last_sequence: number;
-        last_receipt_id: string;
-        last_issued_at: string;
-      }
-    >(
+    const rows = this.prepared<RepositoryStatsFields & { repository: string }>(
       scope === undefined
         ? 'SELECT * FROM repository_stats WHERE repository > @after ORDER BY repository LIMIT @limit'
         : 'SELECT * FROM scope_repository_stats WHERE scope = @scope AND repository > @after ORDER BY repository LIMIT @limit',
@@ -183,24 +182,12 @@ export class SqliteLedgerQueries implements LedgerQueries {
       limit: page.limit,
       ...(scope === undefined ? {} : { scope }),
     });
-    return rows.map((r) => ({
-      repository: r.repository,
-      total: r.total,
-      by_verdict: verdictsOf(r),
-      by_admissibility: admissibilityOf(r),
-      last_receipt: {
-        receipt_id: r.last_receipt_id,
-        sequence: r.last_sequence,
-        issued_at: r.last_issued_at,
-      },
-    }));
+    return rows.map((r) => toRepositorySummary(r.repository, r));
   }
 
   async agents(page: NamePage, scope?: ReadScope): Promise<AgentSummary[]> {
     const scoped = scope === undefined ? {} : { scope };
-    const rows = this.prepared<
-      CounterRow & { agent: string; first_seen: string; last_seen: string }
-    >(
+    const rows = this.prepared<AgentStatsFields & { agent: string }>(
       scope === undefined
         ? 'SELECT * FROM agent_stats WHERE agent > @after ORDER BY agent LIMIT @limit'
         : 'SELECT * FROM scope_agent_stats WHERE scope = @scope AND agent > @after ORDER BY agent LIMIT @limit',
@@ -214,15 +201,7 @@ export class SqliteLedgerQueries implements LedgerQueries {
     ).all({ first: rows[0]!.agent, last: rows[rows.length - 1]!.agent, ...scoped });
     for (const { agent, model } of modelRows)
       models.set(agent, [...(models.get(agent) ?? []), model]);
-    return rows.map((r) => ({
-      agent: r.agent,
-      total: r.total,
-      by_verdict: verdictsOf(r),
-      by_admissibility: admissibilityOf(r),
-      models: models.get(r.agent) ?? [],
-      first_seen: r.first_seen,
-      last_seen: r.last_seen,
-    }));
+    return rows.map((r) => toAgentSummary(r.agent, r, models.get(r.agent) ?? []));
   }
 
   async totals(scope?: ReadScope): Promise<LedgerTotals> {

@@ -1,12 +1,13 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { utf8Bytes } from '../../core/encoding.js';
-import { receiptHashText, type Receipt } from '../../core/receipt.js';
 import {
   coordinateKey,
+  type HashCoordinate,
   hashesCompletedBy,
   leafHash,
-  type HashCoordinate,
-} from '../../core/tlog/merkle.js';
+  receiptHashText,
+  utf8Bytes,
+} from '@svc/verify';
+import type { Receipt } from '../../core/receipt.js';
 import { nativeHashBytes, nativeTextHash as hashTextOf } from '../native-hash.js';
 import type { LogTreeStore, StoredCheckpoint, StoredCosignature } from '../../ports/log-tree.js';
 

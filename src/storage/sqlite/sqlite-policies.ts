@@ -1,28 +1,17 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { OverrideMode } from '../../core/policy-overrides.js';
 import type { PolicyRecord, PolicyStore } from '../../ports/policy-store.js';
+import { toPolicyRecord, type PolicyFields } from '../mappers.js';
 
-interface PolicyRow {
+interface PolicyRow extends PolicyFields {
   owner: string;
-  name: string;
-  description: string | null;
-  config_json: string;
-  overrides: OverrideMode;
-  created_at: string;
 }
 
 // The shared namespace is stored as '' so that (owner, name) can be the primary key.
 const SHARED = '';
 const ownerKey = (owner: string | null) => owner ?? SHARED;
 
-const toRecord = (row: PolicyRow): PolicyRecord => ({
-  owner: row.owner === SHARED ? null : row.owner,
-  name: row.name,
-  description: row.description,
-  config: JSON.parse(row.config_json),
-  overrides: row.overrides,
-  createdAt: row.created_at,
-});
+const toRecord = (row: PolicyRow): PolicyRecord =>
+  toPolicyRecord(row.owner === SHARED ? null : row.owner, row);
 
 export class SqlitePolicies implements PolicyStore {
   private readonly insertRow: Statement;

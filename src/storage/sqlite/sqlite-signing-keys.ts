@@ -1,10 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import {
-  extendKeyRuns,
-  type KeyRun,
-  type SigningKeyRecord,
-  type SigningKeyStatus,
-} from '../../core/key-history.js';
+import type { SigningKeyRecord, SigningKeyStatus } from '@svc/verify';
+import { extendKeyRuns, type KeyRun } from '../../core/key-history.js';
 import type {
   SigningKeyChange,
   SigningKeyState,

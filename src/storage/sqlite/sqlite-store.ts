@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteJobQueue } from '../../jobs/sqlite-job-queue.js';
+import { SqliteJobQueue } from './sqlite-job-queue.js';
 import type { Store } from '../../ports/store.js';
 import { migrate } from './migrations.js';
 import { SqliteApiKeys } from './sqlite-api-keys.js';
@@ -18,14 +18,15 @@ const BUSY_TIMEOUT_MS = 5000;
  * at the same moment would fail to start. Retry for as long as any other lock is waited for.
  */
 export function enableWal(db: Database.Database): void {
-  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  // A wait, not domain time: the monotonic clock, which no clock change moves.
+  const deadline = performance.now() + BUSY_TIMEOUT_MS;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     try {
       db.pragma('journal_mode = WAL');
       return;
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline)
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() > deadline)
         throw error;
       Atomics.wait(pause, 0, 0, 10);
     }
@@ -95,8 +96,8 @@ export function openSqliteStore(
     async ping() {
       ping.get();
     },
-    async probeWrite() {
-      probe.run(new Date().toISOString());
+    async probeWrite(at) {
+      probe.run(at);
     },
     async close() {
       if (db.open) db.close();

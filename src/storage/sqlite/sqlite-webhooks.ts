@@ -6,78 +6,32 @@ import {
   type DeliveryStatus,
   type DeliveryWork,
   type WebhookDelivery,
-  type WebhookEvent,
   type WebhookReceiver,
   type WebhookStore,
 } from '../../ports/webhook-store.js';
+import {
+  toDeliveryAttempt,
+  toWebhookDelivery,
+  toWebhookReceiver,
+  type AttemptFields,
+  type DeliveryFields,
+  type ReceiverFields,
+} from '../mappers.js';
 import { prepareJobInsert, type NewJobRow } from './job-rows.js';
 
-interface ReceiverRow {
+interface ReceiverRow extends ReceiverFields {
   id: string;
-  owner: string;
-  url: string;
-  event: string;
-  secret_sealed: string;
-  status: 'active' | 'disabled' | 'deleted';
-  created_at: string;
-  disabled_at: string | null;
-  disabled_reason: string | null;
 }
 
-interface DeliveryRow {
+interface DeliveryRow extends DeliveryFields {
   id: string;
-  receiver_id: string;
-  receipt_id: string;
-  event: string;
-  status: DeliveryStatus;
-  attempts: number;
-  created_at: string;
-  finished_at: string | null;
 }
 
-interface AttemptRow {
-  delivery_id: string;
-  attempt: number;
-  at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  next_attempt_at: string | null;
-}
+type AttemptRow = AttemptFields;
 
-const toReceiver = (row: ReceiverRow): WebhookReceiver => ({
-  id: row.id,
-  owner: row.owner,
-  url: row.url,
-  event: row.event as WebhookEvent,
-  secretSealed: row.secret_sealed,
-  // A deleted receiver is never handed out as such: see deliveryWork.
-  status: row.status === 'active' ? 'active' : 'disabled',
-  createdAt: row.created_at,
-  disabledAt: row.disabled_at,
-  disabledReason: row.disabled_reason,
-});
-
-const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
-  id: row.id,
-  receiverId: row.receiver_id,
-  receiptId: row.receipt_id,
-  event: row.event as WebhookEvent,
-  status: row.status,
-  attempts: row.attempts,
-  createdAt: row.created_at,
-  finishedAt: row.finished_at,
-});
-
-const toAttempt = (row: AttemptRow): DeliveryAttempt => ({
-  deliveryId: row.delivery_id,
-  attempt: row.attempt,
-  at: row.at,
-  statusCode: row.status_code,
-  error: row.error,
-  durationMs: row.duration_ms,
-  nextAttemptAt: row.next_attempt_at,
-});
+const toReceiver = (row: ReceiverRow): WebhookReceiver => toWebhookReceiver(row.id, row);
+const toDelivery = (row: DeliveryRow): WebhookDelivery => toWebhookDelivery(row.id, row);
+const toAttempt = toDeliveryAttempt;
 
 /**
  * Called by the ledger inside its append transaction: one delivery and one job per receiver
@@ -131,6 +85,15 @@ export class SqliteWebhookFanOut {
   }
 }
 
+/**
+ * Disables an owner's active receivers: (at, reason, owner). Shared with the API keys, whose
+ * account revocation runs it in the revocation's transaction.
+ */
+export const prepareDisableOwned = (db: Database): Statement<[string, string, string]> =>
+  db.prepare(
+    "UPDATE webhook_receivers SET status = 'disabled', disabled_at = ?, disabled_reason = ? WHERE owner = ? AND status = 'active'",
+  );
+
 export class SqliteWebhooks implements WebhookStore {
   private readonly countOwned: Statement<[string], { n: number }>;
   private readonly insert: Statement;
@@ -168,9 +131,7 @@ export class SqliteWebhooks implements WebhookStore {
     this.markDeleted = db.prepare(
       "UPDATE webhook_receivers SET status = 'deleted', disabled_at = ? WHERE owner = ? AND id = ? AND status <> 'deleted'",
     );
-    this.markOwnedDisabled = db.prepare(
-      "UPDATE webhook_receivers SET status = 'disabled', disabled_at = ?, disabled_reason = ? WHERE owner = ? AND status = 'active'",
-    );
+    this.markOwnedDisabled = prepareDisableOwned(db);
     this.markDisabled = db.prepare(
       "UPDATE webhook_receivers SET status = 'disabled', disabled_at = ?, disabled_reason = ? WHERE id = ? AND status = 'active'",
     );

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readCheckpointNote } from '../../../src/core/tlog/witness.js';
+import { readCheckpointNote } from '@svc/verify';
 import type { ServerKey } from '../../../src/ports/signer.js';
 import type { Store } from '../../../src/ports/store.js';
 import { SigningKeyService } from '../../../src/services/signing-keys.js';

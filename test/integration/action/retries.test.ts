@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nock from 'nock';
 import request from 'supertest';
+import { parsePublicKeyPem } from '@svc/verify';
 import type { WorkflowContext } from '../../../action/src/claim.js';
 import { backoffMs, retryAfterMs } from '../../../action/src/http.js';
 import type { ActionInputs } from '../../../action/src/inputs.js';
 import { run, type ActionDeps } from '../../../action/src/main.js';
-import { parsePublicKeyPem } from '../../../src/core/public-key.js';
 import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
 
 const API = 'https://svc.test';

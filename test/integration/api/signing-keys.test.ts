@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
 import request from 'supertest';
-import { transitionStatementBytes, type SigningKeyRecord } from '../../../src/core/key-history.js';
+import { type SigningKeyRecord, transitionStatementBytes } from '@svc/verify';
 import type { ServerKey } from '../../../src/ports/signer.js';
 import type { Store } from '../../../src/ports/store.js';
 import { SigningKeyService } from '../../../src/services/signing-keys.js';

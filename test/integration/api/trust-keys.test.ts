@@ -284,6 +284,37 @@ describe('POST /v1/account/rotate and DELETE /v1/account', () => {
     expectError(await rotate(a.apiKey), 401, 'unauthorized');
   });
 
+  it("DELETE /v1/account disables the account's webhook receivers at the service clock's time", async () => {
+    const a = await signupAccount(t);
+    const owner = (await t.store.apiKeys.findActiveByEmail(a.email))!.id;
+    await t.store.webhooks.insertReceiver(
+      {
+        id: 'whr_revoked_account',
+        owner,
+        url: 'https://hooks.example.com/svc',
+        event: 'receipt.created',
+        secretSealed: 'sealed',
+        status: 'active',
+        createdAt: now(t),
+        disabledAt: null,
+        disabledReason: null,
+      },
+      10,
+    );
+    t.clock.advance(90_000);
+    expect((await request(t.app).delete('/v1/account').set('X-API-Key', a.apiKey)).status).toBe(
+      200,
+    );
+    expect(await t.store.webhooks.listReceivers(owner)).toEqual([
+      expect.objectContaining({
+        id: 'whr_revoked_account',
+        status: 'disabled',
+        disabledAt: now(t),
+        disabledReason: 'account revoked',
+      }),
+    ]);
+  });
+
   it('revoking one account leaves another untouched', async () => {
     const a = await signupAccount(t);
     const b = await signupAccount(t);

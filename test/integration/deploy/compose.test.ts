@@ -295,4 +295,16 @@ describe('docker/Dockerfile', () => {
     }
     expect(dockerfile).toMatch(/CMD \["node", "dist\/src\/server\.js"\]/);
   });
+
+  it('links the workspace package @svc/verify in the build and ships its build', () => {
+    const copy = dockerfile.indexOf('\nCOPY packages/verify ./packages/verify\n');
+    expect(copy).toBeGreaterThan(0);
+    expect(copy).toBeLessThan(dockerfile.indexOf('\nRUN npm ci'));
+    expect(dockerfile).toContain(
+      '\nCOPY --from=build /app/packages/verify/package.json ./packages/verify/\n',
+    );
+    expect(dockerfile).toContain(
+      '\nCOPY --from=build /app/packages/verify/dist ./packages/verify/dist\n',
+    );
+  });
 });

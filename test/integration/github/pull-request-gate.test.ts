@@ -40,6 +40,23 @@ describe('GitHub App: a pull request becomes a signed check run', () => {
 
   const completed = () => github.writes.filter((w) => w.method === 'PATCH');
 
+  it("the check run's start and completion times are the service clock's", async () => {
+    state.pulls.set(12, bot);
+    t.clock.advance(3 * 24 * 60 * 60 * 1000 + 1234);
+    const now = new Date(t.clock.now()).toISOString();
+    expect((await deliver(t, 'pull_request', pullRequestEvent('opened', bot))).status).toBe(202);
+    expect(await t.jobs.runDue()).toBe(1);
+    const [start, done] = github.writes;
+    expect(start).toMatchObject({
+      method: 'POST',
+      body: { status: 'in_progress', started_at: now },
+    });
+    expect(done).toMatchObject({
+      method: 'PATCH',
+      body: { status: 'completed', completed_at: now },
+    });
+  });
+
   it('ALLOWED: CI green and a maintainer approved the latest push → success, with a receipt that verifies', async () => {
     state.pulls.set(12, bot);
     state.checkRuns.set(SHA, [

@@ -67,6 +67,8 @@ describe('/health?deep=true commits a write, so it sees a store the disk will no
     try {
       const rows = reader.prepare('SELECT id, at FROM health_probe').all();
       expect(rows).toEqual([{ id: 1, at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) }]);
+      // The service's clock, not the machine's.
+      expect(rows).toEqual([{ id: 1, at: new Date(t.clock.now()).toISOString() }]);
     } finally {
       reader.close();
     }

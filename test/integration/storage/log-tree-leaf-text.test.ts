@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import {
-  receiptHashText,
-  sealReceiptWithText,
-  type ReceiptDraft,
-} from '../../../src/core/receipt.js';
+import { receiptHashText } from '@svc/verify';
+import { type ReceiptDraft, sealReceiptWithText } from '../../../src/core/receipt.js';
 import type { AppendRequest } from '../../../src/ports/ledger-store.js';
 import type { Store } from '../../../src/ports/store.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';

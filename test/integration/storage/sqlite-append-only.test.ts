@@ -13,7 +13,7 @@ import {
   jest,
 } from '@jest/globals';
 import Database from 'better-sqlite3';
-import { receiptHash } from '../../../src/core/receipt.js';
+import { receiptHash } from '@svc/verify';
 import { referenceHash } from '../../unit/core/reference.js';
 import type { LedgerEntry } from '../../../src/ports/ledger-store.js';
 import type { Store } from '../../../src/ports/store.js';

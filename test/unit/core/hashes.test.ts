@@ -1,14 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { HASH_PATTERN, hashCanonical, sha256Prefixed } from '../../../src/core/canonical.js';
+import { HASH_PATTERN, hashCanonical, receiptHash, sha256Prefixed } from '@svc/verify';
 import type { ClaimInput } from '../../../src/core/claim-schema.js';
 import { evaluateClaim, replayHash } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';
-import {
-  buildReceiptCore,
-  chainReceipt,
-  receiptHash,
-  signReceipt,
-} from '../../../src/core/receipt.js';
+import { buildReceiptCore, chainReceipt, signReceipt } from '../../../src/core/receipt.js';
 import { newServerKey } from '../../support/harness.js';
 import { claimWith, source } from './claims.js';
 import { referenceHash, referenceJcs, sha256Hex, utf8 } from './reference.js';

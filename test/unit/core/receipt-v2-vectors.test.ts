@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { createPrivateKey, sign as nodeSign } from 'node:crypto';
 // Imported before @noble/ed25519 is used: it installs the SHA-512 that noble's sync API needs.
-import '../../../src/core/ed25519.js';
+import '@svc/verify';
 import * as ed from '@noble/ed25519';
+import { verifyReceipt } from '@svc/verify';
 import { claimInputSchema } from '../../../src/core/claim-schema.js';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import type { Receipt } from '../../../src/core/receipt.js';
-import { verifyReceipt } from '../../../src/core/verify.js';
 import { clone, loadFixture, referenceHash, referenceJcs, unhex, utf8 } from './reference.js';
 
 interface V2Vector {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 // Imported before @noble/ed25519 is used: it installs the SHA-512 that noble's sync API needs.
-import { rawPublicKeyFromPem } from '../../../src/core/ed25519.js';
 import * as ed from '@noble/ed25519';
 import { createPrivateKey } from 'node:crypto';
-import { hashCanonical } from '../../../src/core/canonical.js';
+import { hashCanonical, rawPublicKeyFromPem, type VerifyOptions, verifyReceipt } from '@svc/verify';
 import { claimInputSchema } from '../../../src/core/claim-schema.js';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';
@@ -13,7 +12,6 @@ import {
   type Receipt,
   type ReceiptDraft,
 } from '../../../src/core/receipt.js';
-import { verifyReceipt, type VerifyOptions } from '../../../src/core/verify.js';
 import { serverKeyFrom } from '../../../src/secrets/server-key.js';
 import { clone, loadFixture, referenceHash, referenceJcs, unhex, utf8 } from './reference.js';
 

@@ -1,13 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { createPrivateKey, createPublicKey, sign as nodeSign } from 'node:crypto';
 // Imported before @noble/ed25519 is used: it installs the SHA-512 that noble's sync API needs.
-import { rawPublicKeyFromPem } from '../../../src/core/ed25519.js';
 import * as ed from '@noble/ed25519';
+import { rawPublicKeyFromPem, verifyReceipt } from '@svc/verify';
+import { createNativeStrictVerify } from '@svc/verify/node';
 import { claimInputSchema } from '../../../src/core/claim-schema.js';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import type { Receipt } from '../../../src/core/receipt.js';
-import { verifyReceipt } from '../../../src/core/verify.js';
-import { createNativeStrictVerify } from '../../../src/secrets/native-ed25519.js';
 import {
   hex,
   loadFixture,

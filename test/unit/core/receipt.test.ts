@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { createPublicKey } from 'node:crypto';
-import { fromBase64 } from '../../../src/core/encoding.js';
 // Imported before @noble/ed25519 is used: it installs the SHA-512 that noble's sync API needs.
-import '../../../src/core/ed25519.js';
+import '@svc/verify';
 import * as ed from '@noble/ed25519';
+import { fromBase64, RECEIPT_ID_PATTERN, verifyReceipt } from '@svc/verify';
 import type { ClaimInput } from '../../../src/core/claim-schema.js';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';
@@ -11,11 +11,9 @@ import {
   buildReceiptCore,
   buildSubject,
   chainReceipt,
-  RECEIPT_ID_PATTERN,
-  signReceipt,
   type Receipt,
+  signReceipt,
 } from '../../../src/core/receipt.js';
-import { verifyReceipt } from '../../../src/core/verify.js';
 import { newServerKey } from '../../support/harness.js';
 import { claimWith, source } from './claims.js';
 import { clone, referenceHash, referenceJcs, sha256Hex, utf8 } from './reference.js';

@@ -6,13 +6,13 @@ import { ManualClock, newServerKey } from '../../support/harness.js';
 
 /** A store whose probe writes are counted and settle when the test says so. */
 function probedStore() {
-  const writes: { resolve(): void; reject(error: Error): void }[] = [];
+  const writes: { at: string; resolve(): void; reject(error: Error): void }[] = [];
   let reads = 0;
   const store = {
     ping: async () => void reads++,
-    probeWrite: () =>
+    probeWrite: (at: string) =>
       new Promise<void>((resolve, reject) => {
-        writes.push({ resolve, reject });
+        writes.push({ at, resolve, reject });
       }),
   } as unknown as Store;
   return { store, writes, reads: () => reads };
@@ -24,6 +24,27 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 const jobs = { stats: async () => ({}) } as unknown as JobQueue;
 
 describe('deep health writes to the store at most once per interval', () => {
+  it("writes the time of the service's clock", async () => {
+    const { store, writes } = probedStore();
+    const clock = new ManualClock(Date.parse('2030-06-01T12:00:00.000Z'));
+    const health = new HealthService({ store, serverKey: newServerKey(), clock, jobs });
+    const first = health.deepChecks();
+    await tick();
+    writes[0]!.resolve();
+    await first;
+    clock.advance(STORE_WRITE_PROBE_INTERVAL_MS);
+    const second = health.deepChecks();
+    await tick();
+    writes[1]!.resolve();
+    await second;
+    expect(writes.map((w) => w.at)).toEqual([
+      '2030-06-01T12:00:00.000Z',
+      new Date(
+        Date.parse('2030-06-01T12:00:00.000Z') + STORE_WRITE_PROBE_INTERVAL_MS,
+      ).toISOString(),
+    ]);
+  });
+
   it('checks in a loop share one write; the next interval writes again', async () => {
     const { store, writes, reads } = probedStore();
     const clock = new ManualClock();

@@ -1,9 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { portableSha256Hex, type Sha256Hex } from '../../../src/core/canonical.js';
+import { portableSha256Hex, receiptHash, type Sha256Hex, verifyReceipt } from '@svc/verify';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';
-import { buildReceiptDraft, receiptHash, sealReceipt } from '../../../src/core/receipt.js';
-import { verifyReceipt } from '../../../src/core/verify.js';
+import { buildReceiptDraft, sealReceipt } from '../../../src/core/receipt.js';
 import { nativeSha256Hex } from '../../../src/services/native-sha256.js';
 import { newServerKey } from '../../support/harness.js';
 import { claimWith } from '../core/claims.js';

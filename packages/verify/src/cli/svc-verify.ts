@@ -1,0 +1,600 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { isVerifyError } from '../errors.js';
+import {
+  attestationKeyIds,
+  decisionOf,
+  keyFromHistory,
+  offlineInclusionEvidence,
+  parseExpectations,
+  parseTrustedCheckpoint,
+  verifyOffline,
+  type Decision,
+} from '../offline-verify.js';
+import {
+  parseFingerprint,
+  parsePublicKeyPem,
+  serverKeyUrl,
+  type PublicKey,
+} from '../public-key.js';
+import { parseReceiptInput } from '../receipt-input.js';
+import {
+  followKeyTransitions,
+  followServedHistory,
+  keyHistoryUrl,
+  parseKeyHistory,
+  type TrustedKey,
+} from '../key-history.js';
+import { parseStrictJson } from '../strict-json.js';
+import { parseInclusionProof, type InclusionEvidence } from '../tlog/receipt-inclusion.js';
+import { submitterLabel, type VerifyResult } from '../verify.js';
+import type { LogKey } from '../tlog/witness.js';
+import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
+import { progressBar } from '../node/progress.js';
+
+// Imports @svc/verify only, so it starts fast, needs no store and runs where the service is not.
+
+const HELP = `svc-verify — check an svc decision receipt offline, against a key you trust
+
+Usage:
+  svc-verify <file | -> --key <pem-file>
+  svc-verify <file | -> --fingerprint sha256:<hex> --key-url <url>
+  svc-verify <file | -> --key <pem-file> --proof <proof.json> [--checkpoint <file>]
+  svc-verify witness --state <file> --url <svc> (--key ... | --fingerprint ... [--key-url ...])
+  svc-verify ledger (--url <svc> | --dir <dir>) (--key ... | --fingerprint ... --key-url ...)
+                    [--key-history <file>]
+
+  witness and ledger check the ledger as a transparency log: "svc-verify witness --help" and
+  "svc-verify ledger --help" describe them.
+
+  <file | ->                  a receipt, or a whole evaluate response (its .receipt is checked);
+                              "-" reads standard input
+  --key <pem-file>            the issuer's Ed25519 public key (SPKI PEM)
+  --fingerprint sha256:<hex>  pin the key: the SHA-256 of its DER SubjectPublicKeyInfo, the
+                              form of attestations[].key_id; with --key it must match too
+  --key-url <url>             fetch the PEM from an svc base URL or from the key URL itself;
+                              refused unless its fingerprint equals --fingerprint
+  --key-history <file>        the issuer's key history (the body of GET /v1/keys): with the
+                              pinned key (--fingerprint or --key), a receipt of a later key
+                              verifies by following the transition statements each key
+                              signed for the next; a broken chain is refused. --key-url
+                              fetches the history itself (from <base>/v1/keys)
+  --proof <proof.json>        check that the receipt is in the ledger: an inclusion proof as
+                              GET /v1/receipts/<id>/proof answers it. The inclusion check runs
+                              as POST /v1/verify's: the checkpoint is signed under the pinned
+                              key (or a key of the followed history, current at its size), of
+                              the receipt's log (position.log), the proof's leaf is
+                              chain.sequence - 1 and leads to the checkpoint's root. Without
+                              --proof the inclusion check is SKIPPED
+  --checkpoint <file>         a checkpoint you already trust (a witness's --state file, an
+                              exported checkpoint): the proof's checkpoint must be that one
+                              (same origin, size and root), else inclusion FAILs
+  --expect-policy <name>      require the signed policy.name (receipt-core-v2)
+  --expect-config-hash <h>    require the signed policy.config_hash
+  --expect-submitter <id>     require the signed submitter: kid_<ULID> or
+                              github_app:<app_id>:<installation_id>
+  --require-proceed           exit 1 unless the receipt is valid AND its signed verdict is
+                              ALLOWED and admissibility ACCEPTED: use this to gate a step
+  --json                      print the result as JSON, the shape of POST /v1/verify, and
+                              nothing else on standard output
+  --version                   the package version
+  --help                      this text
+
+"valid" means: no check failed and the Ed25519 signature verified under the trusted key.
+A valid receipt is authentic, not a go-ahead: a BLOCKED or ESCALATED receipt is as valid as
+an ALLOWED one. To gate on it, use --require-proceed:
+  svc-verify receipt.json --key svc.pem --require-proceed && ./deploy.sh
+No ledger is consulted, so hash_integrity is SKIPPED; ledger membership needs --proof (or the
+ledger), and the order of receipt-core-v1 receipts an independently kept ledger head. With
+--proof, an inclusion FAIL makes the receipt not valid. Without a key nothing is called
+valid: one of --key or --fingerprint with --key-url is required.
+
+Exit codes: 0 valid, 1 not valid, 2 wrong usage or unusable input (unreadable file, not
+JSON, duplicate keys, unsafe integers, bad key, key fetch refused, a proof or checkpoint
+file of the wrong shape). With --require-proceed,
+0 only when valid, ALLOWED and ACCEPTED; 1 otherwise, with the reason on standard error.`;
+
+/** The version of the package this file belongs to: the nearest package.json named @svc/verify. */
+function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: unknown;
+        version?: unknown;
+      };
+      if (pkg.name === '@svc/verify' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // No package.json here, or not ours: look further up.
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return 'unknown';
+    dir = parent;
+  }
+}
+
+class InputError extends Error {}
+const fail = (message: string): never => {
+  throw new InputError(message);
+};
+/** A verifier refusal (VerifyError) becomes an input error carrying its reason. */
+function attempt<T>(what: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (isVerifyError(error)) return fail(`${what}: ${error.message}`);
+    throw error;
+  }
+}
+
+const readStdin = async (): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+async function readText(path: string, what: string): Promise<string> {
+  try {
+    return path === '-' ? await readStdin() : await readFile(path, 'utf8');
+  } catch (error) {
+    return fail(`cannot read ${what} ${path}: ${(error as Error).message}`);
+  }
+}
+
+async function fetchKey(url: string): Promise<string> {
+  const keyUrl = attempt('--key-url', () => serverKeyUrl(url));
+  let res: Response;
+  try {
+    res = await fetch(keyUrl, { redirect: 'error', signal: AbortSignal.timeout(15_000) });
+  } catch (error) {
+    return fail(`cannot fetch ${keyUrl}: ${(error as Error).message}`);
+  }
+  if (!res.ok) return fail(`fetching ${keyUrl} answered HTTP ${res.status}`);
+  return res.text();
+}
+
+/**
+ * The keys the pin trusts through the history (the pinned one first), or null when no
+ * history is to be followed: only --key, or a service that publishes none.
+ */
+async function trustedHistory(values: {
+  key?: string;
+  fingerprint?: string;
+  'key-url'?: string;
+  'key-history'?: string;
+}): Promise<TrustedKey[] | null> {
+  let body: unknown;
+  let served = false;
+  if (values['key-history'] !== undefined) {
+    const text = await readText(values['key-history'], 'key history');
+    body = attempt(`--key-history ${values['key-history']}`, () => parseStrictJson(text));
+  } else if (values['key-url'] !== undefined && values.fingerprint !== undefined) {
+    const keysUrl = attempt('--key-url', () => keyHistoryUrl(values['key-url']!));
+    let res: Response;
+    try {
+      res = await fetch(keysUrl, { redirect: 'error', signal: AbortSignal.timeout(15_000) });
+    } catch (error) {
+      return fail(`cannot fetch ${keysUrl}: ${(error as Error).message}`);
+    }
+    // A service from before the history: the single key of /v1/keys/server.
+    if (res.status === 404) return null;
+    if (!res.ok) return fail(`fetching ${keysUrl} answered HTTP ${res.status}`);
+    const text = await res.text();
+    body = attempt(`key history from ${keysUrl}`, () => parseStrictJson(text));
+    served = true;
+  } else return null;
+  const pin =
+    values.fingerprint !== undefined
+      ? attempt('--fingerprint', () => parseFingerprint(values.fingerprint!))
+      : values.key !== undefined
+        ? attempt(`--key ${values.key}`, () => parsePublicKeyPem(readFileSync(values.key!, 'utf8')))
+            .keyId
+        : fail('--key-history needs the pinned key: --fingerprint or --key');
+  // A service that has recorded no key yet publishes an empty history: its server key holds.
+  if (served) return attempt('key history', () => followServedHistory(body, pin));
+  const history = attempt('key history', () => parseKeyHistory(body));
+  return attempt('key history', () => followKeyTransitions(history, pin));
+}
+
+/**
+ * The inclusion evidence of --proof (and --checkpoint), or undefined without --proof. A file of
+ * the wrong shape is unusable input (exit 2), as POST /v1/verify answers it 400; a proof of the
+ * right shape that does not prove inclusion is an inclusion FAIL.
+ */
+async function inclusionEvidence(
+  receipt: unknown,
+  values: { proof?: string; checkpoint?: string },
+  keys: readonly (PublicKey | TrustedKey)[],
+): Promise<InclusionEvidence | undefined> {
+  if (values.proof === undefined) return undefined;
+  const path = values.proof;
+  const text = await readText(path, 'proof file');
+  const proof = attempt(`--proof ${path}`, () => parseStrictJson(text));
+  const shape = parseInclusionProof(proof);
+  if ('problem' in shape) return fail(`--proof ${path}: malformed proof: ${shape.problem}`);
+  let trusted;
+  if (values.checkpoint !== undefined) {
+    const checkpointText = await readText(values.checkpoint, 'checkpoint file');
+    trusted = attempt(`--checkpoint ${values.checkpoint}`, () =>
+      parseTrustedCheckpoint(checkpointText),
+    );
+  }
+  return offlineInclusionEvidence(receipt, proof, keys, trusted);
+}
+
+async function trustedKey(values: {
+  key?: string;
+  fingerprint?: string;
+  'key-url'?: string;
+}): Promise<PublicKey> {
+  const pin =
+    values.fingerprint === undefined
+      ? undefined
+      : attempt('--fingerprint', () => parseFingerprint(values.fingerprint!));
+  if (values.key !== undefined && values['key-url'] !== undefined)
+    return fail('give --key or --key-url, not both');
+  let key: PublicKey;
+  if (values.key !== undefined) {
+    const pem = await readText(values.key, 'key file');
+    key = attempt(`--key ${values.key}`, () => parsePublicKeyPem(pem));
+  } else if (values['key-url'] !== undefined) {
+    // A key fetched from a URL is only as trustworthy as the fingerprint it is checked with.
+    if (pin === undefined) return fail('--key-url needs --fingerprint to pin the fetched key');
+    const pem = await fetchKey(values['key-url']);
+    key = attempt(`key from ${values['key-url']}`, () => parsePublicKeyPem(pem));
+  } else {
+    return fail(
+      pin === undefined
+        ? 'no key given: pass --key <pem-file>, or --fingerprint with --key-url; without a key nothing can be called valid'
+        : '--fingerprint needs --key-url (or --key) to obtain the key it pins',
+    );
+  }
+  if (pin !== undefined && key.keyId !== pin)
+    return fail(`key fingerprint ${key.keyId} differs from the pinned ${pin}; refusing the key`);
+  return key;
+}
+
+function table(
+  result: VerifyResult,
+  decision: Decision,
+  key: PublicKey,
+  signers: string[],
+): string {
+  const included = result.checks.some((c) => c.name === 'inclusion' && c.status === 'PASS');
+  // The decision first: a script author reading this must not mistake VALID for "go ahead".
+  const unsigned = 'unknown: the signature did not verify under the trusted key';
+  const lines = [
+    `verdict       ${decision.verdict ?? (result.signed ? '(none)' : unsigned)}`,
+    `admissibility ${decision.admissibility ?? (result.signed ? '(none)' : unsigned)}`,
+    `proceed       ${decision.proceed ? 'yes' : 'no'}: ${decision.reason}`,
+    '',
+    `receipt       ${result.receipt_id ?? '(none)'}`,
+    `key           ${key.keyId}`,
+  ];
+  if (!signers.includes(key.keyId))
+    lines.push(`signed by     ${signers.length ? signers.join(', ') : '(no key_id)'}`);
+  const signed = result.signed;
+  if (signed) {
+    lines.push(`contract      ${signed.contract}`);
+    if (signed.policy)
+      lines.push(
+        `policy        ${signed.policy.name}  ${signed.policy.config_hash}${signed.policy.overrides ? '  (overridden by the claim)' : ''}`,
+      );
+    if (signed.submitter) lines.push(`submitter     ${submitterLabel(signed.submitter)}`);
+    if (signed.position)
+      lines.push(`position      ${signed.position.log} #${signed.position.sequence}`);
+  }
+  lines.push('');
+  const width = Math.max(...result.checks.map((c) => c.name.length));
+  for (const c of result.checks)
+    lines.push(`${c.status.padEnd(10)} ${c.name.padEnd(width)}  ${c.detail ?? ''}`.trimEnd());
+  lines.push('');
+  if (!result.valid) lines.push('NOT VALID');
+  else if (decision.proceed)
+    lines.push(
+      `VALID: the signature verifies under the trusted key and no check failed (${included ? 'included in the log: the inclusion proof leads to a trusted checkpoint' : 'ledger not consulted'}); the signed verdict is ALLOWED and ACCEPTED`,
+    );
+  else
+    lines.push(
+      `VALID BUT NOT A GO-AHEAD: the receipt is authentic and its signed verdict is ${decision.verdict ?? 'missing'} / ${decision.admissibility ?? 'missing'}: do not proceed on it`,
+    );
+  return lines.join('\n');
+}
+
+const KEY_HELP = `  --key <pem-file>            the log's Ed25519 public key (SPKI PEM): the server key, which
+                              signs checkpoints (key name = the checkpoint's origin)
+  --fingerprint sha256:<hex>  pin the key by the SHA-256 of its DER SubjectPublicKeyInfo
+  --key-url <url>             an svc base URL: its key history (GET /v1/keys) is followed from
+                              the pin; a service without one serves the PEM, refused unless
+                              its fingerprint equals --fingerprint. Without --key-url and
+                              --key, a --fingerprint reads the history from --url
+  --key-history <file>        the key history as a file (the body of GET /v1/keys), followed
+                              from the pin (--fingerprint or --key)
+
+  With a history, every key linked to the pin by signed transition statements is trusted,
+  each only for the sequences it signed and not after a revocation, and a checkpoint only
+  under the key current at its size. A history that is refused (a transition not signed by
+  the key before it, a pin it does not list) exits 2. With --key alone, that one key.`;
+
+const WITNESS_HELP = `svc-verify witness — keep the log honest: accept a new checkpoint only if it extends the last
+
+Usage:
+  svc-verify witness --state <file> --url <svc> --key <pem-file> [--json]
+  svc-verify witness --state <file> --url <svc> --fingerprint sha256:<hex> [--key-url <url>]
+  svc-verify witness --state <file> --url <svc> --fingerprint sha256:<hex> --key-history <file>
+
+Fetches <svc>/v1/log/checkpoint and verifies its signature under the pinned key, or a key of
+the history the pin reaches that was current at the checkpoint's size: a witness pinned to an
+old key keeps accepting checkpoints after a signed rotation. The state
+file holds the last checkpoint this witness accepted (a signed note). Without one, the
+checkpoint is trusted on first use and written there. With one, the new checkpoint must be
+of the same origin and no smaller; a larger one must come with a consistency proof
+(<svc>/v1/log/consistency?from=<kept size>&to=<new size>) that verifies. Then the state file
+is replaced atomically; on any refusal it is left as it was.
+
+  --state <file>              the witness's state: the last accepted checkpoint
+  --url <svc>                 the svc base URL
+${KEY_HELP}
+  --json                      print the outcome as one JSON object on standard output
+
+Run it from cron, say every minute, and alert on a non-zero exit: a refusal is signed
+evidence (printed with --json) that the log showed two histories.
+
+Exit codes: 0 accepted (first use, unchanged or consistent), 1 refused (fork: same size with
+another root or a consistency proof that does not verify; rollback: a smaller size; a bad
+signature; another origin), 2 wrong usage or unreachable service.`;
+
+const LEDGER_HELP = `svc-verify ledger — audit the whole ledger against its newest checkpoint
+
+Usage:
+  svc-verify ledger --url <svc> --key <pem-file> [--json]
+  svc-verify ledger --dir <dir> --key <pem-file> [--json]
+  svc-verify ledger (--url <svc> | --dir <dir>) --fingerprint sha256:<hex> --key-url <url>
+  svc-verify ledger (--url <svc> | --dir <dir>) --fingerprint sha256:<hex> --key-history <file>
+  svc-verify ledger --url <svc> --fingerprint sha256:<hex>
+
+Reads the checkpoint (from <svc>/v1/log/checkpoint, or <dir>/checkpoint as "svc log export"
+writes it) and verifies its signature; then reads every entry bundle and hash tile of its
+size, bundle by bundle, rebuilds the Merkle tree from the entries and compares the root with
+the checkpoint and every hash tile with the entries. For each receipt-core-v2 leaf it checks
+the Ed25519 signature over the signed core under the pinned key (with a history: under the
+key its attestation names, which must have signed that sequence and not be revoked at or
+before it), position.log = the origin,
+position.sequence = leaf index + 1, and position.previous_receipt_hash = the hash of the
+previous leaf (null for the first). receipt-core-v1 leaves do not carry the signed core, so
+their signatures cannot be checked from the log: they are counted and reported as such.
+It prints counts by signed verdict and admissibility.
+
+  --url <svc>                 the svc base URL; entry bundles are a read of receipts, so when
+                              the service has SVC_PUBLIC_READS=false, put an API key in the
+                              SVC_API_KEY environment variable
+  --dir <dir>                 a directory written by "svc log export" (or a copy of one)
+${KEY_HELP}
+  --json                      print the report as one JSON object on standard output
+
+A progress bar is drawn on standard error when it is a terminal.
+
+Exit codes: 0 every check passed, 1 a check failed (the first failing leaves are named),
+2 wrong usage or unreachable source.`;
+
+const keyOptions = {
+  key: { type: 'string' },
+  fingerprint: { type: 'string' },
+  'key-url': { type: 'string' },
+  'key-history': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
+
+/**
+ * The keys a log command trusts: those the pin reaches through the signing-key history
+ * (--key-history, or GET /v1/keys of --key-url), else the single pinned key. A --fingerprint
+ * without --key-url or --key reads the key history from the log's own --url.
+ */
+async function logKeys(
+  values: { key?: string; fingerprint?: string; 'key-url'?: string; 'key-history'?: string },
+  url: string | undefined,
+): Promise<LogKey[]> {
+  const keyValues =
+    values.fingerprint !== undefined &&
+    values.key === undefined &&
+    values['key-url'] === undefined &&
+    url !== undefined
+      ? { ...values, 'key-url': url }
+      : values;
+  const history = await trustedHistory(keyValues);
+  return history ?? [(await trustedKey(keyValues)).raw];
+}
+
+async function witnessCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...keyOptions, state: { type: 'string' }, url: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    console.log(WITNESS_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) return fail(`witness: unexpected argument ${positionals[0]}`);
+  if (!values.state) return fail('witness needs --state <file>');
+  if (!values.url) return fail('witness needs --url <svc base URL>');
+  const result = await witness({
+    state: values.state,
+    url: values.url,
+    keys: await logKeys(values, values.url),
+  });
+  if (values.json) console.log(JSON.stringify(result, null, 2));
+  else if (result.ok) console.log(result.reason);
+  if (!result.ok) {
+    console.error(`svc-verify witness: REFUSED (${result.outcome}): ${result.reason}`);
+    return 1;
+  }
+  return 0;
+}
+
+function ledgerTable(result: LedgerResult, followed: boolean): string {
+  const counts = (table: Record<string, number>) =>
+    Object.entries(table)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || '(none)';
+  const lines = [
+    `origin        ${result.origin}`,
+    `size          ${result.size}`,
+    `root          ${result.root}  ${result.root_matches ? 'rebuilt from the entries: equal' : 'NOT the root of the entries'}`,
+    `leaves        ${result.leaves.v2} receipt-core-v2, ${result.leaves.v1} receipt-core-v1${result.leaves.unreadable ? `, ${result.leaves.unreadable} unreadable` : ''}`,
+    `signatures    ${result.signatures_verified} of ${result.leaves.v2} receipt-core-v2 leaves verified under ${followed ? 'the key history followed from the pin, each under the key that signed its sequence' : 'the pinned key'}`,
+  ];
+  if (result.leaves.v1 > 0)
+    lines.push(
+      `              ${result.leaves.v1} receipt-core-v1 leaves carry no signed core: their signatures cannot be checked from the log`,
+    );
+  lines.push(
+    `verdicts      ${counts(result.by_verdict)}`,
+    `admissibility ${counts(result.by_admissibility)}${result.leaves.v1 > 0 ? ' (receipt-core-v2 only)' : ''}`,
+    `speed         ${result.receipts_per_second} receipts/s`,
+    '',
+  );
+  if (result.ok) lines.push("LEDGER OK: every leaf checked and the tree is the checkpoint's");
+  else {
+    for (const f of result.failures)
+      lines.push(
+        `FAIL  ${f.index < 0 ? 'tree' : `leaf ${f.index} (sequence ${f.index + 1})`}: ${f.reason}`,
+      );
+    if (result.failure_count > result.failures.length)
+      lines.push(`… and ${result.failure_count - result.failures.length} more`);
+    lines.push(`LEDGER NOT OK: ${result.failure_count} failure(s)`);
+  }
+  return lines.join('\n');
+}
+
+async function ledgerCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...keyOptions, url: { type: 'string' }, dir: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    console.log(LEDGER_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) return fail(`ledger: unexpected argument ${positionals[0]}`);
+  if ((values.url === undefined) === (values.dir === undefined))
+    return fail('ledger needs one of --url <svc> or --dir <exported dir>');
+  const keys = await logKeys(values, values.url);
+  const apiKey = process.env.SVC_API_KEY || undefined;
+  const bar = progressBar('auditing');
+  const result = await auditSource({
+    source: values.url !== undefined ? { url: values.url, apiKey } : { dir: values.dir! },
+    keys,
+    onProgress: bar.update,
+  });
+  bar.done();
+  if (!('size' in result)) {
+    if (values.json) console.log(JSON.stringify(result, null, 2));
+    console.error(`svc-verify ledger: REFUSED (${result.outcome}): ${result.reason}`);
+    return 1;
+  }
+  const followed = keys.some((key) => !ArrayBuffer.isView(key));
+  console.log(values.json ? JSON.stringify(result, null, 2) : ledgerTable(result, followed));
+  if (!result.ok) {
+    const first = result.failures[0];
+    console.error(
+      `svc-verify ledger: NOT OK: ${result.failure_count} failure(s)${first ? `; first: ${first.index < 0 ? 'tree' : `leaf ${first.index}`}: ${first.reason}` : ''}`,
+    );
+    return 1;
+  }
+  return 0;
+}
+
+async function main(args: string[]): Promise<number> {
+  if (args[0] === 'witness') return witnessCommand(args.slice(1));
+  if (args[0] === 'ledger') return ledgerCommand(args.slice(1));
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      key: { type: 'string' },
+      fingerprint: { type: 'string' },
+      'key-url': { type: 'string' },
+      'key-history': { type: 'string' },
+      proof: { type: 'string' },
+      checkpoint: { type: 'string' },
+      'expect-policy': { type: 'string' },
+      'expect-config-hash': { type: 'string' },
+      'expect-submitter': { type: 'string' },
+      'require-proceed': { type: 'boolean' },
+      json: { type: 'boolean' },
+      version: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (values.version) {
+    console.log(packageVersion());
+    return 0;
+  }
+  if (positionals.length !== 1)
+    return fail('give exactly one receipt file, or "-" for standard input');
+  if (values.checkpoint !== undefined && values.proof === undefined)
+    return fail('--checkpoint needs --proof: it names the checkpoint the proof must be of');
+  const expect = attempt('expectation', () =>
+    parseExpectations({
+      policy: values['expect-policy'],
+      configHash: values['expect-config-hash'],
+      submitter: values['expect-submitter'],
+    }),
+  );
+  const history = await trustedHistory(values);
+  const pinned = history === null ? await trustedKey(values) : undefined;
+  const text = await readText(positionals[0]!, 'receipt file');
+  const { receipt } = attempt('receipt', () => parseReceiptInput(text));
+  // With a history, the key the receipt names among those the pin reaches by signed transitions.
+  const { key, keyRefusal } = history ? keyFromHistory(receipt, history) : { key: pinned! };
+  const inclusion = await inclusionEvidence(receipt, values, history ?? [pinned!]);
+  const result = verifyOffline(receipt, key, expect, keyRefusal, inclusion);
+  const decision = decisionOf(receipt, result);
+  // In --json mode standard output is the JSON document and nothing else; notes go to stderr.
+  console.log(
+    values.json
+      ? JSON.stringify(result, null, 2)
+      : table(result, decision, key, attestationKeyIds(receipt)),
+  );
+  if (!result.valid) return 1;
+  if (values['require-proceed'] && !decision.proceed) {
+    console.error(`svc-verify: --require-proceed: not proceeding: ${decision.reason}`);
+    return 1;
+  }
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (error: unknown) => {
+    // parseArgs reports unknown or malformed options with a TypeError carrying a code.
+    const isUsage =
+      error instanceof InputError ||
+      error instanceof UnusableError ||
+      (error instanceof TypeError &&
+        'code' in error &&
+        String(error.code).startsWith('ERR_PARSE_ARGS'));
+    if (!isUsage) {
+      console.error(`svc-verify: unexpected error: ${(error as Error).stack ?? String(error)}`);
+      process.exitCode = 2;
+      return;
+    }
+    console.error(`svc-verify: ${(error as Error).message}\nRun "svc-verify --help" for usage.`);
+    process.exitCode = 2;
+  },
+);

@@ -1,0 +1,197 @@
+import type { OverrideMode } from '../core/policy-overrides.js';
+import type { ApiKeyRecord, Reader, Tier } from '../ports/api-key-store.js';
+import type { AgentSummary, RepositorySummary } from '../ports/ledger-queries.js';
+import type { LedgerEntry } from '../ports/ledger-store.js';
+import type { PolicyRecord } from '../ports/policy-store.js';
+import type {
+  DeliveryAttempt,
+  DeliveryStatus,
+  WebhookDelivery,
+  WebhookEvent,
+  WebhookReceiver,
+} from '../ports/webhook-store.js';
+import { admissibilityOf, verdictsOf, type CounterRow } from './counters.js';
+
+// The stored forms that SQLite rows and MongoDB documents share: the same snake_case fields,
+// mapped here once. What differs stays with each backend: a row's `id` is a document's `_id`
+// (passed in as the identifier), and only documents carry index helpers (`active`, `words`).
+
+/** A receipt as both stores keep it: the JSON texts that were appended. */
+export interface ReceiptFields {
+  receipt_json: string;
+  claim_json: string;
+  evaluation_json: string;
+  api_key_id: string | null;
+}
+
+export const toEntry = (fields: ReceiptFields): LedgerEntry => ({
+  receipt: JSON.parse(fields.receipt_json),
+  claim: JSON.parse(fields.claim_json),
+  evaluation: JSON.parse(fields.evaluation_json),
+  apiKeyId: fields.api_key_id,
+});
+
+export interface ApiKeyFields {
+  account_id: string;
+  email: string;
+  key_digest: string;
+  tier: Tier;
+  locked_policy: string | null;
+  /** Absent on MongoDB keys stored before private reads had readers: 'own'. */
+  reader?: Reader;
+  created_at: string;
+  updated_at: string;
+  revoked_at: string | null;
+}
+
+export const toApiKeyRecord = (keyId: string, fields: ApiKeyFields): ApiKeyRecord => ({
+  id: fields.account_id,
+  keyId,
+  email: fields.email,
+  keyDigest: fields.key_digest,
+  tier: fields.tier,
+  lockedPolicy: fields.locked_policy,
+  reader: fields.reader ?? 'own',
+  createdAt: fields.created_at,
+  updatedAt: fields.updated_at,
+  revokedAt: fields.revoked_at,
+});
+
+/** The stored fields of a key, but its id (a row's `key_id`, a document's `_id`). */
+export const apiKeyFields = (record: ApiKeyRecord): Required<ApiKeyFields> => ({
+  account_id: record.id,
+  email: record.email,
+  key_digest: record.keyDigest,
+  tier: record.tier,
+  locked_policy: record.lockedPolicy,
+  reader: record.reader,
+  created_at: record.createdAt,
+  updated_at: record.updatedAt,
+  revoked_at: record.revokedAt,
+});
+
+export interface PolicyFields {
+  name: string;
+  description: string | null;
+  /** JSON text, as the receipt's. */
+  config_json: string;
+  overrides: OverrideMode;
+  created_at: string;
+}
+
+/** `owner`: the account, or null for the shared namespace (each store spells that its way). */
+export const toPolicyRecord = (owner: string | null, fields: PolicyFields): PolicyRecord => ({
+  owner,
+  name: fields.name,
+  description: fields.description,
+  config: JSON.parse(fields.config_json),
+  overrides: fields.overrides,
+  createdAt: fields.created_at,
+});
+
+export interface ReceiverFields {
+  owner: string;
+  url: string;
+  event: string;
+  secret_sealed: string;
+  status: 'active' | 'disabled' | 'deleted';
+  created_at: string;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+}
+
+export const toWebhookReceiver = (id: string, fields: ReceiverFields): WebhookReceiver => ({
+  id,
+  owner: fields.owner,
+  url: fields.url,
+  event: fields.event as WebhookEvent,
+  secretSealed: fields.secret_sealed,
+  // A deleted receiver is never handed out as such: see deliveryWork.
+  status: fields.status === 'active' ? 'active' : 'disabled',
+  createdAt: fields.created_at,
+  disabledAt: fields.disabled_at,
+  disabledReason: fields.disabled_reason,
+});
+
+export interface DeliveryFields {
+  receiver_id: string;
+  receipt_id: string;
+  event: string;
+  status: DeliveryStatus;
+  attempts: number;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export const toWebhookDelivery = (id: string, fields: DeliveryFields): WebhookDelivery => ({
+  id,
+  receiverId: fields.receiver_id,
+  receiptId: fields.receipt_id,
+  event: fields.event as WebhookEvent,
+  status: fields.status,
+  attempts: fields.attempts,
+  createdAt: fields.created_at,
+  finishedAt: fields.finished_at,
+});
+
+export interface AttemptFields {
+  delivery_id: string;
+  attempt: number;
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_attempt_at: string | null;
+}
+
+export const toDeliveryAttempt = (fields: AttemptFields): DeliveryAttempt => ({
+  deliveryId: fields.delivery_id,
+  attempt: fields.attempt,
+  at: fields.at,
+  statusCode: fields.status_code,
+  error: fields.error,
+  durationMs: fields.duration_ms,
+  nextAttemptAt: fields.next_attempt_at,
+});
+
+/** A repository's counters and last receipt, as both stores' aggregates keep them. */
+export interface RepositoryStatsFields extends CounterRow {
+  last_sequence: number;
+  last_receipt_id: string;
+  last_issued_at: string;
+}
+
+export const toRepositorySummary = (
+  repository: string,
+  fields: RepositoryStatsFields,
+): RepositorySummary => ({
+  repository,
+  total: fields.total,
+  by_verdict: verdictsOf(fields),
+  by_admissibility: admissibilityOf(fields),
+  last_receipt: {
+    receipt_id: fields.last_receipt_id,
+    sequence: fields.last_sequence,
+    issued_at: fields.last_issued_at,
+  },
+});
+
+export interface AgentStatsFields extends CounterRow {
+  first_seen: string;
+  last_seen: string;
+}
+
+/** `models`: the agent's models in the order the store answers them (sorted by UTF-8 bytes). */
+export const toAgentSummary = (
+  agent: string,
+  fields: AgentStatsFields,
+  models: string[],
+): AgentSummary => ({
+  agent,
+  total: fields.total,
+  by_verdict: verdictsOf(fields),
+  by_admissibility: admissibilityOf(fields),
+  models,
+  first_seen: fields.first_seen,
+  last_seen: fields.last_seen,
+});

@@ -1,0 +1,194 @@
+import { describe, expect, it } from '@jest/globals';
+import type { ApiKeyRecord } from '../../../src/ports/api-key-store.js';
+import {
+  apiKeyFields,
+  toAgentSummary,
+  toApiKeyRecord,
+  toDeliveryAttempt,
+  toEntry,
+  toPolicyRecord,
+  toRepositorySummary,
+  toWebhookDelivery,
+  toWebhookReceiver,
+  type ReceiverFields,
+} from '../../../src/storage/mappers.js';
+
+const AT = '2026-01-15T10:00:00.000Z';
+const counters = {
+  total: 6,
+  allowed: 3,
+  blocked: 2,
+  escalated: 1,
+  accepted: 4,
+  non_deterministic: 0,
+  rejected: 2,
+};
+
+describe('the stores’ shared mappers', () => {
+  it('an API key goes to its stored fields and back unchanged, its id kept apart', () => {
+    const record: ApiKeyRecord = {
+      id: 'acct-1',
+      keyId: 'kid_01',
+      email: 'a@example.com',
+      keyDigest: 'ab'.repeat(32),
+      tier: 'pilot',
+      lockedPolicy: 'strict',
+      reader: 'all',
+      createdAt: AT,
+      updatedAt: AT,
+      revokedAt: null,
+    };
+    const fields = apiKeyFields(record);
+    expect(fields).not.toHaveProperty('key_id');
+    expect(fields).not.toHaveProperty('_id');
+    expect(toApiKeyRecord('kid_01', fields)).toEqual(record);
+  });
+
+  it('a key stored before readers existed reads its own account', () => {
+    const old: Partial<ReturnType<typeof apiKeyFields>> = apiKeyFields({
+      id: 'acct-1',
+      keyId: 'kid_01',
+      email: 'a@example.com',
+      keyDigest: 'ab'.repeat(32),
+      tier: 'free',
+      lockedPolicy: null,
+      reader: 'all',
+      createdAt: AT,
+      updatedAt: AT,
+      revokedAt: AT,
+    });
+    delete old.reader;
+    expect(toApiKeyRecord('kid_01', old as Parameters<typeof toApiKeyRecord>[1]).reader).toBe(
+      'own',
+    );
+  });
+
+  it('a receipt’s texts are parsed into the entry', () => {
+    expect(
+      toEntry({
+        receipt_json: '{"receipt_id":"r1"}',
+        claim_json: '{"claim_id":"c1"}',
+        evaluation_json: '{"verdict":"ALLOWED"}',
+        api_key_id: null,
+      }),
+    ).toEqual({
+      receipt: { receipt_id: 'r1' },
+      claim: { claim_id: 'c1' },
+      evaluation: { verdict: 'ALLOWED' },
+      apiKeyId: null,
+    });
+  });
+
+  it('a deleted receiver is handed out as disabled, never as deleted', () => {
+    const fields: ReceiverFields = {
+      owner: 'acct-1',
+      url: 'https://hooks.example.com/a',
+      event: 'receipt.created',
+      secret_sealed: 'sealed',
+      status: 'deleted',
+      created_at: AT,
+      disabled_at: AT,
+      disabled_reason: null,
+    };
+    expect(toWebhookReceiver('wh_1', fields)).toEqual({
+      id: 'wh_1',
+      owner: 'acct-1',
+      url: 'https://hooks.example.com/a',
+      event: 'receipt.created',
+      secretSealed: 'sealed',
+      status: 'disabled',
+      createdAt: AT,
+      disabledAt: AT,
+      disabledReason: null,
+    });
+    expect(toWebhookReceiver('wh_1', { ...fields, status: 'active' }).status).toBe('active');
+  });
+
+  it('deliveries and attempts keep every field', () => {
+    expect(
+      toWebhookDelivery('d1', {
+        receiver_id: 'wh_1',
+        receipt_id: 'r1',
+        event: 'receipt.created',
+        status: 'failed',
+        attempts: 3,
+        created_at: AT,
+        finished_at: AT,
+      }),
+    ).toEqual({
+      id: 'd1',
+      receiverId: 'wh_1',
+      receiptId: 'r1',
+      event: 'receipt.created',
+      status: 'failed',
+      attempts: 3,
+      createdAt: AT,
+      finishedAt: AT,
+    });
+    expect(
+      toDeliveryAttempt({
+        delivery_id: 'd1',
+        attempt: 2,
+        at: AT,
+        status_code: 503,
+        error: 'unavailable',
+        duration_ms: 12,
+        next_attempt_at: null,
+      }),
+    ).toEqual({
+      deliveryId: 'd1',
+      attempt: 2,
+      at: AT,
+      statusCode: 503,
+      error: 'unavailable',
+      durationMs: 12,
+      nextAttemptAt: null,
+    });
+  });
+
+  it('a policy’s owner comes from the store, its config from the JSON text', () => {
+    const fields = {
+      name: 'strict',
+      description: null,
+      config_json: '{"min_sources":2}',
+      overrides: 'tighten' as const,
+      created_at: AT,
+    };
+    expect(toPolicyRecord(null, fields)).toEqual({
+      owner: null,
+      name: 'strict',
+      description: null,
+      config: { min_sources: 2 },
+      overrides: 'tighten',
+      createdAt: AT,
+    });
+  });
+
+  it('summaries fold the counters into verdicts and admissibility', () => {
+    expect(
+      toRepositorySummary('acme/web', {
+        ...counters,
+        last_sequence: 9,
+        last_receipt_id: 'r9',
+        last_issued_at: AT,
+      }),
+    ).toEqual({
+      repository: 'acme/web',
+      total: 6,
+      by_verdict: { ALLOWED: 3, BLOCKED: 2, ESCALATED: 1 },
+      by_admissibility: { ACCEPTED: 4, NON_DETERMINISTIC: 0, REJECTED: 2 },
+      last_receipt: { receipt_id: 'r9', sequence: 9, issued_at: AT },
+    });
+    expect(
+      toAgentSummary('bot', { ...counters, first_seen: AT, last_seen: AT }, ['gpt', 'o3']),
+    ).toEqual({
+      agent: 'bot',
+      total: 6,
+      by_verdict: { ALLOWED: 3, BLOCKED: 2, ESCALATED: 1 },
+      by_admissibility: { ACCEPTED: 4, NON_DETERMINISTIC: 0, REJECTED: 2 },
+      models: ['gpt', 'o3'],
+      first_seen: AT,
+      last_seen: AT,
+    });
+  });
+});
