@@ -1,14 +1,13 @@
+import { hashCanonical, parseStrictJson } from '@svc/verify';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { createPolicySchema } from '../api/schemas/policies.js';
-import { hashCanonical } from '../core/canonical.js';
 import { claimInputSchema, type ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
 import { evaluateClaim } from '../core/evaluation.js';
 import { builtinPolicy } from '../core/policies.js';
 import { applyOverrides } from '../core/policy-overrides.js';
 import { ADMISSIBILITY_STATUSES, VERDICTS } from '../core/receipt-schema.js';
-import { parseStrictJson } from '../core/strict-json.js';
 import {
   DEFAULT_REPO_CONFIG,
   isAgent,

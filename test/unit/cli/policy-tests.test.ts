@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { hashCanonical } from '../../../src/core/canonical.js';
+import { hashCanonical } from '@svc/verify';
 import {
   builtinSubject,
   detectKind,
