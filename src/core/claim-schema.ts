@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { SOURCE_TYPES } from '@svc/verify';
 import {
   MAX_ID_CHARS,
   MAX_LIST_ITEMS,
@@ -7,6 +6,7 @@ import {
   MAX_STRING_CHARS,
   MAX_URI_CHARS,
 } from './limits.js';
+import { ACTION_TYPES, MAX_CHANGED_PATHS, MAX_PATH_CHARS, SOURCE_TYPES } from './claim-types.js';
 import { policyNameSchema } from './policies.js';
 import { policyConfigSchema } from './policy-config.js';
 
@@ -15,19 +15,10 @@ const required = (max = MAX_STRING_CHARS) =>
   z.string().min(1, { error: 'must not be empty' }).max(max);
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_LIST_ITEMS);
 
-export const ACTION_TYPES = [
-  'code_change',
-  'infra_change',
-  'access_change',
-  'deployment',
-  'merge',
-  'policy_exception',
-  'agent_execution',
-] as const;
+export { ACTION_TYPES, SOURCE_TYPES };
 
 /** Bounds of the members conditional rules read (contract §10); docs/API.md lists them. */
-export const MAX_CHANGED_PATHS = 3000;
-export const MAX_PATH_CHARS = 1024;
+export { MAX_CHANGED_PATHS, MAX_PATH_CHARS };
 const MAX_LABELS = 100;
 const MAX_APPROVALS = 100;
 const MAX_TEAMS = 100;
@@ -170,6 +161,16 @@ export type CodeOwners = z.infer<typeof codeOwnersSchema>;
 /** `<field path>: <message>` for every issue, the form the spec's validation errors take. */
 export function formatIssues(error: z.ZodError): string {
   return error.issues
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .map((issue) => `${issue.path.length ? fieldPath(issue.path) : '(root)'}: ${issue.message}`)
     .join('; ');
 }
+
+/** `a.b.0.c`, except that a conditional rule's index reads `rules[2]`, as docs/POLICIES.md writes it. */
+const fieldPath = (path: readonly PropertyKey[]): string =>
+  path
+    .map((key, i) =>
+      typeof key === 'number' && path[i - 1] === 'rules'
+        ? `[${key}]`
+        : `${i ? '.' : ''}${String(key)}`,
+    )
+    .join('');

@@ -16,7 +16,11 @@ export interface NamedPolicy {
   overrides: OverrideMode;
 }
 
-/** Built-in policies. Their configs are complete, so a receipt's replay hash never depends on a later default. */
+/**
+ * Built-in policies: the registry's defaults with the fields each one changes. Their configs
+ * are complete, so a receipt's replay hash never depends on a later default, and their
+ * config_hash values are pinned by a test and listed in docs/POLICIES.md.
+ */
 export const BUILTIN_POLICIES: readonly NamedPolicy[] = Object.freeze([
   {
     name: 'default',
@@ -31,11 +35,11 @@ export const BUILTIN_POLICIES: readonly NamedPolicy[] = Object.freeze([
     description:
       'For production changes: two sources of two types, confidence 0.8, provenance on every source, a human approval, risk scope at most 3.',
     config: {
+      ...DEFAULT_POLICY,
       minSources: 2,
       minSourceTypes: 2,
       minConfidence: 0.8,
       requireProvenance: true,
-      requireReplay: true,
       requireHumanApproval: true,
       maxRiskScope: 3,
     },
@@ -46,15 +50,7 @@ export const BUILTIN_POLICIES: readonly NamedPolicy[] = Object.freeze([
     name: 'permissive',
     description:
       'For low-risk automation: one source, confidence 0.3, replay not required, risk scope up to 10.',
-    config: {
-      minSources: 1,
-      minSourceTypes: 1,
-      minConfidence: 0.3,
-      requireProvenance: false,
-      requireReplay: false,
-      requireHumanApproval: false,
-      maxRiskScope: 10,
-    },
+    config: { ...DEFAULT_POLICY, minConfidence: 0.3, requireReplay: false, maxRiskScope: 10 },
     builtin: true,
     overrides: 'tighten',
   },

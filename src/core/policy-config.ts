@@ -1,39 +1,49 @@
 import { z } from 'zod';
-import { MAX_SOURCES } from './limits.js';
+import { conditionalRulesSchema, type ConditionalRule } from './rules/conditional-schema.js';
+import {
+  THRESHOLD_DEFAULTS,
+  THRESHOLD_FIELDS,
+  thresholdShape,
+  type ThresholdValues,
+} from './rules/threshold-rules.js';
 
+/** `policyConfig`: the threshold fields of the rule registry, each optional, and conditional rules. */
 export const policyConfigSchema = z.strictObject({
-  minSources: z.number().int().min(0).max(MAX_SOURCES).optional(),
-  minSourceTypes: z.number().int().min(0).max(MAX_SOURCES).optional(),
-  minConfidence: z.number().min(0).max(1).optional(),
-  requireProvenance: z.boolean().optional(),
-  requireReplay: z.boolean().optional(),
-  requireHumanApproval: z.boolean().optional(),
-  maxRiskScope: z.number().int().min(0).max(10_000).optional(),
+  ...thresholdShape,
+  rules: conditionalRulesSchema.optional(),
 });
 
 export type PolicyConfigInput = z.infer<typeof policyConfigSchema>;
-export type PolicyConfig = Required<PolicyConfigInput>;
+/**
+ * The effective config: every threshold field set, and the conditional rules when there are
+ * any. A config without rules has no `rules` member, so it hashes as it did before rules.
+ */
+export type PolicyConfig = ThresholdValues & { rules?: ConditionalRule[] };
 
-/** Defaults of the receipt contract (§5), applied field by field. */
-export const DEFAULT_POLICY: Readonly<PolicyConfig> = Object.freeze({
-  minSources: 1,
-  minSourceTypes: 1,
-  minConfidence: 0.5,
-  requireProvenance: false,
-  requireReplay: true,
-  requireHumanApproval: false,
-  maxRiskScope: 5,
+export const effectivePolicyConfigSchema = z.strictObject({
+  ...policyConfigSchema.required().shape,
+  rules: conditionalRulesSchema.optional(),
 });
 
-/** Layers overrides over a base, ignoring members that are absent. Returns a fresh object. */
+/** Defaults of the receipt contract (§5), applied field by field. */
+export const DEFAULT_POLICY: Readonly<PolicyConfig> = THRESHOLD_DEFAULTS;
+
+/**
+ * Layers overrides over a base, ignoring members that are absent. Threshold fields are
+ * replaced; conditional rules add up, base first (a layer cannot remove a rule). Returns a
+ * fresh object.
+ */
 export function resolvePolicy(...layers: (PolicyConfigInput | undefined)[]): PolicyConfig {
   const effective: PolicyConfig = { ...DEFAULT_POLICY };
+  const rules: ConditionalRule[] = [];
   for (const layer of layers) {
     if (!layer) continue;
-    for (const key of Object.keys(DEFAULT_POLICY) as (keyof PolicyConfig)[]) {
+    for (const key of THRESHOLD_FIELDS) {
       const value = layer[key];
       if (value !== undefined) (effective as Record<string, unknown>)[key] = value;
     }
+    if (layer.rules) rules.push(...layer.rules);
   }
+  if (rules.length > 0) effective.rules = rules;
   return effective;
 }

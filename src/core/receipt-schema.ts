@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RULE_ORDER } from './policy.js';
+import { RULE_ORDER } from './rules/threshold-rules.js';
 
 // The receipt of contract §2 as zod schemas: the TypeScript types of receipt.ts are inferred
 // from these, and the OpenAPI document is generated from them.
@@ -21,7 +21,17 @@ export const admissibilityStatusSchema = z
   .meta({ id: 'AdmissibilityStatus' });
 
 export const ruleResultSchema = z
-  .object({ rule: z.enum(RULE_ORDER), passed: z.boolean(), reason: z.string() })
+  .object({
+    rule: z.union([
+      z.enum(RULE_ORDER),
+      z
+        .string()
+        .regex(/^rule:[a-z0-9][a-z0-9_-]{0,62}$/)
+        .meta({ description: 'A conditional rule of the policy (contract §10).' }),
+    ]),
+    passed: z.boolean(),
+    reason: z.string(),
+  })
   .meta({ id: 'RuleResult' });
 
 export const subjectSchema = z

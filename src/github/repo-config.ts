@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { formatIssues } from '../core/claim-schema.js';
 import { policyNameSchema } from '../core/policies.js';
 import { policyConfigSchema } from '../core/policy-config.js';
+import { conditionalRulesSchema } from '../core/rules/conditional-schema.js';
 
 export const DEFAULT_CHECK_NAME = 'svc / admissibility';
 
@@ -9,17 +11,47 @@ export const DEFAULT_CHECK_NAME = 'svc / admissibility';
  * head, so a pull request cannot loosen its own gate), with the owner's `.github` repository
  * as fallback.
  */
-export const repoConfigSchema = z.strictObject({
-  policy: policyNameSchema.optional(),
-  policyConfig: policyConfigSchema.optional(),
-  /** Author logins that are agents; `*` matches any run of characters. */
-  agents: z.array(z.string().min(1).max(100)).max(100).default(['*[bot]']),
-  /** Whether pull requests by humans are gated too; otherwise they get a neutral check. */
-  gate_humans: z.boolean().default(false),
-  /** Whether draft pull requests are evaluated. */
-  drafts: z.boolean().default(false),
-  check_name: z.string().min(1).max(100).default(DEFAULT_CHECK_NAME),
-});
+export const repoConfigSchema = z
+  .strictObject({
+    policy: policyNameSchema.optional(),
+    policyConfig: policyConfigSchema.optional(),
+    /**
+     * Conditional rules (docs/POLICIES.md), added to the policy's own as a claim's
+     * `policyConfig.rules` would be: they can tighten the gate, never loosen it.
+     */
+    rules: conditionalRulesSchema.optional(),
+    /** Author logins that are agents; `*` matches any run of characters. */
+    agents: z.array(z.string().min(1).max(100)).max(100).default(['*[bot]']),
+    /** Whether pull requests by humans are gated too; otherwise they get a neutral check. */
+    gate_humans: z.boolean().default(false),
+    /** Whether draft pull requests are evaluated. */
+    drafts: z.boolean().default(false),
+    check_name: z.string().min(1).max(100).default(DEFAULT_CHECK_NAME),
+  })
+  // The rules travel in the claim's policyConfig, after any written there.
+  .superRefine((config, ctx) => {
+    const taken = new Set((config.policyConfig?.rules ?? []).map((rule) => rule.name));
+    config.rules?.forEach((rule, index) => {
+      if (taken.has(rule.name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['rules', index, 'name'],
+          message: `duplicate rule name "${rule.name}" (also in policyConfig.rules)`,
+        });
+      }
+    });
+  })
+  .transform(({ rules, ...config }) =>
+    rules?.length
+      ? {
+          ...config,
+          policyConfig: {
+            ...config.policyConfig,
+            rules: [...(config.policyConfig?.rules ?? []), ...rules],
+          },
+        }
+      : config,
+  );
 
 export type RepoConfig = z.infer<typeof repoConfigSchema>;
 
@@ -34,9 +66,7 @@ export function parseRepoConfig(
   if (parsed.success) return { ok: true, config: parsed.data };
   return {
     ok: false,
-    problem: parsed.error.issues
-      .map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`)
-      .join('; '),
+    problem: formatIssues(parsed.error),
   };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { claimInputSchema } from '../../core/claim-schema.js';
-import { policyConfigSchema } from '../../core/policy-config.js';
+import { effectivePolicyConfigSchema } from '../../core/policy-config.js';
 import {
   admissibilityStatusSchema,
   attestationSchema,
@@ -32,9 +32,9 @@ const evaluationParts = {
     rules: z
       .array(ruleResultSchema)
       .meta({ description: 'Every rule evaluated, in contract order.' }),
-    config: policyConfigSchema
-      .required()
-      .meta({ description: 'The effective policy, defaults filled in.' }),
+    config: effectivePolicyConfigSchema.meta({
+      description: 'The effective policy, defaults filled in.',
+    }),
   }),
   replay: z.object({ passed: z.boolean(), deterministic: z.boolean(), replay_hash: z.string() }),
 };

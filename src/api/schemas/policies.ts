@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { policyNameSchema } from '../../core/policies.js';
-import { policyConfigSchema } from '../../core/policy-config.js';
+import { effectivePolicyConfigSchema, policyConfigSchema } from '../../core/policy-config.js';
 import { OVERRIDE_MODES } from '../../core/policy-overrides.js';
 import { claimInputSchema } from '../../core/claim-schema.js';
 import { VERDICTS } from '../../core/receipt-schema.js';
@@ -29,7 +29,7 @@ export const policySchema = z
     shared: z.boolean().meta({ description: 'Created by the operator and usable by every key.' }),
     overrides: z.enum(OVERRIDE_MODES),
     config: policyConfigSchema,
-    effective: policyConfigSchema.required(),
+    effective: effectivePolicyConfigSchema,
     config_hash: z.string().meta({
       description:
         'H(effective): a receipt evaluated under this policy without overrides carries it as policy.config_hash; pin it.',
