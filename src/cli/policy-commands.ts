@@ -31,16 +31,17 @@ Usage:
   svc policy check <file> [--kind policy|repo-config] [--policy-file <file>]... [--json]
 
 <file> is JSON (.json, read as strictly as the API reads a request body) or YAML:
-  a policy     the body of POST /v1/policies: name, description, config, overrides
-  a repo config  a repository's .github/svc.yml: policy, policyConfig, agents, ...
+  a policy       the body of POST /v1/policies: name, description, config (with its
+                 rules), overrides
+  a repo config  a repository's .github/svc.yml: policy, policyConfig, rules, agents, ...
 Which one is told by its members (a file named svc.yml with none is a repo config); --kind
 says it outright.
 
 A valid file prints the effective config (every member, defaults filled in) and its
 config_hash: what receipts evaluated under it without overrides carry as policy.config_hash.
-For a .github/svc.yml that is the named policy with its policyConfig applied, which must be
-what the policy's "overrides" allows; a policy that is not built in is read from
---policy-file (a policy file, as the operator created it with svc policies create).
+For a .github/svc.yml that is the named policy with its policyConfig applied and its rules
+added, which must be what the policy's "overrides" allows; a policy that is not built in is
+read from --policy-file (a policy file, as the operator created it with svc policies create).
 
 Options:
   --kind <k>           policy or repo-config, instead of telling by the members
@@ -68,7 +69,8 @@ Usage:
       expect:
         verdict: ALLOWED               # ALLOWED, BLOCKED, ESCALATED (NOT_GATED: see below)
         admissibility: ACCEPTED        # optional
-        rules: { min_sources: pass, max_risk_scope: fail }   # optional, rule by rule
+        rules: { min_sources: pass, docs-ci: fail }   # optional, rule by rule
+                                       # (a conditional rule as docs-ci or rule:docs-ci)
     - name: from a file
       claim_file: claims/deploy.json   # relative to cases.yml
       expect: { verdict: ESCALATED }

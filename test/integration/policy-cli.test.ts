@@ -466,6 +466,80 @@ describe('svc policy check and svc policy test', () => {
       );
     });
 
+    it('evaluates conditional rules as the service does', async () => {
+      const platform = {
+        name: 'platform-review',
+        config: {
+          rules: [
+            {
+              name: 'platform-review',
+              if: { agent: '*', paths: ['.github/workflows/**', 'infra/**'] },
+              require: { approvals: { count: 2, from: { teams: ['@acme/platform'] } } },
+            },
+          ],
+        },
+      };
+      const change = (id: string, paths: string[], approvers: string[]) => ({
+        ...claim(id, source('ci', 'ci')),
+        action: {
+          action_type: 'merge',
+          target_system: 'github',
+          agent: 'coder-bot',
+          changed_paths: paths,
+          approvals: approvers.map((user) => ({ user, teams: ['acme/platform'] })),
+        },
+      });
+      const claims = [
+        change('c-two', ['infra/main.tf'], ['alice', 'bob']),
+        change('c-one', ['infra/main.tf'], ['alice']),
+        change('c-src', ['src/app.ts'], []),
+      ];
+      const casesFile = file('rules-cases.yml', [
+        { name: 'two approvals', claim: claims[0], expect: { verdict: 'ALLOWED' } },
+        {
+          name: 'one approval',
+          claim: claims[1],
+          expect: { verdict: 'BLOCKED', rules: { 'platform-review': 'fail' } },
+        },
+        {
+          name: 'not infra',
+          claim: claims[2],
+          expect: { verdict: 'ALLOWED', rules: { 'rule:platform-review': 'pass' } },
+        },
+      ]);
+      const policyFile = file('policies/platform.json', platform);
+      const run = await cli('policy', 'test', policyFile, casesFile, '--json');
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.summary).toEqual({ total: 3, passed: 3, failed: 0 });
+
+      const t = buildTestApp();
+      try {
+        const key = await newKey(t);
+        const created = await request(t.app)
+          .post('/v1/policies')
+          .set('X-API-Key', key)
+          .send(platform);
+        expect(created.status).toBe(201);
+        expect(report.policy.config_hash).toBe(created.body.config_hash);
+        for (const [i, c] of claims.entries()) {
+          const simulated = await request(t.app)
+            .post('/v1/simulate')
+            .set('X-API-Key', key)
+            .send({ ...c, policy: 'platform-review' });
+          expect(simulated.status).toBe(200);
+          expect(report.cases[i].actual).toMatchObject({
+            verdict: simulated.body.decision.verdict,
+            rules: simulated.body.policy.rules,
+            config_hash: simulated.body.receipt.policy.config_hash,
+          });
+        }
+      } finally {
+        await t.close();
+      }
+    });
+
     it('refuses wrong usage and invalid or unreadable files with exit code 2, naming every problem', async () => {
       const good = file('good.yml', [cases[0]]);
       for (const args of [

@@ -432,3 +432,86 @@ describe('evaluating cases', () => {
     });
   });
 });
+
+describe('conditional rules', () => {
+  const docsRules = [
+    { name: 'docs-ci', if: { only_paths: ['docs/**', '**/*.md'] }, require: { checks: ['ci'] } },
+    {
+      name: 'code-review',
+      if: { paths: ['!docs/**', '!**/*.md'] },
+      require: { approvals: { count: 1 } },
+      on_fail: 'escalate',
+    },
+  ];
+  const change = (paths: string[], ci: string, approvals: unknown[] = []) => ({
+    ...claim(source('ci', 'ci')),
+    action: {
+      action_type: 'merge',
+      target_system: 'github',
+      changed_paths: paths,
+      checks: [{ name: 'ci', status: 'completed', conclusion: ci }],
+      approvals,
+    },
+  });
+  const docsCases = [
+    {
+      name: 'docs with green CI',
+      claim: change(['docs/guide.md', 'README.md'], 'success'),
+      expect: { verdict: 'ALLOWED', rules: { 'docs-ci': 'pass', 'code-review': 'pass' } },
+    },
+    {
+      name: 'docs with red CI',
+      claim: change(['docs/guide.md'], 'failure'),
+      expect: { verdict: 'BLOCKED', rules: { 'rule:docs-ci': 'fail' } },
+    },
+    {
+      name: 'code without a review',
+      claim: change(['src/app.ts', 'docs/guide.md'], 'success'),
+      expect: { verdict: 'ESCALATED', rules: { 'docs-ci': 'pass', 'code-review': 'fail' } },
+    },
+    {
+      name: 'code with a review',
+      claim: change(['src/app.ts'], 'success', [{ user: 'alice', permission: 'write' }]),
+      expect: { verdict: 'ALLOWED', rules: { 'code-review': 'pass' } },
+    },
+  ];
+
+  it("evaluates a policy file's rules, each named in receipts as rule:<name>", async () => {
+    const s = await subject({ name: 'docs-only', config: { rules: docsRules } }, 'policy');
+    if (s.kind === 'repo-config') throw new Error('a policy');
+    expect(s.view.effective).toMatchObject({
+      minSources: 1,
+      rules: [
+        { name: 'docs-ci', on_fail: 'block' },
+        { name: 'code-review', on_fail: 'escalate' },
+      ],
+    });
+    expect(s.view.config_hash).toBe(hashCanonical(s.view.effective));
+    const results = await runCases(s, cases(docsCases));
+    expect(results.map((r) => [r.name, r.passed, r.differences])).toEqual(
+      docsCases.map((c) => [c.name, true, []]),
+    );
+    const outcome = results[2]!.actual as Extract<CaseOutcome, { rules: unknown }>;
+    expect(outcome.rules.map((r) => r.rule).slice(6)).toEqual(['rule:docs-ci', 'rule:code-review']);
+  });
+
+  it("adds a .github/svc.yml's rules to the policy it names, and names invalid rules", async () => {
+    const repo = await subject({ policy: 'default', rules: docsRules }, 'repo-config');
+    if (repo.kind !== 'repo-config' || !repo.effective?.ok) throw new Error('resolved');
+    expect(repo.effective.config).toMatchObject({
+      rules: [{ name: 'docs-ci' }, { name: 'code-review' }],
+    });
+    const results = await runCases(repo, cases(docsCases));
+    expect(results.every((r) => r.passed)).toBe(true);
+
+    const invalid = await subjectOf(
+      { name: 'p', config: { rules: [{ name: 'r', require: { approvals: { count: 0 } } }] } },
+      'policy',
+      new PolicySet(),
+    );
+    expect(invalid.ok).toBe(false);
+    expect((invalid as { problems: string[] }).problems).toEqual([
+      expect.stringMatching(/^config\.rules\.0\.require\.approvals\.count: /),
+    ]);
+  });
+});
