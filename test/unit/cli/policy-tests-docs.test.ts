@@ -55,6 +55,8 @@ describe('docs/POLICY_TESTS.md', () => {
   it('holds the example files it names', () => {
     expect([...FILES.keys()].sort()).toEqual([
       '.github/svc.yml',
+      'docs-only/.github/svc.yml',
+      'docs-only/policy-tests.yml',
       'policies/production.yml',
       'policy-tests/claims/unapproved.json',
       'policy-tests/production.yml',
@@ -85,5 +87,14 @@ describe('docs/POLICY_TESTS.md', () => {
     ]);
     const shown = consoleOf('svc policy test .github/svc.yml policy-tests/pull-requests.yml');
     expect(renderResults(prs.subject, prs.results).slice(1)).toEqual(shown.slice(1));
+
+    const docsOnly = await run('docs-only/.github/svc.yml', 'docs-only/policy-tests.yml');
+    expect(docsOnly.results.map((r) => [r.name, r.passed, r.differences])).toEqual([
+      ['docs with green CI need nothing else', true, []],
+      ['a code change without a review goes to a human', true, []],
+    ]);
+    expect(renderResults(docsOnly.subject, docsOnly.results).slice(1)).toEqual(
+      consoleOf('svc policy test docs-only/.github/svc.yml docs-only/policy-tests.yml').slice(1),
+    );
   });
 });
