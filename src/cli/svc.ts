@@ -70,11 +70,12 @@ A locked key cannot revoke itself (DELETE /v1/account is 403 locked_key): only t
 commands revoke it or lift its lock. A revoked account's address cannot sign up again.
 Raw keys are printed only by create and rotate: svc keeps digests only.
 
-Every command but svc policy works on the store the service uses: the MongoDB database of MONGODB_URI
-(and MONGODB_DATABASE) when MONGODB_URI is set, else the embedded store in SVC_DATA_DIR
-(default ./data). It opens it directly and is safe to run while the service is up. It
-needs a ledger there: the service creates it when it first starts, and no command creates
-one (a data directory or database without a ledger is refused with exit code 2).
+Every command but svc policy (which reads files only) works on the store the service uses:
+the MongoDB database of MONGODB_URI (and MONGODB_DATABASE) when MONGODB_URI is set, else
+the embedded store in SVC_DATA_DIR (default ./data). It opens it directly and is safe to
+run while the service is up. It needs a ledger there: the service creates it when it first
+starts, and no command creates one (a data directory or database without a ledger is
+refused with exit code 2).
 Through npm: npm run svc -- keys list
 
 Exit codes: 0 done, 1 failed (e.g. no such key), 2 wrong usage.`;
