@@ -182,6 +182,29 @@ export default tseslint.config(
     },
   },
   {
+    // The explorer's browser bundle: the pure core, the page renderers and the DOM; nothing that
+    // needs Node, a store or Express (types excepted, which the bundle drops).
+    files: ['src/explorer/client/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': forbidden([
+        {
+          group: [
+            ...io.group,
+            'node:*',
+            '**/storage/**',
+            '**/secrets/**',
+            '**/app.js',
+            '**/router.js',
+            '**/loaders.js',
+          ],
+          message: 'The browser bundle imports the core and the page renderers only.',
+        },
+        { group: ['**/api/**', '**/services/**'], allowTypeImports: true, message: 'Types only.' },
+      ]),
+    },
+  },
+  {
     // packages/verify is published alone: it imports its own modules and its declared
     // dependencies, nothing of the service (src/) or the Action.
     files: ['packages/verify/src/cli/**/*.ts', 'packages/verify/src/node/**/*.ts'],

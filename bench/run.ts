@@ -64,6 +64,8 @@ interface Options {
   workers: number;
   /** Ledger sizes the inclusion and consistency proofs are measured at. */
   tlogSizes: number[];
+  /** The data directory of the proof scenarios' ledger, kept; null for one in the run's temp dir. */
+  tlogDir: string | null;
   /** Rounds and evaluations per round of the in-process tree cost; runs of the audit. */
   treeRounds: number;
   treePerRound: number;
@@ -87,6 +89,7 @@ function parseOptions(): Options {
       server: { type: 'string' },
       workers: { type: 'string' },
       'tlog-sizes': { type: 'string' },
+      'tlog-dir': { type: 'string' },
       'tree-rounds': { type: 'string' },
       'tree-per-round': { type: 'string' },
       'audit-runs': { type: 'string' },
@@ -113,6 +116,9 @@ function parseOptions(): Options {
   --keep               keep the temporary data directories
   --tlog-sizes <a,b>   ledger sizes of the proof scenarios (full 100000,1000000; smoke 1000);
                        1,000,000 receipts take a few minutes to seed and about 6 GB of disk
+  --tlog-dir <dir>     data directory of the proof scenarios' ledger, kept after the run; a
+                       ledger already there is reused and grown to each size (to measure
+                       several builds, with --server, on one seeding)
   --tree-rounds <n>    rounds of the in-process tree cost (full 5, smoke 1)
   --tree-per-round <n> evaluations per round and store (full 4000, smoke 100); the audited
                        ledger holds rounds × this + a tenth of it (the warm-up)
@@ -156,6 +162,7 @@ function parseOptions(): Options {
     server: resolve(values.server ?? SERVER),
     workers: Math.round(number(values.workers, 1)),
     tlogSizes: sizeList(values['tlog-sizes'] ?? (smoke ? '1000' : '100000,1000000')),
+    tlogDir: values['tlog-dir'] ? resolve(values['tlog-dir']) : null,
     treeRounds: Math.round(number(values['tree-rounds'], smoke ? 1 : 5)),
     treePerRound: Math.round(number(values['tree-per-round'], smoke ? 100 : 4000)),
     auditRuns: Math.round(number(values['audit-runs'], smoke ? 1 : 3)),
@@ -754,7 +761,7 @@ async function transparencyLogPhase(
         proofKinds.some((k) => o === k || o.startsWith(`${k}@${label(size)}`)),
       ),
   );
-  const dataDir = join(workDir, 'tlog');
+  const dataDir = options.tlogDir ?? join(workDir, 'tlog');
   for (const size of sizes) {
     log(`transparency log: seeding to ${size.toLocaleString('en-US')} receipts`);
     const seed = await seedLedger(dataDir, size, (done, total) => {

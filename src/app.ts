@@ -11,6 +11,7 @@ import { buildOpenApiDocument } from './api/openapi.js';
 import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
 import { claimRoutes } from './api/routes/claims.js';
+import { dispositionRoutes } from './api/routes/dispositions.js';
 import { ledgerRoutes } from './api/routes/ledger.js';
 import { logRoutes } from './api/routes/log.js';
 import { policyRoutes } from './api/routes/policies.js';
@@ -19,6 +20,7 @@ import { verifyRoutes } from './api/routes/verify.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS, type Config } from './config/config.js';
 import { SvcError } from './core/errors.js';
+import { explorerRouter } from './explorer/router.js';
 import { SERVICE_VERSION, SPEC_VERSION } from './core/version.js';
 import type { ProbotOctokit } from 'probot';
 import {
@@ -38,6 +40,7 @@ import { DELIVERY_JOB } from './ports/webhook-store.js';
 import { ApiKeyService } from './services/api-keys.js';
 import type { ReceiptSealer } from './ports/receipt-sealer.js';
 import { ClaimService } from './services/claims.js';
+import { DispositionService } from './services/dispositions.js';
 import { HealthService } from './services/health.js';
 import { LedgerReadService } from './services/ledger-reads.js';
 import { logOriginFor } from './services/log-origin.js';
@@ -84,6 +87,8 @@ export interface AppDeps {
   limiter?: RateLimiter;
   /** Overrides for tests: DNS answers, the per-attempt timeout, the jitter. */
   webhookDelivery?: { resolve?: ResolveHost; timeoutMs?: number; random?: () => number };
+  /** The explorer's built browser script (default: where npm run build writes it). */
+  explorerScript?: string;
   /**
    * The origin kept with the ledger (establishLogOrigin). Default: the one a new ledger would
    * take from the configuration.
@@ -197,6 +202,7 @@ export function createApp(deps: AppDeps): Express {
     signingKeys,
     witnesses: (config.witnesses ?? []).map((w) => w.name),
   });
+  const reads = new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock });
   const routes: RouteDef[] = [
     ...systemRoutes({
       health,
@@ -205,6 +211,19 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger }),
     ...claimRoutes(claims, metrics),
+    ...dispositionRoutes(
+      new DispositionService({
+        ledger: store.ledger,
+        queries: store.queries,
+        serverKey,
+        clock,
+        logOrigin,
+        sha256Hex,
+        sealer: deps.sealer,
+      }),
+      metrics,
+      config,
+    ),
     ...verifyRoutes({
       ledger: store.ledger,
       serverKey,
@@ -218,10 +237,7 @@ export function createApp(deps: AppDeps): Express {
       holds: async (receiptId, scope) =>
         (await store.queries.getMany([receiptId], scope)).length > 0,
     }),
-    ...ledgerRoutes(
-      new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),
-      config,
-    ),
+    ...ledgerRoutes(reads, config),
     ...policyRoutes(policies),
     ...webhookRoutes(
       new WebhookService({
@@ -292,6 +308,20 @@ export function createApp(deps: AppDeps): Express {
   mountRoutes(api, routes, config);
   app.use(api);
   app.use(docsRouter());
+  app.use(
+    explorerRouter({
+      reads,
+      log: transparencyLog,
+      keys: signingKeys,
+      logOrigin,
+      witnesses: (config.witnesses ?? []).map((w) => ({
+        name: w.name,
+        verifierKey: w.verifierKey,
+      })),
+      publicReads: config.publicReads,
+      clientScript: deps.explorerScript,
+    }),
+  );
 
   app.use(notFound);
   app.use(errorHandler);

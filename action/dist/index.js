@@ -26971,6 +26971,7 @@ var SIGNED_FIELDS_V1 = [
 ];
 var RECEIPT_CORE_V2 = "receipt-core-v2";
 var SIGNED_FIELDS_V2 = [...SIGNED_FIELDS_V1, "submitter", "position"];
+var SIGNED_FIELDS_DISPOSITION = [...SIGNED_FIELDS_V2, "disposition"];
 var RECEIPT_ID_PATTERN = /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 var SOURCE_TYPES = [
   "scm",
@@ -27008,28 +27009,32 @@ function receiptHash(receipt, options = {}) {
 }
 var v2HashText = (coreText, attestations) => `{"attestations":${canonicalize(attestations)},"core":${coreText}}`;
 var CONTRACT_FIELDS = {
-  [RECEIPT_CORE_V1]: SIGNED_FIELDS_V1,
-  [RECEIPT_CORE_V2]: SIGNED_FIELDS_V2
+  [RECEIPT_CORE_V1]: [SIGNED_FIELDS_V1],
+  [RECEIPT_CORE_V2]: [SIGNED_FIELDS_V2, SIGNED_FIELDS_DISPOSITION]
 };
-function contractOf(receipt) {
+function declarationOf(receipt) {
   const declared = receipt.signed_fields;
   if (typeof declared !== "object" || declared === null || !Array.isArray(declared.fields))
     return null;
-  const expected = typeof declared.contract === "string" ? CONTRACT_FIELDS[declared.contract] : void 0;
+  const lists = typeof declared.contract === "string" && Object.hasOwn(CONTRACT_FIELDS, declared.contract) ? CONTRACT_FIELDS[declared.contract] : [];
   const fields = declared.fields;
-  if (!expected || fields.length !== expected.length || fields.some((f, i) => f !== expected[i]))
-    return null;
-  return declared.contract;
+  const expected = lists.find(
+    (list) => fields.length === list.length && fields.every((f, i) => f === list[i])
+  );
+  return expected ? { contract: declared.contract, fields: expected } : null;
+}
+function contractOf(receipt) {
+  return declarationOf(receipt)?.contract ?? null;
 }
 function signedFieldsOf(receipt) {
-  const contract = contractOf(receipt);
-  return contract ? CONTRACT_FIELDS[contract] : null;
+  return declarationOf(receipt)?.fields ?? null;
 }
+var declaresDisposition = (receipt) => signedFieldsOf(receipt)?.includes("disposition") ?? false;
 function signedCoreOf(receipt) {
-  const contract = contractOf(receipt);
-  if (!contract) return null;
+  const fields = signedFieldsOf(receipt);
+  if (!fields) return null;
   const core = {};
-  for (const field of CONTRACT_FIELDS[contract]) {
+  for (const field of fields) {
     if (!Object.hasOwn(receipt, field)) return null;
     core[field] = receipt[field];
   }
@@ -27214,6 +27219,7 @@ function verifyReceipt(input, options) {
   checks.push(checkHashIntegrity(own, options.ledgerHash));
   checks.push(v2 ? checkLinkageV2(receipt, options, own) : LINKAGE_V1);
   if (options.inclusion) checks.push(checkInclusion(receipt, options.inclusion));
+  if (declaresDisposition(receipt)) checks.push(checkParentLink(receipt, options.parent));
   const facts = signature.status === "PASS" ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
   const status = (name) => checks.find((c) => c.name === name)?.status;
@@ -27330,6 +27336,28 @@ function checkLinkageV2(receipt, options, own) {
     previous === null ? `the ledger does not hold receipt ${position.sequence - 1}; position checked against chain only` : "no ledger consulted; position checked against chain only"
   );
 }
+function checkParentLink(receipt, parent) {
+  const name = "parent_link";
+  const fail = (detail) => ({ name, layer: "ledger", status: "FAIL", detail });
+  const link2 = isObject(receipt.disposition) ? receipt.disposition : null;
+  if (!link2 || !isString2(link2.parent_receipt_id) || !RECEIPT_ID_PATTERN.test(link2.parent_receipt_id) || !isString2(link2.parent_receipt_hash) || !HASH_PATTERN.test(link2.parent_receipt_hash))
+    return fail("disposition.parent_receipt_id or parent_receipt_hash missing or malformed");
+  if (parent === void 0)
+    return {
+      name,
+      layer: "ledger",
+      status: "UNVERIFIED",
+      detail: `the parent receipt ${link2.parent_receipt_id} was not given, so the link to it is not checked`
+    };
+  if ("missing" in parent) return fail(parent.missing);
+  if (parent.receiptId !== link2.parent_receipt_id)
+    return fail(
+      `the parent given is ${JSON.stringify(parent.receiptId)}, not ${JSON.stringify(link2.parent_receipt_id)}`
+    );
+  return parent.receiptHash === link2.parent_receipt_hash ? { name, layer: "ledger", status: "PASS" } : fail(
+    `the parent's receipt hash is ${parent.receiptHash}, not the signed parent_receipt_hash ${link2.parent_receipt_hash}`
+  );
+}
 function checkPolicyBinding(facts, expect) {
   const name = "policy_binding";
   const stated = Object.entries(expect ?? {}).filter(([, v]) => v !== void 0);
@@ -27422,13 +27450,14 @@ function checkHashIntegrity(own, ledgerHash) {
 }
 
 // packages/verify/src/offline-verify.ts
-function verifyOffline(receipt, key, expect = {}, keyRefusal, inclusion) {
+function verifyOffline(receipt, key, expect = {}, keyRefusal, inclusion, parent) {
   const result = verifyReceipt(receipt, {
     publicKey: key.raw,
     keyId: key.keyId,
     expect,
     keyRefusal,
-    inclusion
+    inclusion,
+    parent
   });
   const checks = [...result.checks];
   if (!inclusion)
@@ -27439,6 +27468,23 @@ function verifyOffline(receipt, key, expect = {}, keyRefusal, inclusion) {
     checks,
     valid: checks.every((c) => c.status !== "FAIL") && status("signature_valid") === "PASS"
   };
+}
+function parentEvidenceOf(parent, parentResult) {
+  if (!parentResult.valid) {
+    const failed = parentResult.checks.filter((c) => c.status === "FAIL").map((c) => c.name);
+    return {
+      missing: `the parent receipt given does not verify (${failed.join(", ") || "signature not verified"})`
+    };
+  }
+  const record = isObject(parent) ? parent : {};
+  try {
+    return {
+      receiptId: String(record.receipt_id),
+      receiptHash: receiptHash(record)
+    };
+  } catch (error2) {
+    return { missing: `the parent receipt given has no receipt hash: ${error2.message}` };
+  }
 }
 var INCLUSION_SKIPPED = {
   name: "inclusion",
@@ -27794,6 +27840,8 @@ function readInputs(get, mask, env) {
     publicKey: pem ? checked("public-key", () => parsePublicKeyPem(pem)) : null,
     keyFingerprint: fingerprint ? checked("key-fingerprint", () => parseFingerprint(fingerprint)) : null,
     failOn,
+    dispositionFile: get("disposition-file") ? inWorkspace(get("disposition-file")) : null,
+    fetchDisposition: oneOf2("fetch-disposition", get("fetch-disposition") || "false", ["true", "false"]) === "true",
     witnessState: get("witness-state") ? inWorkspace(get("witness-state")) : null,
     workspace
   };
@@ -27809,6 +27857,12 @@ function readInputs(get, mask, env) {
     if (inputs.receiptFile)
       throw new ActionFailure(`input receipt-file applies to mode verify only`);
   }
+  if (inputs.dispositionFile && inputs.fetchDisposition)
+    throw new ActionFailure("give input disposition-file or fetch-disposition, not both");
+  if (inputs.fetchDisposition && !apiUrl)
+    throw new ActionFailure("input fetch-disposition needs api-url: the service to ask");
+  if (mode === "simulate" && (inputs.dispositionFile || inputs.fetchDisposition))
+    throw new ActionFailure("mode simulate issues no receipt: a disposition does not apply");
   if (mode !== "simulate" && !inputs.publicKey && !apiUrl)
     throw new ActionFailure(
       "no key to verify with: give public-key, or api-url to fetch the key (pinned with key-fingerprint)"
@@ -27942,15 +27996,19 @@ async function callSvc(url, init, deps) {
 // action/src/summary.ts
 var cell = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\|/g, "&#124;").replace(/[\r\n]+/g, " ");
 var code = (text) => `<code>${cell(text)}</code>`;
+var link = (url, text) => `<a href="${cell(url).replace(/"/g, "&quot;")}">${cell(text)}</a>`;
 function renderSummary(f) {
   const lines = [
     f.trusted ? `## svc ${f.mode}: ${cell(f.verdict ?? "no verdict")} / ${cell(f.admissibility ?? "no admissibility")}` : `## svc ${f.mode}: receipt not trusted`,
     ""
   ];
   for (const problem of f.problems) lines.push(`> **Failed:** ${cell(problem)}`, "");
+  if (f.disposition) lines.push(`> **Decided:** ${cell(f.disposition)}`, "");
   if (f.warning) lines.push(`> **Warning:** ${cell(f.warning)}`, "");
   lines.push("| | |", "|---|---|");
-  lines.push(`| Receipt | ${f.receiptId ? code(f.receiptId) : "\u2014"} |`);
+  lines.push(
+    `| Receipt | ${f.receiptId ? code(f.receiptId) : "\u2014"}${f.receiptUrl ? ` \xB7 ${link(f.receiptUrl, "receipt page")}` : ""} |`
+  );
   if (f.receiptPath) lines.push(`| Receipt file | ${code(f.receiptPath)} |`);
   const v = f.verification;
   if (v) {
@@ -28291,7 +28349,15 @@ ${witnessed.checkpoint}`);
   deps.setOutput("log-witness", witnessed?.outcome ?? "");
   deps.setOutput("log-size", accepted ? String(accepted.size) : "");
   deps.setOutput("log-root", accepted?.root ?? "");
-  const { problem: gate, warning: warning2 } = readable ? verdictGate(inputs, verdict, admissibility, receipt, response) : { problem: null, warning: null };
+  const decided = readable && verdict === "ESCALATED" && trust && verification ? await dispositionOf(inputs, deps, receipt, verification, trust, problems) : null;
+  if (readable && verdict !== "ESCALATED" && (inputs.dispositionFile || inputs.fetchDisposition))
+    deps.info(
+      `svc: the receipt is ${verdict ?? "without a verdict"}, not ESCALATED: no disposition applies`
+    );
+  deps.setOutput("disposition", decided?.decision ?? "");
+  deps.setOutput("disposition-receipt-id", decided?.receiptId ?? "");
+  const gated = decided ?? { verdict, admissibility, receipt, response };
+  const { problem: gate, warning: warning2 } = readable && problems.length === 0 ? verdictGate(inputs, gated.verdict, gated.admissibility, gated.receipt, gated.response) : { problem: null, warning: null };
   if (warning2) deps.warning(warning2);
   await deps.appendSummary(
     renderSummary({
@@ -28301,13 +28367,16 @@ ${witnessed.checkpoint}`);
       admissibility,
       receiptId,
       receiptPath,
+      // The page of the service's ledger explorer, built as the API's URLs are.
+      receiptUrl: inputs.apiUrl && receiptId && inputs.mode !== "simulate" ? `${inputs.apiUrl}/explorer/receipts/${encodeURIComponent(receiptId)}` : null,
       rules: readable ? rulesOf(response, receipt) : [],
       verification,
       key,
       problems: [...problems, ...witnessProblems, ...gate ? [gate] : []],
       warning: warning2,
       witness: witnessed,
-      witnessState: inputs.witnessState
+      witnessState: inputs.witnessState,
+      disposition: decided?.note ?? null
     })
   );
   const failures = [
@@ -28317,6 +28386,68 @@ ${witnessed.checkpoint}`);
   if (failures.length > 0) throw new ActionFailure(failures.join(". "));
   if (gate) throw new ActionFailure(`svc gate: ${gate}`);
   return { verdict, admissibility, receiptId, receiptPath, valid };
+}
+async function dispositionOf(inputs, deps, parent, parentResult, trust, problems) {
+  let text;
+  let where;
+  if (inputs.dispositionFile) {
+    where = `disposition-file ${inputs.dispositionFile}`;
+    try {
+      text = readFileSync4(inputs.dispositionFile, "utf8");
+    } catch (error2) {
+      throw new ActionFailure(`cannot read ${where}: ${error2.message}`);
+    }
+  } else if (inputs.fetchDisposition) {
+    const id = str(parent.receipt_id) ?? "";
+    const url = `${inputs.apiUrl}/v1/receipts/${encodeURIComponent(id)}/disposition`;
+    where = `the disposition served at ${url}`;
+    const res = await callSvc(
+      url,
+      { method: "GET", apiKey: inputs.apiKey ?? void 0 },
+      deps.http
+    );
+    if (res.status === 404) {
+      deps.info(`svc: receipt ${id} is ESCALATED and has no disposition yet`);
+      return null;
+    }
+    if (res.status !== 200)
+      throw new ActionFailure(describeFailure(res, "the disposition request"));
+    text = res.text;
+  } else return null;
+  const { receipt } = parseReceipt(text, where);
+  const chosen = trust.keyFor(receipt);
+  const result = verifyOffline(
+    receipt,
+    chosen.key.key,
+    inputs.expect,
+    chosen.keyRefusal,
+    void 0,
+    parentEvidenceOf(parent, parentResult)
+  );
+  for (const c of result.checks)
+    deps.info(`disposition ${c.status.padEnd(10)} ${c.name}${c.detail ? `  ${c.detail}` : ""}`);
+  const link2 = result.checks.find((c) => c.name === "parent_link");
+  const disposition = isObject(receipt.disposition) ? receipt.disposition : null;
+  if (!result.valid || link2?.status !== "PASS" || !disposition) {
+    const failed = trustProblems(result);
+    problems.push(
+      `the disposition (${where}) is not trusted: ${failed.length > 0 ? failed.join("; ") : "it is not a disposition of this receipt"}`
+    );
+    return null;
+  }
+  const decision = str(disposition.decision) ?? "";
+  const reviewer = isObject(disposition.reviewer) ? disposition.reviewer : {};
+  const note = `the escalation was decided: ${decision} by ${str(reviewer.kind) ?? "?"} ${JSON.stringify(str(reviewer.id))} (${str(disposition.reason) ?? ""}), disposition receipt ${str(receipt.receipt_id) ?? "?"}, verified and linked to this receipt`;
+  deps.info(`svc: ${note}`);
+  return {
+    note,
+    decision,
+    receiptId: str(receipt.receipt_id),
+    verdict: isObject(receipt.policy) ? str(receipt.policy.verdict) : null,
+    admissibility: isObject(receipt.admissibility) ? str(receipt.admissibility.status) : null,
+    receipt,
+    response: null
+  };
 }
 function claimBinding(receipt, claim) {
   const problems = [];

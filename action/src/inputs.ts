@@ -33,6 +33,10 @@ export interface ActionInputs {
   publicKey: PublicKey | null;
   keyFingerprint: string | null;
   failOn: FailOn;
+  /** Absolute path of `disposition-file`: the human decision on an ESCALATED receipt. */
+  dispositionFile?: string | null;
+  /** `fetch-disposition`: ask api-url for the disposition of an ESCALATED receipt. */
+  fetchDisposition?: boolean;
   /** Absolute path of `witness-state`: witness svc's log and keep its checkpoint there. */
   witnessState: string | null;
   /** Where relative paths resolve and the receipt is written: GITHUB_WORKSPACE. */
@@ -115,6 +119,9 @@ export function readInputs(
       ? checked('key-fingerprint', () => parseFingerprint(fingerprint))
       : null,
     failOn,
+    dispositionFile: get('disposition-file') ? inWorkspace(get('disposition-file')) : null,
+    fetchDisposition:
+      oneOf('fetch-disposition', get('fetch-disposition') || 'false', ['true', 'false']) === 'true',
     witnessState: get('witness-state') ? inWorkspace(get('witness-state')) : null,
     workspace,
   };
@@ -131,6 +138,12 @@ export function readInputs(
     if (inputs.receiptFile)
       throw new ActionFailure(`input receipt-file applies to mode verify only`);
   }
+  if (inputs.dispositionFile && inputs.fetchDisposition)
+    throw new ActionFailure('give input disposition-file or fetch-disposition, not both');
+  if (inputs.fetchDisposition && !apiUrl)
+    throw new ActionFailure('input fetch-disposition needs api-url: the service to ask');
+  if (mode === 'simulate' && (inputs.dispositionFile || inputs.fetchDisposition))
+    throw new ActionFailure('mode simulate issues no receipt: a disposition does not apply');
   // Verifying needs a key: the pinned PEM, or one fetched from api-url.
   if (mode !== 'simulate' && !inputs.publicKey && !apiUrl)
     throw new ActionFailure(

@@ -5,6 +5,7 @@ import {
   hashCanonical,
   isObject,
   isVerifyError,
+  parentEvidenceOf,
   parseReceiptInput,
   proceeds,
   RECEIPT_ID_PATTERN,
@@ -262,9 +263,22 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
   deps.setOutput('log-size', accepted ? String(accepted.size) : '');
   deps.setOutput('log-root', accepted?.root ?? '');
 
-  const { problem: gate, warning } = readable
-    ? verdictGate(inputs, verdict, admissibility, receipt, response)
-    : { problem: null, warning: null };
+  // An escalation decided by a human: the gate judges the verified disposition's verdict.
+  const decided =
+    readable && verdict === 'ESCALATED' && trust && verification
+      ? await dispositionOf(inputs, deps, receipt, verification, trust, problems)
+      : null;
+  if (readable && verdict !== 'ESCALATED' && (inputs.dispositionFile || inputs.fetchDisposition))
+    deps.info(
+      `svc: the receipt is ${verdict ?? 'without a verdict'}, not ESCALATED: no disposition applies`,
+    );
+  deps.setOutput('disposition', decided?.decision ?? '');
+  deps.setOutput('disposition-receipt-id', decided?.receiptId ?? '');
+  const gated = decided ?? { verdict, admissibility, receipt, response };
+  const { problem: gate, warning } =
+    readable && problems.length === 0
+      ? verdictGate(inputs, gated.verdict, gated.admissibility, gated.receipt, gated.response)
+      : { problem: null, warning: null };
   if (warning) deps.warning(warning);
   await deps.appendSummary(
     renderSummary({
@@ -274,6 +288,11 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
       admissibility,
       receiptId,
       receiptPath,
+      // The page of the service's ledger explorer, built as the API's URLs are.
+      receiptUrl:
+        inputs.apiUrl && receiptId && inputs.mode !== 'simulate'
+          ? `${inputs.apiUrl}/explorer/receipts/${encodeURIComponent(receiptId)}`
+          : null,
       rules: readable ? rulesOf(response, receipt) : [],
       verification,
       key,
@@ -281,6 +300,7 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
       warning,
       witness: witnessed,
       witnessState: inputs.witnessState,
+      disposition: decided?.note ?? null,
     }),
   );
   // Trust first: a receipt that does not verify fails the step even with fail-on: never.
@@ -291,6 +311,93 @@ export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outco
   if (failures.length > 0) throw new ActionFailure(failures.join('. '));
   if (gate) throw new ActionFailure(`svc gate: ${gate}`);
   return { verdict, admissibility, receiptId, receiptPath, valid };
+}
+
+interface Decided {
+  /** One sentence for the log and the summary. */
+  note: string;
+  decision: string;
+  receiptId: string | null;
+  verdict: string | null;
+  admissibility: string | null;
+  receipt: Json;
+  response: Json | null;
+}
+
+/**
+ * The disposition of an ESCALATED receipt (contract §11), from disposition-file or api-url,
+ * verified like the receipt: under the trusted keys, with the same expectations, and linked to
+ * this very receipt (parent_link PASS). Null when none is given or svc has none yet; a
+ * disposition that does not verify, or is another receipt's, adds a trust problem.
+ */
+async function dispositionOf(
+  inputs: ActionInputs,
+  deps: ActionDeps,
+  parent: Json,
+  parentResult: VerifyResult,
+  trust: Trust,
+  problems: string[],
+): Promise<Decided | null> {
+  let text: string;
+  let where: string;
+  if (inputs.dispositionFile) {
+    where = `disposition-file ${inputs.dispositionFile}`;
+    try {
+      text = readFileSync(inputs.dispositionFile, 'utf8');
+    } catch (error) {
+      throw new ActionFailure(`cannot read ${where}: ${(error as Error).message}`);
+    }
+  } else if (inputs.fetchDisposition) {
+    const id = str(parent.receipt_id) ?? '';
+    const url = `${inputs.apiUrl}/v1/receipts/${encodeURIComponent(id)}/disposition`;
+    where = `the disposition served at ${url}`;
+    const res = await callSvc(
+      url,
+      { method: 'GET', apiKey: inputs.apiKey ?? undefined },
+      deps.http,
+    );
+    if (res.status === 404) {
+      deps.info(`svc: receipt ${id} is ESCALATED and has no disposition yet`);
+      return null;
+    }
+    if (res.status !== 200)
+      throw new ActionFailure(describeFailure(res, 'the disposition request'));
+    text = res.text;
+  } else return null;
+  const { receipt } = parseReceipt(text, where);
+  const chosen = trust.keyFor(receipt);
+  const result = verifyOffline(
+    receipt,
+    chosen.key.key,
+    inputs.expect,
+    chosen.keyRefusal,
+    undefined,
+    parentEvidenceOf(parent, parentResult),
+  );
+  for (const c of result.checks)
+    deps.info(`disposition ${c.status.padEnd(10)} ${c.name}${c.detail ? `  ${c.detail}` : ''}`);
+  const link = result.checks.find((c) => c.name === 'parent_link');
+  const disposition = isObject(receipt.disposition) ? receipt.disposition : null;
+  if (!result.valid || link?.status !== 'PASS' || !disposition) {
+    const failed = trustProblems(result);
+    problems.push(
+      `the disposition (${where}) is not trusted: ${failed.length > 0 ? failed.join('; ') : 'it is not a disposition of this receipt'}`,
+    );
+    return null;
+  }
+  const decision = str(disposition.decision) ?? '';
+  const reviewer = isObject(disposition.reviewer) ? disposition.reviewer : {};
+  const note = `the escalation was decided: ${decision} by ${str(reviewer.kind) ?? '?'} ${JSON.stringify(str(reviewer.id))} (${str(disposition.reason) ?? ''}), disposition receipt ${str(receipt.receipt_id) ?? '?'}, verified and linked to this receipt`;
+  deps.info(`svc: ${note}`);
+  return {
+    note,
+    decision,
+    receiptId: str(receipt.receipt_id),
+    verdict: isObject(receipt.policy) ? str(receipt.policy.verdict) : null,
+    admissibility: isObject(receipt.admissibility) ? str(receipt.admissibility.status) : null,
+    receipt,
+    response: null,
+  };
 }
 
 /** The receipt must be for the claim this step sent: same claim_id, inputs_hash = H(claim). */

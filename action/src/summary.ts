@@ -15,6 +15,8 @@ export interface SummaryFacts {
   admissibility: string | null;
   receiptId: string | null;
   receiptPath: string | null;
+  /** The receipt's page in the service's ledger explorer, when the receipt came from one. */
+  receiptUrl?: string | null;
   rules: RuleRow[];
   verification: VerifyResult | null;
   key: TrustedKey | null;
@@ -24,6 +26,8 @@ export interface SummaryFacts {
   /** The log witness run (input witness-state), if any. */
   witness?: WitnessReport | null;
   witnessState?: string | null;
+  /** The verified disposition of an ESCALATED receipt, in one sentence, if any. */
+  disposition?: string | null;
 }
 
 // Reasons and names come from the receipt: escape them so they cannot break out of the table
@@ -36,6 +40,8 @@ const cell = (text: string): string =>
     .replace(/\|/g, '&#124;')
     .replace(/[\r\n]+/g, ' ');
 const code = (text: string): string => `<code>${cell(text)}</code>`;
+const link = (url: string, text: string): string =>
+  `<a href="${cell(url).replace(/"/g, '&quot;')}">${cell(text)}</a>`;
 
 /** The job summary as Markdown: verdict, each rule, the receipt and how it was verified. */
 export function renderSummary(f: SummaryFacts): string {
@@ -46,9 +52,12 @@ export function renderSummary(f: SummaryFacts): string {
     '',
   ];
   for (const problem of f.problems) lines.push(`> **Failed:** ${cell(problem)}`, '');
+  if (f.disposition) lines.push(`> **Decided:** ${cell(f.disposition)}`, '');
   if (f.warning) lines.push(`> **Warning:** ${cell(f.warning)}`, '');
   lines.push('| | |', '|---|---|');
-  lines.push(`| Receipt | ${f.receiptId ? code(f.receiptId) : '—'} |`);
+  lines.push(
+    `| Receipt | ${f.receiptId ? code(f.receiptId) : '—'}${f.receiptUrl ? ` · ${link(f.receiptUrl, 'receipt page')}` : ''} |`,
+  );
   if (f.receiptPath) lines.push(`| Receipt file | ${code(f.receiptPath)} |`);
   const v = f.verification;
   if (v) {

@@ -93,6 +93,11 @@ export interface RouteDef<
   body?: B;
   /** A JSON response checked against `schema` at compile time, or a text response written by the handler. */
   response: JsonResponse<R> | TextResponse | EmptyResponse;
+  /**
+   * Other success statuses the handler answers itself (`res.status(...).json(...)`), with the
+   * same schema, by status: their descriptions.
+   */
+  otherSuccess?: Record<number, string>;
   /** Error statuses beyond the ones every route can answer (429, 500). */
   errors?: number[];
   /**
@@ -121,9 +126,9 @@ export const defineRoute = <
 const ERROR_TEXT: Record<number, string> = {
   400: 'Malformed JSON (`malformed_json`) or invalid input (`validation_failed`); the message names the field.',
   401: 'Missing or invalid API key (`unauthorized`).',
-  403: 'Refused to this key (`locked_key`: only the operator revokes a key locked to a policy; `forbidden`: while reads are private, only a reader of everything reads this).',
+  403: 'Refused to this key (`locked_key`: only the operator revokes a key locked to a policy; `forbidden`: while reads are private, only a reader of everything reads this; `separation_of_duties`: the reviewer or the key took part in the escalated claim).',
   404: 'Not found (`not_found`).',
-  409: 'Conflict (`claim_conflict`, `policy_conflict`, `email_registered`, `receiver_limit`).',
+  409: 'Conflict (`claim_conflict`, `policy_conflict`, `email_registered`, `receiver_limit`, `not_escalated`, `already_disposed`).',
   413: 'Body over 1 MiB (`payload_too_large`).',
   415: 'Body not sent as application/json (`unsupported_media_type`).',
   429: 'Rate limit exceeded (`rate_limited`); see Retry-After.',
@@ -321,6 +326,12 @@ export function registerRoutes(
             }
           : { description: response.description, headers };
     const responses: RouteConfig['responses'] = { [response.status]: success };
+    for (const [status, description] of Object.entries(route.otherSuccess ?? {}))
+      responses[status] = {
+        ...success,
+        description,
+        headers: headersOf(Number(status), RATE_HEADERS),
+      };
     for (const status of [...errors].sort()) {
       const errorHeaders = headersOf(status, status === 429 ? RATE_LIMITED_HEADERS : undefined);
       responses[status] = {

@@ -20,10 +20,27 @@ export const admissibilityStatusSchema = z
   .enum(ADMISSIBILITY_STATUSES)
   .meta({ id: 'AdmissibilityStatus' });
 
+export const DISPOSITION_RULE = 'human_disposition';
+export const DISPOSITION_DECISIONS = ['approve', 'reject'] as const;
+/**
+ * Who decided an escalation (contract §11): `user`, an identity the API key that records the
+ * decision vouches for; `github_user`, a GitHub login the GitHub App read from GitHub.
+ */
+export const REVIEWER_KINDS = ['user', 'github_user'] as const;
+
+export const reviewerSchema = z
+  .object({
+    kind: z.enum(REVIEWER_KINDS),
+    id: z.string(),
+    name: z.string().optional(),
+  })
+  .meta({ id: 'Reviewer', description: 'The human who decided an escalated receipt.' });
+
 export const ruleResultSchema = z
   .object({
     rule: z.union([
       z.enum(RULE_ORDER),
+      z.literal(DISPOSITION_RULE),
       z
         .string()
         .regex(/^rule:[a-z0-9][a-z0-9_-]{0,62}$/)
@@ -31,6 +48,9 @@ export const ruleResultSchema = z
     ]),
     passed: z.boolean(),
     reason: z.string(),
+    reviewer: reviewerSchema.optional().meta({
+      description: 'human_disposition only: the reviewer whose decision the rule records.',
+    }),
   })
   .meta({ id: 'RuleResult' });
 
@@ -93,6 +113,20 @@ export const signedPositionSchema = z
     description: 'receipt-core-v2: the chain position, signed; equal to the same members of chain.',
   });
 
+export const dispositionSchema = z
+  .object({
+    parent_receipt_id: z.string(),
+    parent_receipt_hash: hash.meta({ description: "The parent's chain.receipt_hash." }),
+    decision: z.enum(DISPOSITION_DECISIONS),
+    reviewer: reviewerSchema,
+    reason: z.string(),
+  })
+  .meta({
+    id: 'Disposition',
+    description:
+      'receipt-core-v2 dispositions only (signed): the human decision on an ESCALATED receipt, linked to it by id and hash.',
+  });
+
 export const receiptCoreSchema = z.object({
   receipt_id: z.string().meta({ example: 'dr-01JHGZ3Q4W5E6R7T8Y9U0I1O2P' }),
   issued_at: timestamp,
@@ -124,6 +158,7 @@ export const receiptCoreSchema = z.object({
   signed_fields: z.object({ contract: z.string(), fields: z.array(z.string()) }),
   submitter: submitterSchema.optional(),
   position: signedPositionSchema.optional(),
+  disposition: dispositionSchema.optional(),
 });
 
 export const receiptSchema = receiptCoreSchema

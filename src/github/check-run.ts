@@ -21,6 +21,10 @@ export interface CheckRunOutput {
   summary: string;
 }
 
+/** The receipt's page in the ledger explorer: the check run's details link. */
+export const receiptPageUrl = (baseUrl: string, receiptId: string): string =>
+  `${baseUrl}/explorer/receipts/${encodeURIComponent(receiptId)}`;
+
 /** success only for ALLOWED and ACCEPTED; ESCALATED asks a human; anything else fails. */
 export function conclusionOf(response: EvaluateResponse): Conclusion {
   const { verdict, admissibility } = response.decision;
@@ -78,7 +82,7 @@ export function renderEvaluation(
     '',
     '### Receipt',
     '',
-    `- Receipt: [\`${receipt.receipt_id}\`](${receiptUrl}) (${receipt.signed_fields.contract})`,
+    `- Receipt: [\`${receipt.receipt_id}\`](${receiptPageUrl(options.baseUrl, receipt.receipt_id)}) (${receipt.signed_fields.contract}), [as JSON](${receiptUrl})`,
     `- Inputs hash: \`${receipt.evidence.inputs_hash}\``,
     `- Policy config hash: \`${receipt.policy.config_hash ?? 'n/a'}\``,
     `- Ledger sequence: ${receipt.chain.sequence}${receipt.position ? ` of \`${receipt.position.log}\`` : ''}`,

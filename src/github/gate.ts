@@ -6,6 +6,7 @@ import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse, SubmitterContext } from '../services/claims.js';
 import {
+  receiptPageUrl,
   REEVALUATE,
   renderEvaluation,
   renderWithoutReceipt,
@@ -415,7 +416,7 @@ export class PullRequestGate {
       ...(output.receiptId
         ? {
             external_id: output.receiptId,
-            details_url: `${this.deps.baseUrl}/v1/receipts/${output.receiptId}`,
+            details_url: receiptPageUrl(this.deps.baseUrl, output.receiptId),
           }
         : {}),
     });

@@ -1,4 +1,5 @@
 import type { ClaimInput } from '../core/claim-schema.js';
+import type { StoredRuleResult } from '../core/disposition.js';
 import type { Evaluation } from '../core/evaluation.js';
 import type { ChainHead, Receipt } from '../core/receipt.js';
 
@@ -7,11 +8,20 @@ export interface LedgerEntry {
   receipt: Receipt;
   /** The ClaimInput exactly as it was evaluated. */
   claim: ClaimInput;
-  /** Outcome parts of the evaluate response that the receipt does not carry in full. */
-  evaluation: Pick<Evaluation, 'policy' | 'replay'> & { config: Evaluation['config'] };
+  /**
+   * Outcome parts of the evaluate response that the receipt does not carry in full; a
+   * disposition's rules are its one `human_disposition` rule.
+   */
+  evaluation: Pick<Evaluation, 'replay'> & {
+    policy: StoredOutcome;
+    config: Evaluation['config'];
+  };
   /** The account of the API key that asked for the receipt, when one did. */
   apiKeyId: string | null;
 }
+
+/** A policy outcome as stored: the rules of a policy, or a disposition's decision. */
+export type StoredOutcome = Omit<Evaluation['policy'], 'rules'> & { rules: StoredRuleResult[] };
 
 /** A record written in the same transaction as its receipt (transactional outbox). */
 export interface OutboxRecord {
@@ -26,6 +36,12 @@ export interface AppendRequest {
    */
   scope: string;
   claimId: string;
+  /**
+   * A disposition's parent receipt id (contract §11): a parent has at most one disposition,
+   * so when the ledger holds one already the append answers `exists` with it, whatever its
+   * scope, and writes nothing. Each store guards this with a unique index on the parent.
+   */
+  parentReceiptId?: string;
   /**
    * Builds the entry for the given head. Keeps no state between calls: a store may call it
    * again after losing a race for the head, and uses only its last result.
@@ -47,7 +63,10 @@ export interface BuiltEntry {
 
 export type AppendResult =
   | { status: 'appended'; entry: LedgerEntry }
-  /** The scope already holds the claim_id (possibly written by a concurrent request). */
+  /**
+   * The scope already holds the claim_id, or the parent its disposition (possibly written by
+   * a concurrent request).
+   */
   | { status: 'exists'; entry: LedgerEntry };
 
 export interface LedgerStats {
@@ -74,6 +93,13 @@ export interface LedgerStore {
   head(): Promise<ChainHead>;
   getByReceiptId(receiptId: string): Promise<LedgerEntry | null>;
   getByClaimId(scope: string, claimId: string): Promise<LedgerEntry | null>;
+  /** The dispositions of the given parent receipt ids that the ledger holds, in sequence order. */
+  dispositionsOf(parentReceiptIds: string[]): Promise<LedgerEntry[]>;
+  /**
+   * Decisions on escalated receipts, by decision: of the whole ledger, or on the escalations of
+   * one submitter scope (whoever decided them).
+   */
+  dispositionCounts(scope?: string): Promise<{ approve: number; reject: number }>;
   /** The stored `chain.receipt_hash` of a receipt, or null when the ledger does not hold it. */
   receiptHashOf(receiptId: string): Promise<string | null>;
   /** The stored `chain.receipt_hash` at a sequence, or null when the ledger has none there. */

@@ -32,9 +32,14 @@ export interface LogTreeStore {
   /** The number of leaves: the ledger's head sequence. */
   size(): Promise<number>;
   /**
-   * The stored hashes at these coordinates, keyed by `coordinateKey`. Rejects when one is
-   * missing: every coordinate a proof asks for lies inside the tree of the size it was asked
-   * for, so a missing hash is a bug or a damaged store, never an answer.
+   * The leaf of a receipt, its chain.sequence - 1, or null for a receipt id the ledger does
+   * not hold: one indexed lookup that reads no receipt.
+   */
+  leafIndexOf(receiptId: string): Promise<number | null>;
+  /**
+   * The stored hashes at these coordinates, keyed by `coordinateKey`, read in one query.
+   * Rejects when one is missing: every coordinate a proof asks for lies inside the tree of
+   * the size it was asked for, so a missing hash is a bug or a damaged store, never an answer.
    */
   hashes(coordinates: readonly HashCoordinate[]): Promise<Map<string, Uint8Array>>;
   /**

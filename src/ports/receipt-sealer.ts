@@ -9,6 +9,8 @@ import type { AppendResult, LedgerEntry } from './ledger-store.js';
 export interface SealRequest {
   scope: string;
   claimId: string;
+  /** A disposition's parent: at most one disposition per parent (AppendRequest). */
+  parentReceiptId?: string;
   draft: ReceiptDraft;
   claim: ClaimInput;
   evaluation: LedgerEntry['evaluation'];

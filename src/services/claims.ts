@@ -15,7 +15,7 @@ import {
 } from '../core/receipt.js';
 import type { ApiKeyRecord } from '../ports/api-key-store.js';
 import type { Clock } from '../ports/clock.js';
-import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
+import type { LedgerEntry, LedgerStore, StoredOutcome } from '../ports/ledger-store.js';
 import type { ReceiptSealer } from '../ports/receipt-sealer.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { PolicyService } from './policies.js';
@@ -32,7 +32,7 @@ export interface Decision {
 export interface EvaluateResponse {
   claim: ClaimInput;
   decision: Decision;
-  policy: Evaluation['policy'] & { config: Evaluation['config'] };
+  policy: StoredOutcome & { config: Evaluation['config'] };
   replay: Evaluation['replay'];
   receipt: Receipt;
 }

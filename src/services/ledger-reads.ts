@@ -1,3 +1,4 @@
+import type { Reviewer } from '../core/disposition.js';
 import { SvcError } from '../core/errors.js';
 import { pullRequestNumber, type Receipt } from '../core/receipt.js';
 import type { Clock } from '../ports/clock.js';
@@ -60,6 +61,7 @@ export class LedgerReadService {
   /** The spec's /v1/ledger/stats: totals, the agents and repositories seen, and the head. */
   async ledgerStats(scope?: ReadScope) {
     const stats = await this.deps.ledger.stats(scope);
+    const decided = await this.deps.ledger.dispositionCounts(scope);
     const head = await this.deps.ledger.head();
     return {
       total: stats.total,
@@ -73,6 +75,13 @@ export class LedgerReadService {
       by_admissibility: stats.by_admissibility,
       agents: stats.agents,
       repositories: stats.repositories,
+      // Decisions on the escalations counted above; each disposition is also counted above
+      // as the receipt it is, under its own verdict (ALLOWED or BLOCKED).
+      dispositions: {
+        approved: decided.approve,
+        rejected: decided.reject,
+        pending: Math.max(0, stats.by_verdict.ESCALATED - decided.approve - decided.reject),
+      },
       head: { sequence: head.sequence, receipt_hash: head.receipt_hash },
     };
   }
@@ -111,9 +120,16 @@ export class LedgerReadService {
   ): Promise<JsonText> {
     const rows = await this.deps.queries.searchJson(filter, { ...page, limit: page.limit + 1 });
     const { items, next_after } = paged(rows, page.limit, (r) => r.sequence);
+    // The decisions on the page's escalated receipts, by parent: beside the receipts, never in
+    // them (a member added to a receipt would be an unsigned one). Only when there are any.
+    const decided = await this.dispositionsByParent(
+      items.flatMap((r) => RECEIPT_ID_AT_START.exec(r.json)?.[1] ?? []),
+    );
+    const dispositions =
+      decided.size > 0 ? `,"dispositions":${JSON.stringify(Object.fromEntries(decided))}` : '';
     return new JsonText(
       `{"receipts":[${items.map((r) => r.json).join(',')}],"limit":${JSON.stringify(page.limit)},` +
-        `"order":${JSON.stringify(page.order)},"next_after":${JSON.stringify(next_after)}}`,
+        `"order":${JSON.stringify(page.order)},"next_after":${JSON.stringify(next_after)}${dispositions}}`,
     );
   }
 
@@ -164,10 +180,11 @@ export class LedgerReadService {
     }
     // Another scope's receipts are listed among the unknown ids, as ids that do not exist are.
     const entries = await this.deps.queries.getMany(ids, scope);
+    const decided = await this.dispositionsByParent(entries.map((e) => e.receipt.receipt_id));
     const found = new Set(entries.map((e) => e.receipt.receipt_id));
     const ruleNames = entries[0]?.evaluation.policy.rules.map((r) => r.rule) ?? [];
     return {
-      receipts: entries.map(summarize),
+      receipts: entries.map((e) => summarize(e, decided)),
       rules: ruleNames.map((rule) => ({
         rule,
         results: entries.map((e) => {
@@ -195,12 +212,27 @@ export class LedgerReadService {
       scope,
     );
     const changes = entries.slice(1).map((to, i) => changeBetween(entries[i]!, to));
+    const decided = await this.dispositionsByParent(entries.map((e) => e.receipt.receipt_id));
     return {
       repository,
       pull_request: pr,
-      receipts: entries.map(summarize),
+      receipts: entries.map((e) => summarize(e, decided)),
       changes,
     };
+  }
+
+  /** The decisions on those of the given receipts that have one, by parent receipt id. */
+  private async dispositionsByParent(
+    receiptIds: string[],
+  ): Promise<Map<string, DispositionSummary>> {
+    const entries = receiptIds.length > 0 ? await this.deps.ledger.dispositionsOf(receiptIds) : [];
+    return new Map(
+      entries.flatMap((e) =>
+        e.receipt.disposition
+          ? [[e.receipt.disposition.parent_receipt_id, dispositionSummary(e)]]
+          : [],
+      ),
+    );
   }
 
   async repositories(page: NamePage, scope?: ReadScope) {
@@ -245,8 +277,35 @@ export class LedgerReadService {
   }
 }
 
-function summarize(entry: LedgerEntry) {
+// Stored receipts are JSON.stringify of receipts built with receipt_id first (core/receipt.ts).
+const RECEIPT_ID_AT_START = /^\{"receipt_id":"([^"\\]{1,256})"/;
+
+/** A decision on an escalated receipt, as the reads show it beside its parent. */
+export interface DispositionSummary {
+  receipt_id: string;
+  sequence: number;
+  issued_at: string;
+  decision: 'approve' | 'reject';
+  reviewer: Reviewer;
+  reason: string;
+}
+
+function dispositionSummary(entry: LedgerEntry): DispositionSummary {
+  const r = entry.receipt;
+  const d = r.disposition!;
+  return {
+    receipt_id: r.receipt_id,
+    sequence: r.chain.sequence,
+    issued_at: r.issued_at,
+    decision: d.decision,
+    reviewer: d.reviewer,
+    reason: d.reason,
+  };
+}
+
+function summarize(entry: LedgerEntry, decided: Map<string, DispositionSummary>) {
   const r: Receipt = entry.receipt;
+  const disposition = decided.get(r.receipt_id);
   return {
     receipt_id: r.receipt_id,
     sequence: r.chain.sequence,
@@ -266,6 +325,9 @@ function summarize(entry: LedgerEntry) {
         confidence: s.confidence,
       })),
     },
+    // Present only where they apply: the decision on an escalated receipt, and a decision's parent.
+    ...(disposition ? { disposition } : {}),
+    ...(r.disposition ? { parent_receipt_id: r.disposition.parent_receipt_id } : {}),
   };
 }
 

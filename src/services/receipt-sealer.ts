@@ -22,12 +22,13 @@ export class LedgerSealer implements ReceiptSealer {
       log: this.deps.logOrigin,
       sha256Hex: this.deps.sha256Hex,
     };
-    const { scope, claimId, draft, claim, evaluation, apiKeyId } = request;
+    const { scope, claimId, parentReceiptId, draft, claim, evaluation, apiKeyId } = request;
     // Signing happens inside the store's serialized append, at the head the receipt extends;
     // a store retrying after a conflict re-signs.
     return this.deps.ledger.append({
       scope,
       claimId,
+      ...(parentReceiptId === undefined ? {} : { parentReceiptId }),
       build: (head) => {
         const sealed = sealReceiptWithText(draft, head, signing);
         return {

@@ -4,6 +4,7 @@ import {
   type InclusionEvidence,
   isObject,
   keyForReceipt,
+  type ParentEvidence,
   type Sha256Hex,
   type VerifyExpectations,
   verifyReceipt,
@@ -136,6 +137,7 @@ export async function verifyAgainstLedger(
     Number.isSafeInteger(sequence) && (sequence as number) > 1
       ? await deps.ledger.receiptHashAt((sequence as number) - 1)
       : undefined;
+  const parent = await parentInLedger(record, deps.ledger);
   const all = deps.keys ? await deps.keys.keyIds() : [];
   const history = deps.keys ? await deps.keys.verificationKeys() : undefined;
   const ledgerHash = receiptId === null ? null : await deps.ledger.receiptHashOf(receiptId);
@@ -157,5 +159,20 @@ export async function verifyAgainstLedger(
     logOrigin: deps.logOrigin,
     sha256Hex: deps.sha256Hex,
     expect,
+    parent,
   });
+}
+
+/** A disposition's parent as the ledger holds it (contract §11); undefined for other receipts. */
+async function parentInLedger(
+  receipt: Record<string, unknown>,
+  ledger: LedgerStore,
+): Promise<ParentEvidence | undefined> {
+  const link = isObject(receipt.disposition) ? receipt.disposition : null;
+  const id = link?.parent_receipt_id;
+  if (typeof id !== 'string' || id.length > 256) return undefined;
+  const hash = await ledger.receiptHashOf(id);
+  return hash === null
+    ? { missing: `the ledger holds no receipt ${JSON.stringify(id)}, the disposition's parent` }
+    : { receiptId: id, receiptHash: hash };
 }

@@ -14,6 +14,7 @@ import {
   type ReceiptSigner,
   type UnchainedReceipt,
 } from '../../src/core/receipt.js';
+import { buildDispositionParts } from '../../src/core/disposition.js';
 import type { AppendRequest, LedgerEntry, OutboxRecord } from '../../src/ports/ledger-store.js';
 
 // Kept free of the app and the harness: child processes load this module transpiled.
@@ -141,5 +142,38 @@ export function appendRequest(
       heads.push({ ...head });
       return { entry: signed.entryAt(head), ...(options.outbox ? { outbox: options.outbox } : {}) };
     },
+  };
+}
+
+/**
+ * The append request of a disposition (contract §11) of a stored escalated entry, as the
+ * service builds it, in `scope`.
+ */
+export function dispositionRequest(
+  parent: LedgerEntry,
+  signer: ReceiptSigner,
+  options: { scope: string; decision?: 'approve' | 'reject'; log?: string },
+): AppendRequest {
+  const parts = buildDispositionParts({
+    receiptId: `dr-${randomUUID()}`,
+    issuedAt: new Date().toISOString(),
+    parent: { receipt: parent.receipt, claim: parent.claim, config: parent.evaluation.config },
+    decision: options.decision ?? 'approve',
+    reviewer: { kind: 'user', id: 'reviewer-1' },
+    reason: 'reviewed',
+    submitter: { kind: 'api_key', key_id: `kid_${'1'.repeat(26)}` },
+  });
+  return {
+    scope: options.scope,
+    claimId: parts.claim.claim_id,
+    parentReceiptId: parent.receipt.receipt_id,
+    build: (head) => ({
+      entry: {
+        receipt: sealReceipt(parts.draft, head, { signer, log: options.log ?? 'svc/test' }),
+        claim: parts.claim,
+        evaluation: parts.evaluation,
+        apiKeyId: null,
+      },
+    }),
   };
 }

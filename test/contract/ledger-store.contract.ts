@@ -15,6 +15,7 @@ import type { Store } from '../../src/ports/store.js';
 import { newServerKey } from '../support/harness.js';
 import {
   appendRequest,
+  dispositionRequest,
   makeClaim,
   signClaim,
   type ClaimOptions,
@@ -635,6 +636,86 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       const sequencesOf = async (filter: ReceiptFilter, page: SequencePage) =>
         (await store.queries.search(filter, page)).map((r) => r.chain.sequence);
+    });
+
+    describe('dispositions', () => {
+      it('stores a disposition after its parent and finds it by the parent', async () => {
+        const parent = await append(sign({ kind: 'escalated' }));
+        const other = await append(sign({ kind: 'escalated' }));
+        const result = await store.ledger.append(
+          dispositionRequest(parent, serverKey, { scope: 'key:reviewer' }),
+        );
+        const disposition = appended(result);
+        expect(disposition.receipt.chain.sequence).toBe(3);
+        expect(disposition.receipt.disposition).toMatchObject({
+          parent_receipt_id: parent.receipt.receipt_id,
+          parent_receipt_hash: parent.receipt.chain.receipt_hash,
+        });
+        expect(await store.ledger.dispositionsOf([parent.receipt.receipt_id])).toEqual([
+          disposition,
+        ]);
+        expect(
+          await store.ledger.dispositionsOf([other.receipt.receipt_id, parent.receipt.receipt_id]),
+        ).toEqual([disposition]);
+        expect(await store.ledger.dispositionsOf([other.receipt.receipt_id, 'dr-none'])).toEqual(
+          [],
+        );
+        expect(await store.ledger.dispositionsOf([])).toEqual([]);
+        expect(await store.ledger.getByReceiptId(disposition.receipt.receipt_id)).toEqual(
+          disposition,
+        );
+      });
+
+      it('holds one disposition per parent: a second, from any scope, answers exists and writes nothing', async () => {
+        const parent = await append(sign({ kind: 'escalated' }));
+        const first = appended(
+          await store.ledger.append(dispositionRequest(parent, serverKey, { scope: 'key:a' })),
+        );
+        const before = await snapshot();
+        for (const scope of ['key:a', 'key:b']) {
+          const again = await store.ledger.append(
+            dispositionRequest(parent, serverKey, { scope, decision: 'reject' }),
+          );
+          expect(again).toEqual({ status: 'exists', entry: first });
+        }
+        expect(await snapshot()).toEqual(before);
+      });
+
+      it('counts decisions by decision, ledger-wide or on the escalations of one scope', async () => {
+        const ofA = [
+          await append(signClaim(makeClaim({ kind: 'escalated' }), serverKey, { scope: 'key:a' })),
+          await append(signClaim(makeClaim({ kind: 'escalated' }), serverKey, { scope: 'key:a' })),
+        ];
+        const ofB = await append(
+          signClaim(makeClaim({ kind: 'escalated' }), serverKey, { scope: 'key:b' }),
+        );
+        expect(await store.ledger.dispositionCounts()).toEqual({ approve: 0, reject: 0 });
+        await store.ledger.append(dispositionRequest(ofA[0]!, serverKey, { scope: 'key:r' }));
+        await store.ledger.append(
+          dispositionRequest(ofA[1]!, serverKey, { scope: 'key:r', decision: 'reject' }),
+        );
+        await store.ledger.append(dispositionRequest(ofB, serverKey, { scope: 'key:a' }));
+        expect(await store.ledger.dispositionCounts()).toEqual({ approve: 2, reject: 1 });
+        expect(await store.ledger.dispositionCounts('key:a')).toEqual({ approve: 1, reject: 1 });
+        expect(await store.ledger.dispositionCounts('key:b')).toEqual({ approve: 1, reject: 0 });
+        expect(await store.ledger.dispositionCounts('key:r')).toEqual({ approve: 0, reject: 0 });
+      });
+
+      it('of dispositions of one parent appended together, stores exactly one', async () => {
+        const parent = await append(sign({ kind: 'escalated' }));
+        const results = await Promise.all(
+          ['key:a', 'key:b', 'key:c', 'key:d'].map((scope) =>
+            store.ledger.append(dispositionRequest(parent, serverKey, { scope })),
+          ),
+        );
+        const stored = results.filter((r) => r.status === 'appended');
+        expect(stored).toHaveLength(1);
+        for (const r of results) expect(r.entry).toEqual(stored[0]!.entry);
+        expect((await store.ledger.list(0, 100)).length).toBe(2);
+        expect(await store.ledger.dispositionsOf([parent.receipt.receipt_id])).toEqual([
+          stored[0]!.entry,
+        ]);
+      });
     });
 
     describe('entries that do not extend the head', () => {

@@ -142,6 +142,46 @@ export function describeLogTreeContract(name: string, open: () => Promise<Store>
       expect(Buffer.from(root)).toEqual(referenceRoot(leaves));
     });
 
+    it("finds a receipt's leaf, its sequence - 1, from the receipt id; null for an unknown id", async () => {
+      expect(await store.tree.leafIndexOf('rcpt_unknown')).toBeNull();
+      const receipts = [...(await appendReceipts(2, 'v1')), ...(await appendReceipts(3))];
+      for (const receipt of receipts) {
+        expect(await store.tree.leafIndexOf(receipt.receipt_id)).toBe(receipt.chain.sequence - 1);
+      }
+      expect(await store.tree.leafIndexOf('rcpt_unknown')).toBeNull();
+      expect(await store.tree.leafIndexOf('')).toBeNull();
+    });
+
+    it('answers a batch of coordinates in one call, and rejects one outside the tree', async () => {
+      const receipts = await appendReceipts(5);
+      const leaves = receipts.map((r) => sha256(Buffer.of(0), leafDataOf(r)));
+      expect((await store.tree.hashes([])).size).toBe(0);
+      const asked = [
+        { level: 2, index: 0 },
+        { level: 0, index: 4 },
+        { level: 1, index: 1 },
+        { level: 0, index: 0 },
+        { level: 0, index: 4 },
+      ];
+      const map = await store.tree.hashes(asked);
+      expect([...map.keys()].sort()).toEqual(['0/0', '0/4', '1/1', '2/0']);
+      const at = (key: string) => Buffer.from(map.get(key)!);
+      expect(at('0/0')).toEqual(leaves[0]);
+      expect(at('0/4')).toEqual(leaves[4]);
+      expect(at('1/1')).toEqual(referenceRoot(receipts.slice(2, 4).map(leafDataOf)));
+      expect(at('2/0')).toEqual(referenceRoot(receipts.slice(0, 4).map(leafDataOf)));
+      // Leaf 5 and the subtree of leaves 4 and 5 are not in a tree of 5 leaves.
+      for (const outside of [
+        { level: 0, index: 5 },
+        { level: 1, index: 2 },
+        { level: 3, index: 0 },
+      ]) {
+        await expect(store.tree.hashes([{ level: 0, index: 0 }, outside])).rejects.toThrow(
+          `no stored hash at ${outside.level}/${outside.index}`,
+        );
+      }
+    });
+
     it('fixes the origin once: the first caller wins, later callers get the stored value', async () => {
       expect(await store.tree.initOrigin('first.example/ledger')).toBe('first.example/ledger');
       expect(await store.tree.initOrigin('second.example/ledger')).toBe('first.example/ledger');

@@ -154,6 +154,48 @@ describe('SVC_WORKERS=2', () => {
     await expectOneSignedChain(40);
   }, 60_000);
 
+  it('records a disposition through the workers: sealed by the writer, one per parent', async () => {
+    const agent = await signup('escalating@example.com');
+    const reviewers = [
+      await signup('reviewer-a@example.com'),
+      await signup('reviewer-b@example.com'),
+    ];
+    const evaluated = await call('/v1/evaluate', {
+      method: 'POST',
+      headers: { 'x-api-key': agent },
+      body: JSON.stringify(
+        validClaim({ action: { action_type: 'access_change', target_system: 'vault' } }),
+      ),
+    });
+    const parent = ((await evaluated.json()) as { receipt: Receipt }).receipt;
+    expect(parent.policy.verdict).toBe('ESCALATED');
+    // One decision from each reviewer at once, each on its own connection (so its own worker).
+    const answers = await Promise.all(
+      reviewers.map((key, i) =>
+        call(`/v1/receipts/${parent.receipt_id}/disposition`, {
+          method: 'POST',
+          headers: { 'x-api-key': key },
+          body: JSON.stringify({
+            decision: i === 0 ? 'approve' : 'reject',
+            reviewer: { id: `reviewer-${i}` },
+            reason: 'decided',
+          }),
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 409]);
+    const written = ((await answers.find((r) => r.status === 201)!.json()) as { receipt: Receipt })
+      .receipt;
+    const read = await call(`/v1/receipts/${parent.receipt_id}/disposition`);
+    expect(((await read.json()) as { receipt: Receipt }).receipt).toEqual(written);
+    const verified = (await (
+      await call('/v1/verify', { method: 'POST', body: JSON.stringify(written) })
+    ).json()) as { valid: boolean; checks: { name: string; status: string }[] };
+    expect(verified.valid).toBe(true);
+    expect(verified.checks.find((c) => c.name === 'parent_link')?.status).toBe('PASS');
+    await expectOneSignedChain();
+  }, 60_000);
+
   it('keeps one gap-free signed chain when a worker is killed mid-request', async () => {
     const key = await signup('killed@example.com');
     const store = openSqliteStore(join(dataDir, 'ledger.db'));

@@ -45,6 +45,7 @@ export function buildTestApp(
     logger?: AppDeps['logger'];
     limiter?: AppDeps['limiter'];
     logOrigin?: string;
+    explorerScript?: string;
   } = {},
 ): TestApp {
   const store = options.store ?? openSqliteStore(':memory:');
@@ -68,6 +69,7 @@ export function buildTestApp(
     webhookDelivery: options.webhookDelivery,
     limiter: options.limiter,
     logOrigin: options.logOrigin,
+    explorerScript: options.explorerScript,
   });
   return {
     app,

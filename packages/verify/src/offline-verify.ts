@@ -4,9 +4,11 @@ import { keyForReceipt, type TrustedKey } from './key-history.js';
 import type { PublicKey } from './public-key.js';
 import { parseCheckpointText, parseNote, type Checkpoint } from './tlog/note.js';
 import type { CheckpointKey, InclusionEvidence } from './tlog/receipt-inclusion.js';
+import { receiptHash } from './receipt-contract.js';
 import {
   verifyReceipt,
   type CheckName,
+  type ParentEvidence,
   type VerifyCheck,
   type VerifyExpectations,
   type VerifyResult,
@@ -27,6 +29,7 @@ export function verifyOffline(
   expect: VerifyExpectations = {},
   keyRefusal?: string,
   inclusion?: InclusionEvidence,
+  parent?: ParentEvidence,
 ): VerifyResult {
   const result = verifyReceipt(receipt, {
     publicKey: key.raw,
@@ -34,6 +37,7 @@ export function verifyOffline(
     expect,
     keyRefusal,
     inclusion,
+    parent,
   });
   // Without a proof there is nothing to check inclusion with: SKIPPED, in the place the
   // server's inclusion check takes, so the checks have the names and order of POST /v1/verify.
@@ -46,6 +50,29 @@ export function verifyOffline(
     checks,
     valid: checks.every((c) => c.status !== 'FAIL') && status('signature_valid') === 'PASS',
   };
+}
+
+/**
+ * A disposition's parent as a verifier holding the parent receipt knows it (contract §11):
+ * the parent must itself verify (`parentResult`, under the same trust), and its hash is
+ * recomputed from its content, never read from its own unsigned `chain.receipt_hash`.
+ */
+export function parentEvidenceOf(parent: unknown, parentResult: VerifyResult): ParentEvidence {
+  if (!parentResult.valid) {
+    const failed = parentResult.checks.filter((c) => c.status === 'FAIL').map((c) => c.name);
+    return {
+      missing: `the parent receipt given does not verify (${failed.join(', ') || 'signature not verified'})`,
+    };
+  }
+  const record = isObject(parent) ? parent : {};
+  try {
+    return {
+      receiptId: String(record.receipt_id),
+      receiptHash: receiptHash(record),
+    };
+  } catch (error) {
+    return { missing: `the parent receipt given has no receipt hash: ${(error as Error).message}` };
+  }
 }
 
 const INCLUSION_SKIPPED: VerifyCheck = {

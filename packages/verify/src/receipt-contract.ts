@@ -18,6 +18,8 @@ export const SIGNED_FIELDS_V1 = [
 ] as const;
 export const RECEIPT_CORE_V2 = 'receipt-core-v2';
 export const SIGNED_FIELDS_V2 = [...SIGNED_FIELDS_V1, 'submitter', 'position'] as const;
+/** A disposition receipt (contract §11): receipt-core-v2 with its `disposition` signed too. */
+export const SIGNED_FIELDS_DISPOSITION = [...SIGNED_FIELDS_V2, 'disposition'] as const;
 export const RECEIPT_ID_PATTERN =
   /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
@@ -96,36 +98,50 @@ export function receiptHash(
 export const v2HashText = (coreText: string, attestations: unknown): string =>
   `{"attestations":${canonicalize(attestations)},"core":${coreText}}`;
 
-const CONTRACT_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  [RECEIPT_CORE_V1]: SIGNED_FIELDS_V1,
-  [RECEIPT_CORE_V2]: SIGNED_FIELDS_V2,
+// The exact field lists each contract allows: receipt-core-v2 also signs a disposition's link.
+const CONTRACT_FIELDS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  [RECEIPT_CORE_V1]: [SIGNED_FIELDS_V1],
+  [RECEIPT_CORE_V2]: [SIGNED_FIELDS_V2, SIGNED_FIELDS_DISPOSITION],
 };
 
-/** The contract a receipt declares, when it is one this code knows with its exact field list. */
-export function contractOf(receipt: Record<string, unknown>): string | null {
+/** The declared contract and field list, when they are a known contract's exact list. */
+function declarationOf(
+  receipt: Record<string, unknown>,
+): { contract: string; fields: readonly string[] } | null {
   const declared = receipt.signed_fields as { contract?: unknown; fields?: unknown } | undefined;
   if (typeof declared !== 'object' || declared === null || !Array.isArray(declared.fields))
     return null;
-  const expected =
-    typeof declared.contract === 'string' ? CONTRACT_FIELDS[declared.contract] : undefined;
+  const lists =
+    typeof declared.contract === 'string' && Object.hasOwn(CONTRACT_FIELDS, declared.contract)
+      ? CONTRACT_FIELDS[declared.contract]!
+      : [];
   const fields = declared.fields as unknown[];
-  if (!expected || fields.length !== expected.length || fields.some((f, i) => f !== expected[i]))
-    return null;
-  return declared.contract as string;
+  const expected = lists.find(
+    (list) => fields.length === list.length && fields.every((f, i) => f === list[i]),
+  );
+  return expected ? { contract: declared.contract as string, fields: expected } : null;
+}
+
+/** The contract a receipt declares, when it is one this code knows with its exact field list. */
+export function contractOf(receipt: Record<string, unknown>): string | null {
+  return declarationOf(receipt)?.contract ?? null;
 }
 
 /** The members a receipt declares signed, when the declaration is a known contract's exact list. */
 export function signedFieldsOf(receipt: Record<string, unknown>): readonly string[] | null {
-  const contract = contractOf(receipt);
-  return contract ? CONTRACT_FIELDS[contract]! : null;
+  return declarationOf(receipt)?.fields ?? null;
 }
+
+/** Whether a receipt declares itself a disposition (contract §11): it signs `disposition`. */
+export const declaresDisposition = (receipt: Record<string, unknown>): boolean =>
+  signedFieldsOf(receipt)?.includes('disposition') ?? false;
 
 /** Picks the members a receipt declares signed; null when the declaration is not a known one. */
 export function signedCoreOf(receipt: Record<string, unknown>): Record<string, unknown> | null {
-  const contract = contractOf(receipt);
-  if (!contract) return null;
+  const fields = signedFieldsOf(receipt);
+  if (!fields) return null;
   const core: Record<string, unknown> = {};
-  for (const field of CONTRACT_FIELDS[contract]!) {
+  for (const field of fields) {
     if (!Object.hasOwn(receipt, field)) return null;
     core[field] = receipt[field];
   }

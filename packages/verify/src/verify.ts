@@ -3,6 +3,7 @@ import { verifyEd25519Strict } from './ed25519.js';
 import { fromBase64, utf8Bytes } from './encoding.js';
 import {
   contractOf,
+  declaresDisposition,
   RECEIPT_CORE_V2,
   RECEIPT_ID_PATTERN,
   receiptHash,
@@ -39,6 +40,7 @@ export const CHECK_NAMES = [
   'hash_integrity',
   'chain_linkage',
   'inclusion',
+  'parent_link',
   'policy_binding',
 ] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
@@ -115,7 +117,16 @@ export interface VerifyOptions {
    * `inclusion` check (ledger layer) is run; absent, there is no such check.
    */
   inclusion?: InclusionEvidence;
+  /**
+   * A disposition's parent (contract §11), for `parent_link`: its receipt_id and
+   * chain.receipt_hash (the ledger's, or recomputed from a parent receipt that verified), or
+   * why there is none; undefined when the parent was not consulted (then UNVERIFIED).
+   */
+  parent?: ParentEvidence;
 }
+
+/** What a verifier knows of a disposition's parent: the parent, or why it has none. */
+export type ParentEvidence = { receiptId: string; receiptHash: string } | { missing: string };
 
 type Json = Record<string, unknown>;
 const isString = (v: unknown): v is string => typeof v === 'string';
@@ -216,6 +227,7 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
   checks.push(checkHashIntegrity(own, options.ledgerHash));
   checks.push(v2 ? checkLinkageV2(receipt, options, own) : LINKAGE_V1);
   if (options.inclusion) checks.push(checkInclusion(receipt, options.inclusion));
+  if (declaresDisposition(receipt)) checks.push(checkParentLink(receipt, options.parent));
   const facts = signature.status === 'PASS' ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
   const status = (name: CheckName) => checks.find((c) => c.name === name)?.status;
@@ -387,6 +399,38 @@ function checkLinkageV2(receipt: Json, options: VerifyOptions, own: OwnHash): Ve
       ? `the ledger does not hold receipt ${position.sequence - 1}; position checked against chain only`
       : 'no ledger consulted; position checked against chain only',
   );
+}
+
+/** `parent_link` of a disposition: the parent exists and has the hash the disposition signs. */
+function checkParentLink(receipt: Json, parent: ParentEvidence | undefined): VerifyCheck {
+  const name = 'parent_link';
+  const fail = (detail: string): VerifyCheck => ({ name, layer: 'ledger', status: 'FAIL', detail });
+  const link = isObject(receipt.disposition) ? receipt.disposition : null;
+  if (
+    !link ||
+    !isString(link.parent_receipt_id) ||
+    !RECEIPT_ID_PATTERN.test(link.parent_receipt_id) ||
+    !isString(link.parent_receipt_hash) ||
+    !HASH_PATTERN.test(link.parent_receipt_hash)
+  )
+    return fail('disposition.parent_receipt_id or parent_receipt_hash missing or malformed');
+  if (parent === undefined)
+    return {
+      name,
+      layer: 'ledger',
+      status: 'UNVERIFIED',
+      detail: `the parent receipt ${link.parent_receipt_id} was not given, so the link to it is not checked`,
+    };
+  if ('missing' in parent) return fail(parent.missing);
+  if (parent.receiptId !== link.parent_receipt_id)
+    return fail(
+      `the parent given is ${JSON.stringify(parent.receiptId)}, not ${JSON.stringify(link.parent_receipt_id)}`,
+    );
+  return parent.receiptHash === link.parent_receipt_hash
+    ? { name, layer: 'ledger', status: 'PASS' }
+    : fail(
+        `the parent's receipt hash is ${parent.receiptHash}, not the signed parent_receipt_hash ${link.parent_receipt_hash}`,
+      );
 }
 
 function checkPolicyBinding(

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import {
   ADMISSIBILITY_STATUSES,
+  DISPOSITION_DECISIONS,
   receiptSchema,
+  reviewerSchema,
   subjectSchema,
   VERDICTS,
 } from '../../core/receipt-schema.js';
@@ -78,12 +80,30 @@ export const searchQuery = z.strictObject({
   after: sequenceCursor,
 });
 
+const dispositionSummarySchema = z
+  .object({
+    receipt_id: z.string(),
+    sequence: z.number().int(),
+    issued_at: z.string(),
+    decision: z.enum(DISPOSITION_DECISIONS),
+    reviewer: reviewerSchema,
+    reason: z.string(),
+  })
+  .meta({
+    id: 'DispositionSummary',
+    description: 'The human decision on an ESCALATED receipt: its disposition receipt.',
+  });
+
 export const searchPageSchema = z
   .object({
     receipts: z.array(receiptSchema),
     limit: z.number().int(),
     order: z.enum(['desc', 'asc']),
     next_after: z.number().int().nullable(),
+    dispositions: z.record(z.string(), dispositionSummarySchema).optional().meta({
+      description:
+        'Present when a receipt of the page has a disposition: by the receipt_id of that escalated receipt, its decision.',
+    }),
   })
   .meta({ id: 'SearchPage' });
 
@@ -144,6 +164,13 @@ const receiptSummarySchema = z
       source_types: z.array(z.string()),
       sources: z.array(z.object({ id: z.string(), type: z.string(), confidence: z.number() })),
     }),
+    disposition: dispositionSummarySchema
+      .optional()
+      .meta({ description: 'An ESCALATED receipt that was decided: the decision.' }),
+    parent_receipt_id: z
+      .string()
+      .optional()
+      .meta({ description: 'A disposition: the escalated receipt it decides.' }),
   })
   .meta({ id: 'ReceiptSummary' });
 
@@ -261,6 +288,16 @@ export const ledgerStatsSchema = z
     by_admissibility: admissibilityCountsSchema,
     agents: z.array(z.string()),
     repositories: z.array(z.string()),
+    dispositions: z
+      .object({
+        approved: z.number().int(),
+        rejected: z.number().int(),
+        pending: z.number().int(),
+      })
+      .meta({
+        description:
+          'Human decisions on the escalations counted here (whoever recorded them), and the escalations still undecided. Each disposition is also counted in total and by_verdict as the receipt it is (ALLOWED or BLOCKED).',
+      }),
     head: headSchema,
   })
   .meta({ id: 'LedgerStats' });

@@ -33,6 +33,7 @@ export const COLLECTIONS = {
   healthProbe: 'health_probe',
   rateWindows: 'rate_windows',
   treeHashes: 'tlog_hashes',
+  dispositions: 'dispositions',
   ledgerMeta: 'ledger_meta',
   checkpoints: 'checkpoints',
   cosignatures: 'cosignatures',
@@ -185,6 +186,20 @@ export function duplicateKeyFields(error: unknown): string[] | null {
 export function isDuplicateOn(error: unknown, field: string): boolean {
   const fields = duplicateKeyFields(error);
   return fields !== null && fields.some((f) => f === field || f.includes(field));
+}
+
+/**
+ * The link of a disposition to its parent (contract §11), written in the disposition's append
+ * transaction; the unique index on `parent_receipt_id` allows one per parent.
+ */
+export interface DispositionDocument {
+  /** The disposition's sequence. */
+  _id: number;
+  parent_receipt_id: string;
+  /** The parent's submitter scope: decisions are counted for the scope that escalated. */
+  parent_scope: string;
+  receipt_id: string;
+  decision: 'approve' | 'reject';
 }
 
 /** A client's rate-limit window (mongo-rate-limiter.ts); `_id` is the client. */

@@ -17,6 +17,7 @@ import {
   isDuplicateOn,
   toEntry,
   type DeliveryDocument,
+  type DispositionDocument,
   type OutboxDocument,
   type ReceiptDocument,
   type ReceiverDocument,
@@ -75,6 +76,10 @@ export class MongoLedger implements LedgerStore {
     return this.db.collection<ReceiptDocument>(COLLECTIONS.receipts);
   }
 
+  private get dispositions() {
+    return this.db.collection<DispositionDocument>(COLLECTIONS.dispositions);
+  }
+
   append(request: AppendRequest): Promise<AppendResult> {
     const run = this.tail.then(() => this.appendWithRetry(request));
     this.tail = run.catch(() => undefined);
@@ -85,6 +90,10 @@ export class MongoLedger implements LedgerStore {
     for (let attempt = 0; ; attempt++) {
       const existing = await this.getByClaimId(request.scope, request.claimId);
       if (existing) return { status: 'exists', entry: existing };
+      if (request.parentReceiptId !== undefined) {
+        const [disposed] = await this.dispositionsOf([request.parentReceiptId]);
+        if (disposed) return { status: 'exists', entry: disposed };
+      }
       const session = this.client.startSession();
       try {
         const entry = await session.withTransaction(
@@ -96,6 +105,8 @@ export class MongoLedger implements LedgerStore {
         if (error instanceof ClaimTaken) continue;
         // Another instance appended the same claim first: answer its receipt.
         if (isDuplicateOn(error, 'claim_id')) continue;
+        // Another instance disposed of the same parent first: answer its disposition.
+        if (isDuplicateOn(error, 'parent_receipt_id')) continue;
         // Another instance took this sequence: read the new head and build again.
         if (isDuplicateOn(error, 'sequence') && attempt < MAX_SEQUENCE_RETRIES) continue;
         throw error;
@@ -114,6 +125,14 @@ export class MongoLedger implements LedgerStore {
       { session, projection: { _id: 1 } },
     );
     if (taken) throw new ClaimTaken();
+    if (
+      request.parentReceiptId !== undefined &&
+      (await this.dispositions.findOne(
+        { parent_receipt_id: request.parentReceiptId },
+        { session, projection: { _id: 1 } },
+      ))
+    )
+      throw new ClaimTaken();
     const head = await this.readHead(session);
     const { entry, outbox = [] } = request.build(head);
     const { receipt } = entry;
@@ -159,6 +178,25 @@ export class MongoLedger implements LedgerStore {
       },
       { session },
     );
+    if (receipt.disposition) {
+      if (receipt.disposition.parent_receipt_id !== request.parentReceiptId)
+        throw new Error('append: a disposition names a parent the request does not');
+      const parent = await this.receipts.findOne(
+        { receipt_id: request.parentReceiptId },
+        { session, projection: { _id: 0, scope: 1 } },
+      );
+      if (!parent) throw new Error('append: a disposition of a receipt the ledger does not hold');
+      await this.dispositions.insertOne(
+        {
+          _id: sequence,
+          parent_receipt_id: receipt.disposition.parent_receipt_id,
+          parent_scope: parent.scope,
+          receipt_id: receipt.receipt_id,
+          decision: receipt.disposition.decision,
+        },
+        { session },
+      );
+    }
     await this.recordAggregates(entry, request.scope, session);
     // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
     await this.tree.record(receipt, session);
@@ -284,6 +322,32 @@ export class MongoLedger implements LedgerStore {
       { projection: ENTRY_PROJECTION },
     );
     return doc ? toEntry(doc) : null;
+  }
+
+  async dispositionsOf(parentReceiptIds: string[]): Promise<LedgerEntry[]> {
+    if (parentReceiptIds.length === 0) return [];
+    const links = await this.dispositions
+      .find(
+        { parent_receipt_id: { $in: [...new Set(parentReceiptIds)] } },
+        { projection: { _id: 1 } },
+      )
+      .toArray();
+    if (links.length === 0) return [];
+    const docs = await this.receipts
+      .find({ sequence: { $in: links.map((l) => l._id) } }, { projection: ENTRY_PROJECTION })
+      .sort({ sequence: 1 })
+      .toArray();
+    return docs.map(toEntry);
+  }
+
+  async dispositionCounts(scope?: string): Promise<{ approve: number; reject: number }> {
+    const filter = scope === undefined ? {} : { parent_scope: scope };
+    const [approve, reject] = await Promise.all(
+      (['approve', 'reject'] as const).map((decision) =>
+        this.dispositions.countDocuments({ ...filter, decision }),
+      ),
+    );
+    return { approve: approve!, reject: reject! };
   }
 
   async receiptHashOf(receiptId: string): Promise<string | null> {

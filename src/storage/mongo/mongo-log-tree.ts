@@ -107,6 +107,15 @@ export class MongoLogTree implements LogTreeStore {
     return head?.sequence ?? 0;
   }
 
+  async leafIndexOf(receiptId: string): Promise<number | null> {
+    // On the unique receipt_id index; only the sequence is read back.
+    const doc = await this.db
+      .collection<ReceiptDocument>(COLLECTIONS.receipts)
+      .findOne({ receipt_id: receiptId }, { projection: { _id: 0, sequence: 1 } });
+    return doc ? doc.sequence - 1 : null;
+  }
+
+  /** One `find` with `$in` on `_id` for all the coordinates. */
   hashes(coordinates: readonly HashCoordinate[]): Promise<Map<string, Uint8Array>> {
     return this.read(coordinates);
   }

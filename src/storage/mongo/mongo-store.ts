@@ -57,6 +57,12 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // The word index behind `q` (see receipt-query.ts for why not a $text index).
     { key: { words: 1, sequence: 1 }, name: 'words_sequence' },
   ],
+  // A parent has at most one disposition (contract §11), whichever instance appends it.
+  [COLLECTIONS.dispositions]: [
+    { key: { parent_receipt_id: 1 }, name: 'parent_receipt_id_unique', unique: true },
+    { key: { decision: 1 }, name: 'decision' },
+    { key: { parent_scope: 1, decision: 1 }, name: 'parent_scope_decision' },
+  ],
   [COLLECTIONS.outbox]: [
     { key: { dispatched_at: 1, _id: 1 }, name: 'pending' },
     { key: { receipt_id: 1 }, name: 'receipt_id' },

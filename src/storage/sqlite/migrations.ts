@@ -305,6 +305,27 @@ function logTree(db: Database): void {
   }
 }
 
+/**
+ * The link of each disposition to its parent (contract §11), written in the disposition's
+ * append transaction. The primary key is the guard that a parent has at most one disposition,
+ * whichever process or connection appends it.
+ */
+const DISPOSITIONS_SCHEMA = `
+  CREATE TABLE dispositions (
+    parent_receipt_id TEXT PRIMARY KEY REFERENCES receipts (receipt_id),
+    sequence          INTEGER NOT NULL UNIQUE REFERENCES receipts (sequence),
+    -- The submitter scope of the parent: decisions are counted for the scope that escalated.
+    parent_scope      TEXT NOT NULL,
+    decision          TEXT NOT NULL CHECK (decision IN ('approve', 'reject'))
+  ) STRICT;
+  CREATE INDEX dispositions_decision ON dispositions (decision);
+  CREATE INDEX dispositions_parent_scope ON dispositions (parent_scope, decision);
+  CREATE TRIGGER dispositions_no_update BEFORE UPDATE ON dispositions
+    BEGIN SELECT RAISE(ABORT, 'dispositions are append-only'); END;
+  CREATE TRIGGER dispositions_no_delete BEFORE DELETE ON dispositions
+    BEGIN SELECT RAISE(ABORT, 'dispositions are append-only'); END;
+`;
+
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1.
 const MIGRATIONS: Migration[] = [
   `
@@ -503,6 +524,7 @@ const MIGRATIONS: Migration[] = [
   // its next start (services/signing-keys.ts), where it knows its own public key.
   SIGNING_KEYS_SCHEMA,
   COSIGNATURES_SCHEMA,
+  DISPOSITIONS_SCHEMA,
 ];
 
 /** The schema version this build writes. */
@@ -515,6 +537,7 @@ export const VERSION_AFTER = {
   scopedReads: MIGRATIONS.indexOf(scopedReads) + 1,
   signingKeys: MIGRATIONS.indexOf(SIGNING_KEYS_SCHEMA) + 1,
   cosignatures: MIGRATIONS.indexOf(COSIGNATURES_SCHEMA) + 1,
+  dispositions: MIGRATIONS.indexOf(DISPOSITIONS_SCHEMA) + 1,
 } as const;
 
 /**

@@ -30,6 +30,11 @@ export const MAX_BATCH = 256;
 export class SqliteLedger implements LedgerStore {
   private readonly byClaim: Statement<[string, string], ReceiptRow>;
   private readonly byReceipt: Statement<[string], ReceiptRow>;
+  private readonly dispositionOf: Statement<[string], ReceiptRow>;
+  private readonly insertDisposition: Statement;
+  private readonly scopeOfReceipt: Statement<[string], { scope: string }>;
+  private readonly countDecisions: Statement<[string], { n: number }>;
+  private readonly countScopeDecisions: Statement<[string, string], { n: number }>;
   private readonly hashByReceipt: Statement<[string], { receipt_hash: string }>;
   private readonly hashBySequence: Statement<[number], { receipt_hash: string }>;
   private readonly headRow: Statement<[], { sequence: number; receipt_hash: string }>;
@@ -59,6 +64,18 @@ export class SqliteLedger implements LedgerStore {
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE scope = ? AND claim_id = ?`,
     );
     this.byReceipt = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id = ?`);
+    this.dispositionOf = db.prepare(
+      `SELECT ${ENTRY_COLUMNS} FROM dispositions d JOIN receipts r ON r.sequence = d.sequence
+        WHERE d.parent_receipt_id = ?`,
+    );
+    this.insertDisposition = db.prepare(
+      'INSERT INTO dispositions (parent_receipt_id, sequence, parent_scope, decision) VALUES (?, ?, ?, ?)',
+    );
+    this.scopeOfReceipt = db.prepare('SELECT scope FROM receipts WHERE receipt_id = ?');
+    this.countDecisions = db.prepare('SELECT COUNT(*) AS n FROM dispositions WHERE decision = ?');
+    this.countScopeDecisions = db.prepare(
+      'SELECT COUNT(*) AS n FROM dispositions WHERE parent_scope = ? AND decision = ?',
+    );
     this.hashByReceipt = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
     this.hashBySequence = db.prepare('SELECT receipt_hash FROM receipts WHERE sequence = ?');
     this.headRow = db.prepare(
@@ -146,6 +163,12 @@ export class SqliteLedger implements LedgerStore {
   private appendLocked(request: AppendRequest): AppendResult {
     const existing = this.byClaim.get(request.scope, request.claimId);
     if (existing) return { status: 'exists', entry: toEntry(existing) };
+    // Under the write lock: a parent's disposition appended by any scope or process is seen.
+    const disposed =
+      request.parentReceiptId === undefined
+        ? undefined
+        : this.dispositionOf.get(request.parentReceiptId);
+    if (disposed) return { status: 'exists', entry: toEntry(disposed) };
     const head = this.readHead();
     const { entry, outbox = [], receiptHashText } = request.build(head);
     const { receipt } = entry;
@@ -176,6 +199,18 @@ export class SqliteLedger implements LedgerStore {
       claim_json: JSON.stringify(entry.claim),
       evaluation_json: JSON.stringify(entry.evaluation),
     });
+    if (receipt.disposition) {
+      if (receipt.disposition.parent_receipt_id !== request.parentReceiptId)
+        throw new Error('append: a disposition names a parent the request does not');
+      const parent = this.scopeOfReceipt.get(receipt.disposition.parent_receipt_id);
+      if (!parent) throw new Error('append: a disposition of a receipt the ledger does not hold');
+      this.insertDisposition.run(
+        receipt.disposition.parent_receipt_id,
+        receipt.chain.sequence,
+        parent.scope,
+        receipt.disposition.decision,
+      );
+    }
     this.aggregates.record(entry, request.scope);
     // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
     this.tree.record(receipt, receiptHashText);
@@ -211,6 +246,28 @@ export class SqliteLedger implements LedgerStore {
   async getByClaimId(scope: string, claimId: string): Promise<LedgerEntry | null> {
     const row = this.byClaim.get(scope, claimId);
     return row ? toEntry(row) : null;
+  }
+
+  async dispositionsOf(parentReceiptIds: string[]): Promise<LedgerEntry[]> {
+    if (parentReceiptIds.length === 0) return [];
+    const ids = [...new Set(parentReceiptIds)];
+    return this.db
+      .prepare<string[], ReceiptRow>(
+        `SELECT ${ENTRY_COLUMNS} FROM dispositions d JOIN receipts r ON r.sequence = d.sequence
+          WHERE d.parent_receipt_id IN (${ids.map(() => '?').join(', ')}) ORDER BY d.sequence`,
+      )
+      .all(...ids)
+      .map(toEntry);
+  }
+
+  async dispositionCounts(scope?: string): Promise<{ approve: number; reject: number }> {
+    // One index range per decision: no scan, whatever the ledger's size.
+    const count = (decision: 'approve' | 'reject') =>
+      (scope === undefined
+        ? this.countDecisions.get(decision)
+        : this.countScopeDecisions.get(scope, decision)
+      )?.n ?? 0;
+    return { approve: count('approve'), reject: count('reject') };
   }
 
   async receiptHashOf(receiptId: string): Promise<string | null> {

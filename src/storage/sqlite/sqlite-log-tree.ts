@@ -76,7 +76,9 @@ export const COSIGNATURES_SCHEMA = `
 export class SqliteLogTree implements LogTreeStore {
   private readonly insert: Statement<[number, number, Uint8Array]>;
   private readonly read: Statement<[number, number], { hash: Buffer }>;
+  private readonly readMany: Statement<[string], [number, number, Buffer]>;
   private readonly headRow: Statement<[], { n: number | null }>;
+  private readonly sequenceOf: Statement<[string], number>;
   private readonly originRow: Statement<[], { value: string }>;
   private readonly insertOrigin: Statement<[string]>;
   private readonly insertCheckpoint: Statement<[number, string, string]>;
@@ -93,7 +95,19 @@ export class SqliteLogTree implements LogTreeStore {
   constructor(private readonly db: Database) {
     this.insert = db.prepare('INSERT INTO tlog_hashes (level, idx, hash) VALUES (?, ?, ?)');
     this.read = db.prepare('SELECT hash FROM tlog_hashes WHERE level = ? AND idx = ?');
+    // All of a proof's hashes in one statement: the coordinates as one JSON array of
+    // [level, index] pairs, each looked up on the primary key.
+    this.readMany = db
+      .prepare<[string], [number, number, Buffer]>(
+        `SELECT level, idx, hash FROM tlog_hashes
+         WHERE (level, idx) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+      )
+      .raw(true);
     this.headRow = db.prepare('SELECT MAX(sequence) AS n FROM receipts');
+    // The unique index on receipt_id holds the sequence (the rowid): the row is not read.
+    this.sequenceOf = db
+      .prepare<[string], number>('SELECT sequence FROM receipts WHERE receipt_id = ?')
+      .pluck();
     this.originRow = db.prepare("SELECT value FROM ledger_meta WHERE key = 'origin'");
     // A ledger whose receipts carry an origin keeps it; else the candidate.
     this.insertOrigin = db.prepare(`
@@ -157,10 +171,26 @@ export class SqliteLogTree implements LogTreeStore {
     return this.headRow.get()?.n ?? 0;
   }
 
+  async leafIndexOf(receiptId: string): Promise<number | null> {
+    const sequence = this.sequenceOf.get(receiptId);
+    return sequence === undefined ? null : sequence - 1;
+  }
+
   async hashes(coordinates: readonly HashCoordinate[]): Promise<Map<string, Uint8Array>> {
     const out = new Map<string, Uint8Array>();
-    for (const c of coordinates)
-      out.set(coordinateKey(c.level, c.index), this.readOne(c.level, c.index));
+    if (coordinates.length === 0) return out;
+    let pairs = '';
+    for (const c of coordinates) {
+      if (!Number.isSafeInteger(c.level) || !Number.isSafeInteger(c.index)) {
+        throw new TypeError(`log tree: not a coordinate: ${c.level}/${c.index}`);
+      }
+      pairs += `${pairs ? ',' : ''}[${c.level},${c.index}]`;
+    }
+    for (const [level, index, hash] of this.readMany.all(`[${pairs}]`)) {
+      out.set(coordinateKey(level, index), hash);
+    }
+    const missing = coordinates.find((c) => !out.has(coordinateKey(c.level, c.index)));
+    if (missing) throw new Error(`log tree: no stored hash at ${missing.level}/${missing.index}`);
     return out;
   }
 

@@ -61,6 +61,9 @@ describe('the bundled Action', () => {
 
     expect(run.summary).toContain('## svc evaluate: ALLOWED / ACCEPTED');
     expect(run.summary).toContain(`<code>${receipt.receipt_id}</code>`);
+    expect(run.summary).toContain(
+      `<a href="${live.url}/explorer/receipts/${receipt.receipt_id}">receipt page</a>`,
+    );
     for (const rule of ['min_sources', 'min_source_types', 'min_confidence', 'max_risk_scope'])
       expect(run.summary).toMatch(new RegExp(`\\| <code>${rule}</code> \\| pass \\|`));
     expect(run.summary).toContain(`| Submitter | <code>${keyId}</code> |`);

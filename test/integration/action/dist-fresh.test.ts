@@ -59,6 +59,8 @@ describe('action/action.yml', () => {
     expect(names(section('outputs'))).toEqual(set);
     expect(set).toEqual([
       'admissibility',
+      'disposition',
+      'disposition-receipt-id',
       'log-root',
       'log-size',
       'log-witness',

@@ -112,6 +112,7 @@ describe('the examples of action/README.md', () => {
       'Gate a pull request',
       'Gate a deployment job',
       'Verify a stored receipt',
+      'An escalation decided by a human',
       'Witness the log',
     ]);
   });

@@ -77,6 +77,13 @@ const openApiPath = (path: string) => path.replace(/[:*](\w+)/g, '{$1}');
 const KEY_SECURITY = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 /** Served GET routes that stay public whatever SVC_PUBLIC_READS says. */
+/**
+ * Pages for people, not API operations: the docs page and the ledger explorer (whose pages
+ * need no key to load; with private reads they read the API with the reader's key).
+ */
+const isWebPage = (path: string) =>
+  path === '/' || path.startsWith('/docs') || path.startsWith('/explorer');
+
 const ALWAYS_PUBLIC_GETS = [
   '/health',
   '/v1/status',
@@ -98,6 +105,7 @@ const READS = [
   '/v1/receipts/diff',
   '/v1/receipts/:id',
   '/v1/receipts/:id/proof',
+  '/v1/receipts/:id/disposition',
   '/v1/log/tile/entries/*path',
   '/v1/repos',
   '/v1/agents',
@@ -317,7 +325,7 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('describes every route the app serves, and only those', () => {
-    const served = servedRoutes(t.app).filter((r) => !r.path.startsWith('/docs'));
+    const served = servedRoutes(t.app).filter((r) => !isWebPage(r.path));
     expect(served.length).toBeGreaterThanOrEqual(24);
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
@@ -540,6 +548,14 @@ describe('GET /v1/openapi.json', () => {
           description: expect.stringContaining('claim_id'),
         }),
       },
+      {
+        at: 'POST /v1/receipts/{id}/disposition 200',
+        header: expect.objectContaining({
+          required: false,
+          schema: expect.objectContaining({ enum: ['true'] }),
+          description: expect.stringContaining('disposition'),
+        }),
+      },
     ]);
     expect(declaredOn('X-Svc-Key-Id')).toEqual([
       {
@@ -734,18 +750,20 @@ describe('SVC_PUBLIC_READS=false', () => {
       const own = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', key);
       expectError(own, 403, 'forbidden');
     }
+    // The one receipt has no disposition: past the key, that read answers 404.
+    const ok = path === '/v1/receipts/:id/disposition' ? 404 : 200;
     const withKey = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', reader);
-    expect(withKey.status).toBe(200);
+    expect(withKey.status).toBe(ok);
     const bearer = await request(t.app)
       .get(pathOf(path))
       .query(query)
       .set('Authorization', `Bearer ${reader}`);
-    expect(bearer.status).toBe(200);
+    expect(bearer.status).toBe(ok);
   });
 
   it('every served GET other than the always-public ones is a read that needs a key', async () => {
     const gets = servedRoutes(t.app)
-      .filter((r) => r.method === 'get' && !r.path.startsWith('/docs'))
+      .filter((r) => r.method === 'get' && !isWebPage(r.path))
       .map((r) => r.path);
     const keyOnly = [
       '/v1/account',

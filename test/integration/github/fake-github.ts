@@ -7,6 +7,7 @@ import { ProbotOctokit } from 'probot';
 import request from 'supertest';
 import { createApp } from '../../../src/app.js';
 import type { JobQueue } from '../../../src/ports/job-queue.js';
+import type { ServerKey } from '../../../src/ports/signer.js';
 import type { Store } from '../../../src/ports/store.js';
 import { createAesGcmBox } from '../../../src/secrets/key-encryption.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
@@ -280,6 +281,10 @@ export function appWithGithub(
     secret?: string | undefined;
     allowPrivateWebhookUrls?: boolean;
     logger?: Logger;
+    /** The service's base URL (default BASE_URL); the explorer's browser tests pass their own. */
+    baseUrl?: string;
+    serverKey?: ServerKey;
+    explorerScript?: string;
   } = {},
 ): AppUnderTest {
   const store = options.store ?? openSqliteStore(':memory:');
@@ -291,7 +296,7 @@ export function appWithGithub(
       signupLimitPerHour: 1_000,
       trustProxy: false,
       publicReads: true,
-      baseUrl: BASE_URL,
+      baseUrl: options.baseUrl ?? BASE_URL,
       allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
       webhookSecret: 'secret' in options ? options.secret : SECRET,
       github:
@@ -300,12 +305,13 @@ export function appWithGithub(
           : { appId: APP_ID, privateKey: appKey, apiBaseUrl: API, host: 'github.com' },
     },
     store,
-    serverKey: newServerKey(),
+    serverKey: options.serverKey ?? newServerKey(),
     box: createAesGcmBox(Buffer.alloc(32, 7)),
     clock,
     logger: options.logger ?? pino({ level: 'silent' }),
     jobs,
     githubOctokit: TestOctokit,
+    explorerScript: options.explorerScript,
   });
   return {
     app,

@@ -97,13 +97,14 @@ describe('GitHub App: a pull request becomes a signed check run', () => {
       },
     });
     const receiptId = done!.body.external_id as string;
-    expect(done!.body.details_url).toBe(`${BASE_URL}/v1/receipts/${receiptId}`);
+    expect(done!.body.details_url).toBe(`${BASE_URL}/explorer/receipts/${receiptId}`);
     const output = done!.body.output as { title: string; summary: string };
     expect(output.title).toMatch(/^ALLOWED · ACCEPTED/);
     for (const part of [
       'min_sources',
       'human_approval',
       receiptId,
+      `(${BASE_URL}/explorer/receipts/${receiptId})`,
       'sha256:',
       '/v1/verify',
       'svc-verify',

@@ -275,6 +275,30 @@ describe('SQLite schema upgrade', () => {
     db.close();
   });
 
+  it('adds an append-only dispositions table that holds one disposition per parent receipt', () => {
+    const db = new Database(':memory:');
+    migrate(db, VERSION_AFTER.dispositions - 1);
+    migrate(db);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    db.pragma('foreign_keys = ON');
+    const receipt = db.prepare(
+      `INSERT INTO receipts (sequence, receipt_id, claim_id, scope, inputs_hash, receipt_hash,
+        issued_at, verdict, admissibility, entity, receipt_json, claim_json, evaluation_json)
+       VALUES (?, ?, ?, 's', 'h', 'h', 'now', 'ESCALATED', 'REJECTED', 'e', '{}', '{}', '{}')`,
+    );
+    for (const n of [1, 2, 3]) receipt.run(n, `dr-${n}`, `c-${n}`);
+    const insert = db.prepare('INSERT INTO dispositions VALUES (?, ?, ?, ?)');
+    insert.run('dr-1', 2, 's', 'approve');
+    expect(() => insert.run('dr-1', 3, 's', 'reject')).toThrow(/UNIQUE/);
+    expect(() => insert.run('dr-9', 3, 's', 'reject')).toThrow(/FOREIGN KEY/);
+    expect(() => insert.run('dr-2', 3, 's', 'maybe')).toThrow(/CHECK/);
+    expect(() => db.prepare("UPDATE dispositions SET decision = 'reject'").run()).toThrow(
+      /append-only/,
+    );
+    expect(() => db.prepare('DELETE FROM dispositions').run()).toThrow(/append-only/);
+    db.close();
+  });
+
   it('upgrades an empty ledger', () => {
     const db = new Database(':memory:');
     migrate(db, SCHEMA_VERSION - 1);

@@ -99,6 +99,27 @@ describe('renderSummary', () => {
       warning: null,
     });
     expect(text.split('\n')[0]).toBe('## svc evaluate: receipt not trusted');
+    expect(text).not.toContain('receipt page');
     expect(text).toContain('| Verified offline | **no**: no trusted key to verify with |');
+  });
+
+  it('links the receipt to its page in the ledger explorer, escaped', () => {
+    const text = renderSummary({
+      mode: 'evaluate',
+      trusted: true,
+      verdict: 'ALLOWED',
+      admissibility: 'ACCEPTED',
+      receiptId: 'dr-01JH8Z6Q3V9W2X4Y5Z6A7B8C9D',
+      receiptUrl: 'https://svc.example.com/explorer/receipts/dr-01JH8Z6Q3V9W2X4Y5Z6A7B8C9D?"a"|b',
+      receiptPath: null,
+      rules: [],
+      verification: null,
+      key: null,
+      problems: [],
+      warning: null,
+    });
+    expect(text).toContain(
+      '| Receipt | <code>dr-01JH8Z6Q3V9W2X4Y5Z6A7B8C9D</code> · <a href="https://svc.example.com/explorer/receipts/dr-01JH8Z6Q3V9W2X4Y5Z6A7B8C9D?&quot;a&quot;&#124;b">receipt page</a> |',
+    );
   });
 });

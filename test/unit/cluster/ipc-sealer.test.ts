@@ -7,6 +7,12 @@ import { serveSeals } from '../../../src/cluster/writer.js';
 import { SvcError } from '../../../src/core/errors.js';
 import type { AppendResult } from '../../../src/ports/ledger-store.js';
 import type { ReceiptSealer, SealRequest } from '../../../src/ports/receipt-sealer.js';
+import { buildDispositionParts } from '../../../src/core/disposition.js';
+import { LedgerSealer } from '../../../src/services/receipt-sealer.js';
+import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
+import { newServerKey } from '../../support/harness.js';
+import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtures.js';
+import { portableSha256Hex } from '@svc/verify';
 
 const silent = pino({ level: 'silent' });
 
@@ -112,5 +118,54 @@ describe('a worker seals through the writing process', () => {
     child.emit('message', { type: 'svc:sealed', id: 999, result: appended('forged') });
     child.emit('message', 'not an object');
     await expect(sealer.seal(request('a'))).resolves.toEqual(appended('a'));
+  });
+
+  it("carries a disposition's parent to the writer, which keeps one disposition per parent", async () => {
+    const { child, parent } = channelPair();
+    const store = openSqliteStore(':memory:');
+    const serverKey = newServerKey();
+    try {
+      const escalated = signClaim(makeClaim({ kind: 'escalated' }), serverKey);
+      const stored = await store.ledger.append(appendRequest(escalated));
+      const writer = new LedgerSealer({
+        ledger: store.ledger,
+        serverKey,
+        logOrigin: 'svc/test',
+        sha256Hex: portableSha256Hex,
+      });
+      serveSeals(parent as unknown as Worker, writer, silent);
+      const sealer = new IpcSealer(child);
+      const seal = (scope: string, decision: 'approve' | 'reject') => {
+        const parts = buildDispositionParts({
+          receiptId: `dr-${scope === 'key:a' ? '0' : '1'}1ARZ3NDEKTSV4RRFFQ69G5FAV`,
+          issuedAt: '2026-01-15T10:00:00.000Z',
+          parent: {
+            receipt: stored.entry.receipt,
+            claim: stored.entry.claim,
+            config: stored.entry.evaluation.config,
+          },
+          decision,
+          reviewer: { kind: 'user', id: 'lead' },
+          reason: 'checked',
+          submitter: { kind: 'api_key', key_id: `kid_${'0'.repeat(26)}` },
+        });
+        return sealer.seal({
+          scope,
+          claimId: parts.claim.claim_id,
+          parentReceiptId: stored.entry.receipt.receipt_id,
+          draft: parts.draft,
+          claim: parts.claim,
+          evaluation: parts.evaluation,
+          apiKeyId: null,
+        });
+      };
+      const first = await seal('key:a', 'approve');
+      expect(first.status).toBe('appended');
+      const second = await seal('key:b', 'reject');
+      expect(second).toEqual({ status: 'exists', entry: first.entry });
+      expect((await store.ledger.head()).sequence).toBe(2);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -10,6 +10,7 @@ import {
   decisionOf,
   keyFromHistory,
   offlineInclusionEvidence,
+  parentEvidenceOf,
   parseExpectations,
   parseTrustedCheckpoint,
   verifyOffline,
@@ -31,7 +32,7 @@ import {
 } from '../key-history.js';
 import { parseStrictJson } from '../strict-json.js';
 import { parseInclusionProof, type InclusionEvidence } from '../tlog/receipt-inclusion.js';
-import { submitterLabel, type VerifyResult } from '../verify.js';
+import { submitterLabel, type ParentEvidence, type VerifyResult } from '../verify.js';
 import type { LogKey } from '../tlog/witness.js';
 import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
 import { progressBar } from '../node/progress.js';
@@ -70,6 +71,11 @@ Usage:
                               the receipt's log (position.log), the proof's leaf is
                               chain.sequence - 1 and leads to the checkpoint's root. Without
                               --proof the inclusion check is SKIPPED
+  --parent <file>             for a disposition (the human decision on an ESCALATED receipt):
+                              the parent receipt (or its evaluate response). It is verified
+                              under the same trusted key(s), and parent_link checks that its
+                              receipt_id and recomputed receipt hash are the ones the
+                              disposition signs. Without --parent, parent_link is UNVERIFIED
   --checkpoint <file>         a checkpoint you already trust (a witness's --state file, an
                               exported checkpoint): the proof's checkpoint must be that one
                               (same origin, size and root), else inclusion FAILs
@@ -258,11 +264,41 @@ async function trustedKey(values: {
   return key;
 }
 
+/**
+ * The parent of a disposition from --parent, verified under the same trust: undefined
+ * without --parent. A parent file that is not JSON or has duplicate keys is unusable input.
+ */
+async function parentEvidence(
+  path: string | undefined,
+  history: TrustedKey[] | null,
+  pinned: PublicKey | undefined,
+): Promise<ParentEvidence | undefined> {
+  if (path === undefined) return undefined;
+  const text = await readText(path, 'parent file');
+  const { receipt: parent } = attempt(`--parent ${path}`, () => parseReceiptInput(text));
+  const { key, keyRefusal } = history ? keyFromHistory(parent, history) : { key: pinned! };
+  return parentEvidenceOf(parent, verifyOffline(parent, key, {}, keyRefusal));
+}
+
+/** `approve of dr-… by user "sam"`: what a verified disposition signs, in one line. */
+function dispositionLine(receipt: Record<string, unknown>): string | null {
+  const d = receipt.disposition as
+    | {
+        decision?: unknown;
+        parent_receipt_id?: unknown;
+        reviewer?: { kind?: unknown; id?: unknown };
+      }
+    | undefined;
+  if (typeof d !== 'object' || d === null) return null;
+  return `${String(d.decision)} of ${String(d.parent_receipt_id)} by ${String(d.reviewer?.kind)} ${JSON.stringify(d.reviewer?.id)}`;
+}
+
 function table(
   result: VerifyResult,
   decision: Decision,
   key: PublicKey,
   signers: string[],
+  receipt: Record<string, unknown>,
 ): string {
   const included = result.checks.some((c) => c.name === 'inclusion' && c.status === 'PASS');
   // The decision first: a script author reading this must not mistake VALID for "go ahead".
@@ -287,6 +323,8 @@ function table(
     if (signed.submitter) lines.push(`submitter     ${submitterLabel(signed.submitter)}`);
     if (signed.position)
       lines.push(`position      ${signed.position.log} #${signed.position.sequence}`);
+    const disposition = dispositionLine(receipt);
+    if (disposition) lines.push(`disposition   ${disposition}`);
   }
   lines.push('');
   const width = Math.max(...result.checks.map((c) => c.name.length));
@@ -526,6 +564,7 @@ async function main(args: string[]): Promise<number> {
       'key-history': { type: 'string' },
       proof: { type: 'string' },
       checkpoint: { type: 'string' },
+      parent: { type: 'string' },
       'expect-policy': { type: 'string' },
       'expect-config-hash': { type: 'string' },
       'expect-submitter': { type: 'string' },
@@ -563,13 +602,14 @@ async function main(args: string[]): Promise<number> {
   // With a history, the key the receipt names among those the pin reaches by signed transitions.
   const { key, keyRefusal } = history ? keyFromHistory(receipt, history) : { key: pinned! };
   const inclusion = await inclusionEvidence(receipt, values, history ?? [pinned!]);
-  const result = verifyOffline(receipt, key, expect, keyRefusal, inclusion);
+  const parent = await parentEvidence(values.parent, history, pinned);
+  const result = verifyOffline(receipt, key, expect, keyRefusal, inclusion, parent);
   const decision = decisionOf(receipt, result);
   // In --json mode standard output is the JSON document and nothing else; notes go to stderr.
   console.log(
     values.json
       ? JSON.stringify(result, null, 2)
-      : table(result, decision, key, attestationKeyIds(receipt)),
+      : table(result, decision, key, attestationKeyIds(receipt), receipt),
   );
   if (!result.valid) return 1;
   if (values['require-proceed'] && !decision.proceed) {

@@ -91,7 +91,7 @@ function isPowerOfTwo(n: number): boolean {
 /** log2 of a power of two, exactly. */
 function levelOf(n: number): number {
   let level = 0;
-  while (2 ** level < n) level += 1;
+  for (let k = 1; k < n; k *= 2) level += 1;
   return level;
 }
 

@@ -1,0 +1,53 @@
+// Reads of this service's JSON API from the page. With private reads the key is sent as the
+// X-API-Key header (never in a URL), from this tab's sessionStorage.
+
+const KEY_ITEM = 'svc.explorer.apiKey';
+
+export const storedKey = (): string | null => sessionStorage.getItem(KEY_ITEM);
+export const storeKey = (key: string): void => sessionStorage.setItem(KEY_ITEM, key);
+export const forgetKey = (): void => sessionStorage.removeItem(KEY_ITEM);
+
+/** An answer of the API that is not 2xx: its status and the `{error, code}` it carried. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code: string | null,
+  ) {
+    super(message);
+  }
+}
+
+async function get(path: string): Promise<Response> {
+  const key = storedKey();
+  const res = await fetch(path, {
+    headers: key ? { 'X-API-Key': key } : {},
+    credentials: 'omit',
+    cache: 'no-store',
+    redirect: 'error',
+  });
+  if (res.ok) return res;
+  let message = `${path} answered HTTP ${res.status}`;
+  let code: string | null = null;
+  try {
+    const body = (await res.json()) as { error?: unknown; code?: unknown };
+    if (typeof body.error === 'string') message = body.error;
+    if (typeof body.code === 'string') code = body.code;
+  } catch {
+    // Not a JSON error answer: the status says it.
+  }
+  throw new ApiError(res.status, message, code);
+}
+
+export const getJson = async <T>(path: string): Promise<T> => (await (await get(path)).json()) as T;
+export const getText = async (path: string): Promise<string> => (await get(path)).text();
+
+/** The answer's text, or null on a 404. */
+export async function getOptional(path: string): Promise<string | null> {
+  try {
+    return await getText(path);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+}

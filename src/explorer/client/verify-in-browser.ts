@@ -1,0 +1,138 @@
+import { ApiError, getJson, getOptional, getText } from './api.js';
+import {
+  decisionOf,
+  followServedHistory,
+  keyFromHistory,
+  offlineInclusionEvidence,
+  parseFingerprint,
+  parseInclusionProof,
+  parsePublicKeyPem,
+  parseReceiptInput,
+  parseTrustedCheckpoint,
+  verifyReceipt,
+  type PublicKey,
+  type TrustedKey,
+  type VerifyResult,
+} from './verifier.js';
+
+export interface BrowserVerification {
+  result: VerifyResult;
+  decision: ReturnType<typeof decisionOf>;
+  /** The key the receipt was checked against, and how it came to be trusted. */
+  key: PublicKey;
+  trust: string;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const path = (id: string) => `/v1/receipts/${encodeURIComponent(id)}`;
+
+/** The keys to trust: those a pinned fingerprint reaches in the served history, or all of it. */
+async function trustedKeys(
+  mode: 'pin' | 'history',
+  fingerprint: string,
+): Promise<{ keys: (PublicKey | TrustedKey)[]; origin: string | null; trust: string }> {
+  const pin = mode === 'pin' ? parseFingerprint(fingerprint) : null;
+  const served = await getJson<unknown>('/v1/keys');
+  const origin = isObject(served) && typeof served.origin === 'string' ? served.origin : null;
+  const listed = isObject(served) && Array.isArray(served.keys) ? (served.keys as Json[]) : [];
+  // Published-history mode trusts the history from its current key back along the signed
+  // transitions; pin mode only what the pinned key reaches.
+  const start =
+    pin ??
+    String(listed.find((k) => k.status === 'current')?.key_id ?? listed.at(-1)?.key_id ?? '');
+  const history = listed.length > 0 ? followServedHistory(served, start) : null;
+  if (history)
+    return {
+      keys: history,
+      origin,
+      trust: pin
+        ? `the pinned key ${pin} and the ${history.length - 1} other key(s) its signed transitions reach`
+        : `the key history this service publishes (${history.length} key(s)), as served: pin a fingerprint obtained elsewhere for an independent check`,
+    };
+  // A service without a key history yet: its single server key.
+  const key = parsePublicKeyPem(await getText('/v1/keys/server'));
+  if (pin && key.keyId !== pin)
+    throw new Error(`the service's key is ${key.keyId}, not the pinned ${pin}: refusing it`);
+  return {
+    keys: [key],
+    origin,
+    trust: pin
+      ? `the pinned key ${pin} (the service publishes no key history)`
+      : `the server key as this service serves it (${key.keyId}): pin a fingerprint obtained elsewhere for an independent check`,
+  };
+}
+
+/**
+ * Checks a receipt as svc-verify does with the ledger at hand: signature under a trusted key,
+ * structure, its hash against the ledger's, its linkage to the ledger's previous receipt and
+ * its inclusion proof against a checkpoint signed by a trusted key (and, when given, equal to
+ * the checkpoint the reader trusts). Every judgement is the core verifier's.
+ */
+export async function verifyInBrowser(input: {
+  receiptText: string;
+  mode: 'pin' | 'history';
+  fingerprint: string;
+  checkpointText: string;
+}): Promise<BrowserVerification> {
+  const { receipt } = parseReceiptInput(input.receiptText);
+  const trustedCheckpoint = input.checkpointText.trim()
+    ? parseTrustedCheckpoint(input.checkpointText.trim())
+    : undefined;
+  const { keys, origin, trust } = await trustedKeys(input.mode, input.fingerprint);
+  const history = keys.filter((k): k is TrustedKey => 'record' in k);
+  // With a history, the key the receipt names among the trusted ones (svc-verify's choice).
+  const { key, keyRefusal } =
+    history.length > 0
+      ? keyFromHistory(receipt, history)
+      : { key: keys[0] as PublicKey, keyRefusal: undefined };
+  const receiptId = typeof receipt.receipt_id === 'string' ? receipt.receipt_id : null;
+  // The ledger's own copy of the receipt: its stored hash is what hash_integrity compares.
+  let ledgerHash: string | null = null;
+  let proof: unknown = null;
+  if (receiptId) {
+    const stored = await getOptional(path(receiptId));
+    const chain = stored
+      ? (JSON.parse(stored) as { receipt?: { chain?: { receipt_hash?: string } } }).receipt?.chain
+      : undefined;
+    ledgerHash = chain?.receipt_hash ?? null;
+    const proofText = ledgerHash ? await getOptional(`${path(receiptId)}/proof`) : null;
+    proof = proofText === null ? null : JSON.parse(proofText);
+  }
+  const position = isObject(receipt.position) ? receipt.position : {};
+  const sequence = typeof position.sequence === 'number' ? position.sequence : null;
+  let previousLedgerHash: string | undefined;
+  if (sequence !== null && Number.isSafeInteger(sequence) && sequence > 1) {
+    try {
+      const page = await getJson<{
+        receipts: { chain: { sequence: number; receipt_hash: string } }[];
+      }>(`/v1/ledger?after=${sequence - 2}&limit=1`);
+      const previous = page.receipts[0];
+      if (previous?.chain.sequence === sequence - 1)
+        previousLedgerHash = previous.chain.receipt_hash;
+    } catch (error) {
+      // Another account's receipt (private reads): the linkage is checked against the chain only.
+      if (!(error instanceof ApiError)) throw error;
+    }
+  }
+  if (proof !== null && 'problem' in parseInclusionProof(proof))
+    throw new Error(
+      `the service answered a malformed proof: ${(parseInclusionProof(proof) as { problem: string }).problem}`,
+    );
+  const evidence = offlineInclusionEvidence(receipt, proof, keys, trustedCheckpoint);
+  const inclusion =
+    proof === null
+      ? { ...evidence, unavailable: 'the ledger has no inclusion proof of this receipt_id' }
+      : evidence;
+  const result = verifyReceipt(receipt, {
+    publicKey: key.raw,
+    keyId: key.keyId,
+    keyRefusal,
+    ledgerHash: receiptId ? ledgerHash : null,
+    previousLedgerHash,
+    logOrigin: origin ?? undefined,
+    inclusion,
+  });
+  return { result, decision: decisionOf(receipt, result), key, trust };
+}

@@ -1,0 +1,91 @@
+import type { ReadScope } from '../ports/ledger-queries.js';
+import type { LedgerReadService } from '../services/ledger-reads.js';
+import type { SigningKeyService } from '../services/signing-keys.js';
+import type { TransparencyLog } from '../services/transparency-log.js';
+import type { KeysData, ListData, ListFilter, OverviewData, ReceiptData } from './data.js';
+
+/** What the server's pages read: the services behind the JSON API, never the API over HTTP. */
+export interface ExplorerSources {
+  reads: LedgerReadService;
+  log: TransparencyLog;
+  keys: SigningKeyService;
+  logOrigin: string;
+  witnesses: { name: string; verifierKey: string }[];
+}
+
+export const LIST_PAGE_SIZE = 50;
+const SUMMARY_ROWS = 10;
+
+/** The newest checkpoint as GET /v1/log/checkpoint serves it; null when none can be made. */
+async function latestCheckpoint(log: TransparencyLog): Promise<string | null> {
+  try {
+    return (await log.served(await log.currentCheckpoint())).note;
+  } catch {
+    return null;
+  }
+}
+
+export async function loadOverview(s: ExplorerSources, scope: ReadScope): Promise<OverviewData> {
+  return {
+    overview: await s.reads.overview(scope),
+    timeline: await s.reads.timeline({ scope }),
+    repositories: await s.reads.repositories({ limit: SUMMARY_ROWS }, scope),
+    agents: await s.reads.agents({ limit: SUMMARY_ROWS }, scope),
+    checkpoint: await latestCheckpoint(s.log),
+  };
+}
+
+/** A page of the list; `query` is the search route's validated query. */
+export async function loadList(
+  s: ExplorerSources,
+  filter: ListFilter,
+  query: {
+    q?: string;
+    agent?: string;
+    repo?: string;
+    verdict?: 'ALLOWED' | 'BLOCKED' | 'ESCALATED';
+    status?: 'ACCEPTED' | 'NON_DETERMINISTIC' | 'REJECTED';
+    order: 'asc' | 'desc';
+    after?: number;
+  },
+  scope: ReadScope,
+): Promise<ListData> {
+  const json = await s.reads.search(
+    {
+      scope,
+      q: query.q,
+      agent: query.agent,
+      repository: query.repo,
+      verdict: query.verdict,
+      status: query.status,
+    },
+    { after: query.after, limit: LIST_PAGE_SIZE, order: query.order },
+  );
+  return { filter, page: JSON.parse(json.text) as ListData['page'] };
+}
+
+export async function loadReceipt(
+  s: ExplorerSources,
+  receiptId: string,
+  scope: ReadScope,
+): Promise<ReceiptData> {
+  const response = await s.reads.receipt(receiptId, scope);
+  const sequence = response.receipt.chain.sequence;
+  const around = await s.reads.ledgerPage(
+    { after: sequence > 2 ? sequence - 2 : undefined, limit: 3 },
+    scope,
+  );
+  const at = (n: number) => {
+    const r = around.receipts.find((x) => x.chain.sequence === n);
+    return r ? { receipt_id: r.receipt_id, sequence: n } : null;
+  };
+  return { response, previous: at(sequence - 1), next: at(sequence + 1) };
+}
+
+export async function loadKeys(s: ExplorerSources): Promise<KeysData> {
+  return {
+    history: { origin: s.logOrigin, keys: await s.keys.list() },
+    checkpoint: await latestCheckpoint(s.log),
+    witnesses: s.witnesses,
+  };
+}

@@ -1,0 +1,333 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import type { BrowserContext, Page } from 'playwright-core';
+import request from 'supertest';
+import { logOriginFor } from '../../../src/services/log-origin.js';
+import { SigningKeyService } from '../../../src/services/signing-keys.js';
+import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
+import {
+  buildExplorerScript,
+  collectErrors,
+  launchBrowser,
+  listen,
+  screenshot,
+  seriousViolations,
+} from '../../support/browser.js';
+import { buildTestApp, ManualClock, newServerKey, validClaim } from '../../support/harness.js';
+import { newKey } from '../api/helpers.js';
+import {
+  APP_ID,
+  appWithGithub,
+  closedNetwork,
+  deliver,
+  fakeGitHub,
+  newRepoState,
+  pullRequestEvent,
+  type AppUnderTest,
+} from '../github/fake-github.js';
+
+// The explorer in Debian's chromium, against the service listening on 127.0.0.1: every page
+// loads under the service's CSP without an error and without a serious accessibility
+// violation, the list filters, a check run's details link opens its receipt, and the receipt
+// verifies in the browser — and a tampered copy fails.
+
+const SHA = 'c0ffee'.repeat(6) + 'abcd';
+
+// A browser on a shared two-core machine: pages, axe runs and screenshots take seconds.
+jest.setTimeout(180_000);
+
+describe('the ledger explorer in a browser', () => {
+  let t: AppUnderTest;
+  let stop: () => Promise<void>;
+  let base: string;
+  let browser: { context: BrowserContext; close(): Promise<void> };
+  let keyId: string;
+  let detailsUrl: string;
+  const ids: string[] = [];
+
+  closedNetwork();
+  beforeAll(async () => {
+    const explorerScript = buildExplorerScript();
+    const listening = await listen();
+    base = listening.url;
+    stop = listening.close;
+    const serverKey = newServerKey();
+    keyId = serverKey.keyId;
+    const store = openSqliteStore(':memory:');
+    // A published key history, as a started service has one.
+    await new SigningKeyService({
+      store: store.signingKeys,
+      clock: new ManualClock(),
+      origin: logOriginFor(undefined, serverKey.keyId),
+    }).register(serverKey);
+    t = appWithGithub({ store, serverKey, baseUrl: base, explorerScript });
+    listening.server.on('request', t.app);
+
+    const key = await newKey({ ...t, serverKey } as never);
+    for (const [agent, repository, pr] of [
+      ['coder-bot', 'acme/api', 5],
+      ['review-bot', 'acme/docs', 9],
+    ] as const) {
+      const res = await request(t.app)
+        .post('/v1/evaluate')
+        .set('X-API-Key', key)
+        .send(
+          validClaim({
+            entity: repository,
+            claim: `Merge pull request ${pr} of ${repository}`,
+            action: {
+              action_type: 'merge',
+              target_system: 'github',
+              repository,
+              pull_request: pr,
+              commit: `abc${pr}`,
+              branch: 'main',
+              agent,
+              agent_model: 'model-x',
+            },
+          }),
+        );
+      expect(res.status).toBe(200);
+      ids.push(res.body.receipt.receipt_id as string);
+    }
+
+    // A pull request evaluated by the GitHub App: its check run links to the receipt's page.
+    const state = newRepoState();
+    const github = fakeGitHub(state);
+    const pr = { number: 12, author: 'coder-bot[bot]', authorType: 'Bot' as const, headSha: SHA };
+    state.pulls.set(12, pr);
+    state.checkRuns.set(SHA, [
+      { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
+    ]);
+    expect((await deliver(t, 'pull_request', pullRequestEvent('opened', pr))).status).toBe(202);
+    expect(await t.jobs.runDue()).toBe(1);
+    const done = github.writes.find((w) => w.method === 'PATCH')!;
+    detailsUrl = done.body.details_url as string;
+    ids.push(done.body.external_id as string);
+    expect(APP_ID).toBeGreaterThan(0);
+
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stop?.();
+    await t?.close();
+  });
+
+  async function open(path: string): Promise<{ page: Page; errors: string[] }> {
+    const page = await browser.context.newPage();
+    const errors = collectErrors(page);
+    const res = await page.goto(path.startsWith('http') ? path : `${base}${path}`);
+    expect(res?.status()).toBe(200);
+    return { page, errors };
+  }
+
+  it('every page loads without an error or a serious accessibility violation', async () => {
+    const pages = [
+      ['overview', '/'],
+      ['receipts', '/explorer/receipts'],
+      ['receipt', `/explorer/receipts/${ids[0]}`],
+      ['pull-request', `/explorer/pulls?repository=acme%2Fweb&pr=12`],
+      ['keys', '/explorer/keys'],
+    ];
+    for (const [name, path] of pages) {
+      const { page, errors } = await open(path!);
+      expect(await page.locator('h1').count()).toBe(1);
+      expect(await page.locator('main').count()).toBe(1);
+      expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, name!);
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+  });
+
+  it('the keyboard reaches the skip link first, and it moves to the content', async () => {
+    const { page } = await open(`/explorer/receipts/${ids[0]}`);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to the content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.tagName')).toBe('A');
+    await page.close();
+  });
+
+  it('the list filters by agent, and the filter keeps in the link', async () => {
+    const { page, errors } = await open('/explorer/receipts');
+    await page.getByLabel('Agent').fill('review-bot');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/agent=review-bot/);
+    const rows = page.locator('table.receipts tbody tr');
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain(ids[1]);
+    await screenshot(page, 'receipts-filtered');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("the check run's details link opens the receipt's page", async () => {
+    expect(detailsUrl).toBe(`${base}/explorer/receipts/${ids[2]}`);
+    const { page, errors } = await open(detailsUrl);
+    expect(await page.locator('h1').textContent()).toContain(ids[2]);
+    expect(await page.locator('#disposition h2').textContent()).toBe('Disposition');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  async function verify(page: Page): Promise<Record<string, string>> {
+    await page.getByRole('button', { name: 'Verify in this browser' }).click();
+    const outcome = page.locator('#verify-outcome');
+    await outcome.waitFor();
+    const statuses: Record<string, string> = { valid: (await outcome.getAttribute('data-valid'))! };
+    for (const row of await page.locator('#verify-outcome tr[data-check]').all())
+      statuses[(await row.getAttribute('data-check'))!] = (
+        await row.locator('td').nth(1).innerText()
+      ).trim();
+    return statuses;
+  }
+
+  it('verifies a receipt in the browser against a pinned key, and fails a tampered copy', async () => {
+    const { page, errors } = await open(`/explorer/receipts/${ids[1]}`);
+    await page.getByLabel('Key fingerprint (sha256:…)').fill(keyId);
+    const good = await verify(page);
+    expect(good).toMatchObject({
+      valid: 'true',
+      signature_valid: 'PASS',
+      hash_integrity: 'PASS',
+      chain_linkage: 'PASS',
+      inclusion: 'PASS',
+    });
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'receipt-verified');
+
+    const textarea = page.getByLabel('Receipt (JSON)');
+    const receipt = JSON.parse(await textarea.inputValue());
+    receipt.policy.verdict = receipt.policy.verdict === 'ALLOWED' ? 'BLOCKED' : 'ALLOWED';
+    await textarea.fill(JSON.stringify(receipt, null, 2));
+    const bad = await verify(page);
+    expect(bad).toMatchObject({ valid: 'false', signature_valid: 'FAIL', hash_integrity: 'FAIL' });
+    expect(await page.locator('#verify-outcome').textContent()).toContain('Not valid');
+    await screenshot(page, 'receipt-tampered');
+
+    // A key that is not the ledger's is refused outright.
+    await textarea.fill(JSON.stringify({ ...receipt, policy: { ...receipt.policy } }));
+    await page.getByLabel('Key fingerprint (sha256:…)').fill(`sha256:${'0'.repeat(64)}`);
+    await page.getByRole('button', { name: 'Verify in this browser' }).click();
+    await page.locator('#verify-outcome', { hasText: 'not in the history' }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('verifies with the published key history', async () => {
+    const { page } = await open(`/explorer/receipts/${ids[2]}`);
+    await page.getByLabel(/The key history this service publishes/).check();
+    expect(await verify(page)).toMatchObject({ valid: 'true', inclusion: 'PASS' });
+    await page.close();
+  });
+});
+
+describe('the ledger explorer without JavaScript', () => {
+  it('the list and the receipt page are complete, and the list filters', async () => {
+    const t = appWithGithub({ explorerScript: buildExplorerScript() });
+    const listening = await listen();
+    listening.server.on('request', t.app);
+    const key = await newKey(t as never);
+    const res = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(validClaim());
+    const id = res.body.receipt.receipt_id as string;
+    let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+    try {
+      browser = await launchBrowser({ javaScriptEnabled: false });
+      const page = await browser.context.newPage();
+      await page.goto(`${listening.url}/explorer/receipts`);
+      await page.getByLabel('Agent').fill('coder-bot');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.waitForURL(/agent=coder-bot/);
+      await page.getByRole('link', { name: id }).click();
+      await page.waitForURL(new RegExp(`/explorer/receipts/${id}$`));
+      expect(await page.locator('h1').textContent()).toContain(id);
+      expect(await page.getByRole('heading', { name: 'Rules' }).isVisible()).toBe(true);
+      expect(await page.getByRole('heading', { name: 'Sources' }).isVisible()).toBe(true);
+      expect(await page.locator('#verify-form').isVisible()).toBe(false);
+      expect(await page.locator('#verify noscript').count()).toBe(1);
+      // axe needs script: these pages are checked with it in the tests above.
+      await screenshot(page, 'receipt-no-javascript');
+    } finally {
+      await browser?.close();
+      await listening.close();
+      await t.close();
+    }
+  });
+});
+
+describe('the ledger explorer with private reads', () => {
+  it('asks for a key, keeps it in the tab, sends it as a header and shows only its receipts', async () => {
+    const t = buildTestApp({
+      config: { publicReads: false },
+      explorerScript: buildExplorerScript(),
+    });
+    const listening = await listen();
+    listening.server.on('request', t.app);
+    const alice = await newKey(t);
+    const bob = await newKey(t);
+    const idOf = async (key: string, agent: string) => {
+      const claim = validClaim();
+      const res = await request(t.app)
+        .post('/v1/evaluate')
+        .set('X-API-Key', key)
+        .send({ ...claim, action: { ...(claim.action as object), agent } });
+      expect(res.status).toBe(200);
+      return res.body.receipt.receipt_id as string;
+    };
+    const aliceId = await idOf(alice, 'alice-agent');
+    const bobId = await idOf(bob, 'bob-agent');
+    let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+    try {
+      browser = await launchBrowser();
+      const page = await browser.context.newPage();
+      const errors = collectErrors(page);
+      const sent: { url: string; key: string | undefined }[] = [];
+      page.on('request', (r) => sent.push({ url: r.url(), key: r.headers()['x-api-key'] }));
+      await page.goto(`${listening.url}/explorer/receipts`);
+      expect(await page.locator('#api-key').isVisible()).toBe(true);
+      expect(await page.content()).not.toContain('alice-agent');
+      expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, 'private-key-prompt');
+
+      await page.locator('#api-key').fill('sk_svc_not-a-key');
+      await page.getByRole('button', { name: 'Show the ledger' }).click();
+      await page.locator('#key-status', { hasText: 'Invalid API key' }).waitFor();
+      expect(await page.evaluate("sessionStorage.getItem('svc.explorer.apiKey')")).toBeNull();
+      sent.length = 0;
+
+      await page.locator('#api-key').fill(alice);
+      await page.getByRole('button', { name: 'Show the ledger' }).click();
+      await page.locator('table.receipts').waitFor();
+      const listed = await page.locator('table.receipts tbody').innerText();
+      expect(listed).toContain(aliceId);
+      expect(listed).not.toContain(bobId);
+      expect(await page.evaluate("sessionStorage.getItem('svc.explorer.apiKey')")).toBe(alice);
+      const reads = sent.filter((r) => r.url.includes('/v1/'));
+      expect(reads.length).toBeGreaterThan(0);
+      for (const r of reads) expect(r.key).toBe(alice);
+      for (const r of sent) expect(r.url).not.toContain(alice);
+      expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, 'private-receipts');
+
+      // The next page reads with the kept key at once, and verifies with it.
+      await page.getByRole('link', { name: aliceId }).click();
+      await page.locator('h1', { hasText: aliceId }).waitFor();
+      await page.getByLabel(/The key history this service publishes/).check();
+      await page.getByRole('button', { name: 'Verify in this browser' }).click();
+      await page.locator('#verify-outcome[data-valid="true"]').waitFor();
+
+      // Another account's receipt reads as one that does not exist.
+      await page.goto(`${listening.url}/explorer/receipts/${bobId}`);
+      await page.locator('#key-status', { hasText: 'No receipt' }).waitFor();
+      expect(await page.content()).not.toContain('bob-agent');
+      expect(errors.filter((e) => !/status of (401|404)/.test(e))).toEqual([]);
+    } finally {
+      await browser?.close();
+      await listening.close();
+      await t.close();
+    }
+  });
+});

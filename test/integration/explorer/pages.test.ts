@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { newKey } from '../api/helpers.js';
+
+// The explorer's pages as the server renders them: what a reader without JavaScript gets.
+
+/** The page's text as a reader sees it: tags dropped, whitespace collapsed. */
+const textOf = (page: string) =>
+  page
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+
+const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
+
+const claimOf = (repository: string, agent: string, pr: number, text: string, extra = {}) =>
+  validClaim({
+    entity: repository,
+    claim: text,
+    action: {
+      action_type: 'merge',
+      target_system: 'github',
+      repository,
+      pull_request: pr,
+      commit: `c0ffee${pr}`,
+      branch: 'main',
+      agent,
+      agent_model: 'model-x',
+    },
+    ...extra,
+  });
+
+describe('explorer pages (public reads)', () => {
+  let t: TestApp;
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    t = buildTestApp();
+    const key = await newKey(t);
+    const claims = [
+      claimOf('acme/web', 'coder-bot', 7, 'Merge the login fix'),
+      claimOf('acme/web', 'coder-bot', 7, 'Merge the login fix, second push'),
+      claimOf('acme/api', 'other-agent', 3, `Deploy ${HOSTILE}`, {
+        sources: [
+          {
+            id: `src-${HOSTILE}`,
+            type: 'ci',
+            uri: 'javascript:alert(document.cookie)',
+            confidence: 0.9,
+            content: HOSTILE,
+            provenance: { captured_at: '2026-01-15T09:00:00.000Z', collector: 'ci-bot' },
+          },
+        ],
+      }),
+    ];
+    for (const claim of claims) {
+      const res = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(claim);
+      expect(res.status).toBe(200);
+      ids.push(res.body.receipt.receipt_id as string);
+    }
+  });
+  afterAll(() => t.close());
+
+  it('GET / leads to the overview, which counts receipts, agents and repositories', async () => {
+    const root = await request(t.app).get('/');
+    expect(root.status).toBe(302);
+    expect(root.headers.location).toBe('/explorer');
+    const res = await request(t.app).get('/explorer');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('<h1 id="page-title">Ledger overview</h1>');
+    const text = textOf(res.text);
+    expect(text).toContain('Receipts 3 Acceptance rate');
+    expect(text).toContain('Agents 2 Repositories 2');
+    expect(res.text).toMatch(/<svg\s+role="img"/);
+    expect(res.text).toContain('Latest checkpoint');
+    expect(text).toContain('Tree size 3 receipts');
+  });
+
+  it('the pages carry the service CSP and load only their own script and stylesheet', async () => {
+    const res = await request(t.app).get('/explorer');
+    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(res.text).not.toMatch(/<script>|<script [^>]*>[^<]/);
+    expect(res.text).toContain(
+      '<script type="module" src="/explorer/assets/explorer.js"></script>',
+    );
+    const css = await request(t.app).get('/explorer/assets/explorer.css');
+    expect(css.status).toBe(200);
+    expect(css.headers['content-type']).toMatch(/^text\/css/);
+  });
+
+  it('the list filters by agent, repository, verdict and words, with the API cursors', async () => {
+    const all = await request(t.app).get('/explorer/receipts');
+    expect(all.status).toBe(200);
+    for (const id of ids) expect(all.text).toContain(`/explorer/receipts/${id}`);
+
+    const byAgent = await request(t.app).get('/explorer/receipts?agent=other-agent&repo=&verdict=');
+    expect(byAgent.text).toContain(ids[2]);
+    expect(byAgent.text).not.toContain(ids[0]);
+    expect(byAgent.text).toContain('value="other-agent"');
+
+    const byWords = await request(t.app).get('/explorer/receipts?q=second');
+    expect(byWords.text).toContain(ids[1]);
+    expect(byWords.text).not.toContain(ids[0]);
+
+    const none = await request(t.app).get('/explorer/receipts?verdict=ESCALATED');
+    expect(none.text).toContain('No receipt matches.');
+
+    // The API's cursors: a page after the newest receipt's sequence holds the older ones.
+    const older = await request(t.app).get('/explorer/receipts?repo=acme%2Fweb&after=2');
+    expect(older.text).toContain(ids[0]);
+    expect(older.text).not.toContain(ids[1]);
+  });
+
+  it('a bad filter is a 400 page with the error, its code and the request id', async () => {
+    const res = await request(t.app).get('/explorer/receipts?verdict=MAYBE');
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('verdict');
+    expect(res.text).toContain('<code>validation_failed</code>');
+    expect(res.text).toContain(`<code>${res.headers['x-request-id']}</code>`);
+    const unknown = await request(t.app).get('/explorer/receipts/dr-nothing');
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toContain('<code>not_found</code>');
+  });
+
+  it('the receipt page shows verdict, rules, sources, submitter, policy and the chain', async () => {
+    const res = await request(t.app).get(`/explorer/receipts/${ids[1]}`);
+    expect(res.status).toBe(200);
+    const stored = (await request(t.app).get(`/v1/receipts/${ids[1]}`)).body;
+    for (const part of [
+      `Receipt ${ids[1]}`,
+      stored.receipt.policy.verdict,
+      stored.receipt.admissibility.status,
+      'min_sources',
+      stored.receipt.policy.config_hash,
+      stored.receipt.submitter.key_id,
+      stored.receipt.chain.receipt_hash,
+      `href="/explorer/receipts/${ids[0]}"`,
+      `href="/explorer/receipts/${ids[2]}"`,
+      'id="disposition"',
+      'id="verify-form"',
+      'href="/explorer/pulls?repository=acme%2Fweb&amp;pr=7"',
+    ])
+      expect(res.text).toContain(part);
+    for (const rule of stored.policy.rules) expect(res.text).toContain(rule.reason);
+  });
+
+  it('escapes every string a claim chose and links no javascript: URI', async () => {
+    const res = await request(t.app).get(`/explorer/receipts/${ids[2]}`);
+    expect(res.status).toBe(200);
+    expect(res.text).not.toContain(HOSTILE);
+    expect(res.text).not.toContain('<img src=x');
+    expect(res.text).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+    expect(res.text).not.toMatch(/href="javascript:/i);
+    expect(res.text).toContain('captured <time');
+    const list = await request(t.app).get('/explorer/receipts');
+    expect(list.text).not.toContain(HOSTILE);
+  });
+
+  it('the pull-request page lists its receipts push after push, and what changed', async () => {
+    const res = await request(t.app).get('/explorer/pulls?repository=acme%2Fweb&pr=7');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('Pull request #7 of acme/web');
+    expect(res.text.indexOf(ids[0]!)).toBeLessThan(res.text.indexOf(ids[1]!));
+    expect(res.text).toContain('Changes since the previous receipt');
+    const missing = await request(t.app).get('/explorer/pulls?repository=acme%2Fweb');
+    expect(missing.status).toBe(400);
+  });
+
+  it('the keys page shows the origin, the latest checkpoint and the witnesses', async () => {
+    const res = await request(t.app).get('/explorer/keys');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('Signing keys');
+    expect(res.text).toContain('Latest checkpoint');
+    expect(res.text).toContain('No witness is configured');
+  });
+});
+
+describe('explorer pages (private reads)', () => {
+  let t: TestApp;
+  let id: string;
+
+  beforeAll(async () => {
+    t = buildTestApp({ config: { publicReads: false } });
+    const key = await newKey(t);
+    const res = await request(t.app)
+      .post('/v1/evaluate')
+      .set('X-API-Key', key)
+      .send(claimOf('secret/repo', 'hidden-agent', 1, 'A private claim'));
+    id = res.body.receipt.receipt_id as string;
+  });
+  afterAll(() => t.close());
+
+  it('renders shells that ask for a key and show no ledger data', async () => {
+    for (const path of [
+      '/explorer',
+      '/explorer/receipts',
+      `/explorer/receipts/${id}`,
+      '/explorer/pulls?repository=secret%2Frepo&pr=1',
+    ]) {
+      const res = await request(t.app).get(path);
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('id="key-form"');
+      expect(res.text).toContain('data-reads="private"');
+      for (const secret of ['secret/repo', 'hidden-agent', 'A private claim'])
+        expect(res.text).not.toContain(secret);
+    }
+    // What the key shell reads with is still the API, which refuses a reader without a key.
+    expect((await request(t.app).get(`/v1/receipts/${id}`)).status).toBe(401);
+  });
+});
