@@ -21,6 +21,7 @@ import { PolicyService } from '../services/policies.js';
 import { createStore } from '../storage/create-store.js';
 import { exportLog } from './log-export.js';
 import { MissingLedgerError } from '../storage/missing-ledger.js';
+import { policyFileCommands } from './policy-commands.js';
 import { signingKeyCommands } from './signing-key-commands.js';
 
 const HELP = `svc — operator commands for the svc service
@@ -43,6 +44,12 @@ Usage:
   svc policies create <name> --config '<json>' [--overrides tighten|none|any]
                       [--description <text>]    create a shared policy every key may use
   svc policies delete <name>                    delete a shared policy
+  svc policy check <file>                       validate a policy file or a .github/svc.yml
+                                                offline; prints its effective config and
+                                                config_hash (svc policy check --help)
+  svc policy test <policy> <cases.yml>          evaluate test cases against a policy file, a
+                                                .github/svc.yml or a built-in policy, offline;
+                                                PASS/FAIL per case (svc policy test --help)
   svc log export <dir>                          write the newest stored checkpoint and every
                                                 tile and entry bundle of its size as static
                                                 files (C2SP tlog-tiles paths) under <dir>;
@@ -63,11 +70,12 @@ A locked key cannot revoke itself (DELETE /v1/account is 403 locked_key): only t
 commands revoke it or lift its lock. A revoked account's address cannot sign up again.
 Raw keys are printed only by create and rotate: svc keeps digests only.
 
-Every command works on the store the service uses: the MongoDB database of MONGODB_URI
-(and MONGODB_DATABASE) when MONGODB_URI is set, else the embedded store in SVC_DATA_DIR
-(default ./data). It opens it directly and is safe to run while the service is up. It
-needs a ledger there: the service creates it when it first starts, and no command creates
-one (a data directory or database without a ledger is refused with exit code 2).
+Every command but svc policy (which reads files only) works on the store the service uses:
+the MongoDB database of MONGODB_URI (and MONGODB_DATABASE) when MONGODB_URI is set, else
+the embedded store in SVC_DATA_DIR (default ./data). It opens it directly and is safe to
+run while the service is up. It needs a ledger there: the service creates it when it first
+starts, and no command creates one (a data directory or database without a ledger is
+refused with exit code 2).
 Through npm: npm run svc -- keys list
 
 Exit codes: 0 done, 1 failed (e.g. no such key), 2 wrong usage.`;
@@ -294,6 +302,17 @@ async function logCommands(store: Store, args: string[], out: Out): Promise<numb
 }
 
 async function main(argv: string[]): Promise<number> {
+  // Files only: no store is opened, and the subcommands answer their own --help.
+  if (argv[0] === 'policy') {
+    return policyFileCommands(
+      argv.slice(1),
+      {
+        out: (line) => void process.stdout.write(`${line}\n`),
+        err: (line) => void process.stderr.write(`${line}\n`),
+      },
+      usage,
+    );
+  }
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv.includes('--help')) {
     process.stdout.write(`${HELP}\n`);
     return 0;
