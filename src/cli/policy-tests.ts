@@ -350,6 +350,7 @@ const recordedPullRequestSchema = z.strictObject({
     deletions: z.number().int().min(0).default(0),
     changedFiles: z.number().int().min(0).default(0),
     updatedAt: time,
+    labels: z.array(z.string().min(1).max(256)).max(100).optional(),
   }),
   ci: z
     .array(
@@ -379,6 +380,38 @@ const recordedPullRequestSchema = z.strictObject({
   humanOperator: login.nullable().default(null),
   involved: z.array(login).max(1000).default([]),
   host: z.string().min(1).max(256).default('github.com'),
+  /**
+   * What conditional rules read, as the GitHub App fetches it: the listed files and the pull
+   * request's own count of them, the commits' logins, the base branch's CODEOWNERS text, and
+   * the approvers' teams (login → `org/team` slugs) when a policy names teams.
+   */
+  facts: z
+    .strictObject({
+      files: z.strictObject({
+        files: z
+          .array(
+            z.strictObject({
+              filename: z.string().min(1).max(4096),
+              previous_filename: z.string().min(1).max(4096).optional(),
+              status: z.string().max(64).optional(),
+            }),
+          )
+          .max(3000),
+        total: z.number().int().min(0),
+        error: z.string().max(1024).optional(),
+      }),
+      commits: z
+        .array(z.strictObject({ author: login.nullable(), committer: login.nullable() }))
+        .max(1000)
+        .default([]),
+      codeOwners: z
+        .string()
+        .max(3 * 1024 * 1024)
+        .nullable()
+        .default(null),
+      teams: z.record(login, z.array(z.string().min(1).max(256)).max(100)).optional(),
+    })
+    .optional(),
 });
 
 export type RecordedPullRequest = z.infer<typeof recordedPullRequestSchema>;
@@ -500,7 +533,22 @@ function claimFor(subject: Subject, input: TestCase['input']): ClaimInput | { no
       notGated: `@${recorded.pr.author} is not one of the agents (${JSON.stringify(agents)}) and gate_humans is false: the App gives a neutral check and evaluates nothing`,
     };
   }
-  const evidence: PullRequestEvidence = { ...recorded, agent };
+  const { facts, ...rest } = recorded;
+  const evidence: PullRequestEvidence = {
+    ...rest,
+    agent,
+    ...(facts && {
+      facts: {
+        files: facts.files,
+        commits: facts.commits,
+        codeOwners: facts.codeOwners,
+        // The App keys memberships by the login in lower case.
+        ...(facts.teams && {
+          teams: new Map(Object.entries(facts.teams).map(([k, v]) => [k.toLowerCase(), v])),
+        }),
+      },
+    }),
+  };
   return buildPullRequestClaim(evidence, repoPolicy);
 }
 

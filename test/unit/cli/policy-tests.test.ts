@@ -515,3 +515,77 @@ describe('conditional rules', () => {
     ]);
   });
 });
+
+describe('recorded pull requests with the facts rules read', () => {
+  const platform = {
+    policy: 'default',
+    agents: ['*[bot]'],
+    rules: [
+      {
+        name: 'platform-review',
+        if: { paths: ['.github/workflows/**', 'infra/**'] },
+        require: { approvals: { count: 2, from: { teams: ['@acme/platform'] } } },
+      },
+    ],
+  };
+  const review = (reviewer: string) => ({
+    reviewer,
+    reviewerType: 'User',
+    state: 'APPROVED',
+    commitId: 'a'.repeat(40),
+    submittedAt: '2026-11-01T10:06:00Z',
+    url: `https://github.com/acme/web/pull/7#review-${reviewer}`,
+    permission: 'write',
+  });
+  const withFacts = (paths: string[], teams: Record<string, string[]>) => ({
+    ...recordedPr('renovate[bot]', [review('alice'), review('bob')]),
+    facts: {
+      files: { files: paths.map((filename) => ({ filename })), total: paths.length },
+      commits: [{ author: 'renovate[bot]', committer: 'web-flow' }],
+      codeOwners: null,
+      teams,
+    },
+  });
+
+  it('meets path conditions and team approvals as the App would', async () => {
+    const repo = await subject(platform, 'repo-config');
+    const both = { alice: ['acme/platform'], Bob: ['acme/platform'] };
+    const [infra, docs, short] = cases([
+      {
+        name: 'infra',
+        pull_request: withFacts(['infra/main.tf'], both),
+        expect: { verdict: 'ALLOWED' },
+      },
+      { name: 'docs', pull_request: withFacts(['docs/a.md'], {}), expect: { verdict: 'ALLOWED' } },
+      {
+        name: 'one member',
+        pull_request: withFacts(['infra/main.tf'], { alice: ['acme/platform'] }),
+        expect: { verdict: 'BLOCKED' },
+      },
+    ]);
+    const ruleOf = (outcome: CaseOutcome) =>
+      (outcome as { rules: { rule: string; passed: boolean; reason: string }[] }).rules.find(
+        (r) => r.rule === 'rule:platform-review',
+      );
+    expect(ruleOf(await evaluateCase(repo, infra!))).toMatchObject({ passed: true });
+    expect(ruleOf(await evaluateCase(repo, docs!))).toMatchObject({ passed: true });
+    expect(ruleOf(await evaluateCase(repo, docs!))!.reason).toMatch(/not|appl/i);
+    const failed = await evaluateCase(repo, short!);
+    expect(failed).toMatchObject({ verdict: 'BLOCKED' });
+    expect(ruleOf(failed)).toMatchObject({ passed: false });
+  });
+
+  it('refuses facts it does not know', () => {
+    const loaded = loadCases(
+      [
+        {
+          name: 'x',
+          pull_request: { ...withFacts([], {}), facts: { files: {} } },
+          expect: { verdict: 'ALLOWED' },
+        },
+      ],
+      noFiles,
+    );
+    expect(loaded.ok).toBe(false);
+  });
+});
