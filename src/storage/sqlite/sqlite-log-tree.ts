@@ -197,6 +197,10 @@ export class SqliteLogTree implements LogTreeStore {
   async initOrigin(candidate: string): Promise<string> {
     // The migration adopted the origin of an existing ledger's receipts; one stored since
     // holds, else the first receipt-core-v2 receipt's, else the candidate.
+    // Read first: the insert's subquery reads receipts even when the row is there already
+    // (ON CONFLICT is decided after it), seconds at a million receipts on every start.
+    const kept = this.originRow.get();
+    if (kept) return kept.value;
     this.insertOrigin.run(candidate);
     return this.originRow.get()!.value;
   }
