@@ -6,8 +6,8 @@ import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse, SubmitterContext } from '../services/claims.js';
 import {
+  actionsFor,
   receiptPageUrl,
-  REEVALUATE,
   renderEvaluation,
   renderPreview,
   renderWithoutReceipt,
@@ -497,7 +497,7 @@ export class PullRequestGate {
       conclusion: output.conclusion,
       completed_at: new Date(this.deps.clock.now()).toISOString(),
       output: { title: output.title, summary: output.summary },
-      actions: [REEVALUATE],
+      actions: actionsFor(output.conclusion),
       ...(output.receiptId
         ? {
             external_id: output.receiptId,
