@@ -533,3 +533,28 @@ export function closedNetwork(): void {
   afterAll(() => nock.enableNetConnect());
   afterEach(() => nock.cleanAll());
 }
+
+/** A press of one of our check run's buttons, as GitHub delivers it. */
+export function checkRunActionEvent(
+  run: { id: number; headSha: string; externalId: string | null; numbers?: number[] },
+  identifier: string,
+  sender: { login: string; type?: 'User' | 'Bot' },
+) {
+  return {
+    action: 'requested_action',
+    check_run: {
+      id: run.id,
+      head_sha: run.headSha,
+      external_id: run.externalId,
+      name: 'svc / admissibility',
+      status: 'completed',
+      conclusion: 'action_required',
+      app: { id: APP_ID },
+      check_suite: { head_branch: 'feature' },
+      pull_requests: (run.numbers ?? []).map((number) => ({ number, head: { sha: run.headSha } })),
+    },
+    requested_action: { identifier },
+    sender: { login: sender.login, type: sender.type ?? 'User' },
+    ...common(),
+  };
+}
