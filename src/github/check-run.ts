@@ -215,17 +215,20 @@ export function renderPreview(
 export function renderDisposition(input: {
   baseUrl: string;
   decision: 'approve' | 'reject';
-  reviewer: string;
+  /** A GitHub login (`github_user`), or a person an API key's holder named (`user`). */
+  reviewer: { kind: string; id: string };
   parentReceiptId: string;
   dispositionReceiptId: string;
 }): CheckRunOutput {
   const approve = input.decision === 'approve';
-  const who = `@${cell(input.reviewer)}`;
+  const onGithub = input.reviewer.kind === 'github_user';
+  const plain = onGithub ? `@${input.reviewer.id}` : input.reviewer.id;
+  const who = onGithub ? `@${cell(input.reviewer.id)}` : cell(input.reviewer.id);
   const link = (id: string) => `[\`${id}\`](${receiptPageUrl(input.baseUrl, id)})`;
   const summary = [
     `## ${approve ? 'Approved' : 'Rejected'} by ${who} after escalation`,
     '',
-    `svc escalated this commit to a human; ${who} ${approve ? 'approved' : 'rejected'} it on GitHub.`,
+    `svc escalated this commit to a human; ${who} ${approve ? 'approved' : 'rejected'} it ${onGithub ? 'on GitHub' : 'through the svc API'}.`,
     '',
     `- Escalated receipt: ${link(input.parentReceiptId)}`,
     `- Decision receipt: ${link(input.dispositionReceiptId)} (signed, appended to the ledger, linked to the escalated receipt)`,
@@ -235,7 +238,7 @@ export function renderDisposition(input: {
   return {
     conclusion: approve ? 'success' : 'failure',
     title: clipTitle(
-      `${approve ? 'ALLOWED' : 'BLOCKED'}: ${approve ? 'approved' : 'rejected'} by @${input.reviewer}`,
+      `${approve ? 'ALLOWED' : 'BLOCKED'}: ${approve ? 'approved' : 'rejected'} by ${plain}`,
     ),
     summary: clipSummary(summary),
   };

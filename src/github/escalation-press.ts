@@ -146,7 +146,7 @@ export class EscalationPress {
     const output = renderDisposition({
       baseUrl: this.deps.baseUrl,
       decision,
-      reviewer: sender.login,
+      reviewer: { kind: 'github_user', id: sender.login },
       parentReceiptId: parent.receipt.receipt_id,
       dispositionReceiptId: dispositionId,
     });

@@ -79,6 +79,7 @@ export function githubDeliveryHandler(deps: {
     log,
     clock: deps.clock,
     onReceipt: deps.onReceipt,
+    dispositions: deps.dispositions,
   });
   // Deliveries on their last run: a transient failure then ends the check with its reason.
   const finalRuns = new Set<string>();

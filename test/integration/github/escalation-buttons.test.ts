@@ -294,4 +294,41 @@ describe('GitHub App: Approve and Reject on an escalated check run', () => {
     expect(refusals().map((l) => l.sender)).toEqual(['lead', 'maintainer']);
     expect(refusals()[0]!.reason).toMatch(/already has a disposition/);
   });
+
+  it('evaluated again with the same evidence, a decided escalation shows its decision, without buttons', async () => {
+    const run = await escalate();
+    await press(run, 'approve', 'maintainer');
+    const [decision] = await t.store.ledger.dispositionsOf([run.externalId]);
+    // The check's Re-evaluate button: the same evidence answers the same escalated receipt.
+    await press(run, 're-evaluate', 'maintainer');
+    const again = github.writes.at(-1)!;
+    expect(again.id).not.toBe(run.id);
+    expect(again.body).toMatchObject({
+      conclusion: 'success',
+      external_id: run.externalId,
+      actions: [expect.objectContaining({ identifier: 're-evaluate' })],
+    });
+    expect((again.body.actions as unknown[]).length).toBe(1);
+    const summary = (again.body.output as { summary: string }).summary;
+    expect(summary).toContain('@maintainer');
+    expect(summary).toContain(`(${page(decision!.receipt.receipt_id)})`);
+  });
+
+  it('a press on a check run whose escalation a later evaluation of the same commit superseded changes nothing', async () => {
+    const first = await escalate();
+    // Another CI run is new evidence: a new receipt, a new check run on the same commit.
+    state.checkRuns.get(SHA)!.push({
+      name: 'lint',
+      status: 'completed',
+      conclusion: 'success',
+      app_id: 1,
+    });
+    await deliver(t, 'pull_request', pullRequestEvent('synchronize', agentPr));
+    expect(await t.jobs.runDue()).toBe(1);
+    const second = github.writes.at(-1)!;
+    expect(second.body.external_id).not.toBe(first.externalId);
+    const before = await snapshot();
+    await press(first, 'approve', 'maintainer');
+    await expectNothing(first, before, 'maintainer', /superseded/);
+  });
 });

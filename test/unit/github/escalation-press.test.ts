@@ -71,7 +71,7 @@ describe('the buttons of a check run', () => {
 describe('the check run after a decision', () => {
   const input = {
     baseUrl: 'https://svc.example.com',
-    reviewer: 'sam_lead',
+    reviewer: { kind: 'github_user', id: 'sam_lead' },
     parentReceiptId: 'r-1',
     dispositionReceiptId: 'dr-2',
   };
