@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { isSvcError } from '../core/errors.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { LedgerEntry } from '../ports/ledger-store.js';
+import type { EvaluateResponse } from '../services/claims.js';
 import type { DispositionService } from '../services/dispositions.js';
 import { APPROVE, receiptPageUrl, REJECT, renderDisposition } from './check-run.js';
 import { githubSubmitter, type Installation } from './gate.js';
@@ -66,6 +67,8 @@ export interface EscalationPressDeps {
   appId: number;
   baseUrl: string;
   log: Logger;
+  /** Told of each disposition written (the receipts metric). */
+  onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
 }
 
 /**
@@ -105,12 +108,7 @@ export class EscalationPress {
       return refuse(`the check run is for ${run.headSha}, not the head ${pr.facts.headSha}`);
     // No permission lookup for an account that is no person: it is refused whatever it holds.
     if (sender.type !== 'User') return refuse(`the sender is a ${sender.type}, not a person`);
-    const { data } = await installation.octokit.rest.repos.getCollaboratorPermissionLevel({
-      ...ref,
-      username: sender.login,
-    });
-    // role_name tells maintain from write; permission alone folds it into write.
-    const permission = (data as { role_name?: string }).role_name ?? data.permission;
+    const permission = await permissionOf(installation, ref, sender.login);
     const commits = await loadCommits(installation.octokit, ref, number);
     const refusal = pressRefusal({
       sender,
@@ -142,6 +140,7 @@ export class EscalationPress {
       return refuse(
         `receipt ${parent.receipt.receipt_id} was decided already (${recorded.response.receipt.receipt_id})`,
       );
+    this.deps.onReceipt?.(recorded.response, false);
     const dispositionId = recorded.response.receipt.receipt_id;
     const output = renderDisposition({
       baseUrl: this.deps.baseUrl,
@@ -198,5 +197,23 @@ export class EscalationPress {
     if (latest && latest.receipt.receipt_id !== entry.receipt.receipt_id)
       return `receipt ${run.externalId} was superseded by ${latest.receipt.receipt_id}`;
     return entry;
+  }
+}
+
+/**
+ * A login's permission on the repository: `role_name`, which tells maintain from write
+ * (`permission` folds it into write). GitHub answers 404 for an account it does not know as a
+ * collaborator: no permission, not a failure worth another run.
+ */
+async function permissionOf(installation: Installation, ref: RepoRef, login: string) {
+  try {
+    const { data } = await installation.octokit.rest.repos.getCollaboratorPermissionLevel({
+      ...ref,
+      username: login,
+    });
+    return (data as { role_name?: string }).role_name ?? data.permission;
+  } catch (error) {
+    if ((error as { status?: unknown }).status === 404) return 'none';
+    throw error;
   }
 }

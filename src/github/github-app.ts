@@ -97,6 +97,7 @@ export function githubDeliveryHandler(deps: {
             appId: deps.config.appId,
             baseUrl: deps.baseUrl,
             log,
+            onReceipt: deps.onReceipt,
           })
         : undefined,
     }),

@@ -331,4 +331,29 @@ describe('GitHub App: Approve and Reject on an escalated check run', () => {
     await press(first, 'approve', 'maintainer');
     await expectNothing(first, before, 'maintainer', /superseded/);
   });
+
+  it('an account GitHub does not know as a collaborator is refused, and the delivery is done', async () => {
+    const run = await escalate();
+    const before = await snapshot();
+    state.permissions.set('stranger', 'not_found');
+    await press(run, 'approve', 'stranger');
+    await expectNothing(run, before, 'stranger', /none permission/);
+  });
+
+  it('a decision taken on GitHub counts in the receipts metric', async () => {
+    const run = await escalate();
+    const issued = async (verdict: string) => {
+      const res = await request(t.app).get('/v1/metrics');
+      expect(res.status).toBe(200);
+      const line = res.text
+        .split('\n')
+        .find(
+          (l) => l.startsWith('svc_receipts_issued_total{') && l.includes(`verdict="${verdict}"`),
+        );
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    };
+    expect(await issued('ALLOWED')).toBe(0);
+    await press(run, 'approve', 'maintainer');
+    expect(await issued('ALLOWED')).toBe(1);
+  });
 });

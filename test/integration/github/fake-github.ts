@@ -84,6 +84,7 @@ export interface RepoState {
     }[]
   >;
   statuses: Map<string, { context: string; state: string; updated_at: string }[]>;
+  /** Permission per login (default read; `not_found`: GitHub answers 404). */
   permissions: Map<string, string>;
   /** Authors and committers of each pull request's commits. */
   commits: Map<number, { author: string; committer: string }[]>;
@@ -222,6 +223,8 @@ export function fakeGitHub(state: RepoState) {
       const login = decodeURIComponent(/collaborators\/([^/]+)\/permission/.exec(uri)![1]!);
       state.permissionLookups?.push(login);
       const permission = state.permissions.get(login) ?? 'read';
+      // An account GitHub does not know as a collaborator.
+      if (permission === 'not_found') return [404, { message: 'Not Found' }];
       return [
         200,
         {
