@@ -59,6 +59,8 @@ export interface PressedRun {
   headSha: string;
   /** The receipt the check run reports (the gate sets it as the run's external_id). */
   externalId: string | null;
+  /** The run's conclusion when it was pressed. */
+  conclusion: string | null;
 }
 
 export interface EscalationPressDeps {
@@ -136,11 +138,13 @@ export class EscalationPress {
       if (isSvcError(error)) return refuse(error.message);
       throw error;
     }
-    if (recorded.replayed)
+    // The same press again: a new run of a delivery whose check update failed after the
+    // receipt was written finishes the check; once the check shows the decision, nothing to do.
+    if (recorded.replayed && run.conclusion !== 'action_required')
       return refuse(
         `receipt ${parent.receipt.receipt_id} was decided already (${recorded.response.receipt.receipt_id})`,
       );
-    this.deps.onReceipt?.(recorded.response, false);
+    if (!recorded.replayed) this.deps.onReceipt?.(recorded.response, false);
     const dispositionId = recorded.response.receipt.receipt_id;
     const output = renderDisposition({
       baseUrl: this.deps.baseUrl,
@@ -160,7 +164,7 @@ export class EscalationPress {
       details_url: receiptPageUrl(this.deps.baseUrl, dispositionId),
     });
     this.deps.log.info(
-      { ...fields, disposition_receipt_id: dispositionId },
+      { ...fields, disposition_receipt_id: dispositionId, replayed: recorded.replayed },
       'escalation decided on GitHub',
     );
   }

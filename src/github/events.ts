@@ -151,7 +151,12 @@ export function gateEvents(
       await options.escalations.press(
         installation,
         ref,
-        { id: run.id, headSha: run.head_sha, externalId: run.external_id ?? null },
+        {
+          id: run.id,
+          headSha: run.head_sha,
+          externalId: run.external_id ?? null,
+          conclusion: run.conclusion ?? null,
+        },
         decision,
         { login: sender.login, type: sender.type },
       );

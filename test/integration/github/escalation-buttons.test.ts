@@ -90,7 +90,7 @@ describe('GitHub App: Approve and Reject on an escalated check run', () => {
   };
 
   const press = async (
-    run: Awaited<ReturnType<typeof escalate>>,
+    run: Awaited<ReturnType<typeof escalate>> & { conclusion?: string },
     identifier: string,
     login: string,
     type: 'User' | 'Bot' = 'User',
@@ -286,8 +286,9 @@ describe('GitHub App: Approve and Reject on an escalated check run', () => {
     const [first] = await t.store.ledger.dispositionsOf([run.externalId]);
     const before = await snapshot();
     state.permissions.set('lead', 'admin');
+    // Pressed before the check showed the decision, and again on the decided check.
     await press(run, 'reject', 'lead');
-    await press(run, 'approve', 'maintainer');
+    await press({ ...run, conclusion: 'success' }, 'approve', 'maintainer');
     expect(github.writes.length).toBe(before.writes);
     expect((await t.store.ledger.head()).sequence).toBe(before.sequence);
     expect(await t.store.ledger.dispositionsOf([run.externalId])).toEqual([first]);
@@ -355,5 +356,25 @@ describe('GitHub App: Approve and Reject on an escalated check run', () => {
     expect(await issued('ALLOWED')).toBe(0);
     await press(run, 'approve', 'maintainer');
     expect(await issued('ALLOWED')).toBe(1);
+  });
+
+  it('a check update GitHub failed is finished by the next run of the delivery, with the one receipt', async () => {
+    const run = await escalate();
+    const before = await snapshot();
+    state.failPatches = 1;
+    await press(run, 'approve', 'maintainer');
+    const [decision] = await t.store.ledger.dispositionsOf([run.externalId]);
+    expect(decision).toBeDefined();
+    expect(github.writes.length).toBe(before.writes);
+    t.clock.advance(10 * 60 * 1000);
+    expect(await t.jobs.runDue()).toBe(1);
+    expect((await t.store.ledger.head()).sequence).toBe(before.sequence + 1);
+    expect(await t.store.ledger.dispositionsOf([run.externalId])).toEqual([decision]);
+    expect(github.writes.at(-1)).toMatchObject({
+      method: 'PATCH',
+      id: run.id,
+      body: { conclusion: 'success', details_url: page(decision!.receipt.receipt_id) },
+    });
+    expect(refusals()).toEqual([]);
   });
 });

@@ -98,6 +98,8 @@ export interface RepoState {
   teamLookups: string[];
   /** Pages of GET /pulls/{n}/files asked for, as `<per_page>:<page>`. */
   filePages: string[];
+  /** How many check-run updates to answer 502 before accepting them again. */
+  failPatches?: number;
 }
 
 export const newRepoState = (): RepoState => ({
@@ -333,6 +335,10 @@ export function fakeGitHub(state: RepoState) {
     .patch(new RegExp(`^${repo}/check-runs/(\\d+)$`))
     .reply((uri, body) => {
       const id = Number(/check-runs\/(\d+)$/.exec(uri)![1]);
+      if (state.failPatches) {
+        state.failPatches--;
+        return [502, { message: 'Server Error' }];
+      }
       writes.push({ method: 'PATCH', id, body: body as Record<string, unknown> });
       return [200, { id }];
     });
@@ -539,7 +545,14 @@ export function closedNetwork(): void {
 
 /** A press of one of our check run's buttons, as GitHub delivers it. */
 export function checkRunActionEvent(
-  run: { id: number; headSha: string; externalId: string | null; numbers?: number[] },
+  run: {
+    id: number;
+    headSha: string;
+    externalId: string | null;
+    numbers?: number[];
+    /** The run's conclusion when pressed (default action_required). */
+    conclusion?: string;
+  },
   identifier: string,
   sender: { login: string; type?: 'User' | 'Bot' },
 ) {
@@ -551,7 +564,7 @@ export function checkRunActionEvent(
       external_id: run.externalId,
       name: 'svc / admissibility',
       status: 'completed',
-      conclusion: 'action_required',
+      conclusion: run.conclusion ?? 'action_required',
       app: { id: APP_ID },
       check_suite: { head_branch: 'feature' },
       pull_requests: (run.numbers ?? []).map((number) => ({ number, head: { sha: run.headSha } })),
