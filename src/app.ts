@@ -141,6 +141,15 @@ export function createApp(deps: AppDeps): Express {
     sha256Hex,
     sealer: deps.sealer,
   });
+  const dispositions = new DispositionService({
+    ledger: store.ledger,
+    queries: store.queries,
+    serverKey,
+    clock,
+    logOrigin,
+    sha256Hex,
+    sealer: deps.sealer,
+  });
   const github = config.github;
   const githubReady = github?.appId !== undefined && github.privateKey !== undefined;
   if (github && githubReady) {
@@ -155,6 +164,7 @@ export function createApp(deps: AppDeps): Express {
           webhookSecret: config.webhookSecret,
         },
         claims,
+        dispositions,
         queries: store.queries,
         clock,
         baseUrl: config.baseUrl ?? 'http://localhost:3000',
@@ -211,19 +221,7 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...accountRoutes({ ...limits, ledger: store.ledger }),
     ...claimRoutes(claims, metrics),
-    ...dispositionRoutes(
-      new DispositionService({
-        ledger: store.ledger,
-        queries: store.queries,
-        serverKey,
-        clock,
-        logOrigin,
-        sha256Hex,
-        sealer: deps.sealer,
-      }),
-      metrics,
-      config,
-    ),
+    ...dispositionRoutes(dispositions, metrics, config),
     ...verifyRoutes({
       ledger: store.ledger,
       serverKey,

@@ -13,6 +13,19 @@ export const REEVALUATE = {
   identifier: 're-evaluate',
 } as const;
 
+/** The buttons of an ESCALATED check run: a human decides it on GitHub (contract §11). */
+export const APPROVE = {
+  label: 'Approve',
+  description: 'Approve this escalation (maintainers)',
+  identifier: 'approve',
+} as const;
+
+export const REJECT = {
+  label: 'Reject',
+  description: 'Reject this escalation (maintainers)',
+  identifier: 'reject',
+} as const;
+
 export type Conclusion = 'success' | 'failure' | 'action_required' | 'neutral';
 
 export interface CheckRunOutput {
@@ -24,6 +37,10 @@ export interface CheckRunOutput {
 /** The receipt's page in the ledger explorer: the check run's details link. */
 export const receiptPageUrl = (baseUrl: string, receiptId: string): string =>
   `${baseUrl}/explorer/receipts/${encodeURIComponent(receiptId)}`;
+
+/** The check run's buttons: Approve and Reject only while a human decision is pending. */
+export const actionsFor = (conclusion: Conclusion) =>
+  conclusion === 'action_required' ? [REEVALUATE, APPROVE, REJECT] : [REEVALUATE];
 
 /** success only for ALLOWED and ACCEPTED; ESCALATED asks a human; anything else fails. */
 export function conclusionOf(response: EvaluateResponse): Conclusion {
@@ -189,4 +206,40 @@ export function renderPreview(
   }
   lines.push('', 'This preview was simulated: no receipt records it.');
   return { ...output, summary: clipSummary(`${output.summary}\n${lines.join('\n')}`) };
+}
+
+/**
+ * The check run once a person decided its escalation on GitHub: success (approve) or failure
+ * (reject), naming who decided and linking the escalated receipt and the decision's.
+ */
+export function renderDisposition(input: {
+  baseUrl: string;
+  decision: 'approve' | 'reject';
+  /** A GitHub login (`github_user`), or a person an API key's holder named (`user`). */
+  reviewer: { kind: string; id: string };
+  parentReceiptId: string;
+  dispositionReceiptId: string;
+}): CheckRunOutput {
+  const approve = input.decision === 'approve';
+  const onGithub = input.reviewer.kind === 'github_user';
+  const plain = onGithub ? `@${input.reviewer.id}` : input.reviewer.id;
+  const who = onGithub ? `@${cell(input.reviewer.id)}` : cell(input.reviewer.id);
+  const link = (id: string) => `[\`${id}\`](${receiptPageUrl(input.baseUrl, id)})`;
+  const summary = [
+    `## ${approve ? 'Approved' : 'Rejected'} by ${who} after escalation`,
+    '',
+    `svc escalated this commit to a human; ${who} ${approve ? 'approved' : 'rejected'} it ${onGithub ? 'on GitHub' : 'through the svc API'}.`,
+    '',
+    `- Escalated receipt: ${link(input.parentReceiptId)}`,
+    `- Decision receipt: ${link(input.dispositionReceiptId)} (signed, appended to the ledger, linked to the escalated receipt)`,
+    '',
+    'A new push is evaluated afresh: this decision holds for this commit only.',
+  ].join('\n');
+  return {
+    conclusion: approve ? 'success' : 'failure',
+    title: clipTitle(
+      `${approve ? 'ALLOWED' : 'BLOCKED'}: ${approve ? 'approved' : 'rejected'} by ${plain}`,
+    ),
+    summary: clipSummary(summary),
+  };
 }

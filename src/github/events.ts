@@ -1,6 +1,7 @@
 import type { ApplicationFunction, Context } from 'probot';
 import type { Logger } from 'pino';
 import { REEVALUATE } from './check-run.js';
+import { decisionOf, type EscalationPress } from './escalation-press.js';
 import { openPullRequestsFor, type RepoRef } from './github-evidence.js';
 import {
   mergeQueueBase,
@@ -44,7 +45,13 @@ const need = <T>(value: T | null | undefined, what: string): T => {
  */
 export function gateEvents(
   gate: PullRequestGate,
-  options: { appId: number; log: Logger; isFinalAttempt: (deliveryId: string) => boolean },
+  options: {
+    appId: number;
+    log: Logger;
+    isFinalAttempt: (deliveryId: string) => boolean;
+    /** The Approve and Reject buttons of escalated check runs; absent, they do nothing. */
+    escalations?: EscalationPress;
+  },
 ): ApplicationFunction {
   return (app) => {
     const target = (context: Context) => targetOf(context, options.isFinalAttempt(context.id));
@@ -132,6 +139,27 @@ export function gateEvents(
       const sha = need(context.payload.sha, 'sha');
       const branch = context.payload.branches?.map((b) => b.name).find((n) => mergeQueueBase(n));
       await evaluateCommit(context, sha, branch ?? null, []);
+    });
+
+    // A person decided an escalation with our check run's Approve or Reject button.
+    app.on('check_run.requested_action', async (context) => {
+      const run = need(context.payload.check_run, 'check_run');
+      const decision = decisionOf(context.payload.requested_action?.identifier);
+      if (run.app?.id !== options.appId || !decision || !options.escalations) return;
+      const { ref, installation } = target(context);
+      const sender = need(context.payload.sender, 'sender');
+      await options.escalations.press(
+        installation,
+        ref,
+        {
+          id: run.id,
+          headSha: run.head_sha,
+          externalId: run.external_id ?? null,
+          conclusion: run.conclusion ?? null,
+        },
+        decision,
+        { login: sender.login, type: sender.type },
+      );
     });
 
     // Someone asked for a fresh verdict: the "Re-run" of our check, or its button.

@@ -5,9 +5,12 @@ import { isSvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse, SubmitterContext } from '../services/claims.js';
+import type { DispositionService } from '../services/dispositions.js';
 import {
+  actionsFor,
   receiptPageUrl,
   REEVALUATE,
+  renderDisposition,
   renderEvaluation,
   renderPreview,
   renderWithoutReceipt,
@@ -53,6 +56,8 @@ export interface GateDeps {
   /** The service's clock: the check run's start and completion times. */
   clock: Clock;
   onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
+  /** Decisions on escalations: an escalated receipt decided already is reported as decided. */
+  dispositions?: DispositionService;
 }
 
 export interface Installation {
@@ -131,7 +136,8 @@ export class PullRequestGate {
       return;
     }
     const check = await this.startCheck(octokit, ref, pr.facts.headSha, config?.check_name);
-    await this.finish(installation, ref, check, async () => {
+    // Approve and Reject decide a pull request's escalation (escalation-press.ts).
+    await this.finish(installation, ref, check, { decidable: true }, async () => {
       if (!loaded.ok) {
         return renderWithoutReceipt(
           'failure',
@@ -305,7 +311,7 @@ export class PullRequestGate {
       group.headSha,
       loaded.ok ? loaded.config.check_name : undefined,
     );
-    await this.finish(installation, ref, check, async () => {
+    await this.finish(installation, ref, check, { decidable: false }, async () => {
       if (!loaded.ok) {
         return renderWithoutReceipt('failure', `Invalid ${CONFIG_PATH}`, loaded.problem);
       }
@@ -430,11 +436,37 @@ export class PullRequestGate {
       },
       'pull request evaluated',
     );
+    // The same evidence again (a Re-run, a redelivery) answers the same escalated receipt: when
+    // a person decided it already, the check shows that decision, not a new call for one.
+    const decided = await this.decisionOn(response, installation.id);
     return {
-      ...renderEvaluation(response, { baseUrl: this.deps.baseUrl, subject }),
+      ...(decided ?? renderEvaluation(response, { baseUrl: this.deps.baseUrl, subject })),
       receiptId: response.receipt.receipt_id,
       verdict: response.decision.verdict,
     };
+  }
+
+  private async decisionOn(
+    response: EvaluateResponse,
+    installationId: number,
+  ): Promise<CheckRunOutput | null> {
+    if (response.decision.verdict !== 'ESCALATED' || !this.deps.dispositions) return null;
+    const parentId = response.receipt.receipt_id;
+    try {
+      const scope = githubSubmitter(this.deps.appId, installationId).scope;
+      const { receipt } = await this.deps.dispositions.dispositionOf(parentId, scope);
+      if (!receipt.disposition) return null;
+      return renderDisposition({
+        baseUrl: this.deps.baseUrl,
+        decision: receipt.disposition.decision,
+        reviewer: receipt.disposition.reviewer,
+        parentReceiptId: parentId,
+        dispositionReceiptId: receipt.receipt_id,
+      });
+    } catch (error) {
+      if (isSvcError(error) && error.code === 'not_found') return null;
+      throw error;
+    }
   }
 
   private async startCheck(
@@ -474,6 +506,7 @@ export class PullRequestGate {
     installation: Installation,
     ref: RepoRef,
     check: { id: number },
+    options: { decidable: boolean },
     work: () => Promise<CheckRunOutput & { receiptId?: string }>,
   ): Promise<void> {
     const { octokit } = installation;
@@ -497,7 +530,7 @@ export class PullRequestGate {
       conclusion: output.conclusion,
       completed_at: new Date(this.deps.clock.now()).toISOString(),
       output: { title: output.title, summary: output.summary },
-      actions: [REEVALUATE],
+      actions: options.decidable ? actionsFor(output.conclusion) : [REEVALUATE],
       ...(output.receiptId
         ? {
             external_id: output.receiptId,

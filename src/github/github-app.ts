@@ -5,6 +5,8 @@ import type { Job, JobResult } from '../ports/job-queue.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse } from '../services/claims.js';
+import type { DispositionService } from '../services/dispositions.js';
+import { EscalationPress } from './escalation-press.js';
 import { gateEvents, IncompletePayload } from './events.js';
 import { isTransient, PullRequestGate } from './gate.js';
 import { boundedErr, boundedEvent, deliveryFields, errorFields } from './log-fields.js';
@@ -43,6 +45,8 @@ function retryAfterSeconds(error: unknown): number | null {
 export function githubDeliveryHandler(deps: {
   config: GithubAppConfig & { appId: number; privateKey: string };
   claims: ClaimService;
+  /** Records decisions taken with an escalated check run's buttons. */
+  dispositions?: DispositionService;
   queries: LedgerQueries;
   clock: Clock;
   baseUrl: string;
@@ -75,13 +79,28 @@ export function githubDeliveryHandler(deps: {
     log,
     clock: deps.clock,
     onReceipt: deps.onReceipt,
+    dispositions: deps.dispositions,
   });
   // Deliveries on their last run: a transient failure then ends the check with its reason.
   const finalRuns = new Set<string>();
 
   // Handlers are registered once Probot initialized: every delivery waits for that.
   const loaded: Promise<void> = probot.load(
-    gateEvents(gate, { appId: deps.config.appId, log, isFinalAttempt: (id) => finalRuns.has(id) }),
+    gateEvents(gate, {
+      appId: deps.config.appId,
+      log,
+      isFinalAttempt: (id) => finalRuns.has(id),
+      escalations: deps.dispositions
+        ? new EscalationPress({
+            dispositions: deps.dispositions,
+            queries: deps.queries,
+            appId: deps.config.appId,
+            baseUrl: deps.baseUrl,
+            log,
+            onReceipt: deps.onReceipt,
+          })
+        : undefined,
+    }),
   );
   // A delivery run while Probot cannot start fails, and is retried on the job's schedule.
   loaded.catch((error: unknown) => log.error({ err: error }, 'GitHub App failed to start'));

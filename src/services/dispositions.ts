@@ -37,8 +37,8 @@ export interface DispositionServiceDeps {
 /**
  * Dispositions (contract §11): the human decision on an ESCALATED receipt, recorded as a
  * receipt of its own, signed and appended to the same chain, linked to its parent by id and
- * hash. Used by the REST API (reviewer kind `user`, submitter the API key) and meant for the
- * GitHub App (reviewer kind `github_user`, submitter the App installation).
+ * hash. Used by the REST API (reviewer kind `user`, submitter the API key) and by the GitHub
+ * App's Approve and Reject buttons (reviewer kind `github_user`, submitter the installation).
  */
 export class DispositionService {
   private readonly nextUlid = monotonicFactory();

@@ -84,6 +84,7 @@ export interface RepoState {
     }[]
   >;
   statuses: Map<string, { context: string; state: string; updated_at: string }[]>;
+  /** Permission per login (default read; `not_found`: GitHub answers 404). */
   permissions: Map<string, string>;
   /** Authors and committers of each pull request's commits. */
   commits: Map<number, { author: string; committer: string }[]>;
@@ -97,6 +98,8 @@ export interface RepoState {
   teamLookups: string[];
   /** Pages of GET /pulls/{n}/files asked for, as `<per_page>:<page>`. */
   filePages: string[];
+  /** How many check-run updates to answer 502 before accepting them again. */
+  failPatches?: number;
 }
 
 export const newRepoState = (): RepoState => ({
@@ -222,6 +225,8 @@ export function fakeGitHub(state: RepoState) {
       const login = decodeURIComponent(/collaborators\/([^/]+)\/permission/.exec(uri)![1]!);
       state.permissionLookups?.push(login);
       const permission = state.permissions.get(login) ?? 'read';
+      // An account GitHub does not know as a collaborator.
+      if (permission === 'not_found') return [404, { message: 'Not Found' }];
       return [
         200,
         {
@@ -330,6 +335,10 @@ export function fakeGitHub(state: RepoState) {
     .patch(new RegExp(`^${repo}/check-runs/(\\d+)$`))
     .reply((uri, body) => {
       const id = Number(/check-runs\/(\d+)$/.exec(uri)![1]);
+      if (state.failPatches) {
+        state.failPatches--;
+        return [502, { message: 'Server Error' }];
+      }
       writes.push({ method: 'PATCH', id, body: body as Record<string, unknown> });
       return [200, { id }];
     });
@@ -532,4 +541,36 @@ export function closedNetwork(): void {
   });
   afterAll(() => nock.enableNetConnect());
   afterEach(() => nock.cleanAll());
+}
+
+/** A press of one of our check run's buttons, as GitHub delivers it. */
+export function checkRunActionEvent(
+  run: {
+    id: number;
+    headSha: string;
+    externalId: string | null;
+    numbers?: number[];
+    /** The run's conclusion when pressed (default action_required). */
+    conclusion?: string;
+  },
+  identifier: string,
+  sender: { login: string; type?: 'User' | 'Bot' },
+) {
+  return {
+    action: 'requested_action',
+    check_run: {
+      id: run.id,
+      head_sha: run.headSha,
+      external_id: run.externalId,
+      name: 'svc / admissibility',
+      status: 'completed',
+      conclusion: run.conclusion ?? 'action_required',
+      app: { id: APP_ID },
+      check_suite: { head_branch: 'feature' },
+      pull_requests: (run.numbers ?? []).map((number) => ({ number, head: { sha: run.headSha } })),
+    },
+    requested_action: { identifier },
+    sender: { login: sender.login, type: sender.type ?? 'User' },
+    ...common(),
+  };
 }
