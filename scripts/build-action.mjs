@@ -29,8 +29,8 @@ await build({
     js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
   },
   legalComments: 'none',
-  // Paths as the importer sees them, not resolved through symlinks: a worktree whose
-  // node_modules links to another checkout's bundles the same bytes as a clean clone.
+  // Paths as the importer sees them, not resolved through symlinks: a checkout whose
+  // node_modules is a symlink bundles the same bytes as a clean clone.
   preserveSymlinks: true,
   logLevel: 'warning',
 });
