@@ -309,6 +309,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     explorerRouter({
       reads,
+      dispositions,
       log: transparencyLog,
       keys: signingKeys,
       logOrigin,

@@ -1,4 +1,6 @@
+import { SvcError } from '../core/errors.js';
 import type { ReadScope } from '../ports/ledger-queries.js';
+import type { DispositionService } from '../services/dispositions.js';
 import type { LedgerReadService } from '../services/ledger-reads.js';
 import type { SigningKeyService } from '../services/signing-keys.js';
 import type { TransparencyLog } from '../services/transparency-log.js';
@@ -7,6 +9,7 @@ import type { KeysData, ListData, ListFilter, OverviewData, ReceiptData } from '
 /** What the server's pages read: the services behind the JSON API, never the API over HTTP. */
 export interface ExplorerSources {
   reads: LedgerReadService;
+  dispositions: Pick<DispositionService, 'dispositionOf'>;
   log: TransparencyLog;
   keys: SigningKeyService;
   logOrigin: string;
@@ -79,7 +82,30 @@ export async function loadReceipt(
     const r = around.receipts.find((x) => x.chain.sequence === n);
     return r ? { receipt_id: r.receipt_id, sequence: n } : null;
   };
-  return { response, previous: at(sequence - 1), next: at(sequence + 1) };
+  return {
+    response,
+    previous: at(sequence - 1),
+    next: at(sequence + 1),
+    disposition: await dispositionOf(s, response, scope),
+  };
+}
+
+/** The decision on an ESCALATED receipt, or null when it has none (yet) or is not one. */
+async function dispositionOf(
+  s: ExplorerSources,
+  response: ReceiptData['response'],
+  scope: ReadScope,
+): Promise<ReceiptData['disposition']> {
+  if (response.decision.verdict !== 'ESCALATED') return null;
+  try {
+    return (await s.dispositions.dispositionOf(
+      response.receipt.receipt_id,
+      scope,
+    )) as ReceiptData['disposition'];
+  } catch (error) {
+    if (error instanceof SvcError && error.code === 'not_found') return null;
+    throw error;
+  }
 }
 
 export async function loadKeys(s: ExplorerSources): Promise<KeysData> {

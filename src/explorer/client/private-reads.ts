@@ -53,7 +53,16 @@ async function load(page: string): Promise<PageView | null> {
         const r = around.receipts.find((x) => x.chain.sequence === n);
         return r ? { receipt_id: r.receipt_id, sequence: n } : null;
       };
-      return renderReceipt({ response, previous: at(sequence - 1), next: at(sequence + 1) });
+      const decided =
+        response.decision.verdict === 'ESCALATED'
+          ? await getOptional(`/v1/receipts/${encodeURIComponent(id)}/disposition`)
+          : null;
+      return renderReceipt({
+        response,
+        previous: at(sequence - 1),
+        next: at(sequence + 1),
+        disposition: decided === null ? null : (JSON.parse(decided) as ReceiptResponse),
+      });
     }
     case 'pull':
       return renderPullRequest(

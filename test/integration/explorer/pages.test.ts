@@ -147,6 +147,54 @@ describe('explorer pages (public reads)', () => {
     for (const rule of stored.policy.rules) expect(res.text).toContain(rule.reason);
   });
 
+  it('an escalation shows its human decision, and the decision links back to it', async () => {
+    const agentKey = await newKey(t);
+    const reviewerKey = await newKey(t);
+    const escalated = await request(t.app)
+      .post('/v1/evaluate')
+      .set('X-API-Key', agentKey)
+      .send(
+        validClaim({
+          action: { action_type: 'access_change', target_system: 'github', agent: 'coder-bot' },
+        }),
+      );
+    expect(escalated.body.decision.verdict).toBe('ESCALATED');
+    const parentId = escalated.body.receipt.receipt_id as string;
+    const pending = await request(t.app).get(`/explorer/receipts/${parentId}`);
+    expect(textOf(pending.text)).toContain(
+      'No human decision is recorded for this escalation yet.',
+    );
+
+    const decided = await request(t.app)
+      .post(`/v1/receipts/${parentId}/disposition`)
+      .set('X-API-Key', reviewerKey)
+      .send({
+        decision: 'approve',
+        reviewer: { id: 'lead@acme.example', name: `Lead ${HOSTILE}` },
+        reason: 'Checked against ticket SEC-12',
+      });
+    expect(decided.status).toBe(201);
+    const dispositionId = decided.body.receipt.receipt_id as string;
+
+    const parentPage = await request(t.app).get(`/explorer/receipts/${parentId}`);
+    const parentText = textOf(parentPage.text);
+    for (const part of ['Approved', 'lead@acme.example', 'Checked against ticket SEC-12'])
+      expect(parentText).toContain(part);
+    expect(parentPage.text).toContain(`href="/explorer/receipts/${dispositionId}"`);
+    // The reviewer's name is the recording key's to choose: escaped like any claim string.
+    expect(parentPage.text).not.toContain('<script>alert');
+
+    const decisionPage = await request(t.app).get(`/explorer/receipts/${dispositionId}`);
+    expect(textOf(decisionPage.text)).toContain(
+      'This receipt records a human decision on an escalated receipt.',
+    );
+    expect(decisionPage.text).toContain(`href="/explorer/receipts/${parentId}"`);
+    expect(decisionPage.text).toContain(escalated.body.receipt.chain.receipt_hash);
+
+    const plain = await request(t.app).get(`/explorer/receipts/${ids[0]}`);
+    expect(textOf(plain.text)).toContain('Only an ESCALATED receipt takes a human decision');
+  });
+
   it('escapes every string a claim chose and links no javascript: URI', async () => {
     const res = await request(t.app).get(`/explorer/receipts/${ids[2]}`);
     expect(res.status).toBe(200);
