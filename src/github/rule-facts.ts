@@ -1,5 +1,6 @@
 import { matchFile, parse as parseCodeOwners } from 'codeowners-utils';
 import {
+  CHECK_CONCLUSIONS,
   MAX_CHANGED_PATHS,
   MAX_PATH_CHARS,
   type Approval,
@@ -154,18 +155,7 @@ export interface CiFact {
   conclusion?: string | null;
 }
 
-const CONCLUSIONS = new Set<string>([
-  'success',
-  'failure',
-  'neutral',
-  'cancelled',
-  'skipped',
-  'timed_out',
-  'action_required',
-  'stale',
-  'startup_failure',
-  'error',
-]);
+const CONCLUSIONS = new Set<string>(CHECK_CONCLUSIONS);
 
 /** A GitHub result as a claim's check. Anything unknown is a failure, never a pass. */
 export function checkOf(fact: CiFact): Check {

@@ -14,6 +14,7 @@ import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
 import type { ReceiptSealer } from '../ports/receipt-sealer.js';
 import type { ServerKey } from '../ports/signer.js';
 import { responseOf, type EvaluateResponse, type SubmitterContext } from './claims.js';
+import { readableEntry } from './ledger-reads.js';
 import { LedgerSealer } from './receipt-sealer.js';
 
 /** A human decision on an escalated receipt, as a caller states it. */
@@ -124,15 +125,8 @@ export class DispositionService {
     return responseOf(entry);
   }
 
-  // Another scope's receipt answers exactly as one that does not exist: no existence oracle.
-  private async readable(receiptId: string, scope: ReadScope): Promise<LedgerEntry> {
-    const entry =
-      scope === undefined
-        ? await this.deps.ledger.getByReceiptId(receiptId)
-        : ((await this.deps.queries.getMany([receiptId], scope))[0] ?? null);
-    if (!entry)
-      throw new SvcError('not_found', `No receipt ${JSON.stringify(receiptId)} in this ledger`);
-    return entry;
+  private readable(receiptId: string, scope: ReadScope): Promise<LedgerEntry> {
+    return readableEntry(this.deps, receiptId, scope);
   }
 
   /**

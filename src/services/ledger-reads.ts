@@ -98,14 +98,7 @@ export class LedgerReadService {
   }
 
   async receipt(receiptId: string, scope?: ReadScope): Promise<EvaluateResponse> {
-    // Another scope's receipt answers exactly as one that does not exist: no existence oracle.
-    const entry =
-      scope === undefined
-        ? await this.deps.ledger.getByReceiptId(receiptId)
-        : ((await this.deps.queries.getMany([receiptId], scope))[0] ?? null);
-    if (!entry)
-      throw new SvcError('not_found', `No receipt ${JSON.stringify(receiptId)} in this ledger`);
-    return responseOf(entry);
+    return responseOf(await readableEntry(this.deps, receiptId, scope));
   }
 
   /**
@@ -348,4 +341,22 @@ function changeBetween(from: LedgerEntry, to: LedgerEntry) {
     sources_added: [...toSources].filter((id) => !fromSources.has(id)),
     sources_removed: [...fromSources].filter((id) => !toSources.has(id)),
   };
+}
+
+/**
+ * The stored entry of a receipt the reader may see; 404 otherwise. Another scope's receipt
+ * answers exactly as one that does not exist: no existence oracle.
+ */
+export async function readableEntry(
+  deps: { ledger: LedgerStore; queries: Pick<LedgerQueries, 'getMany'> },
+  receiptId: string,
+  scope: ReadScope,
+): Promise<LedgerEntry> {
+  const entry =
+    scope === undefined
+      ? await deps.ledger.getByReceiptId(receiptId)
+      : ((await deps.queries.getMany([receiptId], scope))[0] ?? null);
+  if (!entry)
+    throw new SvcError('not_found', `No receipt ${JSON.stringify(receiptId)} in this ledger`);
+  return entry;
 }
