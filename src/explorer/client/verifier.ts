@@ -11,6 +11,7 @@ export {
   parseReceiptInput,
   parseTrustedCheckpoint,
   verifyReceipt,
+  type ParentEvidence,
   type PublicKey,
   type TrustedKey,
   type VerifyResult,

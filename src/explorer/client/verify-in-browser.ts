@@ -10,6 +10,7 @@ import {
   parseReceiptInput,
   parseTrustedCheckpoint,
   verifyReceipt,
+  type ParentEvidence,
   type PublicKey,
   type TrustedKey,
   type VerifyResult,
@@ -133,6 +134,25 @@ export async function verifyInBrowser(input: {
     previousLedgerHash,
     logOrigin: origin ?? undefined,
     inclusion,
+    parent: await parentOf(receipt),
   });
   return { result, decision: decisionOf(receipt, result), key, trust };
+}
+
+/**
+ * A disposition's parent as the ledger holds it, for `parent_link` (contract §11): its stored
+ * receipt hash, or why there is none; undefined for any other receipt.
+ */
+async function parentOf(receipt: Record<string, unknown>): Promise<ParentEvidence | undefined> {
+  const link = isObject(receipt.disposition) ? receipt.disposition : null;
+  if (!link || typeof link.parent_receipt_id !== 'string') return undefined;
+  const parentId = link.parent_receipt_id;
+  const stored = await getOptional(path(parentId));
+  if (stored === null)
+    return { missing: `the ledger has no receipt ${parentId} (or not for this key)` };
+  const hash = (JSON.parse(stored) as { receipt?: { chain?: { receipt_hash?: unknown } } }).receipt
+    ?.chain?.receipt_hash;
+  return typeof hash === 'string'
+    ? { receiptId: parentId, receiptHash: hash }
+    : { missing: `the ledger's copy of ${parentId} has no receipt hash` };
 }

@@ -217,6 +217,36 @@ describe('the ledger explorer in a browser', () => {
     await page.close();
   });
 
+  it("checks a disposition's link to the escalated receipt it decides", async () => {
+    const agentKey = await newKey(t as never);
+    const reviewerKey = await newKey(t as never);
+    const escalated = await request(t.app)
+      .post('/v1/evaluate')
+      .set('X-API-Key', agentKey)
+      .send(validClaim({ action: { action_type: 'access_change', target_system: 'github' } }));
+    expect(escalated.body.decision.verdict).toBe('ESCALATED');
+    const decided = await request(t.app)
+      .post(`/v1/receipts/${escalated.body.receipt.receipt_id as string}/disposition`)
+      .set('X-API-Key', reviewerKey)
+      .send({ decision: 'approve', reviewer: { id: 'lead@acme.example' }, reason: 'Reviewed' });
+    expect(decided.status).toBe(201);
+
+    const { page, errors } = await open(
+      `/explorer/receipts/${decided.body.receipt.receipt_id as string}`,
+    );
+    await page.getByLabel(/The key history this service publishes/).check();
+    expect(await verify(page)).toMatchObject({ valid: 'true', parent_link: 'PASS' });
+
+    // Pointed at another receipt's hash, the link fails (and so does the signature).
+    const textarea = page.getByLabel('Receipt (JSON)');
+    const receipt = JSON.parse(await textarea.inputValue());
+    receipt.disposition.parent_receipt_hash = `sha256:${'0'.repeat(64)}`;
+    await textarea.fill(JSON.stringify(receipt, null, 2));
+    expect(await verify(page)).toMatchObject({ valid: 'false', parent_link: 'FAIL' });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('verifies with the published key history', async () => {
     const { page } = await open(`/explorer/receipts/${ids[2]}`);
     await page.getByLabel(/The key history this service publishes/).check();
