@@ -19,7 +19,7 @@ import type { LedgerEntry, LedgerStore, StoredOutcome } from '../ports/ledger-st
 import type { ReceiptSealer } from '../ports/receipt-sealer.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { PolicyService } from './policies.js';
-import { LedgerSealer } from './receipt-sealer.js';
+import { sealerOf } from './receipt-sealer.js';
 
 export interface Decision {
   /** True only for ALLOWED with ACCEPTED admissibility: the one case a gate may proceed. */
@@ -88,14 +88,7 @@ export class ClaimService {
   constructor(private readonly deps: ClaimServiceDeps) {
     this.nextUlid = monotonicFactory(pooledRandom());
     this.sha256Hex = deps.sha256Hex ?? portableSha256Hex;
-    this.sealer =
-      deps.sealer ??
-      new LedgerSealer({
-        ledger: deps.ledger,
-        serverKey: deps.serverKey,
-        logOrigin: deps.logOrigin,
-        sha256Hex: this.sha256Hex,
-      });
+    this.sealer = sealerOf({ ...deps, sha256Hex: this.sha256Hex });
   }
 
   /**

@@ -15,7 +15,7 @@ import type { ReceiptSealer } from '../ports/receipt-sealer.js';
 import type { ServerKey } from '../ports/signer.js';
 import { responseOf, type EvaluateResponse, type SubmitterContext } from './claims.js';
 import { readableEntry } from './ledger-reads.js';
-import { LedgerSealer } from './receipt-sealer.js';
+import { sealerOf } from './receipt-sealer.js';
 
 /** A human decision on an escalated receipt, as a caller states it. */
 export interface DispositionRequest {
@@ -48,14 +48,7 @@ export class DispositionService {
 
   constructor(private readonly deps: DispositionServiceDeps) {
     this.sha256Hex = deps.sha256Hex ?? portableSha256Hex;
-    this.sealer =
-      deps.sealer ??
-      new LedgerSealer({
-        ledger: deps.ledger,
-        serverKey: deps.serverKey,
-        logOrigin: deps.logOrigin,
-        sha256Hex: this.sha256Hex,
-      });
+    this.sealer = sealerOf({ ...deps, sha256Hex: this.sha256Hex });
   }
 
   /**

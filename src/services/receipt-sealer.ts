@@ -40,3 +40,12 @@ export class LedgerSealer implements ReceiptSealer {
     });
   }
 }
+
+/** The sealer a service was given (another process's, with several workers), else this one. */
+export const sealerOf = (deps: {
+  sealer?: ReceiptSealer;
+  ledger: LedgerStore;
+  serverKey: ServerKey;
+  logOrigin: string;
+  sha256Hex: Sha256Hex;
+}): ReceiptSealer => deps.sealer ?? new LedgerSealer(deps);

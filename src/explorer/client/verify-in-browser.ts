@@ -1,7 +1,10 @@
 import { ApiError, getJson, getOptional, getText } from './api.js';
+// The verifier the server, svc-verify and the GitHub Action run: this is the one module of the
+// browser bundle that imports it.
 import {
   decisionOf,
   followServedHistory,
+  isObject,
   keyFromHistory,
   offlineInclusionEvidence,
   parseFingerprint,
@@ -14,7 +17,7 @@ import {
   type PublicKey,
   type TrustedKey,
   type VerifyResult,
-} from './verifier.js';
+} from '@svc/verify';
 
 export interface BrowserVerification {
   result: VerifyResult;
@@ -25,8 +28,6 @@ export interface BrowserVerification {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const path = (id: string) => `/v1/receipts/${encodeURIComponent(id)}`;
 
 /** The keys to trust: those a pinned fingerprint reaches in the served history, or all of it. */
