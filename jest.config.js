@@ -22,4 +22,9 @@ export default {
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
   testTimeout: 30000,
+  // ESM test files under --experimental-vm-modules keep their module graphs alive, so one
+  // process that runs every file grows past V8's heap limit. A worker whose idle heap is
+  // over this limit is replaced between files (this also keeps tests in a worker on a
+  // one-core or two-core machine, where Jest would otherwise run them in its own process).
+  workerIdleMemoryLimit: '1GB',
 };
