@@ -66,6 +66,8 @@ interface Options {
   tlogSizes: number[];
   /** The data directory of the proof scenarios' ledger, kept; null for one in the run's temp dir. */
   tlogDir: string | null;
+  /** The data directory of the seeded scenarios' ledger, kept; null for one in the run's temp dir. */
+  ledgerDir: string | null;
   /** Rounds and evaluations per round of the in-process tree cost; runs of the audit. */
   treeRounds: number;
   treePerRound: number;
@@ -90,6 +92,7 @@ function parseOptions(): Options {
       workers: { type: 'string' },
       'tlog-sizes': { type: 'string' },
       'tlog-dir': { type: 'string' },
+      'ledger-dir': { type: 'string' },
       'tree-rounds': { type: 'string' },
       'tree-per-round': { type: 'string' },
       'audit-runs': { type: 'string' },
@@ -102,7 +105,10 @@ function parseOptions(): Options {
   --duration <s>       seconds per load scenario (full 10, smoke 0.3)
   --warmup <s>         seconds of the same load before each, not counted (full 2, smoke 0.05)
   --micro-seconds <s>  seconds per microbenchmark (full 1, smoke 0.02)
-  --sizes <a,b>        seeded ledger sizes (full 10000,100000; smoke 100,1000)
+  --sizes <a,b>        seeded ledger sizes (full 10000,100000,1000000; smoke 100,1000);
+                       at a size also in --tlog-sizes the proofs run on the same ledger
+  --ledger-dir <dir>   data directory of the seeded ledger, kept after the run; a ledger
+                       already there is reused and grown to each size
   --out <file>         results JSON (full: bench/results/latest.json)
   --docs <file>        doc whose generated section is replaced (full: docs/BENCHMARKS.md)
   --no-docs            leave the doc alone
@@ -137,7 +143,7 @@ function parseOptions(): Options {
       .split(',')
       .map((s) => Math.round(number(s.trim(), 0)))
       .sort((a, b) => a - b);
-  const sizes = sizeList(values.sizes ?? (smoke ? '100,1000' : '10000,100000'));
+  const sizes = sizeList(values.sizes ?? (smoke ? '100,1000' : '10000,100000,1000000'));
   return {
     mode: smoke ? 'smoke' : 'full',
     duration: number(values.duration, smoke ? 0.3 : 10),
@@ -163,6 +169,7 @@ function parseOptions(): Options {
     workers: Math.round(number(values.workers, 1)),
     tlogSizes: sizeList(values['tlog-sizes'] ?? (smoke ? '1000' : '100000,1000000')),
     tlogDir: values['tlog-dir'] ? resolve(values['tlog-dir']) : null,
+    ledgerDir: values['ledger-dir'] ? resolve(values['ledger-dir']) : null,
     treeRounds: Math.round(number(values['tree-rounds'], smoke ? 1 : 5)),
     treePerRound: Math.round(number(values['tree-per-round'], smoke ? 100 : 4000)),
     auditRuns: Math.round(number(values['audit-runs'], smoke ? 1 : 3)),
@@ -605,6 +612,7 @@ async function seededScenarios(
   size: number,
   options: Options,
   scale: ScaleResult[],
+  proofs: boolean,
 ) {
   // A restart on the settled ledger, timed to the first healthy deep check (which writes).
   const spawnedAt = performance.now();
@@ -612,7 +620,7 @@ async function seededScenarios(
     dataDir,
     options,
     `seeded-${label(size)}`,
-    {},
+    proofs ? CHECKPOINT_EVERY : {},
     '/health?deep=true',
   );
   const restartMs = Math.round(performance.now() - spawnedAt);
@@ -624,6 +632,7 @@ async function seededScenarios(
     for (const def of readScenarios(service, apiKey, size)) {
       if (wanted(options, def.id, def.kind)) results.push(await runScenario(def, options));
     }
+    if (proofs) results.push(...(await proofRuns(service, apiKey, dataDir, size, options)));
     // Last: it grows the ledger, which the read scenarios above must see at its seeded size.
     const id = `evaluate@${label(size)}`;
     if (wanted(options, id, 'evaluate')) {
@@ -657,6 +666,7 @@ function proofScenarios(
   apiKey: string,
   size: number,
   receiptIds: string[],
+  name = label(size),
 ): ScenarioDef[] {
   const headers = { 'x-api-key': apiKey };
   const get = (path: string) => () => fetch(`${service.url}${path}`, { headers });
@@ -672,7 +682,7 @@ function proofScenarios(
     accept?: ScenarioDef['accept'],
     connections = READ_CONNECTIONS,
   ): ScenarioDef => ({
-    id: `${kind}@${label(size)}${connections === 1 ? '/c1' : ''}`,
+    id: `${kind}@${name}${connections === 1 ? '/c1' : ''}`,
     kind,
     method: 'GET',
     path,
@@ -701,6 +711,32 @@ function proofScenarios(
   ];
 }
 
+/** The proof scenarios on a running service, at the ledger's actual size (a reused one may be larger). */
+async function proofRuns(
+  service: Spawned,
+  apiKey: string,
+  dataDir: string,
+  nominal: number,
+  options: Options,
+): Promise<ScenarioResult[]> {
+  const size = (await ledgerSize(service)) ?? nominal;
+  await waitForCheckpoint(service, size, 120_000);
+  const ids = await sampleReceiptIds(dataDir, PROOF_RECEIPTS);
+  const results: ScenarioResult[] = [];
+  for (const def of proofScenarios(service, apiKey, size, ids, label(nominal))) {
+    if (wanted(options, def.id, def.kind)) results.push(await runScenario(def, options));
+  }
+  return results;
+}
+
+const PROOF_KINDS = ['proof', 'checkpoint', 'consistency'] as const;
+const proofsWanted = (options: Options, size: number) =>
+  options.tlogSizes.includes(size) &&
+  (!options.only ||
+    options.only.some((o) =>
+      PROOF_KINDS.some((k) => o === k || o.startsWith(`${k}@${label(size)}`)),
+    ));
+
 /**
  * The transparency log: the tree's cost per append in process, the audit of an export of
  * that ledger, and inclusion and consistency proofs at each of `tlogSizes` receipts.
@@ -709,6 +745,7 @@ async function transparencyLogPhase(
   workDir: string,
   options: Options,
   scenarios: ScenarioResult[],
+  covered: ReadonlySet<number>,
 ): Promise<NonNullable<BenchResults['tlog']>> {
   const only = (name: string) => !options.only || options.only.includes(name);
   const out: NonNullable<BenchResults['tlog']> = { tree: null, audit: null, seeding: [] };
@@ -753,13 +790,9 @@ async function transparencyLogPhase(
     }
     rmSync(treeDir, { recursive: true, force: true });
   }
-  const proofKinds = ['proof', 'checkpoint', 'consistency'] as const;
+  // Sizes the seeded phase reached were measured there, on the same ledger.
   const sizes = options.tlogSizes.filter(
-    (size) =>
-      !options.only ||
-      options.only.some((o) =>
-        proofKinds.some((k) => o === k || o.startsWith(`${k}@${label(size)}`)),
-      ),
+    (size) => !covered.has(size) && proofsWanted(options, size),
   );
   const dataDir = options.tlogDir ?? join(workDir, 'tlog');
   for (const size of sizes) {
@@ -773,11 +806,7 @@ async function transparencyLogPhase(
     const service = await startService(dataDir, options, `tlog-${label(size)}`, CHECKPOINT_EVERY);
     try {
       const apiKey = await enterpriseKey(service, dataDir);
-      await waitForCheckpoint(service, size, 120_000);
-      const ids = await sampleReceiptIds(dataDir, PROOF_RECEIPTS);
-      for (const def of proofScenarios(service, apiKey, size, ids)) {
-        if (wanted(options, def.id, def.kind)) scenarios.push(await runScenario(def, options));
-      }
+      scenarios.push(...(await proofRuns(service, apiKey, dataDir, size, options)));
     } finally {
       await service.stop();
     }
@@ -814,13 +843,15 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
   const seededWanted = options.sizes.filter(
     (size) =>
       !options.only ||
+      proofsWanted(options, size) ||
       options.only.some((o) =>
         SEEDED_KINDS.some((kind) => o === kind || o.startsWith(`${kind}@${label(size)}`)),
       ),
   );
   // One store grows through the sizes; seeding runs while no service is up, so the service
   // starts on a settled database as it would after a restart.
-  const seeded = join(workDir, 'seeded');
+  const seeded = options.ledgerDir ?? join(workDir, 'seeded');
+  const covered = new Set<number>();
   for (const size of seededWanted) {
     log(`seeding the ledger to ${size.toLocaleString('en-US')} receipts`);
     const seed = await seedLedger(seeded, size, (done, total) =>
@@ -828,10 +859,12 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
     );
     log(`  appended ${seed.appended} in ${seed.seconds} s (${seed.per_second}/s)`);
     seeding.push(seed);
-    scenarios.push(...(await seededScenarios(seeded, size, options, scale)));
+    const proofs = proofsWanted(options, size);
+    if (proofs) covered.add(size);
+    scenarios.push(...(await seededScenarios(seeded, size, options, scale, proofs)));
   }
 
-  const tlog = await transparencyLogPhase(workDir, options, scenarios);
+  const tlog = await transparencyLogPhase(workDir, options, scenarios, covered);
 
   let micro: ReturnType<typeof runMicro> = [];
   if (!options.only) {
