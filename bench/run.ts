@@ -318,11 +318,24 @@ async function runScenario(def: ScenarioDef, options: Options): Promise<Scenario
   // The JIT compiles the path under load first; that is not what a running service costs.
   if (options.warmup > 0) await run(options.warmup);
   const pid = def.target.process.pid!;
-  const cpuBefore = cpuSeconds(pid);
-  const rss = sampleRss(pid);
-  const load = await run(options.duration);
-  const cpuAfter = cpuSeconds(pid);
-  const peakRss = rss();
+  const measure = async (durationSeconds: number) => {
+    const cpuBefore = cpuSeconds(pid);
+    const rss = sampleRss(pid);
+    const load = await run(durationSeconds);
+    return { load, cpuBefore, cpuAfter: cpuSeconds(pid), peakRss: rss() };
+  };
+  // A window shorter than one answer (a smoke window on a loaded machine) measures nothing:
+  // it runs again, twice as long each time, up to three more times.
+  let duration = options.duration;
+  let measured = await measure(duration);
+  const answered = ({ load }: typeof measured) =>
+    load.responses_2xx + load.non_2xx + load.errors + load.timeouts;
+  for (let retry = 0; retry < 3 && answered(measured) === 0; retry++) {
+    duration *= 2;
+    log(`${def.id}: no answer within the window; measuring again for ${duration} s`);
+    measured = await measure(duration);
+  }
+  const { load, cpuBefore, cpuAfter, peakRss } = measured;
   loadWindows.set(def.id, load.window_us);
   // The service's CPU over the measured window, per answered request: unlike req/s it does not
   // depend on how much of the machine the load generator and other work leave to the service.
