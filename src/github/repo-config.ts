@@ -4,6 +4,8 @@ import { policyNameSchema } from '../core/policies.js';
 import { policyConfigSchema } from '../core/policy-config.js';
 import { conditionalRulesSchema } from '../core/rules/conditional-schema.js';
 
+/** Where a repository keeps its gate's config (on the base branch). */
+export const CONFIG_PATH = '.github/svc.yml';
 export const DEFAULT_CHECK_NAME = 'svc / admissibility';
 
 /**
