@@ -10,10 +10,14 @@ import {
   toRepositorySummary,
   toWebhookDelivery,
   toWebhookReceiver,
+  storedReceiptFields,
   type ReceiverFields,
 } from '../../../src/storage/mappers.js';
+import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtures.js';
+import { newServerKey } from '../../support/harness.js';
 
 const AT = '2026-01-15T10:00:00.000Z';
+const serverKey = newServerKey();
 const counters = {
   total: 6,
   allowed: 3,
@@ -77,6 +81,49 @@ describe('the stores’ shared mappers', () => {
       evaluation: { verdict: 'ALLOWED' },
       apiKeyId: null,
     });
+  });
+
+  it('an appended receipt is stored with its indexed values and its exact texts', () => {
+    const { entry } = appendRequest(
+      signClaim(makeClaim({ kind: 'blocked' }), serverKey, { scope: 'key:k1' }),
+    ).build({
+      sequence: 0,
+      receipt_hash: null,
+    });
+    const { receipt } = entry;
+    const fields = storedReceiptFields(entry, 'key:k1');
+    expect(fields).toEqual({
+      sequence: 1,
+      receipt_id: receipt.receipt_id,
+      claim_id: entry.claim.claim_id,
+      scope: 'key:k1',
+      inputs_hash: receipt.evidence.inputs_hash,
+      receipt_hash: receipt.chain.receipt_hash,
+      issued_at: receipt.issued_at,
+      verdict: 'BLOCKED',
+      admissibility: receipt.admissibility.status,
+      entity: entry.claim.entity,
+      agent: 'coder-bot',
+      repository: 'acme/web',
+      // A number in the receipt, text in both stores' pull_request index.
+      pull_request: '42',
+      api_key_id: entry.apiKeyId,
+      receipt_json: JSON.stringify(receipt),
+      claim_json: JSON.stringify(entry.claim),
+      evaluation_json: JSON.stringify(entry.evaluation),
+    });
+    expect(toEntry(fields)).toEqual(entry);
+  });
+
+  it('a receipt without agent, repository or pull request stores nulls, not absent fields', () => {
+    const claim = makeClaim({ agent: null, repository: null });
+    delete (claim.action as Record<string, unknown>).pull_request;
+    const { entry } = appendRequest(signClaim(claim, serverKey, { scope: 'key:k1' })).build({
+      sequence: 0,
+      receipt_hash: null,
+    });
+    const fields = storedReceiptFields(entry, 'key:k1');
+    expect([fields.agent, fields.repository, fields.pull_request]).toEqual([null, null, null]);
   });
 
   it('a deleted receiver is handed out as disabled, never as deleted', () => {
