@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ApiKeyRecord } from '../../../src/ports/api-key-store.js';
+import { foldVerdicts } from '../../../src/storage/counters.js';
 import {
   apiKeyFields,
   toAgentSummary,
@@ -209,6 +210,17 @@ describe('the stores’ shared mappers', () => {
       overrides: 'tighten',
       createdAt: AT,
     });
+  });
+
+  it('verdict counts fold the grouped rows, a verdict without rows counting 0', () => {
+    expect(
+      foldVerdicts([
+        { verdict: 'BLOCKED', n: 2 },
+        { verdict: 'ALLOWED', n: 5 },
+        { verdict: 'BLOCKED', n: 1 },
+      ]),
+    ).toEqual({ ALLOWED: 5, BLOCKED: 3, ESCALATED: 0, total: 8 });
+    expect(foldVerdicts([])).toEqual({ ALLOWED: 0, BLOCKED: 0, ESCALATED: 0, total: 0 });
   });
 
   it('summaries fold the counters into verdicts and admissibility', () => {
