@@ -8,6 +8,7 @@ import type { PolicyRecord } from '../ports/policy-store.js';
 import type {
   DeliveryAttempt,
   DeliveryStatus,
+  DeliveryWork,
   WebhookDelivery,
   WebhookEvent,
   WebhookReceiver,
@@ -151,7 +152,7 @@ export const toWebhookReceiver = (id: string, fields: ReceiverFields): WebhookRe
   url: fields.url,
   event: fields.event as WebhookEvent,
   secretSealed: fields.secret_sealed,
-  // A deleted receiver is never handed out as such: see deliveryWork.
+  // A deleted receiver is never handed out as such: see toDeliveryWork.
   status: fields.status === 'active' ? 'active' : 'disabled',
   createdAt: fields.created_at,
   disabledAt: fields.disabled_at,
@@ -177,6 +178,21 @@ export const toWebhookDelivery = (id: string, fields: DeliveryFields): WebhookDe
   attempts: fields.attempts,
   createdAt: fields.created_at,
   finishedAt: fields.finished_at,
+});
+
+/**
+ * One delivery's work from its stored fields and its receiver's. A deleted receiver is handed
+ * out as none: its delivery is closed unsent.
+ */
+export const toDeliveryWork = (
+  delivery: DeliveryFields & { id: string },
+  receiver: (ReceiverFields & { id: string }) | null | undefined,
+  receiptJson: string,
+): DeliveryWork => ({
+  delivery: toWebhookDelivery(delivery.id, delivery),
+  receiver:
+    receiver && receiver.status !== 'deleted' ? toWebhookReceiver(receiver.id, receiver) : null,
+  receiptJson,
 });
 
 export interface AttemptFields {

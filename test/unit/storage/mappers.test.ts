@@ -6,6 +6,7 @@ import {
   toAgentSummary,
   toApiKeyRecord,
   toDeliveryAttempt,
+  toDeliveryWork,
   toEntry,
   toPolicyRecord,
   toRepositorySummary,
@@ -150,6 +151,43 @@ describe('the stores’ shared mappers', () => {
       disabledReason: null,
     });
     expect(toWebhookReceiver('wh_1', { ...fields, status: 'active' }).status).toBe('active');
+  });
+
+  it('a delivery’s work hands out no receiver when it was deleted, a disabled one as is', () => {
+    const receiver: ReceiverFields & { id: string } = {
+      id: 'wh_1',
+      owner: 'acct-1',
+      url: 'https://hooks.example.com/a',
+      event: 'receipt.created',
+      secret_sealed: 'sealed',
+      status: 'active',
+      created_at: AT,
+      disabled_at: null,
+      disabled_reason: null,
+    };
+    const delivery = {
+      id: 'd1',
+      receiver_id: 'wh_1',
+      receipt_id: 'r1',
+      event: 'receipt.created',
+      status: 'pending' as const,
+      attempts: 0,
+      created_at: AT,
+      finished_at: null,
+    };
+    const work = toDeliveryWork(delivery, receiver, '{"receipt_id":"r1"}');
+    expect(work).toEqual({
+      delivery: toWebhookDelivery('d1', delivery),
+      receiver: toWebhookReceiver('wh_1', receiver),
+      receiptJson: '{"receipt_id":"r1"}',
+    });
+    const deleted = { ...receiver, status: 'deleted' as const };
+    expect(toDeliveryWork(delivery, deleted, '{}').receiver).toBeNull();
+    expect(toDeliveryWork(delivery, undefined, '{}').receiver).toBeNull();
+    const disabled = { ...receiver, status: 'disabled' as const, disabled_at: AT };
+    expect(toDeliveryWork(delivery, disabled, '{}').receiver).toMatchObject({
+      status: 'disabled',
+    });
   });
 
   it('deliveries and attempts keep every field', () => {
