@@ -14,8 +14,12 @@ import {
   type CheckRunOutput,
 } from './check-run.js';
 import type { Octokit, RepoRef } from './github-evidence.js';
-import type { LoadedConfig } from './pull-request-gating.js';
-import { CONFIG_PATH, DEFAULT_CHECK_NAME, parseRepoConfig } from './repo-config.js';
+import {
+  CONFIG_PATH,
+  configOnBranch,
+  DEFAULT_CHECK_NAME,
+  type LoadedConfig,
+} from './repo-config.js';
 
 // The steps every flow of the gate shares (pull-request-flow.ts, merge-group-flow.ts): the
 // repository's config, the check run's start and finish, and evaluate-and-record.
@@ -70,26 +74,16 @@ export class GateSteps {
 
   /** The repository's config on `branch` (usable, or why not). */
   async loadConfig(octokit: Octokit, ref: RepoRef, branch: string): Promise<LoadedConfig> {
-    let raw: unknown;
     try {
       // The base branch, never the head: a pull request cannot loosen its own gate. The
       // plugin falls back to the owner's .github repository when the file is absent, and
       // merges what a file extends (`_extends`) under it.
-      const { files, config } = await octokit.config.get({
-        ...ref,
-        path: CONFIG_PATH,
-        branch,
-        defaults: {},
-      });
-      raw = files.some((file) => file.config !== null) ? config : null;
+      const found = await octokit.config.get({ ...ref, path: CONFIG_PATH, branch, defaults: {} });
+      return configOnBranch(found, branch);
     } catch (error) {
       if (isTransient(error) && (error as { status?: unknown }).status !== undefined) throw error;
       return { ok: false, problem: `${CONFIG_PATH}: ${(error as Error).message}` };
     }
-    const parsed = parseRepoConfig(raw);
-    return parsed.ok
-      ? parsed
-      : { ok: false, problem: `${CONFIG_PATH} on ${branch}: ${parsed.problem}` };
   }
 
   /** Evaluates a claim in the installation's scope and renders the check run it earns. */

@@ -14,8 +14,8 @@ import {
   type RepoRef,
 } from './github-evidence.js';
 import { buildPullRequestClaim, type PullRequestEvidence } from './pull-request-claim.js';
-import { humanOperatorOf, pullRequestGating, type LoadedConfig } from './pull-request-gating.js';
-import { CONFIG_PATH, isAgent, type RepoConfig } from './repo-config.js';
+import { humanOperatorOf, pullRequestGating } from './pull-request-gating.js';
+import { CONFIG_PATH, isAgent, type LoadedConfig, type RepoConfig } from './repo-config.js';
 import {
   approvalsOf,
   changedPathsOf,

@@ -1,8 +1,5 @@
 import { renderWithoutReceipt, type CheckRunOutput } from './check-run.js';
-import { CONFIG_PATH, isAgent, type RepoConfig } from './repo-config.js';
-
-/** The repository's config as read from a branch: usable, or why not. */
-export type LoadedConfig = { ok: true; config: RepoConfig } | { ok: false; problem: string };
+import { CONFIG_PATH, isAgent, type LoadedConfig, type RepoConfig } from './repo-config.js';
 
 /** What the gate does with a pull request, decided from its facts and the base's config. */
 export type PullRequestGating =

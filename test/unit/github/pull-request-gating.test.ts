@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { pullRequestFacts } from '../../../src/github/github-evidence.js';
+import { humanOperatorOf, pullRequestGating } from '../../../src/github/pull-request-gating.js';
 import {
-  humanOperatorOf,
-  pullRequestGating,
+  DEFAULT_REPO_CONFIG,
   type LoadedConfig,
-} from '../../../src/github/pull-request-gating.js';
-import { DEFAULT_REPO_CONFIG, type RepoConfig } from '../../../src/github/repo-config.js';
+  type RepoConfig,
+} from '../../../src/github/repo-config.js';
 import { loadFixture } from '../core/reference.js';
 
 const payload = loadFixture<Parameters<typeof pullRequestFacts>[1]>('github/pull-request.json');
