@@ -14,8 +14,8 @@ import {
   type RepoRef,
 } from './github-evidence.js';
 import { buildPullRequestClaim, type PullRequestEvidence } from './pull-request-claim.js';
-import { humanOperatorOf, pullRequestGating } from './pull-request-gating.js';
-import { CONFIG_PATH, isAgent, type LoadedConfig, type RepoConfig } from './repo-config.js';
+import { gatesAuthor, humanOperatorOf, pullRequestGating } from './pull-request-gating.js';
+import { CONFIG_PATH, type LoadedConfig, type RepoConfig } from './repo-config.js';
 import {
   approvalsOf,
   changedPathsOf,
@@ -175,8 +175,7 @@ export class PullRequestFlow {
   ): Promise<Preview> {
     if (!proposed.ok) return { kind: 'invalid', problem: proposed.problem };
     const config = proposed.config;
-    if (!isAgent(author, config.agents) && !config.gate_humans)
-      return { kind: 'not_gated', author };
+    if (!gatesAuthor(author, config)) return { kind: 'not_gated', author };
     const evidence = evidenceFor(config);
     try {
       const simulated = await this.simulate(installation, evidence, config);

@@ -31,8 +31,7 @@ export function pullRequestGating(
   }
   const { config } = loaded;
   if (pr.draft && !config.drafts) return { kind: 'skip', reason: 'draft' };
-  const agent = isAgent(pr.author, config.agents) ? pr.author : null;
-  if (!agent && !config.gate_humans) {
+  if (!gatesAuthor(pr.author, config)) {
     return {
       kind: 'report',
       output: renderWithoutReceipt(
@@ -42,8 +41,12 @@ export function pullRequestGating(
       ),
     };
   }
-  return { kind: 'evaluate', config, agent };
+  return { kind: 'evaluate', config, agent: isAgent(pr.author, config.agents) ? pr.author : null };
 }
+
+/** Whether `config` gates pull requests by `author`: an agent's always, a human's on request. */
+export const gatesAuthor = (author: string, config: RepoConfig): boolean =>
+  isAgent(author, config.agents) || config.gate_humans;
 
 /**
  * The human operator named in the claim: the first assignee (in sort order) other than the

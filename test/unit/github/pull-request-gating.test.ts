@@ -1,6 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { pullRequestFacts } from '../../../src/github/github-evidence.js';
-import { humanOperatorOf, pullRequestGating } from '../../../src/github/pull-request-gating.js';
+import {
+  gatesAuthor,
+  humanOperatorOf,
+  pullRequestGating,
+} from '../../../src/github/pull-request-gating.js';
 import {
   DEFAULT_REPO_CONFIG,
   type LoadedConfig,
@@ -74,6 +78,17 @@ describe('pullRequestGating', () => {
       kind: 'evaluate',
       agent: null,
     });
+  });
+});
+
+describe('gatesAuthor', () => {
+  it("gates an agent's pull requests always, a human's only with gate_humans", () => {
+    expect(gatesAuthor(AGENT, repoConfig())).toBe(true);
+    expect(gatesAuthor('Copilot-SWE-Agent[bot]', repoConfig())).toBe(true);
+    expect(gatesAuthor('octocat', repoConfig())).toBe(false);
+    expect(gatesAuthor('octocat', repoConfig({ gate_humans: true }))).toBe(true);
+    // The default agents are any bot.
+    expect(gatesAuthor('renovate[bot]', DEFAULT_REPO_CONFIG)).toBe(true);
   });
 });
 
