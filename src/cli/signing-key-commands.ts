@@ -1,18 +1,11 @@
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseFingerprint, type SigningKeyRecord } from '@svc/verify';
 import type { Config } from '../config/config.js';
 import { systemClock } from '../ports/clock.js';
 import type { Store } from '../ports/store.js';
+import { writeNewPrivateFile } from '../secrets/secret-files.js';
 import {
   generateSigningKeyPem,
   NEXT_SIGNING_KEY_FILE,
@@ -40,17 +33,6 @@ export const describeSigningKey = (k: SigningKeyRecord): string =>
   ]
     .filter((part) => part !== null)
     .join('  ');
-
-/** Writes a private key file owner-only and durable, refusing to overwrite one. */
-function writeKeyFile(path: string, pem: string): void {
-  const fd = openSync(path, 'wx', 0o600);
-  try {
-    writeSync(fd, pem);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /**
  * `svc signing-key list | rotate | revoke`. The service's key history lives in the store; the
@@ -112,7 +94,7 @@ export async function signingKeyCommands(
       // A ledger the service has not started on since the history existed records its key now.
       await service.register(oldKey);
       const next = join(config.dataDir, NEXT_SIGNING_KEY_FILE);
-      if (!config.signingKeyPem) writeKeyFile(next, newPem);
+      if (!config.signingKeyPem) writeNewPrivateFile(next, newPem);
       const history = await service.rotate(oldKey, newKey);
       // The old private key is overwritten: a retired key signs nothing again.
       if (!config.signingKeyPem) renameSync(next, keyFile);

@@ -35,18 +35,10 @@ export interface OverviewData {
   checkpoint: string | null;
 }
 
-/** The list page's filters, as the search route takes them (empty members left out). */
-export type ListFilter = {
-  q?: string;
-  agent?: string;
-  repo?: string;
-  verdict?: string;
-  status?: string;
-  order?: string;
-  after?: string;
-};
-
 export const LIST_FILTERS = ['q', 'agent', 'repo', 'verdict', 'status', 'order', 'after'] as const;
+
+/** The list page's filters, as the search route takes them (empty members left out). */
+export type ListFilter = { [K in (typeof LIST_FILTERS)[number]]?: string };
 
 /** One page of the list: its listing and the filters that asked for it. */
 export interface ListData {

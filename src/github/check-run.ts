@@ -42,6 +42,29 @@ export const receiptPageUrl = (baseUrl: string, receiptId: string): string =>
 export const actionsFor = (conclusion: Conclusion) =>
   conclusion === 'action_required' ? [REEVALUATE, APPROVE, REJECT] : [REEVALUATE];
 
+/**
+ * What completes a check run with `output`: its conclusion and text, its buttons (Approve and
+ * Reject only where a human can decide from it) and, with a receipt, the receipt's link.
+ */
+export function completedCheckRun(
+  output: CheckRunOutput & { receiptId?: string },
+  options: { decidable: boolean; baseUrl: string; completedAt: string },
+) {
+  return {
+    status: 'completed' as const,
+    conclusion: output.conclusion,
+    completed_at: options.completedAt,
+    output: { title: output.title, summary: output.summary },
+    actions: options.decidable ? actionsFor(output.conclusion) : [REEVALUATE],
+    ...(output.receiptId
+      ? {
+          external_id: output.receiptId,
+          details_url: receiptPageUrl(options.baseUrl, output.receiptId),
+        }
+      : {}),
+  };
+}
+
 /** success only for ALLOWED and ACCEPTED; ESCALATED asks a human; anything else fails. */
 export function conclusionOf(response: EvaluateResponse): Conclusion {
   const { verdict, admissibility } = response.decision;

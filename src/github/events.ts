@@ -3,12 +3,10 @@ import type { Logger } from 'pino';
 import { REEVALUATE } from './check-run.js';
 import { decisionOf, type EscalationPress } from './escalation-press.js';
 import { openPullRequestsFor, type RepoRef } from './github-evidence.js';
-import {
-  mergeQueueBase,
-  mergeQueuePullRequests,
-  type Installation,
-  type PullRequestGate,
-} from './gate.js';
+import type { Installation } from './gate.js';
+import type { MergeGroupFlow } from './merge-group-flow.js';
+import { mergeQueueBase, mergeQueueBranchOf, mergeQueuePullRequests } from './merge-queue.js';
+import type { PullRequestFlow } from './pull-request-flow.js';
 
 /** A payload without a member a handler needs: logged and acknowledged, never retried. */
 export class IncompletePayload extends Error {
@@ -39,12 +37,18 @@ const need = <T>(value: T | null | undefined, what: string): T => {
   return value;
 };
 
+/** The gate's flows, one module each. */
+export interface GateFlows {
+  pullRequests: PullRequestFlow;
+  mergeGroups: MergeGroupFlow;
+}
+
 /**
  * The Probot application: which deliveries evaluate what. Every verdict follows its evidence:
  * pushes, reviews and other apps' CI re-evaluate the open pull requests of the commit.
  */
 export function gateEvents(
-  gate: PullRequestGate,
+  flows: GateFlows,
   options: {
     appId: number;
     log: Logger;
@@ -67,12 +71,20 @@ export function gateEvents(
     ) => {
       const { ref, installation } = target(context);
       if (branch && mergeQueueBase(branch)) {
-        if (await gate.reevaluateMergeGroup(installation, ref, sha)) return;
+        if (await flows.mergeGroups.reevaluate(installation, ref, sha)) return;
       }
       const numbers = known.length
         ? known
         : await openPullRequestsFor(installation.octokit, ref, sha);
-      for (const number of numbers) await gate.pullRequest(installation, ref, number);
+      for (const number of numbers) await flows.pullRequests.evaluate(installation, ref, number);
+    };
+
+    const evaluatePullRequest = async (
+      context: Context<'pull_request' | 'pull_request_review'>,
+    ) => {
+      const { ref, installation } = target(context);
+      const number = need(context.payload.pull_request?.number, 'pull_request.number');
+      await flows.pullRequests.evaluate(installation, ref, number);
     };
 
     app.on(
@@ -82,36 +94,16 @@ export function gateEvents(
         'pull_request.synchronize',
         'pull_request.ready_for_review',
       ],
-      async (context) => {
-        const { ref, installation } = target(context);
-        await gate.pullRequest(
-          installation,
-          ref,
-          need(context.payload.pull_request?.number, 'pull_request.number'),
-        );
-      },
+      evaluatePullRequest,
     );
 
     // A new base branch means another config, and maybe another gate: evaluate again, so a
     // verdict obtained against a looser base does not stay on the commit.
     app.on('pull_request.edited', async (context) => {
-      if (!context.payload.changes?.base) return;
-      const { ref, installation } = target(context);
-      await gate.pullRequest(
-        installation,
-        ref,
-        need(context.payload.pull_request?.number, 'pull_request.number'),
-      );
+      if (context.payload.changes?.base) await evaluatePullRequest(context);
     });
 
-    app.on(['pull_request_review.submitted', 'pull_request_review.dismissed'], async (context) => {
-      const { ref, installation } = target(context);
-      await gate.pullRequest(
-        installation,
-        ref,
-        need(context.payload.pull_request?.number, 'pull_request.number'),
-      );
-    });
+    app.on(['pull_request_review.submitted', 'pull_request_review.dismissed'], evaluatePullRequest);
 
     app.on('check_suite.completed', async (context) => {
       const suite = need(context.payload.check_suite, 'check_suite');
@@ -137,8 +129,8 @@ export function gateEvents(
 
     app.on('status', async (context) => {
       const sha = need(context.payload.sha, 'sha');
-      const branch = context.payload.branches?.map((b) => b.name).find((n) => mergeQueueBase(n));
-      await evaluateCommit(context, sha, branch ?? null, []);
+      const branch = mergeQueueBranchOf((context.payload.branches ?? []).map((b) => b.name));
+      await evaluateCommit(context, sha, branch, []);
     });
 
     // A person decided an escalation with our check run's Approve or Reject button.
@@ -193,7 +185,7 @@ export function gateEvents(
       const { ref, installation } = target(context);
       const group = need(context.payload.merge_group, 'merge_group');
       // A signed merge_group delivery: GitHub named the branch, so its members are real.
-      await gate.mergeGroup(installation, ref, {
+      await flows.mergeGroups.evaluate(installation, ref, {
         headSha: need(group.head_sha, 'merge_group.head_sha'),
         numbers: mergeQueuePullRequests(need(group.head_ref, 'merge_group.head_ref')),
         baseRef: need(group.base_ref, 'merge_group.base_ref'),

@@ -7,42 +7,22 @@ import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse, SubmitterContext } from '../services/claims.js';
 import type { DispositionService } from '../services/dispositions.js';
 import {
-  actionsFor,
-  receiptPageUrl,
-  REEVALUATE,
+  completedCheckRun,
   renderDisposition,
   renderEvaluation,
-  renderPreview,
   renderWithoutReceipt,
   type CheckRunOutput,
-  type Preview,
 } from './check-run.js';
+import type { Octokit, RepoRef } from './github-evidence.js';
 import {
-  involvedOf,
-  loadChangedFiles,
-  loadCi,
-  loadCodeOwners,
-  loadCommits,
-  loadPullRequest,
-  loadReviews,
-  loadTeamMemberships,
-  type Octokit,
-  type RepoRef,
-} from './github-evidence.js';
-import { buildMergeGroupClaim, type MergeGroupMember } from './merge-group-claim.js';
-import { buildPullRequestClaim, type PullRequestEvidence } from './pull-request-claim.js';
-import { DEFAULT_CHECK_NAME, isAgent, parseRepoConfig, type RepoConfig } from './repo-config.js';
-import {
-  approvalsOf,
-  changedPathsOf,
-  codeOwnersInTurns,
-  codeOwnersOf,
-  ownerTeams,
-  teamsNamedBy,
-} from './rule-facts.js';
+  CONFIG_PATH,
+  configOnBranch,
+  DEFAULT_CHECK_NAME,
+  type LoadedConfig,
+} from './repo-config.js';
 
-export const CONFIG_PATH = '.github/svc.yml';
-const MERGE_QUEUE_BRANCH = /^(?:refs\/heads\/)?gh-readonly-queue\/(.+)\/pr-\d+-[0-9a-f]+$/;
+// The steps every flow of the gate shares (pull-request-flow.ts, merge-group-flow.ts): the
+// repository's config, the check run's start and finish, and evaluate-and-record.
 
 export interface GateDeps {
   claims: ClaimService;
@@ -67,6 +47,9 @@ export interface Installation {
   finalAttempt?: boolean;
 }
 
+/** What a flow reports on its check run; with the receipt it evaluated, if any. */
+export type GateOutput = CheckRunOutput & { receiptId?: string };
+
 /** The submitter of the App's receipts: idempotency is per installation (contract §7). */
 export const githubSubmitter = (appId: number, installationId: number): SubmitterContext => ({
   submitter: { kind: 'github_app', app_id: appId, installation_id: installationId },
@@ -82,339 +65,29 @@ export const isTransient = (error: unknown): boolean => {
   return status >= 500 || status === 429 || status === 403;
 };
 
-/** The base branch of a merge-queue branch (`gh-readonly-queue/<base>/pr-<n>-<sha>`). */
-export const mergeQueueBase = (branch: string): string | null =>
-  MERGE_QUEUE_BRANCH.exec(branch)?.[1] ?? null;
-
-/** The pull requests a merge-queue branch name lists (`…/pr-104-<sha>`). */
-export const mergeQueuePullRequests = (headRef: string): number[] =>
-  [...headRef.matchAll(/pr-(\d+)-[0-9a-f]+/g)].map((m) => Number(m[1]));
-
 /**
- * Evaluates pull requests and merge groups through the same ClaimService as POST /v1/evaluate
- * and reports each result as a check run on the evaluated commit.
+ * Evaluates through the same ClaimService as POST /v1/evaluate and reports each result as a
+ * check run on the evaluated commit.
  */
-export class PullRequestGate {
-  constructor(private readonly deps: GateDeps) {}
+export class GateSteps {
+  constructor(readonly deps: GateDeps) {}
 
-  async loadConfig(
-    octokit: Octokit,
-    ref: RepoRef,
-    branch: string,
-  ): Promise<{ ok: true; config: RepoConfig } | { ok: false; problem: string }> {
-    let raw: unknown;
+  /** The repository's config on `branch` (usable, or why not). */
+  async loadConfig(octokit: Octokit, ref: RepoRef, branch: string): Promise<LoadedConfig> {
     try {
       // The base branch, never the head: a pull request cannot loosen its own gate. The
       // plugin falls back to the owner's .github repository when the file is absent, and
       // merges what a file extends (`_extends`) under it.
-      const { files, config } = await octokit.config.get({
-        ...ref,
-        path: CONFIG_PATH,
-        branch,
-        defaults: {},
-      });
-      raw = files.some((file) => file.config !== null) ? config : null;
+      const found = await octokit.config.get({ ...ref, path: CONFIG_PATH, branch, defaults: {} });
+      return configOnBranch(found, branch);
     } catch (error) {
       if (isTransient(error) && (error as { status?: unknown }).status !== undefined) throw error;
       return { ok: false, problem: `${CONFIG_PATH}: ${(error as Error).message}` };
     }
-    const parsed = parseRepoConfig(raw);
-    return parsed.ok
-      ? parsed
-      : { ok: false, problem: `${CONFIG_PATH} on ${branch}: ${parsed.problem}` };
   }
 
-  /** Evaluates one pull request at its current head and reports a check run. */
-  async pullRequest(installation: Installation, ref: RepoRef, number: number): Promise<void> {
-    const { octokit } = installation;
-    const pr = await loadPullRequest(octokit, ref, number);
-    if (!pr.open) return;
-    const loaded = await this.loadConfig(octokit, ref, pr.facts.baseRef);
-    const config = loaded.ok ? loaded.config : null;
-    if (config && pr.draft && !config.drafts) {
-      this.deps.log.info({ repository: pr.facts.repository, pr: number }, 'draft skipped');
-      return;
-    }
-    const check = await this.startCheck(octokit, ref, pr.facts.headSha, config?.check_name);
-    // Approve and Reject decide a pull request's escalation (escalation-press.ts).
-    await this.finish(installation, ref, check, { decidable: true }, async () => {
-      if (!loaded.ok) {
-        return renderWithoutReceipt(
-          'failure',
-          `Invalid ${CONFIG_PATH}`,
-          `svc could not use the repository's configuration, so it did not evaluate this pull request.\n\n${loaded.problem}\n\nFix the file on the base branch \`${pr.facts.baseRef}\`; a pull request cannot change its own gate.`,
-        );
-      }
-      const agent = isAgent(pr.facts.author, loaded.config.agents) ? pr.facts.author : null;
-      if (!agent && !loaded.config.gate_humans) {
-        return renderWithoutReceipt(
-          'neutral',
-          'Not gated: opened by a human',
-          `@${pr.facts.author} is not one of the agents in ${CONFIG_PATH} (\`agents: ${JSON.stringify(loaded.config.agents)}\`), and \`gate_humans\` is false, so svc does not evaluate this pull request.`,
-        );
-      }
-      const [ci, reviews, commits, files, codeOwners] = await Promise.all([
-        loadCi(octokit, ref, pr.facts.headSha, this.deps.appId),
-        loadReviews(octokit, ref, number),
-        loadCommits(octokit, ref, number),
-        loadChangedFiles(octokit, ref, pr),
-        loadCodeOwners(octokit, ref, pr.facts.baseRef),
-      ]);
-      const humanOperator =
-        [...pr.assignees].sort().find((a) => a.toLowerCase() !== pr.facts.author.toLowerCase()) ??
-        null;
-      const paths = changedPathsOf(files);
-      const owned = await codeOwnersInTurns(codeOwners, paths.changed_paths);
-      const evidence: PullRequestEvidence = {
-        pr: pr.facts,
-        ci,
-        reviews,
-        agent,
-        humanOperator,
-        involved: involvedOf(pr, commits),
-        host: this.deps.host,
-        facts: { files, commits, codeOwners, owned },
-      };
-      // A pull request that changes the config is judged by the base branch's file; what its
-      // own file would decide is shown beside, never signed.
-      const proposed = paths.changed_paths.includes(CONFIG_PATH)
-        ? await this.loadConfig(octokit, ref, pr.facts.headSha)
-        : null;
-      const configs = [loaded.config, ...(proposed?.ok ? [proposed.config] : [])];
-      const teamed = await this.withTeams(installation, ref, evidence, configs);
-      const claim = buildPullRequestClaim(teamed(loaded.config), loaded.config);
-      const output = await this.evaluate(installation, claim, `Pull request #${number}`);
-      if (!proposed) return output;
-      const preview = await this.preview(installation, teamed, proposed, pr.facts.author);
-      return { ...renderPreview(output, output, preview), receiptId: output.receiptId };
-    });
-  }
-
-  /**
-   * The evidence with the team memberships each config's policy reads, looked up only when a
-   * policy names teams (`require.approvals.from.teams`, or code owners' approvals with team
-   * owners): the organization permission Members: read is then needed, and only then.
-   */
-  private async withTeams(
-    installation: Installation,
-    ref: RepoRef,
-    evidence: PullRequestEvidence,
-    configs: RepoConfig[],
-  ): Promise<(config: RepoConfig) => PullRequestEvidence> {
-    const facts = evidence.facts!;
-    const paths = changedPathsOf(facts.files).changed_paths;
-    const named = new Map<RepoConfig, string[]>();
-    for (const config of configs) {
-      const { teams, codeOwners } = teamsNamedBy([
-        config,
-        config.policyConfig,
-        await this.effectivePolicyConfig(installation, evidence, config),
-      ]);
-      const owners = codeOwners
-        ? ownerTeams(facts.owned ?? codeOwnersOf(facts.codeOwners, paths))
-        : [];
-      named.set(config, [...new Set([...teams, ...owners])]);
-    }
-    const wanted = [...new Set([...named.values()].flat())].sort();
-    const approvers = approvalsOf(evidence.reviews, evidence.pr.headSha, {
-      involved: [evidence.pr.author, ...evidence.involved],
-    })
-      .filter((a) => a.kind === 'User')
-      .map((a) => a.user);
-    const memberships =
-      wanted.length > 0 && approvers.length > 0
-        ? await loadTeamMemberships(
-            installation.octokit,
-            ref.owner,
-            wanted,
-            approvers,
-            this.deps.log,
-          )
-        : new Map<string, string[]>();
-    return (config) => {
-      const teams = named.get(config) ?? [];
-      if (teams.length === 0) return evidence;
-      const only = new Map(
-        [...memberships].map(([login, of]) => [login, of.filter((t) => teams.includes(t))]),
-      );
-      return { ...evidence, facts: { ...facts, teams: only } };
-    };
-  }
-
-  /** The policy config a claim under `config` is evaluated with (its rules included), or null. */
-  private async effectivePolicyConfig(
-    installation: Installation,
-    evidence: PullRequestEvidence,
-    config: RepoConfig,
-  ): Promise<unknown> {
-    try {
-      const claim = claimInputSchema.parse(buildPullRequestClaim(evidence, config));
-      const simulated = await this.deps.claims.simulate(
-        claim,
-        githubSubmitter(this.deps.appId, installation.id),
-      );
-      return simulated.policy.config;
-    } catch (error) {
-      // The evaluation itself reports a config it cannot use.
-      if (isSvcError(error)) return null;
-      throw error;
-    }
-  }
-
-  /** What the pull request's own `.github/svc.yml` would decide: simulated, nothing written. */
-  private async preview(
-    installation: Installation,
-    evidenceFor: (config: RepoConfig) => PullRequestEvidence,
-    proposed: { ok: true; config: RepoConfig } | { ok: false; problem: string },
-    author: string,
-  ): Promise<Preview> {
-    if (!proposed.ok) return { kind: 'invalid', problem: proposed.problem };
-    const config = proposed.config;
-    if (!isAgent(author, config.agents) && !config.gate_humans)
-      return { kind: 'not_gated', author };
-    const evidence = evidenceFor(config);
-    try {
-      const claim = claimInputSchema.parse(buildPullRequestClaim(evidence, config));
-      const simulated = await this.deps.claims.simulate(
-        claim,
-        githubSubmitter(this.deps.appId, installation.id),
-      );
-      return {
-        kind: 'evaluated',
-        verdict: simulated.decision.verdict,
-        admissibility: simulated.decision.admissibility,
-        policy: simulated.receipt.policy.name ?? 'default',
-        failing: simulated.policy.rules.filter((r) => !r.passed),
-      };
-    } catch (error) {
-      if (isSvcError(error)) return { kind: 'invalid', problem: error.message };
-      throw error;
-    }
-  }
-
-  /**
-   * A merge group (merge queue) at its head commit: the current receipts of the pull requests
-   * it contains, plus CI of the group's own head — judged on the merged result.
-   */
-  async mergeGroup(
-    installation: Installation,
-    ref: RepoRef,
-    group: { headSha: string; numbers: number[]; baseRef: string },
-  ): Promise<void> {
-    const { octokit } = installation;
-    const baseRef = group.baseRef.replace(/^refs\/heads\//, '');
-    const repository = `${ref.owner}/${ref.repo}`;
-    const loaded = await this.loadConfig(octokit, ref, baseRef);
-    const check = await this.startCheck(
-      octokit,
-      ref,
-      group.headSha,
-      loaded.ok ? loaded.config.check_name : undefined,
-    );
-    await this.finish(installation, ref, check, { decidable: false }, async () => {
-      if (!loaded.ok) {
-        return renderWithoutReceipt('failure', `Invalid ${CONFIG_PATH}`, loaded.problem);
-      }
-      const ci = await loadCi(octokit, ref, group.headSha, this.deps.appId);
-      const members: MergeGroupMember[] = [];
-      for (const number of group.numbers) {
-        const pr = await loadPullRequest(octokit, ref, number);
-        const entry = await this.currentEntry(
-          repository,
-          number,
-          pr.facts.headSha,
-          installation.id,
-        );
-        members.push({
-          number,
-          headSha: pr.facts.headSha,
-          url: pr.facts.url,
-          receipt: entry
-            ? {
-                receipt_id: entry.receipt.receipt_id,
-                verdict: entry.receipt.policy.verdict,
-                admissibility: entry.receipt.admissibility.status,
-              }
-            : null,
-          approved: entry?.claim.sources.some((s) => s.type === 'human_approval') ?? false,
-        });
-      }
-      const claim = buildMergeGroupClaim(
-        {
-          repository,
-          headSha: group.headSha,
-          baseRef,
-          members,
-          ci,
-          host: this.deps.host,
-          baseUrl: this.deps.baseUrl,
-        },
-        loaded.config,
-      );
-      return this.evaluate(installation, claim, 'This merge group');
-    });
-  }
-
-  /**
-   * Evaluates a merge group again (its CI completed, or someone asked), but only one this
-   * installation evaluated before from a signed merge_group delivery: its base and members
-   * are read from that receipt, never from a branch name anyone can choose. Answers false
-   * when the commit is no such group.
-   */
-  async reevaluateMergeGroup(
-    installation: Installation,
-    ref: RepoRef,
-    headSha: string,
-  ): Promise<boolean> {
-    const repository = `${ref.owner}/${ref.repo}`;
-    const { data } = await installation.octokit.rest.checks.listForRef({
-      ...ref,
-      ref: headSha,
-      app_id: this.deps.appId,
-      per_page: 100,
-    });
-    const receiptIds = data.check_runs
-      .filter((run) => run.app?.id === this.deps.appId && run.external_id)
-      .map((run) => run.external_id!);
-    const prefix = `gh:${repository}:merge-group@${headSha}:`;
-    const entry = (await this.deps.queries.getMany(receiptIds)).find(
-      (e) =>
-        e.claim.claim_id.startsWith(prefix) &&
-        e.receipt.submitter?.kind === 'github_app' &&
-        e.receipt.submitter.app_id === this.deps.appId &&
-        e.receipt.submitter.installation_id === installation.id,
-    );
-    if (!entry) return false;
-    const numbers = entry.claim.sources
-      .map((s) => /^receipt:pr-(\d+)$/.exec(s.id)?.[1])
-      .filter((n): n is string => n !== undefined)
-      .map(Number);
-    await this.mergeGroup(installation, ref, {
-      headSha,
-      numbers,
-      baseRef: entry.claim.action?.branch ?? '',
-    });
-    return true;
-  }
-
-  private async currentEntry(
-    repository: string,
-    number: number,
-    headSha: string,
-    installationId: number,
-  ) {
-    // Only this installation's own receipts: no API key can write in its scope.
-    const scope = githubSubmitter(this.deps.appId, installationId).scope;
-    const recent = await this.deps.queries.pullRequestReceiptsOf(
-      scope,
-      repository,
-      String(number),
-      100,
-    );
-    return recent.find((entry) => entry.receipt.subject.commit === headSha) ?? null;
-  }
-
-  private async evaluate(
+  /** Evaluates a claim in the installation's scope and renders the check run it earns. */
+  async evaluate(
     installation: Installation,
     input: unknown,
     subject: string,
@@ -469,7 +142,8 @@ export class PullRequestGate {
     }
   }
 
-  private async startCheck(
+  /** A check run in progress on `headSha`: the one a cut-short run left, or a new one. */
+  async startCheck(
     octokit: Octokit,
     ref: RepoRef,
     headSha: string,
@@ -502,15 +176,14 @@ export class PullRequestGate {
    * Completes the check with what `work` decides. A GitHub failure worth retrying propagates
    * (the job runs again); anything else ends the check with its reason, never in_progress.
    */
-  private async finish(
+  async finish(
     installation: Installation,
     ref: RepoRef,
     check: { id: number },
     options: { decidable: boolean },
-    work: () => Promise<CheckRunOutput & { receiptId?: string }>,
+    work: () => Promise<GateOutput>,
   ): Promise<void> {
-    const { octokit } = installation;
-    let output: CheckRunOutput & { receiptId?: string };
+    let output: GateOutput;
     try {
       output = await work();
     } catch (error) {
@@ -523,20 +196,14 @@ export class PullRequestGate {
       );
       this.deps.log.warn({ err: error, check_run_id: check.id }, 'evaluation failed');
     }
-    await octokit.rest.checks.update({
+    await installation.octokit.rest.checks.update({
       ...ref,
       check_run_id: check.id,
-      status: 'completed',
-      conclusion: output.conclusion,
-      completed_at: new Date(this.deps.clock.now()).toISOString(),
-      output: { title: output.title, summary: output.summary },
-      actions: options.decidable ? actionsFor(output.conclusion) : [REEVALUATE],
-      ...(output.receiptId
-        ? {
-            external_id: output.receiptId,
-            details_url: receiptPageUrl(this.deps.baseUrl, output.receiptId),
-          }
-        : {}),
+      ...completedCheckRun(output, {
+        decidable: options.decidable,
+        baseUrl: this.deps.baseUrl,
+        completedAt: new Date(this.deps.clock.now()).toISOString(),
+      }),
     });
   }
 }

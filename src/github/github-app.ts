@@ -8,7 +8,9 @@ import type { ClaimService, EvaluateResponse } from '../services/claims.js';
 import type { DispositionService } from '../services/dispositions.js';
 import { EscalationPress } from './escalation-press.js';
 import { gateEvents, IncompletePayload } from './events.js';
-import { isTransient, PullRequestGate } from './gate.js';
+import { isTransient, type GateDeps } from './gate.js';
+import { MergeGroupFlow } from './merge-group-flow.js';
+import { PullRequestFlow } from './pull-request-flow.js';
 import { boundedErr, boundedEvent, deliveryFields, errorFields } from './log-fields.js';
 import type { DeliveryJob } from './webhook-route.js';
 
@@ -70,7 +72,7 @@ export function githubDeliveryHandler(deps: {
     log,
     ...(deps.Octokit ? { Octokit: deps.Octokit } : {}),
   });
-  const gate = new PullRequestGate({
+  const gateDeps: GateDeps = {
     claims: deps.claims,
     queries: deps.queries,
     appId: deps.config.appId,
@@ -80,13 +82,17 @@ export function githubDeliveryHandler(deps: {
     clock: deps.clock,
     onReceipt: deps.onReceipt,
     dispositions: deps.dispositions,
-  });
+  };
+  const flows = {
+    pullRequests: new PullRequestFlow(gateDeps),
+    mergeGroups: new MergeGroupFlow(gateDeps),
+  };
   // Deliveries on their last run: a transient failure then ends the check with its reason.
   const finalRuns = new Set<string>();
 
   // Handlers are registered once Probot initialized: every delivery waits for that.
   const loaded: Promise<void> = probot.load(
-    gateEvents(gate, {
+    gateEvents(flows, {
       appId: deps.config.appId,
       log,
       isFinalAttempt: (id) => finalRuns.has(id),

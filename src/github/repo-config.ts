@@ -4,6 +4,8 @@ import { policyNameSchema } from '../core/policies.js';
 import { policyConfigSchema } from '../core/policy-config.js';
 import { conditionalRulesSchema } from '../core/rules/conditional-schema.js';
 
+/** Where a repository keeps its gate's config (on the base branch). */
+export const CONFIG_PATH = '.github/svc.yml';
 export const DEFAULT_CHECK_NAME = 'svc / admissibility';
 
 /**
@@ -58,9 +60,7 @@ export type RepoConfig = z.infer<typeof repoConfigSchema>;
 export const DEFAULT_REPO_CONFIG: RepoConfig = repoConfigSchema.parse({});
 
 /** The config, or the exact member that is wrong, so the check run can say so. */
-export function parseRepoConfig(
-  raw: unknown,
-): { ok: true; config: RepoConfig } | { ok: false; problem: string } {
+export function parseRepoConfig(raw: unknown): LoadedConfig {
   if (raw === null || raw === undefined) return { ok: true, config: DEFAULT_REPO_CONFIG };
   const parsed = repoConfigSchema.safeParse(raw);
   if (parsed.success) return { ok: true, config: parsed.data };
@@ -68,6 +68,28 @@ export function parseRepoConfig(
     ok: false,
     problem: formatIssues(parsed.error),
   };
+}
+
+/** The repository's config as read from a branch: usable, or why not. */
+export type LoadedConfig = { ok: true; config: RepoConfig } | { ok: false; problem: string };
+
+/** What the config plugin (`octokit.config.get`) found: each file it read, and their merge. */
+export interface FoundConfig {
+  files: readonly { config: unknown }[];
+  config: unknown;
+}
+
+/**
+ * The config on `branch` from what the plugin found: the merged content when any file held
+ * one (the repository's, else its owner's `.github` repository's, with what they extend), the
+ * defaults when none did.
+ */
+export function configOnBranch(found: FoundConfig, branch: string): LoadedConfig {
+  const raw = found.files.some((file) => file.config !== null) ? found.config : null;
+  const parsed = parseRepoConfig(raw);
+  return parsed.ok
+    ? parsed
+    : { ok: false, problem: `${CONFIG_PATH} on ${branch}: ${parsed.problem}` };
 }
 
 const globToRegExp = (glob: string) =>

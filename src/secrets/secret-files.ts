@@ -9,10 +9,26 @@ import {
   readFileSync,
   statSync,
   unlinkSync,
-  writeSync,
+  writeFileSync,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+
+/**
+ * Creates the file `path` holding `content`, readable and writable by its owner only, and on
+ * disk before this returns. Fails (EEXIST) when the name exists: nothing is overwritten.
+ */
+export function writeNewPrivateFile(path: string, content: string): void {
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    writeFileSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  // The umask may have taken bits away, never added any: exactly owner read and write.
+  chmodSync(path, 0o600);
+}
 
 /**
  * Reads a secret kept as a file in the data directory, creating it with `create()` on first
@@ -29,14 +45,8 @@ export function readOrCreateSecretFile(
   const path = join(dataDir, name);
   if (!existsSync(path)) {
     const draft = join(dataDir, `.${name}.${randomBytes(8).toString('hex')}.tmp`);
-    const fd = openSync(draft, 'wx', 0o600);
-    try {
-      writeSync(fd, create());
-      // Durable before it becomes visible: a crash must not leave an empty secret behind.
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    // Durable before it becomes visible: a crash must not leave an empty secret behind.
+    writeNewPrivateFile(draft, create());
     try {
       linkSync(draft, path);
       return { contents: readFileSync(path, 'utf8'), created: true, path };

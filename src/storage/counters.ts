@@ -50,3 +50,15 @@ export function foldTotals(
   }
   return { total, by_verdict, by_admissibility };
 }
+
+/** Counts by verdict, and their total, from the (verdict, count) rows a backend groups. */
+export function foldVerdicts(
+  rows: { verdict: Verdict; n: number }[],
+): VerdictCounts & { total: number } {
+  const counts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0, total: 0 };
+  for (const row of rows) {
+    counts[row.verdict] += row.n;
+    counts.total += row.n;
+  }
+  return counts;
+}

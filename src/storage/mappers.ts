@@ -1,3 +1,5 @@
+import type { AdmissibilityStatus } from '../core/evaluation.js';
+import type { Verdict } from '../core/policy.js';
 import type { OverrideMode } from '../core/policy-overrides.js';
 import type { ApiKeyRecord, Reader, Tier } from '../ports/api-key-store.js';
 import type { AgentSummary, RepositorySummary } from '../ports/ledger-queries.js';
@@ -6,6 +8,7 @@ import type { PolicyRecord } from '../ports/policy-store.js';
 import type {
   DeliveryAttempt,
   DeliveryStatus,
+  DeliveryWork,
   WebhookDelivery,
   WebhookEvent,
   WebhookReceiver,
@@ -22,6 +25,49 @@ export interface ReceiptFields {
   claim_json: string;
   evaluation_json: string;
   api_key_id: string | null;
+}
+
+/** A receipt's stored fields in both stores: its indexed values and its JSON texts. */
+export interface StoredReceiptFields extends ReceiptFields {
+  sequence: number;
+  receipt_id: string;
+  claim_id: string;
+  /** The submitter's idempotency scope: claim_id is unique per scope (contract §7). */
+  scope: string;
+  inputs_hash: string;
+  receipt_hash: string;
+  issued_at: string;
+  verdict: Verdict;
+  admissibility: AdmissibilityStatus;
+  entity: string;
+  agent: string | null;
+  repository: string | null;
+  pull_request: string | null;
+}
+
+/** What an append stores of `entry` in `scope` (a document adds its search helpers). */
+export function storedReceiptFields(entry: LedgerEntry, scope: string): StoredReceiptFields {
+  const { receipt } = entry;
+  return {
+    sequence: receipt.chain.sequence,
+    receipt_id: receipt.receipt_id,
+    claim_id: receipt.claim_id,
+    scope,
+    inputs_hash: receipt.evidence.inputs_hash,
+    receipt_hash: receipt.chain.receipt_hash,
+    issued_at: receipt.issued_at,
+    verdict: receipt.policy.verdict,
+    admissibility: receipt.admissibility.status,
+    entity: entry.claim.entity,
+    agent: receipt.subject.agent ?? null,
+    repository: receipt.subject.repository ?? null,
+    pull_request:
+      receipt.subject.pull_request === undefined ? null : String(receipt.subject.pull_request),
+    api_key_id: entry.apiKeyId,
+    receipt_json: JSON.stringify(receipt),
+    claim_json: JSON.stringify(entry.claim),
+    evaluation_json: JSON.stringify(entry.evaluation),
+  };
 }
 
 export const toEntry = (fields: ReceiptFields): LedgerEntry => ({
@@ -106,7 +152,7 @@ export const toWebhookReceiver = (id: string, fields: ReceiverFields): WebhookRe
   url: fields.url,
   event: fields.event as WebhookEvent,
   secretSealed: fields.secret_sealed,
-  // A deleted receiver is never handed out as such: see deliveryWork.
+  // A deleted receiver is never handed out as such: see toDeliveryWork.
   status: fields.status === 'active' ? 'active' : 'disabled',
   createdAt: fields.created_at,
   disabledAt: fields.disabled_at,
@@ -132,6 +178,21 @@ export const toWebhookDelivery = (id: string, fields: DeliveryFields): WebhookDe
   attempts: fields.attempts,
   createdAt: fields.created_at,
   finishedAt: fields.finished_at,
+});
+
+/**
+ * One delivery's work from its stored fields and its receiver's. A deleted receiver is handed
+ * out as none: its delivery is closed unsent.
+ */
+export const toDeliveryWork = (
+  delivery: DeliveryFields & { id: string },
+  receiver: (ReceiverFields & { id: string }) | null | undefined,
+  receiptJson: string,
+): DeliveryWork => ({
+  delivery: toWebhookDelivery(delivery.id, delivery),
+  receiver:
+    receiver && receiver.status !== 'deleted' ? toWebhookReceiver(receiver.id, receiver) : null,
+  receiptJson,
 });
 
 export interface AttemptFields {

@@ -1,17 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  fsyncSync,
-  linkSync,
-  openSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { linkSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { writeNewPrivateFile } from '../../secrets/secret-files.js';
 import { RegistrationError } from './errors.js';
 import type { AppConversion } from './manifest-conversion.js';
 
@@ -173,15 +163,7 @@ export function writeEnvFile(path: string, content: string, existed: boolean): v
   }
   const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    const fd = openSync(tmp, 'wx', 0o600);
-    try {
-      writeFileSync(fd, content);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    // The umask may have taken bits away, never added any: exactly owner read and write.
-    chmodSync(tmp, 0o600);
+    writeNewPrivateFile(tmp, content);
     if (existed) renameSync(tmp, target);
     else linkSync(tmp, target);
   } catch (error) {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Agenda, AgendaBackend, Job as AgendaJob } from 'agenda';
 import { ObjectId, type Collection, type Db, type Filter, type WithId } from 'mongodb';
-import { clipText } from '../../core/text.js';
 import type { Clock } from '../../ports/clock.js';
 import type {
   EnqueueOptions,
@@ -17,19 +16,13 @@ import type {
 } from '../../ports/job-queue.js';
 import { COLLECTIONS, isDuplicateOn } from './documents.js';
 import { newJobDocument, type JobDocument } from './job-documents.js';
-import { DEFAULT_RETENTION_MS, PURGE_BATCH, PurgeSchedule } from '../job-retention.js';
-
-const DEFAULTS = {
-  pollIntervalMs: 1000,
-  // Well above the longest handler (a webhook POST times out after 10 s), so a live worker
-  // never loses a job it is still running. agenda's own default is 10 minutes.
-  leaseMs: 60_000,
-  concurrency: 4,
-  retryDelaysMs: [60_000, 300_000, 1_800_000],
-  retentionMs: DEFAULT_RETENTION_MS,
-};
-
-const MAX_ERROR_LENGTH = 1000;
+import { PURGE_BATCH, PurgeSchedule } from '../job-retention.js';
+import {
+  jobQueueSettings,
+  recordedOutcome,
+  runHandler,
+  type JobQueueSettings,
+} from '../job-runs.js';
 
 /** Pause before starting agenda again after it could not start. */
 const START_RETRY_MS = 5000;
@@ -57,7 +50,7 @@ const isObjectIdHex = (id: string) => /^[0-9a-f]{24}$/i.test(id);
  */
 export class AgendaJobQueue implements JobQueue {
   private readonly clock: Clock;
-  private readonly options: typeof DEFAULTS;
+  private readonly options: JobQueueSettings;
   /** Identifies this worker in `lastModifiedBy`. */
   private readonly owner = `svc-${randomUUID()}`;
   private readonly handlers = new Map<string, JobHandler>();
@@ -75,13 +68,7 @@ export class AgendaJobQueue implements JobQueue {
     private readonly onError: (error: unknown) => void = () => undefined,
   ) {
     this.clock = options.clock;
-    this.options = {
-      pollIntervalMs: options.pollIntervalMs ?? DEFAULTS.pollIntervalMs,
-      leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
-      concurrency: options.concurrency ?? DEFAULTS.concurrency,
-      retryDelaysMs: options.retryDelaysMs ?? DEFAULTS.retryDelaysMs,
-      retentionMs: options.retentionMs ?? DEFAULTS.retentionMs,
-    };
+    this.options = jobQueueSettings(options);
     this.jobs = db.collection<JobDocument>(COLLECTIONS.jobs);
     this.purges = new PurgeSchedule(this.clock, () => this.purgeFinished(), onError);
   }
@@ -182,6 +169,7 @@ export class AgendaJobQueue implements JobQueue {
       // cannot start yet until their leases run out; other instances could not help.
       lockLimit: this.options.concurrency,
       defaultLockLimit: this.options.concurrency,
+      // The queue's lease, not agenda's own default lifetime of 10 minutes.
       defaultLockLifetime: this.options.leaseMs,
     });
     agenda.on('error', (error: Error) => this.onError(error));
@@ -307,17 +295,16 @@ export class AgendaJobQueue implements JobQueue {
       runAt: doc.svc.runAt,
       createdAt: doc.svc.createdAt,
     };
-    try {
-      const handler = this.handlers.get(doc.name);
-      if (!handler) throw new Error(`no handler for "${doc.name}"`);
-      return (await handler(job)) ?? { outcome: 'done' };
-    } catch (error) {
-      const delay = this.options.retryDelaysMs[job.attempt - 1];
-      const message = error instanceof Error ? error.message : String(error);
-      return delay === undefined
-        ? { outcome: 'failed', error: message }
-        : { outcome: 'retry', at: this.clock.now() + delay, error: message };
-    }
+    const handler = this.handlers.get(doc.name);
+    return runHandler(
+      async () => {
+        if (!handler) throw new Error(`no handler for "${doc.name}"`);
+        return handler(job);
+      },
+      job.attempt,
+      this.options.retryDelaysMs,
+      () => this.clock.now(),
+    );
   }
 
   /** Records the outcome; answers when the job is due again, or null. */
@@ -326,45 +313,29 @@ export class AgendaJobQueue implements JobQueue {
     lease: { lockedAt?: Date | { $in: (Date | null)[] } },
     result: JobResult,
   ): Promise<number | null> {
-    const now = this.clock.now();
     const filter = { _id: id, 'svc.state': 'pending' as const, ...lease };
-    switch (result.outcome) {
-      case 'done':
-        await this.jobs.updateOne(filter, {
-          $set: {
-            'svc.state': 'done',
-            'svc.finishedAt': now,
-            'svc.lastError': null,
-            lockedAt: null,
-            nextRunAt: null,
-          },
-        });
-        return null;
-      case 'retry': {
-        // Never due again within the same instant, so runDue() cannot spin on one job.
-        const at = Math.max(result.at, now + 1);
-        await this.jobs.updateOne(filter, {
-          $set: {
-            'svc.runAt': at,
-            'svc.lastError': clipText(result.error, MAX_ERROR_LENGTH),
-            lockedAt: null,
-            nextRunAt: new Date(at),
-          },
-        });
-        return at;
-      }
-      case 'failed':
-        await this.jobs.updateOne(filter, {
-          $set: {
-            'svc.state': 'failed',
-            'svc.finishedAt': now,
-            'svc.lastError': clipText(result.error, MAX_ERROR_LENGTH),
-            lockedAt: null,
-            nextRunAt: null,
-          },
-        });
-        return null;
+    const outcome = recordedOutcome(result, this.clock.now());
+    if (outcome.state === 'pending') {
+      await this.jobs.updateOne(filter, {
+        $set: {
+          'svc.runAt': outcome.runAt,
+          'svc.lastError': outcome.lastError,
+          lockedAt: null,
+          nextRunAt: new Date(outcome.runAt),
+        },
+      });
+      return outcome.runAt;
     }
+    await this.jobs.updateOne(filter, {
+      $set: {
+        'svc.state': outcome.state,
+        'svc.finishedAt': outcome.finishedAt,
+        'svc.lastError': outcome.lastError,
+        lockedAt: null,
+        nextRunAt: null,
+      },
+    });
+    return null;
   }
 
   async purgeFinished(): Promise<number> {

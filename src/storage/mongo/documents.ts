@@ -7,6 +7,7 @@ import type {
   DeliveryFields,
   PolicyFields,
   ReceiverFields,
+  StoredReceiptFields,
 } from '../mappers.js';
 
 /** Collection names, in one place: indexes, the ledger's transaction and the readers share them. */
@@ -46,28 +47,11 @@ export const COLLECTIONS = {
  * would turn an `undefined` member into null and cannot tell 1 from 1.0. The other fields are
  * copies for the indexes.
  */
-export interface ReceiptDocument {
-  sequence: number;
-  receipt_id: string;
-  claim_id: string;
-  scope: string;
-  inputs_hash: string;
-  receipt_hash: string;
-  issued_at: string;
-  verdict: Verdict;
-  admissibility: AdmissibilityStatus;
-  entity: string;
-  agent: string | null;
-  repository: string | null;
-  pull_request: string | null;
-  api_key_id: string | null;
+export interface ReceiptDocument extends StoredReceiptFields {
   /** Lower-cased, diacritic-free words of claim text, entity, repository and agent. */
   words: string[];
   /** The same four fields' words in order, one string per field (receipt-query.ts). */
   phrases: string[];
-  receipt_json: string;
-  claim_json: string;
-  evaluation_json: string;
 }
 
 export const ENTRY_PROJECTION = {

@@ -1,5 +1,5 @@
 import type { Db, Filter } from 'mongodb';
-import { foldTotals } from '../counters.js';
+import { foldTotals, foldVerdicts } from '../counters.js';
 import { toAgentSummary, toRepositorySummary } from '../mappers.js';
 import type { Verdict } from '../../core/policy.js';
 import type { Receipt } from '../../core/receipt.js';
@@ -185,18 +185,13 @@ export class MongoLedgerQueries implements LedgerQueries {
   }
 
   async countSince(since: string, scope?: ReadScope): Promise<VerdictCounts & { total: number }> {
-    const counts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0, total: 0 };
     const rows = await this.receipts
       .aggregate<{ _id: Verdict; n: number }>([
         { $match: { issued_at: { $gte: since }, ...(scope === undefined ? {} : { scope }) } },
         { $group: { _id: '$verdict', n: { $sum: 1 } } },
       ])
       .toArray();
-    for (const row of rows) {
-      counts[row._id] += row.n;
-      counts.total += row.n;
-    }
-    return counts;
+    return foldVerdicts(rows.map((row) => ({ verdict: row._id, n: row.n })));
   }
 
   /** Entries matching `filter`, by sequence in `order`, at most `limit`. */

@@ -22,6 +22,7 @@ import {
   type ReceiptDocument,
   type ReceiverDocument,
 } from './documents.js';
+import { storedReceiptFields } from '../mappers.js';
 import { aggregateUpdates, type AggregateDocument } from './aggregates.js';
 import { newJobDocument, type JobDocument } from './job-documents.js';
 import type { MongoLedgerQueries } from './mongo-ledger-queries.js';
@@ -150,31 +151,12 @@ export class MongoLedger implements LedgerStore {
       throw new Error(`append: at most ${OUTBOX_PER_RECEIPT} outbox records per receipt`);
     }
     const sequence = receipt.chain.sequence;
-    const agent = receipt.subject.agent ?? null;
-    const repository = receipt.subject.repository ?? null;
     const indexed = indexedFields(entry);
     await this.receipts.insertOne(
       {
-        sequence,
-        receipt_id: receipt.receipt_id,
-        claim_id: receipt.claim_id,
-        scope: request.scope,
-        inputs_hash: receipt.evidence.inputs_hash,
-        receipt_hash: receipt.chain.receipt_hash,
-        issued_at: receipt.issued_at,
-        verdict: receipt.policy.verdict,
-        admissibility: receipt.admissibility.status,
-        entity: entry.claim.entity,
-        agent,
-        repository,
-        pull_request:
-          receipt.subject.pull_request === undefined ? null : String(receipt.subject.pull_request),
-        api_key_id: entry.apiKeyId,
+        ...storedReceiptFields(entry, request.scope),
         words: receiptWords(indexed),
         phrases: receiptPhrases(indexed),
-        receipt_json: JSON.stringify(receipt),
-        claim_json: JSON.stringify(entry.claim),
-        evaluation_json: JSON.stringify(entry.evaluation),
       },
       { session },
     );

@@ -14,7 +14,12 @@ import {
   type ReceiptDocument,
   type ReceiverDocument,
 } from './documents.js';
-import { toDeliveryAttempt, toWebhookDelivery, toWebhookReceiver } from '../mappers.js';
+import {
+  toDeliveryAttempt,
+  toDeliveryWork,
+  toWebhookDelivery,
+  toWebhookReceiver,
+} from '../mappers.js';
 import { TRANSACTION_OPTIONS } from './mongo-ledger.js';
 
 const toReceiver = (doc: ReceiverDocument): WebhookReceiver => toWebhookReceiver(doc._id, doc);
@@ -167,11 +172,11 @@ export class MongoWebhooks implements WebhookStore {
       .collection<ReceiptDocument>(COLLECTIONS.receipts)
       .findOne({ receipt_id: delivery.receipt_id }, { projection: { _id: 0, receipt_json: 1 } });
     if (!receipt) return null;
-    return {
-      delivery: toDelivery(delivery),
-      receiver: receiver && receiver.status !== 'deleted' ? toReceiver(receiver) : null,
-      receiptJson: receipt.receipt_json,
-    };
+    return toDeliveryWork(
+      { id: delivery._id, ...delivery },
+      receiver && { id: receiver._id, ...receiver },
+      receipt.receipt_json,
+    );
   }
 
   async recordAttempt(attempt: DeliveryAttempt, status: DeliveryStatus): Promise<void> {

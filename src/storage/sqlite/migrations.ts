@@ -326,7 +326,10 @@ const DISPOSITIONS_SCHEMA = `
     BEGIN SELECT RAISE(ABORT, 'dispositions are append-only'); END;
 `;
 
-// Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1.
+// Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1. A
+// migration's text is frozen once released (existing ledgers ran it as it was), so a later
+// one repeats the statements it needs rather than share them with an earlier one: sharing
+// would let an edit for a new migration change an old one.
 const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE receipts (

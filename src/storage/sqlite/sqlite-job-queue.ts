@@ -1,22 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-import { clipText } from '../../core/text.js';
 import type { Clock } from '../../ports/clock.js';
 import type {
   EnqueueOptions,
   EnqueueResult,
-  Job,
   JobHandler,
   JobQueue,
   JobQueueOptions,
   JobRecord,
-  JobResult,
   JobState,
   JobStats,
   JsonValue,
 } from '../../ports/job-queue.js';
 import { prepareJobInsert, type NewJobRow } from './job-rows.js';
-import { DEFAULT_RETENTION_MS, PURGE_BATCH, PurgeSchedule } from '../job-retention.js';
+import { PURGE_BATCH, PurgeSchedule } from '../job-retention.js';
+import {
+  jobQueueSettings,
+  recordedOutcome,
+  runHandler,
+  type JobQueueSettings,
+} from '../job-runs.js';
 
 interface JobRow {
   id: number;
@@ -31,18 +34,6 @@ interface JobRow {
   finished_at: number | null;
 }
 
-const DEFAULTS = {
-  pollIntervalMs: 1000,
-  // Well above the longest handler (a webhook POST times out after 10 s), so a live worker
-  // never loses a job it is still running.
-  leaseMs: 60_000,
-  concurrency: 4,
-  retryDelaysMs: [60_000, 300_000, 1_800_000],
-  retentionMs: DEFAULT_RETENTION_MS,
-};
-
-const MAX_ERROR_LENGTH = 1000;
-
 /**
  * The embedded job queue, in the ledger's SQLite file. Several processes may share the file:
  * a job is claimed in an IMMEDIATE transaction (the write lock is taken before the due job is
@@ -51,7 +42,7 @@ const MAX_ERROR_LENGTH = 1000;
  */
 export class SqliteJobQueue implements JobQueue {
   private readonly clock: Clock;
-  private readonly options: typeof DEFAULTS;
+  private readonly options: JobQueueSettings;
   /** Identifies this worker's leases. */
   private readonly owner = randomUUID();
   private readonly handlers = new Map<string, JobHandler>();
@@ -77,13 +68,7 @@ export class SqliteJobQueue implements JobQueue {
     options: JobQueueOptions,
   ) {
     this.clock = options.clock;
-    this.options = {
-      pollIntervalMs: options.pollIntervalMs ?? DEFAULTS.pollIntervalMs,
-      leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
-      concurrency: options.concurrency ?? DEFAULTS.concurrency,
-      retryDelaysMs: options.retryDelaysMs ?? DEFAULTS.retryDelaysMs,
-      retentionMs: options.retentionMs ?? DEFAULTS.retentionMs,
-    };
+    this.options = jobQueueSettings(options);
     const insert = prepareJobInsert(db);
     const byDedupeKey = db.prepare<[string], { id: number }>(
       'SELECT id FROM jobs WHERE dedupe_key = ?',
@@ -275,42 +260,31 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   private async run(row: JobRow): Promise<void> {
-    let result: JobResult;
-    try {
-      const job: Job = {
-        id: String(row.id),
-        name: row.name,
-        payload: JSON.parse(row.payload_json) as JsonValue,
-        attempt: row.attempts,
-        runAt: row.run_at,
-        createdAt: row.created_at,
-      };
-      result = (await this.handlers.get(row.name)!(job)) ?? { outcome: 'done' };
-    } catch (error) {
-      const delay = this.options.retryDelaysMs[row.attempts - 1];
-      const message = error instanceof Error ? error.message : String(error);
-      result =
-        delay === undefined
-          ? { outcome: 'failed', error: message }
-          : { outcome: 'retry', at: this.clock.now() + delay, error: message };
-    }
+    const result = await runHandler(
+      () =>
+        this.handlers.get(row.name)!({
+          id: String(row.id),
+          name: row.name,
+          payload: JSON.parse(row.payload_json) as JsonValue,
+          attempt: row.attempts,
+          runAt: row.run_at,
+          createdAt: row.created_at,
+        }),
+      row.attempts,
+      this.options.retryDelaysMs,
+      () => this.clock.now(),
+    );
     if (!this.db.open) return;
-    const now = this.clock.now();
-    switch (result.outcome) {
+    const outcome = recordedOutcome(result, this.clock.now());
+    switch (outcome.state) {
       case 'done':
-        this.finishDone.run(now, row.id, this.owner);
+        this.finishDone.run(outcome.finishedAt, row.id, this.owner);
         break;
-      case 'retry':
-        // Never due again within the same instant, so runDue() cannot spin on one job.
-        this.finishRetry.run(
-          Math.max(result.at, now + 1),
-          clipText(result.error, MAX_ERROR_LENGTH),
-          row.id,
-          this.owner,
-        );
+      case 'pending':
+        this.finishRetry.run(outcome.runAt, outcome.lastError, row.id, this.owner);
         break;
       case 'failed':
-        this.finishFailed.run(now, clipText(result.error, MAX_ERROR_LENGTH), row.id, this.owner);
+        this.finishFailed.run(outcome.finishedAt, outcome.lastError, row.id, this.owner);
         break;
     }
   }

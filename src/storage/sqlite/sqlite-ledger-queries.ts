@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { foldTotals } from '../counters.js';
+import { foldTotals, foldVerdicts } from '../counters.js';
 import {
   toAgentSummary,
   toRepositorySummary,
@@ -233,7 +233,6 @@ export class SqliteLedgerQueries implements LedgerQueries {
   }
 
   async countSince(since: string, scope?: ReadScope): Promise<VerdictCounts & { total: number }> {
-    const counts = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0, total: 0 };
     const rows =
       scope === undefined
         ? this.prepared<{ verdict: Verdict; n: number }>(
@@ -243,10 +242,6 @@ export class SqliteLedgerQueries implements LedgerQueries {
         : this.prepared<{ verdict: Verdict; n: number }>(
             'SELECT verdict, COUNT(*) AS n FROM receipts INDEXED BY receipts_scope_issued_at WHERE scope = ? AND issued_at >= ? GROUP BY verdict',
           ).all(scope, since);
-    for (const row of rows) {
-      counts[row.verdict] += row.n;
-      counts.total += row.n;
-    }
-    return counts;
+    return foldVerdicts(rows);
   }
 }

@@ -9,6 +9,7 @@ import type {
   LedgerStore,
   StoredOutboxRecord,
 } from '../../ports/ledger-store.js';
+import { storedReceiptFields } from '../mappers.js';
 import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
 import { SqliteAggregates } from './sqlite-aggregates.js';
 import { SqliteLogTree } from './sqlite-log-tree.js';
@@ -179,26 +180,7 @@ export class SqliteLedger implements LedgerStore {
     // history retired signs no receipt past that key's last sequence.
     const signerProblem = this.signingKeys.signerProblem(receipt.attestations[0]?.key_id);
     if (signerProblem) throw new SvcError('unavailable', signerProblem);
-    this.insert.run({
-      sequence: receipt.chain.sequence,
-      receipt_id: receipt.receipt_id,
-      claim_id: receipt.claim_id,
-      scope: request.scope,
-      inputs_hash: receipt.evidence.inputs_hash,
-      receipt_hash: receipt.chain.receipt_hash,
-      issued_at: receipt.issued_at,
-      verdict: receipt.policy.verdict,
-      admissibility: receipt.admissibility.status,
-      entity: entry.claim.entity,
-      agent: receipt.subject.agent ?? null,
-      repository: receipt.subject.repository ?? null,
-      pull_request:
-        receipt.subject.pull_request === undefined ? null : String(receipt.subject.pull_request),
-      api_key_id: entry.apiKeyId,
-      receipt_json: JSON.stringify(receipt),
-      claim_json: JSON.stringify(entry.claim),
-      evaluation_json: JSON.stringify(entry.evaluation),
-    });
+    this.insert.run(storedReceiptFields(entry, request.scope));
     if (receipt.disposition) {
       if (receipt.disposition.parent_receipt_id !== request.parentReceiptId)
         throw new Error('append: a disposition names a parent the request does not');

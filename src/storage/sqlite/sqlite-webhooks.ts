@@ -11,6 +11,7 @@ import {
 } from '../../ports/webhook-store.js';
 import {
   toDeliveryAttempt,
+  toDeliveryWork,
   toWebhookDelivery,
   toWebhookReceiver,
   type AttemptFields,
@@ -212,12 +213,7 @@ export class SqliteWebhooks implements WebhookStore {
     if (!delivery) return null;
     const receiver = this.receiverById.get(delivery.receiver_id);
     const receipt = this.receiptJson.get(delivery.receipt_id);
-    if (!receipt) return null;
-    return {
-      delivery: toDelivery(delivery),
-      receiver: receiver && receiver.status !== 'deleted' ? toReceiver(receiver) : null,
-      receiptJson: receipt.receipt_json,
-    };
+    return receipt ? toDeliveryWork(delivery, receiver, receipt.receipt_json) : null;
   }
 
   async recordAttempt(attempt: DeliveryAttempt, status: DeliveryStatus): Promise<void> {

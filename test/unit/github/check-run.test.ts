@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { renderWithoutReceipt } from '../../../src/github/check-run.js';
+import {
+  APPROVE,
+  completedCheckRun,
+  REEVALUATE,
+  REJECT,
+  renderWithoutReceipt,
+} from '../../../src/github/check-run.js';
 
 // GitHub's limits on a check run's output, in characters.
 const MAX_TITLE = 255;
@@ -39,5 +45,50 @@ describe('check-run output within GitHub’s limits', () => {
       title: `Not gated ${ROCKET}`,
       summary: `detail ${ROCKET}`,
     });
+  });
+});
+
+describe('completedCheckRun', () => {
+  const options = {
+    decidable: true,
+    baseUrl: 'https://svc.example.com',
+    completedAt: '2026-10-02T10:00:02.000Z',
+  };
+
+  it('an escalated pull request gets Approve and Reject, and the receipt link', () => {
+    const output = {
+      conclusion: 'action_required' as const,
+      title: 'Escalated',
+      summary: 'why',
+      receiptId: 'dr-1',
+    };
+    expect(completedCheckRun(output, options)).toEqual({
+      status: 'completed',
+      conclusion: 'action_required',
+      completed_at: '2026-10-02T10:00:02.000Z',
+      output: { title: 'Escalated', summary: 'why' },
+      actions: [REEVALUATE, APPROVE, REJECT],
+      external_id: 'dr-1',
+      details_url: 'https://svc.example.com/explorer/receipts/dr-1',
+    });
+  });
+
+  it('a merge group is never decided from its check: Re-evaluate only', () => {
+    const output = {
+      conclusion: 'action_required' as const,
+      title: 'Escalated',
+      summary: 'why',
+      receiptId: 'dr-2',
+    };
+    expect(completedCheckRun(output, { ...options, decidable: false }).actions).toEqual([
+      REEVALUATE,
+    ]);
+  });
+
+  it('an output without a receipt has no receipt link, and a decided one no buttons to decide', () => {
+    const completed = completedCheckRun(renderWithoutReceipt('failure', 'Invalid', 'x'), options);
+    expect(completed.actions).toEqual([REEVALUATE]);
+    expect(completed).not.toHaveProperty('external_id');
+    expect(completed).not.toHaveProperty('details_url');
   });
 });

@@ -1,19 +1,25 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ApiKeyRecord } from '../../../src/ports/api-key-store.js';
+import { foldVerdicts } from '../../../src/storage/counters.js';
 import {
   apiKeyFields,
   toAgentSummary,
   toApiKeyRecord,
   toDeliveryAttempt,
+  toDeliveryWork,
   toEntry,
   toPolicyRecord,
   toRepositorySummary,
   toWebhookDelivery,
   toWebhookReceiver,
+  storedReceiptFields,
   type ReceiverFields,
 } from '../../../src/storage/mappers.js';
+import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtures.js';
+import { newServerKey } from '../../support/harness.js';
 
 const AT = '2026-01-15T10:00:00.000Z';
+const serverKey = newServerKey();
 const counters = {
   total: 6,
   allowed: 3,
@@ -79,6 +85,49 @@ describe('the stores’ shared mappers', () => {
     });
   });
 
+  it('an appended receipt is stored with its indexed values and its exact texts', () => {
+    const { entry } = appendRequest(
+      signClaim(makeClaim({ kind: 'blocked' }), serverKey, { scope: 'key:k1' }),
+    ).build({
+      sequence: 0,
+      receipt_hash: null,
+    });
+    const { receipt } = entry;
+    const fields = storedReceiptFields(entry, 'key:k1');
+    expect(fields).toEqual({
+      sequence: 1,
+      receipt_id: receipt.receipt_id,
+      claim_id: entry.claim.claim_id,
+      scope: 'key:k1',
+      inputs_hash: receipt.evidence.inputs_hash,
+      receipt_hash: receipt.chain.receipt_hash,
+      issued_at: receipt.issued_at,
+      verdict: 'BLOCKED',
+      admissibility: receipt.admissibility.status,
+      entity: entry.claim.entity,
+      agent: 'coder-bot',
+      repository: 'acme/web',
+      // A number in the receipt, text in both stores' pull_request index.
+      pull_request: '42',
+      api_key_id: entry.apiKeyId,
+      receipt_json: JSON.stringify(receipt),
+      claim_json: JSON.stringify(entry.claim),
+      evaluation_json: JSON.stringify(entry.evaluation),
+    });
+    expect(toEntry(fields)).toEqual(entry);
+  });
+
+  it('a receipt without agent, repository or pull request stores nulls, not absent fields', () => {
+    const claim = makeClaim({ agent: null, repository: null });
+    delete (claim.action as Record<string, unknown>).pull_request;
+    const { entry } = appendRequest(signClaim(claim, serverKey, { scope: 'key:k1' })).build({
+      sequence: 0,
+      receipt_hash: null,
+    });
+    const fields = storedReceiptFields(entry, 'key:k1');
+    expect([fields.agent, fields.repository, fields.pull_request]).toEqual([null, null, null]);
+  });
+
   it('a deleted receiver is handed out as disabled, never as deleted', () => {
     const fields: ReceiverFields = {
       owner: 'acct-1',
@@ -102,6 +151,43 @@ describe('the stores’ shared mappers', () => {
       disabledReason: null,
     });
     expect(toWebhookReceiver('wh_1', { ...fields, status: 'active' }).status).toBe('active');
+  });
+
+  it('a delivery’s work hands out no receiver when it was deleted, a disabled one as is', () => {
+    const receiver: ReceiverFields & { id: string } = {
+      id: 'wh_1',
+      owner: 'acct-1',
+      url: 'https://hooks.example.com/a',
+      event: 'receipt.created',
+      secret_sealed: 'sealed',
+      status: 'active',
+      created_at: AT,
+      disabled_at: null,
+      disabled_reason: null,
+    };
+    const delivery = {
+      id: 'd1',
+      receiver_id: 'wh_1',
+      receipt_id: 'r1',
+      event: 'receipt.created',
+      status: 'pending' as const,
+      attempts: 0,
+      created_at: AT,
+      finished_at: null,
+    };
+    const work = toDeliveryWork(delivery, receiver, '{"receipt_id":"r1"}');
+    expect(work).toEqual({
+      delivery: toWebhookDelivery('d1', delivery),
+      receiver: toWebhookReceiver('wh_1', receiver),
+      receiptJson: '{"receipt_id":"r1"}',
+    });
+    const deleted = { ...receiver, status: 'deleted' as const };
+    expect(toDeliveryWork(delivery, deleted, '{}').receiver).toBeNull();
+    expect(toDeliveryWork(delivery, undefined, '{}').receiver).toBeNull();
+    const disabled = { ...receiver, status: 'disabled' as const, disabled_at: AT };
+    expect(toDeliveryWork(delivery, disabled, '{}').receiver).toMatchObject({
+      status: 'disabled',
+    });
   });
 
   it('deliveries and attempts keep every field', () => {
@@ -162,6 +248,17 @@ describe('the stores’ shared mappers', () => {
       overrides: 'tighten',
       createdAt: AT,
     });
+  });
+
+  it('verdict counts fold the grouped rows, a verdict without rows counting 0', () => {
+    expect(
+      foldVerdicts([
+        { verdict: 'BLOCKED', n: 2 },
+        { verdict: 'ALLOWED', n: 5 },
+        { verdict: 'BLOCKED', n: 1 },
+      ]),
+    ).toEqual({ ALLOWED: 5, BLOCKED: 3, ESCALATED: 0, total: 8 });
+    expect(foldVerdicts([])).toEqual({ ALLOWED: 0, BLOCKED: 0, ESCALATED: 0, total: 0 });
   });
 
   it('summaries fold the counters into verdicts and admissibility', () => {

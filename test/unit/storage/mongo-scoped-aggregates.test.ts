@@ -9,6 +9,7 @@ import {
   backfillScopedAggregates,
   SCOPED_AGGREGATES_MARKER,
 } from '../../../src/storage/mongo/aggregates.js';
+import { storedReceiptFields } from '../../../src/storage/mappers.js';
 import { COLLECTIONS } from '../../../src/storage/mongo/documents.js';
 import { MongoLedgerQueries } from '../../../src/storage/mongo/mongo-ledger-queries.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
@@ -109,25 +110,10 @@ function mingoDb(): Db & { docs(name: string): Doc[] } {
 const SCOPES = ['key:acct-1', 'key:acct-2', 'app:1:77'];
 const KINDS = ['allowed', 'blocked', 'escalated', 'non_deterministic'] as const;
 
-/** The receipt document the MongoDB ledger inserts, with the fields the read model reads. */
+/** The receipt document the MongoDB ledger inserts, but its word-search helpers. */
 const receiptDocument = (entry: LedgerEntry, scope: string) => ({
   _id: entry.receipt.chain.sequence,
-  sequence: entry.receipt.chain.sequence,
-  receipt_id: entry.receipt.receipt_id,
-  scope,
-  issued_at: entry.receipt.issued_at,
-  verdict: entry.receipt.policy.verdict,
-  admissibility: entry.receipt.admissibility.status,
-  agent: entry.receipt.subject.agent ?? null,
-  repository: entry.receipt.subject.repository ?? null,
-  pull_request:
-    entry.receipt.subject.pull_request === undefined
-      ? null
-      : String(entry.receipt.subject.pull_request),
-  api_key_id: entry.apiKeyId,
-  receipt_json: JSON.stringify(entry.receipt),
-  claim_json: JSON.stringify(entry.claim),
-  evaluation_json: JSON.stringify(entry.evaluation),
+  ...storedReceiptFields(entry, scope),
 });
 
 describe('MongoDB per-scope aggregates (through mingo)', () => {
