@@ -77,7 +77,7 @@ describe('benchmark harness', () => {
     const results = JSON.parse(readFileSync(out, 'utf8')) as {
       mode: string;
       machine: { cores: number; node: string };
-      seeding: { appended: number }[];
+      seeding: { appended: number; to: number }[];
       scale: { size: number; restart_ms: number; bytes_per_receipt: number }[];
       scenarios: Scenario[];
       micro: { name: string; ops_per_s: number }[];
