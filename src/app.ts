@@ -227,6 +227,7 @@ export function createApp(deps: AppDeps): Express {
       serverKey,
       logOrigin,
       sha256Hex,
+      hashBytes: nativeHashBytes,
       keys: signingKeys,
       log: transparencyLog,
     }),

@@ -1,6 +1,7 @@
 import {
   attestationKeyIdsOf,
   type CheckpointKey,
+  type HashBytes,
   type InclusionEvidence,
   isObject,
   keyForReceipt,
@@ -81,7 +82,7 @@ async function inclusionEvidence(
   receiptId: string | null,
   known: boolean,
   given: unknown,
-  deps: { log: InclusionSource; serverKey: ServerKey; logOrigin: string },
+  deps: { log: InclusionSource; serverKey: ServerKey; logOrigin: string; hashBytes?: HashBytes },
   history: HistoryKey[] | undefined,
 ): Promise<InclusionEvidence> {
   const keys: CheckpointKey[] =
@@ -92,6 +93,7 @@ async function inclusionEvidence(
     origin: deps.logOrigin,
     keys,
     verify: rememberingVerify(deps.serverKey.verify),
+    hash: deps.hashBytes,
   };
   if (given !== undefined) return { ...evidence, proof: given };
   const unavailable = {
@@ -120,6 +122,8 @@ export async function verifyAgainstLedger(
     serverKey: ServerKey;
     logOrigin: string;
     sha256Hex?: Sha256Hex;
+    /** SHA-256 of bytes for the inclusion check's Merkle hashes (default: the portable one). */
+    hashBytes?: HashBytes;
     /** The signing-key history; absent, only the server's key verifies. */
     keys?: { verificationKeys(): Promise<HistoryKey[]>; keyIds(): Promise<string[]> };
     /** The transparency log; absent, there is no inclusion check. */
