@@ -70,7 +70,8 @@ function rememberingVerify(verify: Verify): Verify {
 
 /** The ledger's own inclusion proofs, as `GET /v1/receipts/:id/proof` answers them. */
 export interface InclusionSource {
-  inclusion(receiptId: string): Promise<unknown>;
+  /** `leafIndex`: the receipt's leaf, when the caller has read it already. */
+  inclusion(receiptId: string, size?: number, leafIndex?: number): Promise<unknown>;
 }
 
 /**
@@ -80,7 +81,7 @@ export interface InclusionSource {
  */
 async function inclusionEvidence(
   receiptId: string | null,
-  known: boolean,
+  leafIndex: number | null,
   given: unknown,
   deps: { log: InclusionSource; serverKey: ServerKey; logOrigin: string; hashBytes?: HashBytes },
   history: HistoryKey[] | undefined,
@@ -101,9 +102,9 @@ async function inclusionEvidence(
     proof: null,
     unavailable: 'receipt_id is unknown to this ledger, so the ledger has no inclusion proof of it',
   };
-  if (receiptId === null || !known) return unavailable;
+  if (receiptId === null || leafIndex === null) return unavailable;
   try {
-    return { ...evidence, proof: await deps.log.inclusion(receiptId) };
+    return { ...evidence, proof: await deps.log.inclusion(receiptId, undefined, leafIndex) };
   } catch (error) {
     if (error instanceof SvcError && error.code === 'not_found') return unavailable;
     throw error;
@@ -135,20 +136,21 @@ export async function verifyAgainstLedger(
   const record = isObject(receipt) ? receipt : {};
   const receiptId = typeof record.receipt_id === 'string' ? record.receipt_id : null;
   // The signed position names the previous receipt; the ledger's copy of it is what
-  // chain_linkage compares with.
+  // chain_linkage compares with. Read with the receipt's own hash and sequence, in one read.
   const sequence = isObject(record.position) ? record.position.sequence : undefined;
-  const previous =
-    Number.isSafeInteger(sequence) && (sequence as number) > 1
-      ? await deps.ledger.receiptHashAt((sequence as number) - 1)
-      : undefined;
+  const previousSequence =
+    Number.isSafeInteger(sequence) && (sequence as number) > 1 ? (sequence as number) - 1 : null;
+  const stored = await deps.ledger.verificationHashes(receiptId, previousSequence);
+  const previous = previousSequence === null ? undefined : stored.previousHash;
+  const ledgerHash = stored.receiptHash;
   const parent = await parentInLedger(record, deps.ledger);
   const all = deps.keys ? await deps.keys.keyIds() : [];
   const history = deps.keys ? await deps.keys.verificationKeys() : undefined;
-  const ledgerHash = receiptId === null ? null : await deps.ledger.receiptHashOf(receiptId);
   const inclusion = deps.log
     ? await inclusionEvidence(
         receiptId,
-        ledgerHash !== null,
+        // A receipt's leaf is its sequence - 1 (contract §9).
+        stored.sequence === null ? null : stored.sequence - 1,
         proof,
         { ...deps, log: deps.log },
         history,
