@@ -1,5 +1,4 @@
 import express, { type Express } from 'express';
-import helmet from 'helmet';
 import type { Logger } from 'pino';
 import './api/locals.js';
 import { docsRouter } from './api/docs-page.js';
@@ -7,6 +6,7 @@ import { errorHandler, notFound } from './api/middleware/errors.js';
 import { jsonBody } from './api/middleware/json-body.js';
 import { authenticateAndLimit } from './api/middleware/rate-limit.js';
 import { requestLogging } from './api/middleware/request-log.js';
+import { securityHeaders } from './api/middleware/security-headers.js';
 import { buildOpenApiDocument } from './api/openapi.js';
 import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
@@ -227,6 +227,7 @@ export function createApp(deps: AppDeps): Express {
       serverKey,
       logOrigin,
       sha256Hex,
+      hashBytes: nativeHashBytes,
       keys: signingKeys,
       log: transparencyLog,
     }),
@@ -256,26 +257,23 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
 
-  app.use((req, res, next) => {
-    res.setHeader('X-Svc-Version', SERVICE_VERSION);
-    res.setHeader('X-Svc-Spec', SPEC_VERSION);
-    const end = metrics.httpDuration.startTimer({ method: req.method });
-    res.on('finish', () =>
-      end({ route: res.locals.route ?? 'unmatched', status: String(res.statusCode) }),
-    );
-    next();
-  });
-  app.use(requestLogging(deps.logger));
+  const setSecurityHeaders = securityHeaders();
   app.use(
-    helmet({
-      // The API answers JSON; only /docs renders, from its own files (no inline script).
-      contentSecurityPolicy: {
-        directives: { 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': null },
+    requestLogging(deps.logger, {
+      leadingHeaders: (res) => {
+        res.setHeader('X-Svc-Version', SERVICE_VERSION);
+        res.setHeader('X-Svc-Spec', SPEC_VERSION);
       },
-      frameguard: { action: 'deny' },
-      referrerPolicy: { policy: 'no-referrer' },
-      // HSTS belongs to the TLS terminator in front of svc, which knows the real scheme.
-      strictTransportSecurity: false,
+      trailingHeaders: setSecurityHeaders,
+      finished: (req, res, seconds) =>
+        metrics.httpDuration.observe(
+          {
+            method: req.method!,
+            route: (res as express.Response).locals.route ?? 'unmatched',
+            status: String(res.statusCode),
+          },
+          seconds,
+        ),
     }),
   );
   // Before the rate limiter: GitHub's deliveries are authenticated by their signature and

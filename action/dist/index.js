@@ -27105,7 +27105,7 @@ function keyCoverageProblem(key, size) {
     return `${name} is revoked from sequence ${record.revoked_from_sequence}: its checkpoint of size ${size} is not trusted`;
   return null;
 }
-function checkInclusion(receipt, evidence) {
+function checkInclusion(receipt, evidence, hashText2) {
   const name = "inclusion";
   const fail = (detail) => ({ name, layer: "ledger", status: "FAIL", detail });
   if (evidence.proof === null || evidence.proof === void 0)
@@ -27125,7 +27125,7 @@ function checkInclusion(receipt, evidence) {
   const hash = evidence.hash ?? portableHashBytes;
   let leaf;
   try {
-    leaf = leafHash(utf8Bytes(receiptHashText(record)), hash);
+    leaf = leafHash(utf8Bytes(hashText2 ?? receiptHashText(record)), hash);
   } catch (error2) {
     return fail(`the receipt has no leaf data: ${error2.message}`);
   }
@@ -27212,13 +27212,12 @@ function verifyReceipt(input, options) {
   });
   const { check: signature, coreText } = checkSignature(receipt, options);
   checks.push(signature);
-  const own = ownHash(receipt, {
-    sha256Hex: options.sha256Hex,
-    coreText: v2 ? coreText : void 0
-  });
+  const text = ownHashText(receipt, v2 ? coreText : void 0);
+  const own = "text" in text ? { hash: hashText(text.text, options.sha256Hex) } : { error: text.error };
   checks.push(checkHashIntegrity(own, options.ledgerHash));
   checks.push(v2 ? checkLinkageV2(receipt, options, own) : LINKAGE_V1);
-  if (options.inclusion) checks.push(checkInclusion(receipt, options.inclusion));
+  if (options.inclusion)
+    checks.push(checkInclusion(receipt, options.inclusion, "text" in text ? text.text : void 0));
   if (declaresDisposition(receipt)) checks.push(checkParentLink(receipt, options.parent));
   const facts = signature.status === "PASS" ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
@@ -27416,9 +27415,9 @@ function checkSignature(receipt, options) {
   const verify2 = options.verifySignature ?? verifyEd25519Strict;
   return verify2(signature, utf8Bytes(coreText), options.publicKey) ? { check: { name: "signature_valid", layer: "cryptographic", status: "PASS" }, coreText } : { ...fail("Ed25519 signature does not verify over the signed core"), coreText };
 }
-function ownHash(receipt, options) {
+function ownHashText(receipt, coreText) {
   try {
-    return { hash: receiptHash(receipt, options) };
+    return { text: receiptHashText(receipt, coreText) };
   } catch (error2) {
     return { error: error2.message };
   }

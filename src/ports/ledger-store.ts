@@ -87,6 +87,13 @@ export interface StoredOutboxRecord extends OutboxRecord {
  * The append-only ledger. There is deliberately no method that updates or deletes a receipt.
  * Every backend passes test/contract/ledger-store.contract.ts.
  */
+/** See `LedgerStore.verificationHashes`. */
+export interface VerificationHashes {
+  receiptHash: string | null;
+  sequence: number | null;
+  previousHash: string | null;
+}
+
 export interface LedgerStore {
   /** Atomic: the receipt, its chain position and its outbox records, or nothing. */
   append(request: AppendRequest): Promise<AppendResult>;
@@ -104,6 +111,15 @@ export interface LedgerStore {
   receiptHashOf(receiptId: string): Promise<string | null>;
   /** The stored `chain.receipt_hash` at a sequence, or null when the ledger has none there. */
   receiptHashAt(sequence: number): Promise<string | null>;
+  /**
+   * What a verification compares a receipt with, in one read: the stored hash and sequence of
+   * `receiptId`, and the stored hash at `previousSequence`; each null when the ledger holds
+   * none (or none was asked for).
+   */
+  verificationHashes(
+    receiptId: string | null,
+    previousSequence: number | null,
+  ): Promise<VerificationHashes>;
   /** Entries with sequence > after, in sequence order. */
   list(after: number, limit: number): Promise<LedgerEntry[]>;
   /** Totals and names seen, of the whole ledger or of one submitter scope. */

@@ -242,8 +242,9 @@ export class TransparencyLog {
   }
 
   /** The inclusion proof of a receipt in the tree of `size` leaves (default: the newest checkpoint's). */
-  async inclusion(receiptId: string, size?: number): Promise<InclusionAnswer> {
-    const index = await this.deps.tree.leafIndexOf(receiptId);
+  async inclusion(receiptId: string, size?: number, leafIndex?: number): Promise<InclusionAnswer> {
+    // A caller that has read the receipt's sequence already (verify) passes its leaf.
+    const index = leafIndex ?? (await this.deps.tree.leafIndexOf(receiptId));
     if (index === null) throw new SvcError('not_found', `Receipt ${receiptId} not found`);
     let checkpoint: StoredCheckpoint | null;
     let treeSize: number;

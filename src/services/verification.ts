@@ -1,6 +1,7 @@
 import {
   attestationKeyIdsOf,
   type CheckpointKey,
+  type HashBytes,
   type InclusionEvidence,
   isObject,
   keyForReceipt,
@@ -69,7 +70,8 @@ function rememberingVerify(verify: Verify): Verify {
 
 /** The ledger's own inclusion proofs, as `GET /v1/receipts/:id/proof` answers them. */
 export interface InclusionSource {
-  inclusion(receiptId: string): Promise<unknown>;
+  /** `leafIndex`: the receipt's leaf, when the caller has read it already. */
+  inclusion(receiptId: string, size?: number, leafIndex?: number): Promise<unknown>;
 }
 
 /**
@@ -79,9 +81,9 @@ export interface InclusionSource {
  */
 async function inclusionEvidence(
   receiptId: string | null,
-  known: boolean,
+  leafIndex: number | null,
   given: unknown,
-  deps: { log: InclusionSource; serverKey: ServerKey; logOrigin: string },
+  deps: { log: InclusionSource; serverKey: ServerKey; logOrigin: string; hashBytes?: HashBytes },
   history: HistoryKey[] | undefined,
 ): Promise<InclusionEvidence> {
   const keys: CheckpointKey[] =
@@ -92,6 +94,7 @@ async function inclusionEvidence(
     origin: deps.logOrigin,
     keys,
     verify: rememberingVerify(deps.serverKey.verify),
+    hash: deps.hashBytes,
   };
   if (given !== undefined) return { ...evidence, proof: given };
   const unavailable = {
@@ -99,9 +102,9 @@ async function inclusionEvidence(
     proof: null,
     unavailable: 'receipt_id is unknown to this ledger, so the ledger has no inclusion proof of it',
   };
-  if (receiptId === null || !known) return unavailable;
+  if (receiptId === null || leafIndex === null) return unavailable;
   try {
-    return { ...evidence, proof: await deps.log.inclusion(receiptId) };
+    return { ...evidence, proof: await deps.log.inclusion(receiptId, undefined, leafIndex) };
   } catch (error) {
     if (error instanceof SvcError && error.code === 'not_found') return unavailable;
     throw error;
@@ -120,6 +123,8 @@ export async function verifyAgainstLedger(
     serverKey: ServerKey;
     logOrigin: string;
     sha256Hex?: Sha256Hex;
+    /** SHA-256 of bytes for the inclusion check's Merkle hashes (default: the portable one). */
+    hashBytes?: HashBytes;
     /** The signing-key history; absent, only the server's key verifies. */
     keys?: { verificationKeys(): Promise<HistoryKey[]>; keyIds(): Promise<string[]> };
     /** The transparency log; absent, there is no inclusion check. */
@@ -131,20 +136,21 @@ export async function verifyAgainstLedger(
   const record = isObject(receipt) ? receipt : {};
   const receiptId = typeof record.receipt_id === 'string' ? record.receipt_id : null;
   // The signed position names the previous receipt; the ledger's copy of it is what
-  // chain_linkage compares with.
+  // chain_linkage compares with. Read with the receipt's own hash and sequence, in one read.
   const sequence = isObject(record.position) ? record.position.sequence : undefined;
-  const previous =
-    Number.isSafeInteger(sequence) && (sequence as number) > 1
-      ? await deps.ledger.receiptHashAt((sequence as number) - 1)
-      : undefined;
+  const previousSequence =
+    Number.isSafeInteger(sequence) && (sequence as number) > 1 ? (sequence as number) - 1 : null;
+  const stored = await deps.ledger.verificationHashes(receiptId, previousSequence);
+  const previous = previousSequence === null ? undefined : stored.previousHash;
+  const ledgerHash = stored.receiptHash;
   const parent = await parentInLedger(record, deps.ledger);
   const all = deps.keys ? await deps.keys.keyIds() : [];
   const history = deps.keys ? await deps.keys.verificationKeys() : undefined;
-  const ledgerHash = receiptId === null ? null : await deps.ledger.receiptHashOf(receiptId);
   const inclusion = deps.log
     ? await inclusionEvidence(
         receiptId,
-        ledgerHash !== null,
+        // A receipt's leaf is its sequence - 1 (contract §9).
+        stored.sequence === null ? null : stored.sequence - 1,
         proof,
         { ...deps, log: deps.log },
         history,

@@ -176,6 +176,31 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         }
       });
 
+      it('reads what verify compares in one call: the hash and sequence of an id, the hash at another sequence', async () => {
+        const [first, second, third] = await appendMany(3);
+        const hash = (e: typeof first) => e!.receipt.chain.receipt_hash;
+        expect(await store.ledger.verificationHashes(second!.receipt.receipt_id, 1)).toEqual({
+          receiptHash: hash(second),
+          sequence: 2,
+          previousHash: hash(first),
+        });
+        expect(await store.ledger.verificationHashes(third!.receipt.receipt_id, null)).toEqual({
+          receiptHash: hash(third),
+          sequence: 3,
+          previousHash: null,
+        });
+        expect(await store.ledger.verificationHashes(`dr-${randomUUID()}`, 3)).toEqual({
+          receiptHash: null,
+          sequence: null,
+          previousHash: hash(third),
+        });
+        expect(await store.ledger.verificationHashes(null, 9)).toEqual({
+          receiptHash: null,
+          sequence: null,
+          previousHash: null,
+        });
+      });
+
       it('answers null for receipt ids and claim ids it does not hold', async () => {
         const entry = await append();
         expect(await store.ledger.getByReceiptId(`dr-${randomUUID()}`)).toBeNull();

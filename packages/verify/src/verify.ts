@@ -1,4 +1,4 @@
-import { canonicalize, HASH_PATTERN, type Sha256Hex } from './canonical.js';
+import { canonicalize, HASH_PATTERN, hashText, type Sha256Hex } from './canonical.js';
 import { verifyEd25519Strict } from './ed25519.js';
 import { fromBase64, utf8Bytes } from './encoding.js';
 import {
@@ -6,7 +6,7 @@ import {
   declaresDisposition,
   RECEIPT_CORE_V2,
   RECEIPT_ID_PATTERN,
-  receiptHash,
+  receiptHashText,
   signedCoreOf,
   signedFieldsOf,
   SOURCE_TYPES,
@@ -220,13 +220,14 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
   checks.push(signature);
   // Computed once for both ledger checks. The v2 receipt hash covers the signed core: its
   // canonical text is reused, not redone.
-  const own = ownHash(receipt, {
-    sha256Hex: options.sha256Hex,
-    coreText: v2 ? coreText : undefined,
-  });
+  const text = ownHashText(receipt, v2 ? coreText : undefined);
+  const own: OwnHash =
+    'text' in text ? { hash: hashText(text.text, options.sha256Hex) } : { error: text.error };
   checks.push(checkHashIntegrity(own, options.ledgerHash));
   checks.push(v2 ? checkLinkageV2(receipt, options, own) : LINKAGE_V1);
-  if (options.inclusion) checks.push(checkInclusion(receipt, options.inclusion));
+  // The inclusion check's leaf hashes the same preimage: made once.
+  if (options.inclusion)
+    checks.push(checkInclusion(receipt, options.inclusion, 'text' in text ? text.text : undefined));
   if (declaresDisposition(receipt)) checks.push(checkParentLink(receipt, options.parent));
   const facts = signature.status === 'PASS' ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect));
@@ -508,9 +509,10 @@ function checkSignature(
 /** The receipt's own `chain.receipt_hash`, or why it has none. */
 type OwnHash = { hash: string } | { error: string };
 
-function ownHash(receipt: Json, options: { sha256Hex?: Sha256Hex; coreText?: string }): OwnHash {
+/** The preimage of chain.receipt_hash, from the signed core's canonical text when given. */
+function ownHashText(receipt: Json, coreText?: string): { text: string } | { error: string } {
   try {
-    return { hash: receiptHash(receipt, options) };
+    return { text: receiptHashText(receipt, coreText) };
   } catch (error) {
     return { error: (error as Error).message };
   }

@@ -1,4 +1,4 @@
-import type { Sha256Hex } from '@svc/verify';
+import type { HashBytes, Sha256Hex } from '@svc/verify';
 import type { LedgerStore } from '../../ports/ledger-store.js';
 import type { ServerKey } from '../../ports/signer.js';
 import type { SigningKeyService } from '../../services/signing-keys.js';
@@ -19,6 +19,7 @@ export function verifyRoutes(deps: {
   serverKey: ServerKey;
   logOrigin: string;
   sha256Hex?: Sha256Hex;
+  hashBytes?: HashBytes;
   keys?: SigningKeyService;
   log?: InclusionSource;
 }): RouteDef[] {

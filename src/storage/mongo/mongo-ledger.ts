@@ -8,6 +8,7 @@ import type {
   LedgerStats,
   LedgerStore,
   StoredOutboxRecord,
+  VerificationHashes,
 } from '../../ports/ledger-store.js';
 import { DELIVERY_JOB } from '../../ports/webhook-store.js';
 import {
@@ -346,6 +347,26 @@ export class MongoLedger implements LedgerStore {
       { projection: { _id: 0, receipt_hash: 1 } },
     );
     return doc?.receipt_hash ?? null;
+  }
+
+  async verificationHashes(
+    receiptId: string | null,
+    previousSequence: number | null,
+  ): Promise<VerificationHashes> {
+    const [own, previous] = await Promise.all([
+      receiptId === null
+        ? null
+        : this.receipts.findOne(
+            { receipt_id: receiptId },
+            { projection: { _id: 0, receipt_hash: 1, sequence: 1 } },
+          ),
+      previousSequence === null ? null : this.receiptHashAt(previousSequence),
+    ]);
+    return {
+      receiptHash: own?.receipt_hash ?? null,
+      sequence: own?.sequence ?? null,
+      previousHash: previous,
+    };
   }
 
   async list(after: number, limit: number): Promise<LedgerEntry[]> {

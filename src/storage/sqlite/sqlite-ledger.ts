@@ -8,6 +8,7 @@ import type {
   LedgerStats,
   LedgerStore,
   StoredOutboxRecord,
+  VerificationHashes,
 } from '../../ports/ledger-store.js';
 import { storedReceiptFields } from '../mappers.js';
 import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
@@ -38,6 +39,10 @@ export class SqliteLedger implements LedgerStore {
   private readonly countScopeDecisions: Statement<[string, string], { n: number }>;
   private readonly hashByReceipt: Statement<[string], { receipt_hash: string }>;
   private readonly hashBySequence: Statement<[number], { receipt_hash: string }>;
+  private readonly hashesForVerify: Statement<
+    [number | null, string | null],
+    { receipt_hash: string | null; sequence: number | null; previous_hash: string | null }
+  >;
   private readonly headRow: Statement<[], { sequence: number; receipt_hash: string }>;
   private readonly listRows: Statement<[number, number], ReceiptRow>;
   private readonly agentNames: Statement<[], { v: string }>;
@@ -79,6 +84,12 @@ export class SqliteLedger implements LedgerStore {
     );
     this.hashByReceipt = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
     this.hashBySequence = db.prepare('SELECT receipt_hash FROM receipts WHERE sequence = ?');
+    // One row whatever matches: the receipt by its unique id, the previous one by sequence.
+    this.hashesForVerify = db.prepare(
+      `SELECT r.receipt_hash, r.sequence,
+         (SELECT receipt_hash FROM receipts WHERE sequence = ?) AS previous_hash
+       FROM (SELECT ? AS id) AS q LEFT JOIN receipts r ON r.receipt_id = q.id`,
+    );
     this.headRow = db.prepare(
       'SELECT sequence, receipt_hash FROM receipts ORDER BY sequence DESC LIMIT 1',
     );
@@ -258,6 +269,18 @@ export class SqliteLedger implements LedgerStore {
 
   async receiptHashAt(sequence: number): Promise<string | null> {
     return this.hashBySequence.get(sequence)?.receipt_hash ?? null;
+  }
+
+  async verificationHashes(
+    receiptId: string | null,
+    previousSequence: number | null,
+  ): Promise<VerificationHashes> {
+    const row = this.hashesForVerify.get(previousSequence, receiptId)!;
+    return {
+      receiptHash: row.receipt_hash,
+      sequence: row.sequence,
+      previousHash: row.previous_hash,
+    };
   }
 
   async list(after: number, limit: number): Promise<LedgerEntry[]> {

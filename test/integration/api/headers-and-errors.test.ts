@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import express from 'express';
+import helmet from 'helmet';
 import request from 'supertest';
+import { SECURITY_HEADER_OPTIONS } from '../../../src/api/middleware/security-headers.js';
 import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
 import {
   UUID,
@@ -415,4 +418,60 @@ describe('headers and error envelope', () => {
       expect(res.body.receipt.signed_fields.contract).toBe('receipt-core-v2');
     });
   });
+});
+
+describe('security headers', () => {
+  let t: TestApp;
+  beforeEach(() => {
+    t = buildTestApp();
+  });
+  afterEach(() => t.close());
+
+  // The headers helmet itself sets with the service's settings, in its order, on a bare app.
+  const helmetHeaders = async (): Promise<[string, string][]> => {
+    const bare = express();
+    bare.use(helmet(SECURITY_HEADER_OPTIONS));
+    bare.get('/health', (_req, res) => void res.json({ status: 'ok' }));
+    const res = await request(bare).get('/health');
+    return pairs(rawHeaders(res)).filter(
+      ([name]) =>
+        ![
+          'content-type',
+          'content-length',
+          'date',
+          'connection',
+          'keep-alive',
+          'etag',
+          'x-powered-by',
+        ].includes(name.toLowerCase()),
+    );
+  };
+  // The headers as sent, in order (supertest's response keeps Node's message as `res`).
+  const rawHeaders = (res: request.Response) =>
+    (res as unknown as { res: { rawHeaders: string[] } }).res.rawHeaders;
+  const pairs = (raw: string[]): [string, string][] =>
+    raw.flatMap((value, i) => (i % 2 === 0 ? [[value, raw[i + 1]!] as [string, string]] : []));
+
+  it.each([
+    ['GET /health', () => request(t.app).get('/health')],
+    ['POST /v1/verify', () => request(t.app).post('/v1/verify').send({})],
+    ['GET /v1/nope (404)', () => request(t.app).get('/v1/nope')],
+    ['POST /v1/evaluate without a key (401)', () => request(t.app).post('/v1/evaluate').send({})],
+  ])(
+    '%s carries exactly helmet’s headers, in its order, after the version and request id',
+    async (_name, send) => {
+      const expected = await helmetHeaders();
+      expect(expected.length).toBeGreaterThanOrEqual(10);
+      const got = pairs(rawHeaders(await send()));
+      const names = got.map(([name]) => name);
+      const first = names.indexOf(expected[0]![0]);
+      expect(names.slice(first - 3, first)).toEqual([
+        'X-Svc-Version',
+        'X-Svc-Spec',
+        'X-Request-Id',
+      ]);
+      expect(got.slice(first, first + expected.length)).toEqual(expected);
+      expect(names).not.toContain('X-Powered-By');
+    },
+  );
 });

@@ -150,7 +150,15 @@ export function keyCoverageProblem(key: CheckpointKey, size: number): string | n
  * leaf `chain.sequence - 1` of the tree whose root the checkpoint signs; the checkpoint is of
  * the ledger's origin and signed by one of `keys` that was current at its size.
  */
-export function checkInclusion(receipt: unknown, evidence: InclusionEvidence): VerifyCheck {
+export function checkInclusion(
+  receipt: unknown,
+  evidence: InclusionEvidence,
+  /**
+   * The preimage of chain.receipt_hash (`receiptHashText`) when the caller has made it already
+   * (verifyReceipt, from the core it canonicalized for the signature).
+   */
+  hashText?: string,
+): VerifyCheck {
   const name = 'inclusion';
   const fail = (detail: string): VerifyCheck => ({ name, layer: 'ledger', status: 'FAIL', detail });
   if (evidence.proof === null || evidence.proof === undefined)
@@ -170,7 +178,7 @@ export function checkInclusion(receipt: unknown, evidence: InclusionEvidence): V
   const hash = evidence.hash ?? portableHashBytes;
   let leaf: Uint8Array;
   try {
-    leaf = leafHash(utf8Bytes(receiptHashText(record)), hash);
+    leaf = leafHash(utf8Bytes(hashText ?? receiptHashText(record)), hash);
   } catch (error) {
     return fail(`the receipt has no leaf data: ${(error as Error).message}`);
   }
