@@ -327,7 +327,7 @@ describe('stored keys: no reversible copy of the raw key anywhere in the databas
   let dir: string;
   let t: TestApp;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-trust-keys-'));
+    dir = mkdtempSync(join(tmpdir(), 'svc-account-keys-'));
     t = buildTestApp({ store: openSqliteStore(join(dir, 'ledger.db')) });
   });
   afterEach(async () => {

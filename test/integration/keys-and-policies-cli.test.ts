@@ -47,7 +47,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
   });
   afterAll(() => tree.cleanup());
   beforeEach(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'svc-trust-cli-'));
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-keys-cli-'));
     // The ledger the service's first start leaves: the CLI works only where there is one.
     await openSqliteStore(join(dataDir, 'ledger.db')).close();
   });
@@ -157,7 +157,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
   });
 
   it('a data dir without a ledger is refused with exit 2 and left as it was, by every command', async () => {
-    const empty = mkdtempSync(join(tmpdir(), 'svc-trust-cli-empty-'));
+    const empty = mkdtempSync(join(tmpdir(), 'svc-keys-cli-empty-'));
     const absent = join(empty, 'not-there');
     try {
       for (const dir of [empty, absent]) {

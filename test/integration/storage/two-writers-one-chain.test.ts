@@ -19,9 +19,7 @@ import {
 describe('two processes issuing receipt-core-v2 receipts on one data dir', () => {
   const WORKERS = 2;
   const PER_WORKER = 40;
-  const worker = fileURLToPath(
-    new URL('../../fixtures/trust-evaluate-worker.mjs', import.meta.url),
-  );
+  const worker = fileURLToPath(new URL('../../fixtures/evaluate-worker.mjs', import.meta.url));
   let tree: TranspiledTree;
   let root: string;
 
