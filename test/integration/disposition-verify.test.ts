@@ -10,7 +10,7 @@ import {
   type PublicKey,
   type VerifyResult,
 } from '@svc/verify';
-import { validClaim } from '../support/harness.js';
+import { validClaim } from '../support/claims.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';

@@ -23,9 +23,10 @@ import { loadServerKey } from '../../src/secrets/server-key.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
-import { validClaim } from '../support/harness.js';
-import { H, expectError } from './api/helpers.js';
-import { KEY_ID, STRICT_CONFIG } from './api/trust-helpers.js';
+import { expectError, KEY_ID } from '../support/api.js';
+import { H } from '../support/receipts.js';
+import { STRICT_CONFIG } from '../support/policies.js';
+import { validClaim } from '../support/claims.js';
 
 // Child processes on a machine shared with other test runs: generous time limits.
 jest.setTimeout(120_000);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { stringify } from 'yaml';
 import { buildTestApp, type TestApp } from '../support/harness.js';
-import { newKey } from './api/helpers.js';
+import { newKey } from '../support/api.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 

@@ -30,7 +30,7 @@ import { loadServerKey, SIGNING_KEY_FILE, serverKeyFrom } from '../../src/secret
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
-import { validClaim } from '../support/harness.js';
+import { validClaim } from '../support/claims.js';
 
 interface Running {
   app: Express;

@@ -83,39 +83,3 @@ export function buildTestApp(
     },
   };
 }
-
-/** A claim that passes the default policy; `overrides` replace top-level members. */
-export function validClaim(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    claim_id: `claim-${Math.random().toString(36).slice(2)}`,
-    entity: 'acme/web',
-    claim: 'Merge PR #42 after CI passed',
-    action: {
-      action_type: 'merge',
-      target_system: 'github',
-      repository: 'acme/web',
-      pull_request: 42,
-      commit: 'a1b2c3d',
-      branch: 'main',
-      agent: 'coder-bot',
-      agent_model: 'model-x',
-    },
-    sources: [
-      {
-        id: 'ci-1',
-        type: 'ci',
-        uri: 'https://ci.example/run/1',
-        confidence: 0.9,
-        content: 'all 312 tests pass',
-      },
-      {
-        id: 'rev-1',
-        type: 'code_review',
-        uri: 'https://scm.example/pr/42#r1',
-        confidence: 0.8,
-        content: 'approved',
-      },
-    ],
-    ...overrides,
-  };
-}

@@ -1,8 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
-import { HOUR_MS, ISO, expectCommonHeaders, expectError, newKey, type Json } from './helpers.js';
-import { idOf, issue, receiptOf, sequenceOf } from './read-fixtures.js';
+import {
+  expectCommonHeaders,
+  expectError,
+  HOUR_MS,
+  idOf,
+  ISO,
+  issue,
+  type Json,
+  newKey,
+  receiptOf,
+  sequenceOf,
+} from '../../support/api.js';
 
 const DAY_MS = 24 * HOUR_MS;
 const RULES = [

@@ -1,8 +1,16 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { expectError, ledgerState, newKey, postRaw, type Json, type Res } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  expectError,
+  type Json,
+  ledgerState,
+  newKey,
+  postRaw,
+  type Res,
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 let t: TestApp;
 let key: string;

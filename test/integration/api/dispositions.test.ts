@@ -7,17 +7,25 @@ import { ClaimService } from '../../../src/services/claims.js';
 import { DispositionService } from '../../../src/services/dispositions.js';
 import { PolicyService } from '../../../src/services/policies.js';
 import type { ResolveHost } from '../../../src/services/webhook-url-guard.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { expectError, H, ledgerState, serverPublicKey, uniqueEmail, type Json } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  type Account,
+  evaluate,
+  expectError,
+  type Json,
+  ledgerState,
+  signupAccount,
+  uniqueEmail,
+} from '../../support/api.js';
 import {
   coreOf,
-  evaluate,
-  nobleVerifiesCore,
-  signupAccount,
+  H,
+  nobleVerifies,
+  serverPublicKey,
   V2_FIELDS,
   v2ReceiptHash,
-  type Account,
-} from './trust-helpers.js';
+} from '../../support/receipts.js';
+import { validClaim } from '../../support/claims.js';
 
 const DISPOSITION_FIELDS = [...V2_FIELDS, 'disposition'];
 const resolve: ResolveHost = async () => [{ address: '93.184.216.34', family: 4 }];
@@ -122,7 +130,7 @@ describe('POST /v1/receipts/:id/disposition', () => {
       receipt_hash: v2ReceiptHash(receipt),
     });
     expect(coreOf(receipt).disposition).toEqual(receipt.disposition);
-    expect(await nobleVerifiesCore(receipt, await serverPublicKey(w.t))).toBe(true);
+    expect(await nobleVerifies(receipt, await serverPublicKey(w.t))).toBe(true);
     expect(receipt.evidence).toEqual({
       inputs_hash: H(res.body.claim),
       source_count: 1,
@@ -166,7 +174,7 @@ describe('POST /v1/receipts/:id/disposition', () => {
     expect(receipt.admissibility).toMatchObject({ status: 'REJECTED' });
     expect((receipt.disposition as Json).reviewer).toEqual({ kind: 'user', id: 'sam' });
     expect(res.body.decision).toMatchObject({ proceed: false, verdict: 'BLOCKED' });
-    expect(await nobleVerifiesCore(receipt, await serverPublicKey(w.t))).toBe(true);
+    expect(await nobleVerifies(receipt, await serverPublicKey(w.t))).toBe(true);
   });
 
   it('emits receipt.created for the disposition', async () => {

@@ -1,22 +1,20 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  H,
-  HASH,
-  RECEIPT_ID,
   clone,
   expectCommonHeaders,
   expectError,
+  HASH,
+  type Json,
   ledgerState,
   newKey,
-  nobleVerifies,
   postRaw,
-  serverPublicKey,
-  signedMessage,
-  type Json,
-} from './helpers.js';
+  RECEIPT_ID,
+} from '../../support/api.js';
+import { H, nobleVerifies, serverPublicKey, signedMessage } from '../../support/receipts.js';
+import { validClaim } from '../../support/claims.js';
 
 const DEFAULT_CONFIG = {
   minSources: 1,

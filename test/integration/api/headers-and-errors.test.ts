@@ -1,15 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  UUID,
   expectCommonHeaders,
   expectError,
   ledgerState,
   newKey,
   postRaw,
   type Res,
-} from './helpers.js';
+  UUID,
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 describe('headers and error envelope', () => {
   let t: TestApp;

@@ -1,17 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  H,
-  HASH,
-  ISO,
   expectCommonHeaders,
   expectError,
+  HASH,
+  ISO,
+  type Json,
   ledgerState,
   newKey,
   postRaw,
-  type Json,
-} from './helpers.js';
+} from '../../support/api.js';
+import { H } from '../../support/receipts.js';
+import { validClaim } from '../../support/claims.js';
 
 const DEFAULT = {
   minSources: 1,

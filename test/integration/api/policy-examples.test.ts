@@ -4,17 +4,19 @@ import request from 'supertest';
 import { parse as parseYaml } from 'yaml';
 import { policyConfigSchema } from '../../../src/core/policy-config.js';
 import { parseRepoConfig } from '../../../src/github/repo-config.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { H, ledgerState, serverPublicKey, type Json } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  DEFAULT_CONFIG,
-  evaluate,
-  expectValidV2,
-  signupAccount,
-  verify,
-  statusOf,
   type Account,
-} from './trust-helpers.js';
+  evaluate,
+  type Json,
+  ledgerState,
+  signupAccount,
+  statusOf,
+  verify,
+} from '../../support/api.js';
+import { expectValidV2, H, serverPublicKey } from '../../support/receipts.js';
+import { DEFAULT_CONFIG } from '../../support/policies.js';
+import { validClaim } from '../../support/claims.js';
 
 // The four examples of docs/POLICIES.md, read out of the document itself, each evaluated as
 // the document says it behaves: as a REST policy and as a repository's .github/svc.yml.

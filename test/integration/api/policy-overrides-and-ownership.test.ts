@@ -1,19 +1,28 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { H, expectError, ledgerState, serverPublicKey } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  DEFAULT_CONFIG,
-  PERMISSIVE_CONFIG,
-  STRICT_CONFIG,
-  ZEROED_CONFIG,
+  type Account,
   evaluate,
-  expectValidV2,
+  expectError,
+  ledgerState,
   signupAccount,
   statusOf,
   verify,
-  type Account,
-} from './trust-helpers.js';
+} from '../../support/api.js';
+import { expectValidV2, H, serverPublicKey } from '../../support/receipts.js';
+import { DEFAULT_CONFIG, PERMISSIVE_CONFIG, STRICT_CONFIG } from '../../support/policies.js';
+import { validClaim } from '../../support/claims.js';
+
+/** A policyConfig that switches every rule off: what a gated agent would ask for. */
+const ZEROED_CONFIG = {
+  minSources: 0,
+  minSourceTypes: 0,
+  minConfidence: 0,
+  requireProvenance: false,
+  requireHumanApproval: false,
+  maxRiskScope: 10000,
+};
 
 /** The claim of issue 8: evidence that says the tests failed, at confidence 0.01. */
 const failingClaim = (extra: Record<string, unknown> = {}) =>

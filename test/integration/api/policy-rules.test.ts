@@ -1,8 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { H, expectError, ledgerState, type Json } from './helpers.js';
-import { DEFAULT_CONFIG, evaluate, signupAccount, type Account } from './trust-helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  type Account,
+  evaluate,
+  expectError,
+  type Json,
+  ledgerState,
+  signupAccount,
+} from '../../support/api.js';
+import { H } from '../../support/receipts.js';
+import { DEFAULT_CONFIG } from '../../support/policies.js';
+import { validClaim } from '../../support/claims.js';
 
 const THRESHOLD_RULES = [
   'min_sources',

@@ -5,9 +5,15 @@ import { githubSubmitter } from '../../../src/github/gate.js';
 import { ApiKeyService } from '../../../src/services/api-keys.js';
 import { ClaimService } from '../../../src/services/claims.js';
 import { PolicyService } from '../../../src/services/policies.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { expectError, uniqueEmail } from './helpers.js';
-import { evaluate, signupAccount, type Account } from './trust-helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  type Account,
+  evaluate,
+  expectError,
+  signupAccount,
+  uniqueEmail,
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const claimOf = (repository: string, agent: string, pr: number, text: string) =>
   validClaim({

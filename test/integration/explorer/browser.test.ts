@@ -12,8 +12,9 @@ import {
   screenshot,
   seriousViolations,
 } from '../../support/browser.js';
-import { buildTestApp, ManualClock, newServerKey, validClaim } from '../../support/harness.js';
-import { newKey } from '../api/helpers.js';
+import { buildTestApp, ManualClock, newServerKey } from '../../support/harness.js';
+import { newKey } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 import {
   APP_ID,
   appWithGithub,

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { newKey } from '../api/helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { newKey } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 // The explorer's pages as the server renders them: what a reader without JavaScript gets.
 

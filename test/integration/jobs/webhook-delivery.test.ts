@@ -11,15 +11,10 @@ import { DELIVERY_JOB } from '../../../src/ports/webhook-store.js';
 import { createAesGcmBox } from '../../../src/secrets/key-encryption.js';
 import type { ResolveHost } from '../../../src/services/webhook-url-guard.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
-import {
-  buildTestApp,
-  ManualClock,
-  newServerKey,
-  validClaim,
-  type TestApp,
-} from '../../support/harness.js';
+import { buildTestApp, ManualClock, newServerKey, type TestApp } from '../../support/harness.js';
 import { startReceiver, type TestReceiver } from '../../support/webhook-receiver.js';
-import { expectError, newKey, UUID, type Json } from '../api/helpers.js';
+import { expectError, type Json, newKey, UUID } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const SECOND = 1000;
 const DEFAULT_SCHEDULE = [60, 300, 1800, 7200, 21600];

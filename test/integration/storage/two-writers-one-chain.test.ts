@@ -7,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { runNode } from '../../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../../fixtures/transpile-tree.js';
-import type { Json } from '../api/helpers.js';
+import { type Json } from '../../support/api.js';
 import {
-  V2_SIGNED_FIELDS,
   defaultLogOrigin,
   keyOfPem,
-  nobleVerifiesCore,
+  nobleVerifies,
+  V2_SIGNED_FIELDS,
   v2ReceiptHash,
-} from '../api/trust-helpers.js';
+} from '../../support/receipts.js';
 
 describe('two processes issuing receipt-core-v2 receipts on one data dir', () => {
   const WORKERS = 2;
@@ -93,7 +93,7 @@ describe('two processes issuing receipt-core-v2 receipts on one data dir', () =>
           previous_receipt_hash: chain.previous_receipt_hash,
         });
         expect(chain.receipt_hash).toBe(v2ReceiptHash(r));
-        expect(await nobleVerifiesCore(r, raw)).toBe(true);
+        expect(await nobleVerifies(r, raw)).toBe(true);
       }
       for (const [w, output] of outputs.entries()) {
         const mine = receipts.filter((r) => (r.submitter as Json).key_id === output.key_id);

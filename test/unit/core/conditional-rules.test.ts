@@ -11,7 +11,7 @@ import {
   type PolicyConfig,
 } from '../../../src/core/policy-config.js';
 import { applyOverrides, type OverrideMode } from '../../../src/core/policy-overrides.js';
-import { baseAction, claimWith, source } from './claims.js';
+import { claimDoing, claimWith, source } from '../../support/claims.js';
 
 const THRESHOLD_RULES = [
   'min_sources',
@@ -31,9 +31,6 @@ const rule = (extra: Record<string, unknown>) => ({
   require: { source_types: ['ci'] },
   ...extra,
 });
-
-const claimDoing = (action: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  claimWith({ action: { ...baseAction, ...action }, ...extra });
 
 const outcomeOf = (claim: ClaimInput, config: PolicyConfig) => evaluatePolicy(claim, config);
 const ruleR = (outcome: PolicyOutcome, name = 'rule:r') => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { ClaimInput } from '../../../src/core/claim-schema.js';
 import { evaluatePolicy, type PolicyOutcome } from '../../../src/core/policy.js';
 import { resolvePolicy, type PolicyConfigInput } from '../../../src/core/policy-config.js';
-import { baseAction, claimWith, provenance, source } from './claims.js';
+import { baseAction, claimWith, provenance, source } from '../../support/claims.js';
 
 // Contract §5, in its order.
 const RULES = [

@@ -15,7 +15,7 @@ import {
   signReceipt,
 } from '../../../src/core/receipt.js';
 import { newServerKey } from '../../support/harness.js';
-import { claimWith, source } from './claims.js';
+import { claimWith, source } from '../../support/claims.js';
 import { clone, referenceHash, referenceJcs, sha256Hex, utf8 } from './reference.js';
 
 // Contract §2, written out so that a change to the list fails here.
