@@ -12,14 +12,10 @@ import {
   it,
   jest,
 } from '@jest/globals';
-import { pino } from 'pino';
 import request from 'supertest';
-import { createApp } from '../../src/app.js';
 import { AUTH_CACHE_TTL_MS } from '../../src/services/api-keys.js';
-import { ManualClock } from '../support/harness.js';
+import { buildTestApp, ManualClock } from '../support/harness.js';
 import type { Store } from '../../src/ports/store.js';
-import { createAesGcmBox, loadKeyEncryptionSecret } from '../../src/secrets/key-encryption.js';
-import { loadServerKey } from '../../src/secrets/server-key.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
@@ -58,21 +54,15 @@ describe('svc keys and svc policies (operator CLI)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  /** The service on the CLI's data dir; every app of a test shares one store. */
   function app(publicReads = true) {
     store ??= openSqliteStore(join(dataDir, 'ledger.db'));
-    return createApp({
-      config: {
-        anonLimitPerHour: 1000,
-        signupLimitPerHour: 100,
-        trustProxy: false,
-        publicReads,
-      },
+    return buildTestApp({
+      dataDir,
       store,
-      serverKey: loadServerKey({ dataDir }).key,
-      box: createAesGcmBox(loadKeyEncryptionSecret({ dataDir }).secret),
       clock,
-      logger: pino({ level: 'silent' }),
-    });
+      config: { anonLimitPerHour: 1000, signupLimitPerHour: 100, publicReads },
+    }).app;
   }
   // An operator's change reaches a running service within the key cache's bound.
   const clock = new ManualClock(Date.now());

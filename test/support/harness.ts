@@ -1,13 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Express } from 'express';
 import { createApp, type AppDeps } from '../../src/app.js';
 import type { Clock } from '../../src/ports/clock.js';
-import type { JobQueue } from '../../src/ports/job-queue.js';
+import type { JobQueue, JobQueueOptions } from '../../src/ports/job-queue.js';
 import type { ServerKey } from '../../src/ports/signer.js';
 import type { Store } from '../../src/ports/store.js';
-import { createAesGcmBox } from '../../src/secrets/key-encryption.js';
-import { serverKeyFrom } from '../../src/secrets/server-key.js';
+import { createAesGcmBox, loadKeyEncryptionSecret } from '../../src/secrets/key-encryption.js';
+import { loadServerKey, serverKeyFrom } from '../../src/secrets/server-key.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 
 /** A clock tests move by hand. */
@@ -18,6 +19,20 @@ export class ManualClock implements Clock {
   }
   advance(ms: number): void {
     this.ms += ms;
+  }
+}
+
+/**
+ * System time that a test can still move forward by hand: for an app that shares its data
+ * with child processes (the CLI, other writers), which run on the real clock.
+ */
+export class SystemTimeClock extends ManualClock {
+  private readonly startedAt = Date.now();
+  constructor() {
+    super(Date.now());
+  }
+  override now(): number {
+    return this.ms + (Date.now() - this.startedAt);
   }
 }
 
@@ -34,24 +49,46 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** An app over a fresh in-memory store, silent logs, generous anonymous limits unless given. */
-export function buildTestApp(
-  options: {
-    store?: Store;
-    serverKey?: ServerKey;
-    clock?: ManualClock;
-    config?: Partial<AppDeps['config']>;
-    webhookDelivery?: AppDeps['webhookDelivery'];
-    logger?: AppDeps['logger'];
-    limiter?: AppDeps['limiter'];
-    logOrigin?: string;
-    explorerScript?: string;
-  } = {},
-): TestApp {
-  const store = options.store ?? openSqliteStore(':memory:');
-  const serverKey = options.serverKey ?? newServerKey();
+export interface TestAppOptions {
+  /**
+   * A data directory as the service leaves it: the app opens its ledger.db and reads the
+   * signing key and key-encryption secret from it, as server.ts does (creating them when
+   * absent). For a restart on the same data, or an app beside the CLI working on it.
+   */
+  dataDir?: string;
+  store?: Store;
+  serverKey?: ServerKey;
+  box?: AppDeps['box'];
+  clock?: ManualClock;
+  config?: Partial<AppDeps['config']>;
+  /** The job queue's retry schedule (the store's default otherwise). */
+  retryDelaysMs?: JobQueueOptions['retryDelaysMs'];
+  webhookDelivery?: AppDeps['webhookDelivery'];
+  githubOctokit?: AppDeps['githubOctokit'];
+  logger?: AppDeps['logger'];
+  limiter?: AppDeps['limiter'];
+  logOrigin?: string;
+  explorerScript?: string;
+}
+
+/**
+ * The one way tests build the app: over a fresh in-memory store (or the given store or data
+ * directory), silent logs, generous anonymous and signup limits unless `config` says otherwise.
+ * `close()` stops the job queue and closes the store, also a store that was passed in.
+ */
+export function buildTestApp(options: TestAppOptions = {}): TestApp {
+  const { dataDir } = options;
+  const store = options.store ?? openSqliteStore(dataDir ? join(dataDir, 'ledger.db') : ':memory:');
+  const serverKey =
+    options.serverKey ?? (dataDir ? loadServerKey({ dataDir }).key : newServerKey());
+  const box =
+    options.box ??
+    createAesGcmBox(dataDir ? loadKeyEncryptionSecret({ dataDir }).secret : Buffer.alloc(32, 7));
   const clock = options.clock ?? new ManualClock();
-  const jobs = store.openJobQueue({ clock });
+  const jobs = store.openJobQueue({
+    clock,
+    ...(options.retryDelaysMs ? { retryDelaysMs: options.retryDelaysMs } : {}),
+  });
   const app = createApp({
     config: {
       anonLimitPerHour: 10_000,
@@ -62,11 +99,12 @@ export function buildTestApp(
     },
     store,
     serverKey,
-    box: createAesGcmBox(Buffer.alloc(32, 7)),
+    box,
     clock,
     logger: options.logger ?? pino({ level: 'silent' }),
     jobs,
     webhookDelivery: options.webhookDelivery,
+    githubOctokit: options.githubOctokit,
     limiter: options.limiter,
     logOrigin: options.logOrigin,
     explorerScript: options.explorerScript,

@@ -25,13 +25,12 @@ describe('two processes issuing receipt-core-v2 receipts on one data dir', () =>
 
   beforeAll(() => {
     tree = transpileTree([
-      'src/app.ts',
+      'test/support/harness.ts',
+      'test/support/claims.ts',
       'src/storage/sqlite/sqlite-store.ts',
       'src/secrets/server-key.ts',
-      'src/secrets/key-encryption.ts',
-      'src/ports/clock.ts',
     ]);
-    root = mkdtempSync(join(tmpdir(), 'svc-trust-writers-'));
+    root = mkdtempSync(join(tmpdir(), 'svc-two-writers-'));
   });
   afterAll(() => {
     tree?.cleanup();
