@@ -22,12 +22,11 @@ import {
   H,
   nobleVerifies,
   serverPublicKey,
-  V2_FIELDS,
+  DISPOSITION_FIELDS,
   v2ReceiptHash,
 } from '../../support/receipts.js';
 import { validClaim } from '../../support/claims.js';
 
-const DISPOSITION_FIELDS = [...V2_FIELDS, 'disposition'];
 const resolve: ResolveHost = async () => [{ address: '93.184.216.34', family: 4 }];
 
 /** An access change without a human approval: ESCALATED under the default policy. */
