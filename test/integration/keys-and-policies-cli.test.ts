@@ -508,7 +508,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
       expect(list.stdout).toMatch(new RegExp(`${keyId}.*strict`));
     });
 
-    it('the issue 8 attack from a locked key is refused, also when it names default', async () => {
+    it('a locked key that loosens its policy through policyConfig is refused, also when it names default', async () => {
       const { apiKey } = issued(
         (
           await cli(

@@ -24,7 +24,7 @@ const account = (t: TestApp, key: string) =>
   request(t.app).get('/v1/account').set('X-API-Key', key);
 const now = (t: TestApp) => new Date(t.clock.now()).toISOString();
 
-describe('signup: an address that has a key gets 409, never the key (issue 8, account takeover)', () => {
+describe('signup: an address that has a key gets 409, never the key (no account takeover)', () => {
   let t: TestApp;
   beforeEach(() => {
     t = buildTestApp();

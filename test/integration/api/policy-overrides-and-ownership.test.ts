@@ -24,7 +24,7 @@ const ZEROED_CONFIG = {
   maxRiskScope: 10000,
 };
 
-/** The claim of issue 8: evidence that says the tests failed, at confidence 0.01. */
+/** A claim a gated agent wants through: evidence that says the tests failed, at confidence 0.01. */
 const failingClaim = (extra: Record<string, unknown> = {}) =>
   validClaim({
     sources: [
@@ -39,7 +39,7 @@ const failingClaim = (extra: Record<string, unknown> = {}) =>
     ...extra,
   });
 
-describe('the attack of issue 8: a gated agent choosing its own gate', () => {
+describe('a gated agent choosing its own gate: strict refuses a policyConfig that loosens it', () => {
   let t: TestApp;
   let a: Account;
   beforeEach(async () => {
