@@ -1,13 +1,13 @@
 import { expect } from '@jest/globals';
 import request from 'supertest';
 import type { Tier } from '../../src/ports/api-key-store.js';
-import { claimOf, VERDICT_OF, type ClaimSpec } from './claims.js';
+import { claimOf, VERDICT_OF, type ClaimSpec, type Json } from './claims.js';
 import type { TestApp } from './harness.js';
 
 // Requests to the API of a buildTestApp app and the assertions every API test shares.
 
 export type Res = request.Response;
-export type Json = Record<string, unknown>;
+export type { Json };
 
 export const SERVICE_VERSION = '0.1.0';
 export const SPEC_VERSION = '1.0';

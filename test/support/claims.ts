@@ -52,6 +52,22 @@ export function validClaim(overrides: Json = {}): Json {
 }
 
 /**
+ * A claim ESCALATED under the default policy: an access change without a human approval.
+ * `facts` are added to its action, `overrides` replace top-level members.
+ */
+export const escalatedClaim = (facts: Json = {}, overrides: Json = {}): Json =>
+  validClaim({
+    action: {
+      action_type: 'access_change',
+      target_system: 'github',
+      repository: mergeAction.repository,
+      agent: mergeAction.agent,
+      ...facts,
+    },
+    ...overrides,
+  });
+
+/**
  * A claim as the API would hand it to the core: the valid claim with `overrides`, through
  * JSON (so an override of undefined removes the member, as it would on the wire) and through
  * the schema, so every test input is one the service could really receive.

@@ -9,14 +9,13 @@ import {
   SIGNED_FIELDS_V1,
   SIGNED_FIELDS_V2,
 } from '@svc/verify';
+import type { Json } from './claims.js';
 import type { TestApp } from './harness.js';
 
 // Receipt checks done independently of src/: hashes with the canonicalize package and
 // node:crypto, signatures with @noble/ed25519 (not the node:crypto that signed). Only the
 // lists of signed members come from the contract module itself (packages/verify), so a new
 // signed member is named in one place.
-
-type Json = Record<string, unknown>;
 
 /** The signed members of receipt-core-v1 (contract §3). */
 export const V1_FIELDS: readonly string[] = SIGNED_FIELDS_V1;
