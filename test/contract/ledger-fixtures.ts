@@ -16,10 +16,12 @@ import {
 } from '../../src/core/receipt.js';
 import { buildDispositionParts } from '../../src/core/disposition.js';
 import type { AppendRequest, LedgerEntry, OutboxRecord } from '../../src/ports/ledger-store.js';
+import { claimOf, type Kind } from '../support/claims.js';
 
-// Kept free of the app and the harness: child processes load this module transpiled.
+// Kept free of the app and the harness (claims.ts is pure): child processes load this module
+// transpiled.
 
-export type ClaimKind = 'allowed' | 'blocked' | 'escalated' | 'non_deterministic';
+export type ClaimKind = Kind;
 
 export interface ClaimOptions {
   claimId?: string;
@@ -29,35 +31,23 @@ export interface ClaimOptions {
   repository?: string | null;
 }
 
-/** A validated ClaimInput whose evaluation gives the verdict and admissibility of `kind`. */
+/**
+ * A validated ClaimInput whose evaluation gives the verdict and admissibility of `kind`: the
+ * shared claimOf claim, parsed as the core receives it. BLOCKED here comes from a policyConfig
+ * that asks for three sources, so every kind cites the same passing CI source.
+ */
 export function makeClaim(options: ClaimOptions = {}): ClaimInput {
-  const { kind = 'allowed', agent = 'coder-bot', repository = 'acme/web' } = options;
-  const action: Record<string, unknown> = {
-    action_type: kind === 'escalated' ? 'access_change' : 'merge',
-    target_system: 'github',
-    pull_request: 42,
-    agent_model: 'model-x',
-  };
-  if (agent !== null) action.agent = agent;
-  if (repository !== null) action.repository = repository;
-  return claimInputSchema.parse({
-    claim_id: options.claimId ?? `claim-${randomUUID()}`,
-    entity: 'acme/web',
-    claim: 'Merge PR #42 after CI passed',
-    action,
-    sources: [
-      {
-        id: 'ci-1',
-        type: 'ci',
-        uri: 'https://ci.example/run/1',
-        confidence: 0.9,
-        content: 'all 312 tests pass',
-      },
-    ],
-    // Deterministic replay against an expectation of a mismatch is NON_DETERMINISTIC.
-    ...(kind === 'non_deterministic' ? { expected_replay_match: false } : {}),
-    ...(kind === 'blocked' ? { policyConfig: { minSources: 3 } } : {}),
-  });
+  const { kind = 'allowed' } = options;
+  return claimInputSchema.parse(
+    claimOf({
+      claimId: options.claimId ?? `claim-${randomUUID()}`,
+      kind: kind === 'blocked' ? 'allowed' : kind,
+      agent: options.agent,
+      repository: options.repository,
+      commit: null,
+      extra: kind === 'blocked' ? { policyConfig: { minSources: 3 } } : {},
+    }),
+  );
 }
 
 export interface SignedClaim {

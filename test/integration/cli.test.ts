@@ -3,15 +3,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
 import request from 'supertest';
-import { createApp } from '../../src/app.js';
 import { AUTH_CACHE_TTL_MS } from '../../src/services/api-keys.js';
-import { createAesGcmBox, loadKeyEncryptionSecret } from '../../src/secrets/key-encryption.js';
-import { loadServerKey } from '../../src/secrets/server-key.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
+import { buildTestApp, SystemTimeClock } from '../support/harness.js';
 
 const packageVersion = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -39,26 +36,15 @@ describe('svc operator CLI and process entry', () => {
   });
 
   // System time, moved forward by a test to let cached key records expire.
-  let skewMs = 0;
-  const clock = { now: () => Date.now() + skewMs };
+  const clock = new SystemTimeClock();
 
-  function appOnDataDir() {
-    const store = openSqliteStore(join(dataDir, 'ledger.db'));
-    const app = createApp({
-      config: {
-        anonLimitPerHour: 1000,
-        signupLimitPerHour: 100,
-        trustProxy: false,
-        publicReads: true,
-      },
-      store,
-      serverKey: loadServerKey({ dataDir }).key,
-      box: createAesGcmBox(loadKeyEncryptionSecret({ dataDir }).secret),
+  /** The service on the CLI's data dir. */
+  const appOnDataDir = () =>
+    buildTestApp({
+      dataDir,
       clock,
-      logger: pino({ level: 'silent' }),
+      config: { anonLimitPerHour: 1000, signupLimitPerHour: 100 },
     });
-    return { app, store };
-  }
 
   it('prints its usage with --help and with no arguments', async () => {
     for (const args of [['--help'], []]) {
@@ -98,7 +84,7 @@ describe('svc operator CLI and process entry', () => {
   });
 
   it('changes the tier of an existing key, which the service applies within its cache bound', async () => {
-    const { app, store } = appOnDataDir();
+    const { app, close } = appOnDataDir();
     try {
       const signup = await request(app).post('/v1/signup').send({ email: 'Ops@Example.com' });
       expect(signup.status).toBe(201);
@@ -112,7 +98,7 @@ describe('svc operator CLI and process entry', () => {
       );
 
       // The service authenticated the key before: its cached record holds for the bound.
-      skewMs += AUTH_CACHE_TTL_MS;
+      clock.advance(AUTH_CACHE_TTL_MS);
       const account = await request(app).get('/v1/account').set('X-API-Key', key);
       expect(account.body).toMatchObject({ tier: 'pilot', limit: 10000 });
       expect(account.headers['x-ratelimit-limit']).toBe('10000');
@@ -123,7 +109,7 @@ describe('svc operator CLI and process entry', () => {
         /^kid_\w{26} {2}ops@example\.com {2}tier pilot \(10000 requests\/hour\) {2}policy - {2}created \d{4}-.* {2}active\n$/,
       );
     } finally {
-      await store.close();
+      await close();
     }
   });
 

@@ -10,22 +10,12 @@ import {
   type PublicKey,
   type VerifyResult,
 } from '@svc/verify';
-import { validClaim } from '../support/harness.js';
+import { escalatedClaim } from '../support/claims.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const escalatedClaim = () =>
-  validClaim({
-    action: {
-      action_type: 'access_change',
-      target_system: 'github',
-      repository: 'acme/web',
-      agent: 'coder-bot',
-    },
-  });
 
 const statuses = (result: { checks: { name: string; status: string }[] }) =>
   Object.fromEntries(result.checks.map((c) => [c.name, c.status]));

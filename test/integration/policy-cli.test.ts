@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { stringify } from 'yaml';
 import { buildTestApp, type TestApp } from '../support/harness.js';
-import { newKey } from './api/helpers.js';
+import { newKey } from '../support/api.js';
+import { validClaim } from '../support/claims.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 
@@ -18,13 +19,13 @@ const source = (id: string, type: string, confidence = 0.9) => ({
   content: `${type} evidence`,
 });
 
-const claim = (id: string, ...sources: ReturnType<typeof source>[]) => ({
-  claim_id: id,
-  entity: 'acme/web',
-  claim: 'Deploy web 1.2 to production',
-  action: { action_type: 'deployment', target_system: 'k8s', environment: 'production' },
-  sources,
-});
+const claim = (id: string, ...sources: ReturnType<typeof source>[]) =>
+  validClaim({
+    claim_id: id,
+    claim: 'Deploy web 1.2 to production',
+    action: { action_type: 'deployment', target_system: 'k8s', environment: 'production' },
+    sources,
+  });
 
 const POLICY = {
   name: 'production',

@@ -13,14 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { Express } from 'express';
-import { pino } from 'pino';
 import request from 'supertest';
-import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
-import { systemClock } from '../../src/ports/clock.js';
 import type { ServerKey } from '../../src/ports/signer.js';
-import type { Store } from '../../src/ports/store.js';
 import {
   createAesGcmBox,
   KEY_ENCRYPTION_FILE,
@@ -30,11 +25,10 @@ import { loadServerKey, SIGNING_KEY_FILE, serverKeyFrom } from '../../src/secret
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
-import { validClaim } from '../support/harness.js';
+import { validClaim } from '../support/claims.js';
+import { buildTestApp, SystemTimeClock, type TestApp } from '../support/harness.js';
 
-interface Running {
-  app: Express;
-  store: Store;
+interface Running extends TestApp {
   key: ServerKey;
   source: string;
 }
@@ -51,16 +45,14 @@ function start(dataDir: string, env: Record<string, string> = {}): Running {
   const box = createAesGcmBox(
     loadKeyEncryptionSecret({ secret: config.keyEncryptionSecret, dataDir: config.dataDir }).secret,
   );
-  const store = openSqliteStore(join(config.dataDir, 'ledger.db'));
-  const app = createApp({
-    config,
-    store,
+  const t = buildTestApp({
+    store: openSqliteStore(join(config.dataDir, 'ledger.db')),
     serverKey: key,
     box,
-    clock: systemClock,
-    logger: pino({ level: 'silent' }),
+    clock: new SystemTimeClock(),
+    config,
   });
-  return { app, store, key, source };
+  return { ...t, key, source };
 }
 
 const pemOf = (key: ReturnType<typeof generateKeyPairSync>['privateKey']) =>
@@ -81,7 +73,7 @@ beforeEach(() => {
   dataDir = join(root, 'data');
 });
 afterEach(async () => {
-  for (const r of running.splice(0)) await r.store.close();
+  for (const r of running.splice(0)) await r.close();
   rmSync(root, { recursive: true, force: true });
 });
 

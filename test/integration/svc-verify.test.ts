@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseNote, signNote } from '@svc/verify';
-import { newServerKey, validClaim } from '../support/harness.js';
+import { newServerKey } from '../support/harness.js';
+import { validClaim } from '../support/claims.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
 import { runNode, runNodeWithInput } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
+import { loadFixture } from '../support/fixtures.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -270,9 +272,7 @@ describe('svc-verify', () => {
   });
 
   it('verifies the golden v1 and v2 receipts, reporting v1 chain linkage as UNVERIFIED', async () => {
-    const vectors = JSON.parse(
-      readFileSync(new URL('../fixtures/receipt-vectors.json', import.meta.url), 'utf8'),
-    ) as Json;
+    const vectors = loadFixture<Json>('receipt-vectors.json');
     const key = file('golden.pem', vectors.signer.public_key_pem);
     const golden: [string, Json][] = [
       ...vectors.receipts.map((v: Json) => ['v1', v.receipt]),

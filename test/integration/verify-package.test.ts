@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NodeRun } from '../fixtures/run-node.js';
+import { loadFixture } from '../support/fixtures.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -28,9 +29,7 @@ function run(command: string, args: string[], cwd: string, timeoutMs = 120_000):
   });
 }
 
-const vectors = JSON.parse(
-  readFileSync(new URL('../fixtures/receipt-vectors.json', import.meta.url), 'utf8'),
-) as Json;
+const vectors = loadFixture<Json>('receipt-vectors.json');
 
 // An auditor installs svc-verify alone: @svc/verify as `npm pack` makes it, installed into an
 // empty directory with `npm install --offline`. Its dependencies are packed from this

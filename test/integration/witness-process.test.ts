@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 import { startFakeWitness, type FakeWitness } from '../support/fake-witness.js';
-import { validClaim } from '../support/harness.js';
+import { validClaim } from '../support/claims.js';
 import {
   freePort,
   startServerProcess,

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Receipt } from '../../src/core/receipt.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
-import { validClaim } from '../support/harness.js';
-import { keyOfPem, nobleVerifiesCore } from './api/trust-helpers.js';
+import { keyOfPem, nobleVerifies } from '../support/receipts.js';
+import { validClaim } from '../support/claims.js';
 import { childrenOf, freePort, rawPost } from '../support/server-process.js';
 
 // SVC_WORKERS=2: the process entry as it runs in production, two HTTP workers on one port
@@ -121,7 +121,7 @@ async function expectOneSignedChain(count?: number): Promise<void> {
     expect(receipt.chain.previous_receipt_hash).toBe(previous);
     const position = (receipt as unknown as { position: Record<string, unknown> }).position;
     expect(position).toMatchObject({ sequence: i + 1, previous_receipt_hash: previous });
-    expect(await nobleVerifiesCore(receipt as never, raw)).toBe(true);
+    expect(await nobleVerifies(receipt as never, raw)).toBe(true);
   }
 }
 

@@ -1,13 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Express } from 'express';
 import { createApp, type AppDeps } from '../../src/app.js';
 import type { Clock } from '../../src/ports/clock.js';
-import type { JobQueue } from '../../src/ports/job-queue.js';
+import type { JobQueue, JobQueueOptions } from '../../src/ports/job-queue.js';
 import type { ServerKey } from '../../src/ports/signer.js';
 import type { Store } from '../../src/ports/store.js';
-import { createAesGcmBox } from '../../src/secrets/key-encryption.js';
-import { serverKeyFrom } from '../../src/secrets/server-key.js';
+import { createAesGcmBox, loadKeyEncryptionSecret } from '../../src/secrets/key-encryption.js';
+import { loadServerKey, serverKeyFrom } from '../../src/secrets/server-key.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 
 /** A clock tests move by hand. */
@@ -18,6 +19,20 @@ export class ManualClock implements Clock {
   }
   advance(ms: number): void {
     this.ms += ms;
+  }
+}
+
+/**
+ * System time that a test can still move forward by hand: for an app that shares its data
+ * with child processes (the CLI, other writers), which run on the real clock.
+ */
+export class SystemTimeClock extends ManualClock {
+  private readonly startedAt = Date.now();
+  constructor() {
+    super(Date.now());
+  }
+  override now(): number {
+    return this.ms + (Date.now() - this.startedAt);
   }
 }
 
@@ -34,24 +49,46 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** An app over a fresh in-memory store, silent logs, generous anonymous limits unless given. */
-export function buildTestApp(
-  options: {
-    store?: Store;
-    serverKey?: ServerKey;
-    clock?: ManualClock;
-    config?: Partial<AppDeps['config']>;
-    webhookDelivery?: AppDeps['webhookDelivery'];
-    logger?: AppDeps['logger'];
-    limiter?: AppDeps['limiter'];
-    logOrigin?: string;
-    explorerScript?: string;
-  } = {},
-): TestApp {
-  const store = options.store ?? openSqliteStore(':memory:');
-  const serverKey = options.serverKey ?? newServerKey();
+export interface TestAppOptions {
+  /**
+   * A data directory as the service leaves it: the app opens its ledger.db and reads the
+   * signing key and key-encryption secret from it, as server.ts does (creating them when
+   * absent). For a restart on the same data, or an app beside the CLI working on it.
+   */
+  dataDir?: string;
+  store?: Store;
+  serverKey?: ServerKey;
+  box?: AppDeps['box'];
+  clock?: ManualClock;
+  config?: Partial<AppDeps['config']>;
+  /** The job queue's retry schedule (the store's default otherwise). */
+  retryDelaysMs?: JobQueueOptions['retryDelaysMs'];
+  webhookDelivery?: AppDeps['webhookDelivery'];
+  githubOctokit?: AppDeps['githubOctokit'];
+  logger?: AppDeps['logger'];
+  limiter?: AppDeps['limiter'];
+  logOrigin?: string;
+  explorerScript?: string;
+}
+
+/**
+ * The one way tests build the app: over a fresh in-memory store (or the given store or data
+ * directory), silent logs, generous anonymous and signup limits unless `config` says otherwise.
+ * `close()` stops the job queue and closes the store, also a store that was passed in.
+ */
+export function buildTestApp(options: TestAppOptions = {}): TestApp {
+  const { dataDir } = options;
+  const store = options.store ?? openSqliteStore(dataDir ? join(dataDir, 'ledger.db') : ':memory:');
+  const serverKey =
+    options.serverKey ?? (dataDir ? loadServerKey({ dataDir }).key : newServerKey());
+  const box =
+    options.box ??
+    createAesGcmBox(dataDir ? loadKeyEncryptionSecret({ dataDir }).secret : Buffer.alloc(32, 7));
   const clock = options.clock ?? new ManualClock();
-  const jobs = store.openJobQueue({ clock });
+  const jobs = store.openJobQueue({
+    clock,
+    ...(options.retryDelaysMs ? { retryDelaysMs: options.retryDelaysMs } : {}),
+  });
   const app = createApp({
     config: {
       anonLimitPerHour: 10_000,
@@ -62,11 +99,12 @@ export function buildTestApp(
     },
     store,
     serverKey,
-    box: createAesGcmBox(Buffer.alloc(32, 7)),
+    box,
     clock,
     logger: options.logger ?? pino({ level: 'silent' }),
     jobs,
     webhookDelivery: options.webhookDelivery,
+    githubOctokit: options.githubOctokit,
     limiter: options.limiter,
     logOrigin: options.logOrigin,
     explorerScript: options.explorerScript,
@@ -81,41 +119,5 @@ export function buildTestApp(
       await jobs.stop();
       await store.close();
     },
-  };
-}
-
-/** A claim that passes the default policy; `overrides` replace top-level members. */
-export function validClaim(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    claim_id: `claim-${Math.random().toString(36).slice(2)}`,
-    entity: 'acme/web',
-    claim: 'Merge PR #42 after CI passed',
-    action: {
-      action_type: 'merge',
-      target_system: 'github',
-      repository: 'acme/web',
-      pull_request: 42,
-      commit: 'a1b2c3d',
-      branch: 'main',
-      agent: 'coder-bot',
-      agent_model: 'model-x',
-    },
-    sources: [
-      {
-        id: 'ci-1',
-        type: 'ci',
-        uri: 'https://ci.example/run/1',
-        confidence: 0.9,
-        content: 'all 312 tests pass',
-      },
-      {
-        id: 'rev-1',
-        type: 'code_review',
-        uri: 'https://scm.example/pr/42#r1',
-        confidence: 0.8,
-        content: 'approved',
-      },
-    ],
-    ...overrides,
   };
 }

@@ -1,19 +1,19 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildTestApp, validClaim, type TestApp } from './harness.js';
+import { buildTestApp, type TestApp } from './harness.js';
+import { signupAccount, uniqueEmail } from './api.js';
+import { validClaim } from './claims.js';
 
 export interface LiveService {
   t: TestApp;
   /** Base URL, http://127.0.0.1:<port>. */
   url: string;
   /** A fresh API key from POST /v1/signup, with its public key_id. */
-  signup(): Promise<{ apiKey: string; keyId: string }>;
+  signup(): Promise<{ apiKey: string; keyId: string; email: string }>;
   /** POST /v1/evaluate; the parsed JSON body. */
   evaluate(apiKey: string, claim?: Record<string, unknown>): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
-
-let emails = 0;
 
 /**
  * The in-process app listening on 127.0.0.1, for code under test that runs in a child
@@ -38,12 +38,7 @@ export async function startLiveService(options: Parameters<typeof buildTestApp>[
   const live: LiveService = {
     t,
     url,
-    async signup() {
-      const body = await post('/v1/signup', {
-        email: `live-${process.pid}-${++emails}@example.com`,
-      });
-      return { apiKey: body.api_key as string, keyId: body.key_id as string };
-    },
+    signup: () => signupAccount(t, uniqueEmail('live')),
     evaluate: (apiKey, claim = validClaim()) => post('/v1/evaluate', claim, apiKey),
     async close() {
       server.closeAllConnections();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim } from '../support/harness.js';
+import { buildTestApp } from '../support/harness.js';
+import { validClaim } from '../support/claims.js';
 
 describe('harness', () => {
   it('signs up, evaluates and verifies', async () => {

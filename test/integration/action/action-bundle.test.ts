@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
-import { newServerKey, validClaim } from '../../support/harness.js';
+import { newServerKey } from '../../support/harness.js';
+import { validClaim } from '../../support/claims.js';
 import { startLiveService, type LiveService } from '../../support/live-service.js';
 import { HEAD_SHA, REPOSITORY, runAction } from './run-action.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { validClaim } from '../../support/harness.js';
+import { validClaim } from '../../support/claims.js';
 import { startLiveService, type LiveService } from '../../support/live-service.js';
 import { runAction } from './run-action.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { validClaim } from '../../support/harness.js';
+import { validClaim } from '../../support/claims.js';
 import { startLiveService, type LiveService } from '../../support/live-service.js';
 import { runAction } from './run-action.js';
 

@@ -9,7 +9,8 @@ import type { WorkflowContext } from '../../../action/src/claim.js';
 import { backoffMs, retryAfterMs } from '../../../action/src/http.js';
 import type { ActionInputs } from '../../../action/src/inputs.js';
 import { run, type ActionDeps } from '../../../action/src/main.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { validClaim } from '../../support/claims.js';
 
 const API = 'https://svc.test';
 const CONTEXT: WorkflowContext = {

@@ -1,19 +1,21 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
-import { HOUR_MS, ISO, expectCommonHeaders, expectError, newKey, type Json } from './helpers.js';
-import { idOf, issue, receiptOf, sequenceOf } from './read-fixtures.js';
+import {
+  expectCommonHeaders,
+  expectError,
+  HOUR_MS,
+  idOf,
+  ISO,
+  issue,
+  type Json,
+  newKey,
+  receiptOf,
+  sequenceOf,
+} from '../../support/api.js';
+import { RULE_ORDER } from '../../../src/core/rules/threshold-rules.js';
 
 const DAY_MS = 24 * HOUR_MS;
-const RULES = [
-  'min_sources',
-  'min_source_types',
-  'min_confidence',
-  'require_provenance',
-  'require_human_approval',
-  'max_risk_scope',
-];
-
 const get = (t: TestApp, path: string, query: Record<string, string | number> = {}) =>
   request(t.app).get(path).query(query);
 
@@ -203,7 +205,7 @@ describe('GET /v1/receipts/compare', () => {
     const body = await ok(t, '/v1/receipts/compare', { ids });
     expect(body).toEqual({
       receipts: [summary(allowed, []), summary(blocked, ['min_confidence'])],
-      rules: RULES.map((rule) => ({
+      rules: RULE_ORDER.map((rule) => ({
         rule,
         results: [allowed, blocked].map((b) => {
           const result = (b.policy as { rules: Json[] }).rules.find((r) => r.rule === rule)!;

@@ -2,15 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { AUTH_CACHE_TTL_MS } from '../../../src/services/api-keys.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  HOUR_MS,
   expectCommonHeaders,
   expectError,
+  HOUR_MS,
   ledgerState,
   newKey,
   uniqueEmail,
-} from './helpers.js';
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const account = (t: TestApp, key: string) =>
   request(t.app).get('/v1/account').set('X-API-Key', key);

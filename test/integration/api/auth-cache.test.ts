@@ -3,7 +3,7 @@ import request from 'supertest';
 import { ApiKeyService, AUTH_CACHE_TTL_MS } from '../../../src/services/api-keys.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { buildTestApp, ManualClock, type TestApp } from '../../support/harness.js';
-import { newKey } from './helpers.js';
+import { newKey } from '../../support/api.js';
 
 const EMAIL = 'cache@example.com';
 const account = (t: TestApp, key: string) =>

@@ -2,8 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { H, ledgerState, newKey, nobleVerifies, uniqueEmail, type Json } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { type Json, ledgerState, newKey, uniqueEmail } from '../../support/api.js';
+import { H, nobleVerifies } from '../../support/receipts.js';
+import { validClaim } from '../../support/claims.js';
 
 describe('concurrent requests', () => {
   let t: TestApp;

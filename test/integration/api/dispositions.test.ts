@@ -7,34 +7,31 @@ import { ClaimService } from '../../../src/services/claims.js';
 import { DispositionService } from '../../../src/services/dispositions.js';
 import { PolicyService } from '../../../src/services/policies.js';
 import type { ResolveHost } from '../../../src/services/webhook-url-guard.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { expectError, H, ledgerState, serverPublicKey, uniqueEmail, type Json } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  type Account,
+  evaluate,
+  expectError,
+  type Json,
+  ledgerState,
+  signupAccount,
+  uniqueEmail,
+} from '../../support/api.js';
 import {
   coreOf,
-  evaluate,
-  nobleVerifiesCore,
-  signupAccount,
-  V2_FIELDS,
+  H,
+  nobleVerifies,
+  serverPublicKey,
+  DISPOSITION_FIELDS,
   v2ReceiptHash,
-  type Account,
-} from './trust-helpers.js';
+} from '../../support/receipts.js';
+import { escalatedClaim, validClaim } from '../../support/claims.js';
 
-const DISPOSITION_FIELDS = [...V2_FIELDS, 'disposition'];
 const resolve: ResolveHost = async () => [{ address: '93.184.216.34', family: 4 }];
 
 /** An access change without a human approval: ESCALATED under the default policy. */
-const escalatedClaim = (overrides: Record<string, unknown> = {}) =>
-  validClaim({
-    action: {
-      action_type: 'access_change',
-      target_system: 'github',
-      repository: 'acme/web',
-      pull_request: 7,
-      agent: 'coder-bot',
-      human_operator: 'oncall@acme.example',
-    },
-    ...overrides,
-  });
+const escalated = (overrides: Record<string, unknown> = {}) =>
+  escalatedClaim({ pull_request: 7, human_operator: 'oncall@acme.example' }, overrides);
 
 interface World {
   t: TestApp;
@@ -58,7 +55,7 @@ async function world(options: { publicReads?: boolean } = {}): Promise<World> {
   });
   const agentKey = await signupAccount(t);
   const reviewerKey = await signupAccount(t);
-  const res = await evaluate(t, agentKey.apiKey, escalatedClaim());
+  const res = await evaluate(t, agentKey.apiKey, escalated());
   expect(res.status).toBe(200);
   expect(res.body.receipt.policy.verdict).toBe('ESCALATED');
   return { t, agentKey, reviewerKey, parent: res.body.receipt as Json };
@@ -122,7 +119,7 @@ describe('POST /v1/receipts/:id/disposition', () => {
       receipt_hash: v2ReceiptHash(receipt),
     });
     expect(coreOf(receipt).disposition).toEqual(receipt.disposition);
-    expect(await nobleVerifiesCore(receipt, await serverPublicKey(w.t))).toBe(true);
+    expect(await nobleVerifies(receipt, await serverPublicKey(w.t))).toBe(true);
     expect(receipt.evidence).toEqual({
       inputs_hash: H(res.body.claim),
       source_count: 1,
@@ -166,7 +163,7 @@ describe('POST /v1/receipts/:id/disposition', () => {
     expect(receipt.admissibility).toMatchObject({ status: 'REJECTED' });
     expect((receipt.disposition as Json).reviewer).toEqual({ kind: 'user', id: 'sam' });
     expect(res.body.decision).toMatchObject({ proceed: false, verdict: 'BLOCKED' });
-    expect(await nobleVerifiesCore(receipt, await serverPublicKey(w.t))).toBe(true);
+    expect(await nobleVerifies(receipt, await serverPublicKey(w.t))).toBe(true);
   });
 
   it('emits receipt.created for the disposition', async () => {
@@ -375,7 +372,7 @@ describe('POST /v1/receipts/:id/disposition', () => {
   it('shows each disposition beside its parent in search, compare, diff and stats', async () => {
     const w = await world();
     const parentId = w.parent.receipt_id as string;
-    const pending = await evaluate(w.t, w.agentKey.apiKey, escalatedClaim());
+    const pending = await evaluate(w.t, w.agentKey.apiKey, escalated());
     const res = await dispose(w.t, w.reviewerKey.apiKey, parentId, approve);
     const disposition = res.body.receipt as Json;
     const summary = {
@@ -490,7 +487,7 @@ describe('POST /v1/receipts/:id/disposition', () => {
       policies: new PolicyService({ policies: t.store.policies, clock: t.clock }),
     });
     const app = githubSubmitter(1, 77);
-    const claim = escalatedClaim({ claim_id: 'gh:acme/web#7' }) as unknown as ClaimInput;
+    const claim = escalated({ claim_id: 'gh:acme/web#7' }) as unknown as ClaimInput;
     const parent = (await claims.evaluate(claim, app)).response.receipt;
     expect(parent.policy.verdict).toBe('ESCALATED');
     const dispositions = new DispositionService({ ...deps, queries: t.store.queries });

@@ -1,55 +1,28 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  H,
-  HASH,
-  RECEIPT_ID,
   clone,
   expectCommonHeaders,
   expectError,
+  HASH,
+  type Json,
   ledgerState,
   newKey,
-  nobleVerifies,
   postRaw,
+  RECEIPT_ID,
+} from '../../support/api.js';
+import { RULE_ORDER } from '../../../src/core/rules/threshold-rules.js';
+import { DEFAULT_CONFIG } from '../../support/policies.js';
+import {
+  H,
+  nobleVerifies,
   serverPublicKey,
   signedMessage,
-  type Json,
-} from './helpers.js';
-
-const DEFAULT_CONFIG = {
-  minSources: 1,
-  minSourceTypes: 1,
-  minConfidence: 0.5,
-  requireProvenance: false,
-  requireReplay: true,
-  requireHumanApproval: false,
-  maxRiskScope: 5,
-};
-
-const SIGNED_FIELDS = [
-  'receipt_id',
-  'issued_at',
-  'claim_id',
-  'admissibility',
-  'subject',
-  'evidence',
-  'replay',
-  'policy',
-  'signed_fields',
-  'submitter',
-  'position',
-];
-
-const RULES = [
-  'min_sources',
-  'min_source_types',
-  'min_confidence',
-  'require_provenance',
-  'require_human_approval',
-  'max_risk_scope',
-];
+  V2_FIELDS,
+} from '../../support/receipts.js';
+import { validClaim } from '../../support/claims.js';
 
 const source = (overrides: Json = {}) => ({
   id: `src-${Math.random().toString(36).slice(2)}`,
@@ -148,7 +121,7 @@ describe('POST /v1/evaluate', () => {
           config_hash: H(DEFAULT_CONFIG),
           overrides: false,
         },
-        signed_fields: { contract: 'receipt-core-v2', fields: SIGNED_FIELDS },
+        signed_fields: { contract: 'receipt-core-v2', fields: V2_FIELDS },
         submitter: {
           kind: 'api_key',
           key_id: expect.stringMatching(/^kid_[0-9A-HJKMNP-TV-Z]{26}$/),
@@ -174,10 +147,10 @@ describe('POST /v1/evaluate', () => {
         },
       },
     });
-    expect(Object.keys(receipt).sort()).toEqual([...SIGNED_FIELDS, 'attestations', 'chain'].sort());
+    expect(Object.keys(receipt).sort()).toEqual([...V2_FIELDS, 'attestations', 'chain'].sort());
     expect(Buffer.from(receipt.attestations[0].signature, 'base64')).toHaveLength(64);
     // receipt-core-v2: the chain hash covers the whole signed core and the attestations.
-    const core = Object.fromEntries(SIGNED_FIELDS.map((f) => [f, receipt[f]]));
+    const core = Object.fromEntries(V2_FIELDS.map((f) => [f, receipt[f]]));
     expect(receipt.chain.receipt_hash).toBe(H({ core, attestations: receipt.attestations }));
     const account = await request(t.app).get('/v1/account').set('X-API-Key', key);
     expect(receipt.submitter.key_id).toBe(account.body.key_id);
@@ -206,7 +179,7 @@ describe('POST /v1/evaluate', () => {
     expect(await nobleVerifies(receipt, publicKey)).toBe(true);
 
     // The message is the JCS of exactly the signed members: position is, the chain is not.
-    const core = Object.fromEntries(SIGNED_FIELDS.map((f) => [f, receipt[f]]));
+    const core = Object.fromEntries(V2_FIELDS.map((f) => [f, receipt[f]]));
     expect(new TextDecoder().decode(signedMessage(receipt))).toBe(sortedJson(core));
     const tampered = clone(receipt);
     (tampered.subject as Json).entity = 'acme/other';
@@ -466,7 +439,7 @@ describe('POST /v1/evaluate', () => {
         reason: proceed,
       });
       expect(res.body.policy.verdict).toBe(verdict);
-      expect(res.body.policy.rules.map((r: Json) => r.rule)).toEqual(RULES);
+      expect(res.body.policy.rules.map((r: Json) => r.rule)).toEqual(RULE_ORDER);
       expect(res.body.policy.config).toEqual({
         ...DEFAULT_CONFIG,
         ...((body.policyConfig as Json | undefined) ?? {}),

@@ -3,16 +3,17 @@ import express from 'express';
 import helmet from 'helmet';
 import request from 'supertest';
 import { SECURITY_HEADER_OPTIONS } from '../../../src/api/middleware/security-headers.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  UUID,
   expectCommonHeaders,
   expectError,
   ledgerState,
   newKey,
   postRaw,
   type Res,
-} from './helpers.js';
+  UUID,
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 describe('headers and error envelope', () => {
   let t: TestApp;

@@ -1,15 +1,16 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  ISO,
   expectCommonHeaders,
   expectError,
+  ISO,
+  type Json,
   ledgerState,
   newKey,
-  type Json,
-} from './helpers.js';
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 describe('GET /v1/keys/server', () => {
   let t: TestApp;

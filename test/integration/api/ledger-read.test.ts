@@ -1,8 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
-import { HOUR_MS, expectCommonHeaders, expectError, newKey, type Json } from './helpers.js';
-import { claimOf, evaluate, idOf, issue, receiptOf, sequenceOf } from './read-fixtures.js';
+import {
+  evaluateNew,
+  expectCommonHeaders,
+  expectError,
+  HOUR_MS,
+  idOf,
+  issue,
+  type Json,
+  newKey,
+  receiptOf,
+  sequenceOf,
+} from '../../support/api.js';
+import { claimOf } from '../../support/claims.js';
 
 const get = (t: TestApp, path: string, query: Record<string, string | number> = {}) =>
   request(t.app).get(path).query(query);
@@ -413,7 +424,7 @@ describe('GET /v1/receipts/search', () => {
   it('finds a receipt issued after the search began', async () => {
     const before = await search({ agent: 'late-bot' });
     expect(before.receipts).toEqual([]);
-    const late = await evaluate(t, key, claimOf({ agent: 'late-bot' }));
+    const late = await evaluateNew(t, key, claimOf({ agent: 'late-bot' }));
     expect(ids(await search({ agent: 'late-bot' }))).toEqual([idOf(late)]);
   });
 });

@@ -1,9 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { AUTH_CACHE_TTL_MS, ApiKeyService } from '../../../src/services/api-keys.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { expectError, ledgerState, uniqueEmail } from './helpers.js';
-import { evaluate, signupAccount, textOf } from './trust-helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  evaluate,
+  expectError,
+  ledgerState,
+  signupAccount,
+  textOf,
+  uniqueEmail,
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 describe('a key locked to a policy cannot shed its lock', () => {
   let t: TestApp;

@@ -4,9 +4,17 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Express } from 'express';
 import request from 'supertest';
 import { ApiKeyService } from '../../../src/services/api-keys.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { expectCommonHeaders, expectError, newKey, postRaw, type Json } from './helpers.js';
-import { idOf, issue } from './read-fixtures.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  expectCommonHeaders,
+  expectError,
+  idOf,
+  issue,
+  type Json,
+  newKey,
+  postRaw,
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 /** The value of the sample `name{labels}` (labels in any order), or undefined. */
 function sample(

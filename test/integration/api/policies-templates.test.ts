@@ -1,45 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  H,
-  HASH,
-  ISO,
   expectCommonHeaders,
   expectError,
+  HASH,
+  ISO,
+  type Json,
   ledgerState,
   newKey,
   postRaw,
-  type Json,
-} from './helpers.js';
-
-const DEFAULT = {
-  minSources: 1,
-  minSourceTypes: 1,
-  minConfidence: 0.5,
-  requireProvenance: false,
-  requireReplay: true,
-  requireHumanApproval: false,
-  maxRiskScope: 5,
-};
-const STRICT = {
-  minSources: 2,
-  minSourceTypes: 2,
-  minConfidence: 0.8,
-  requireProvenance: true,
-  requireReplay: true,
-  requireHumanApproval: true,
-  maxRiskScope: 3,
-};
-const PERMISSIVE = {
-  minSources: 1,
-  minSourceTypes: 1,
-  minConfidence: 0.3,
-  requireProvenance: false,
-  requireReplay: false,
-  requireHumanApproval: false,
-  maxRiskScope: 10,
-};
+} from '../../support/api.js';
+import { DEFAULT_CONFIG, PERMISSIVE_CONFIG, STRICT_CONFIG } from '../../support/policies.js';
+import { H } from '../../support/receipts.js';
+import { validClaim } from '../../support/claims.js';
 
 type Evaluated = {
   claim: Json;
@@ -78,9 +52,9 @@ describe('GET /v1/policies and POST /v1/policies', () => {
     expectCommonHeaders(res);
     expect(res.body).toEqual({
       policies: [
-        ['default', DEFAULT],
-        ['strict', STRICT],
-        ['permissive', PERMISSIVE],
+        ['default', DEFAULT_CONFIG],
+        ['strict', STRICT_CONFIG],
+        ['permissive', PERMISSIVE_CONFIG],
       ].map(([name, config]) => ({
         name,
         description: expect.any(String),
@@ -110,14 +84,14 @@ describe('GET /v1/policies and POST /v1/policies', () => {
       shared: false,
       overrides: 'tighten',
       config: { minSources: 2, requireHumanApproval: true },
-      effective: { ...DEFAULT, minSources: 2, requireHumanApproval: true },
-      config_hash: H({ ...DEFAULT, minSources: 2, requireHumanApproval: true }),
+      effective: { ...DEFAULT_CONFIG, minSources: 2, requireHumanApproval: true },
+      config_hash: H({ ...DEFAULT_CONFIG, minSources: 2, requireHumanApproval: true }),
       created_at: '2026-01-15T10:00:00.000Z',
     });
     t.clock.advance(1000);
     const other = await create({ name: 'a-team', config: {} });
     expect(other.status).toBe(201);
-    expect(other.body).toMatchObject({ description: null, config: {}, effective: DEFAULT });
+    expect(other.body).toMatchObject({ description: null, config: {}, effective: DEFAULT_CONFIG });
     expect(other.body.created_at).toMatch(ISO);
 
     const list = await request(t.app).get('/v1/policies').set('X-API-Key', key);
@@ -213,7 +187,7 @@ describe('claims naming a policy', () => {
     expect(res.status).toBe(200);
     const body = res.body as Evaluated;
     expect(body.claim).toEqual(claim);
-    expect(body.policy.config).toEqual(STRICT);
+    expect(body.policy.config).toEqual(STRICT_CONFIG);
     // validClaim carries no provenance and no human approval.
     expect(body.policy.verdict).toBe('BLOCKED');
     expect(body.policy.rules.filter((r) => !r.passed).map((r) => r.rule)).toEqual([
@@ -229,7 +203,7 @@ describe('claims naming a policy', () => {
     const plain: Json = { ...claim };
     delete plain.policy;
     const simulated = (await post('/v1/simulate', plain)).body as Evaluated;
-    expect(simulated.policy.config).toEqual(DEFAULT);
+    expect(simulated.policy.config).toEqual(DEFAULT_CONFIG);
     expect(simulated.policy.verdict).toBe('ALLOWED');
     expect(simulated.replay.replay_hash).toBe(replayHashOf(simulated));
     expect(simulated.replay.replay_hash).not.toBe(body.replay.replay_hash);
@@ -243,7 +217,7 @@ describe('claims naming a policy', () => {
     const named = (await post('/v1/simulate', validClaim({ claim_id: 'x', policy: 'strict' })))
       .body as Evaluated;
     const spelled = (
-      await post('/v1/simulate', validClaim({ claim_id: 'x', policyConfig: STRICT }))
+      await post('/v1/simulate', validClaim({ claim_id: 'x', policyConfig: STRICT_CONFIG }))
     ).body as Evaluated;
     expect(named.policy.config).toEqual(spelled.policy.config);
     expect(named.policy.rules).toEqual(spelled.policy.rules);
@@ -262,7 +236,7 @@ describe('claims naming a policy', () => {
     );
     expect(res.status).toBe(200);
     const body = res.body as Evaluated;
-    expect(body.policy.config).toEqual({ ...STRICT, minConfidence: 0.85, maxRiskScope: 2 });
+    expect(body.policy.config).toEqual({ ...STRICT_CONFIG, minConfidence: 0.85, maxRiskScope: 2 });
     expect(body.replay.replay_hash).toBe(replayHashOf(body));
     expect(res.body.receipt.policy).toMatchObject({
       name: 'strict',
@@ -286,7 +260,7 @@ describe('claims naming a policy', () => {
     expect(res.status).toBe(200);
     expect(res.body.receipt.policy).toMatchObject({
       name: 'default',
-      config_hash: H({ ...DEFAULT, minConfidence: 0, requireReplay: false }),
+      config_hash: H({ ...DEFAULT_CONFIG, minConfidence: 0, requireReplay: false }),
       overrides: true,
     });
   });
@@ -296,7 +270,7 @@ describe('claims naming a policy', () => {
       '/v1/evaluate',
       validClaim({ policy: 'permissive', expected_replay_match: false }),
     );
-    expect(res.body.policy.config).toEqual(PERMISSIVE);
+    expect(res.body.policy.config).toEqual(PERMISSIVE_CONFIG);
     expect(res.body.replay.passed).toBe(false);
     expect(res.body.receipt.admissibility.status).toBe('ACCEPTED');
   });
@@ -310,7 +284,7 @@ describe('claims naming a policy', () => {
     const res = await post('/v1/evaluate', validClaim({ policy: 'three-sources' }));
     expect(res.status).toBe(200);
     const body = res.body as Evaluated;
-    expect(body.policy.config).toEqual({ ...DEFAULT, minSources: 3 });
+    expect(body.policy.config).toEqual({ ...DEFAULT_CONFIG, minSources: 3 });
     expect(body.policy.verdict).toBe('BLOCKED');
     expect(body.policy.rules[0]).toMatchObject({ rule: 'min_sources', passed: false });
     expect(body.replay.replay_hash).toBe(replayHashOf(body));
@@ -332,7 +306,7 @@ describe('claims naming a policy', () => {
       '/v1/evaluate',
       validClaim({ policy: 'three-sources-any', policyConfig: { minSources: 2 } }),
     );
-    expect(overridden.body.policy.config).toEqual({ ...DEFAULT, minSources: 2 });
+    expect(overridden.body.policy.config).toEqual({ ...DEFAULT_CONFIG, minSources: 2 });
     expect(overridden.body.policy.verdict).toBe('ALLOWED');
   });
 
@@ -404,7 +378,7 @@ describe('GET /v1/templates', () => {
         admissibility: template.expected_verdict === 'ALLOWED' ? 'ACCEPTED' : 'REJECTED',
       });
       expect(res.body.claim).toEqual(template.claim);
-      expect(res.body.policy.config).toEqual(DEFAULT);
+      expect(res.body.policy.config).toEqual(DEFAULT_CONFIG);
     }
     const ledger = await request(t.app).get('/v1/ledger');
     expect(ledger.body.receipts).toHaveLength(templates.length);

@@ -4,17 +4,19 @@ import request from 'supertest';
 import { parse as parseYaml } from 'yaml';
 import { policyConfigSchema } from '../../../src/core/policy-config.js';
 import { parseRepoConfig } from '../../../src/github/repo-config.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { H, ledgerState, serverPublicKey, type Json } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  DEFAULT_CONFIG,
-  evaluate,
-  expectValidV2,
-  signupAccount,
-  verify,
-  statusOf,
   type Account,
-} from './trust-helpers.js';
+  evaluate,
+  type Json,
+  ledgerState,
+  signupAccount,
+  statusOf,
+  verify,
+} from '../../support/api.js';
+import { expectValidV2, H, serverPublicKey } from '../../support/receipts.js';
+import { DEFAULT_CONFIG } from '../../support/policies.js';
+import { mergeAction, typicalSources, validClaim } from '../../support/claims.js';
 
 // The four examples of docs/POLICIES.md, read out of the document itself, each evaluated as
 // the document says it behaves: as a REST policy and as a repository's .github/svc.yml.
@@ -254,17 +256,13 @@ const EXAMPLES: Record<string, Case[]> = {
   ],
 };
 
-let claims = 0;
-function claimOf(c: Case, extra: Json): Json {
-  const base = validClaim();
-  return {
-    ...base,
-    claim_id: `example-${process.pid}-${++claims}`,
-    action: JSON.parse(JSON.stringify({ ...(base.action as Json), ...c.action })),
-    sources: [...(base.sources as Json[]), ...(c.sources ?? [])],
+/** The typical claim with the case's action facts and extra sources (undefined facts removed). */
+const caseClaim = (c: Case, extra: Json): Json =>
+  validClaim({
+    action: JSON.parse(JSON.stringify({ ...mergeAction, ...c.action })),
+    sources: [...typicalSources(), ...(c.sources ?? [])],
     ...extra,
-  };
-}
+  });
 
 function expectOutcome(body: Json, c: Case): void {
   const policy = body.policy as {
@@ -326,7 +324,7 @@ describe.each(Object.keys(EXAMPLES))('docs/POLICIES.md example %s', (name) => {
 
   it.each(EXAMPLES[name]!.map((c) => [c.title, c] as const))('REST policy: %s', async (_, c) => {
     const before = (await ledgerState(t)).stats;
-    const res = await evaluate(t, a.apiKey, claimOf(c, { policy: name }));
+    const res = await evaluate(t, a.apiKey, caseClaim(c, { policy: name }));
     expect(res.status).toBe(200);
     expectOutcome(res.body as Json, c);
     const receipt = res.body.receipt as Json;
@@ -351,7 +349,7 @@ describe.each(Object.keys(EXAMPLES))('docs/POLICIES.md example %s', (name) => {
       const res = await evaluate(
         t,
         a.apiKey,
-        claimOf(c, { policyConfig: repo.config.policyConfig }),
+        caseClaim(c, { policyConfig: repo.config.policyConfig }),
       );
       expect(res.status).toBe(200);
       expectOutcome(res.body as Json, c);

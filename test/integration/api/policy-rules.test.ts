@@ -1,17 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { H, expectError, ledgerState, type Json } from './helpers.js';
-import { DEFAULT_CONFIG, evaluate, signupAccount, type Account } from './trust-helpers.js';
-
-const THRESHOLD_RULES = [
-  'min_sources',
-  'min_source_types',
-  'min_confidence',
-  'require_provenance',
-  'require_human_approval',
-  'max_risk_scope',
-];
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  type Account,
+  evaluate,
+  expectError,
+  type Json,
+  ledgerState,
+  signupAccount,
+} from '../../support/api.js';
+import { H } from '../../support/receipts.js';
+import { DEFAULT_CONFIG } from '../../support/policies.js';
+import { validClaim } from '../../support/claims.js';
+import { RULE_ORDER } from '../../../src/core/rules/threshold-rules.js';
 
 const needsReview = { name: 'needs-review', require: { approvals: { count: 1 } } };
 const needsCi = { name: 'needs-ci', require: { checks: ['ci'] }, on_fail: 'escalate' };
@@ -92,7 +93,7 @@ describe('policies with conditional rules over HTTP', () => {
     const res = await evaluate(t, a.apiKey, claim({ policy: 'reviewed' }));
     expect(res.status).toBe(200);
     expect(res.body.policy.rules.map((r: Json) => r.rule)).toEqual([
-      ...THRESHOLD_RULES,
+      ...RULE_ORDER,
       'rule:needs-review',
       'rule:needs-ci',
     ]);
@@ -290,7 +291,7 @@ describe('policies with conditional rules over HTTP', () => {
       'approvals',
       'checks',
       'source_types',
-      ...THRESHOLD_RULES.map(() => expect.any(String)),
+      ...RULE_ORDER.map(() => expect.any(String)),
     ]);
     expect(JSON.stringify(schemas.ClaimInput)).toContain('changed_paths_incomplete');
   });

@@ -5,21 +5,26 @@ import { githubSubmitter } from '../../../src/github/gate.js';
 import { ApiKeyService } from '../../../src/services/api-keys.js';
 import { ClaimService } from '../../../src/services/claims.js';
 import { PolicyService } from '../../../src/services/policies.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { expectError, uniqueEmail } from './helpers.js';
-import { evaluate, signupAccount, type Account } from './trust-helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  type Account,
+  evaluate,
+  expectError,
+  signupAccount,
+  uniqueEmail,
+} from '../../support/api.js';
+import { mergeAction, validClaim } from '../../support/claims.js';
 
-const claimOf = (repository: string, agent: string, pr: number, text: string) =>
+/** The typical merge claim, of `agent` on pull request `pr` of `repository`. */
+const mergeClaim = (repository: string, agent: string, pr: number, text: string) =>
   validClaim({
     entity: repository,
     claim: text,
     action: {
-      action_type: 'merge',
-      target_system: 'github',
+      ...mergeAction,
       repository,
       pull_request: pr,
       commit: `c${pr}${agent.length}`,
-      branch: 'main',
       agent,
       agent_model: `${agent}-model`,
     },
@@ -57,11 +62,11 @@ async function world(publicReads: boolean): Promise<World> {
     expect(res.status).toBe(200);
     ids[who].push(res.body.receipt.receipt_id as string);
   };
-  await submit('alice', claimOf('alice/app', 'alice-bot', 1, 'Merge alice zanzibar'));
-  await submit('alice', claimOf('alice/app', 'alice-bot', 1, 'Merge alice zanzibar again'));
-  await submit('bob', claimOf('bob/svc', 'bob-bot', 1, 'Merge bob quokka'));
-  await submit('bob', claimOf('shared/repo', 'bob-bot', 9, 'Merge bob shared'));
-  await submit('alice', claimOf('shared/repo', 'alice-bot', 9, 'Merge alice shared'));
+  await submit('alice', mergeClaim('alice/app', 'alice-bot', 1, 'Merge alice zanzibar'));
+  await submit('alice', mergeClaim('alice/app', 'alice-bot', 1, 'Merge alice zanzibar again'));
+  await submit('bob', mergeClaim('bob/svc', 'bob-bot', 1, 'Merge bob quokka'));
+  await submit('bob', mergeClaim('shared/repo', 'bob-bot', 9, 'Merge bob shared'));
+  await submit('alice', mergeClaim('shared/repo', 'alice-bot', 9, 'Merge alice shared'));
   // The App's receipt, written in the installation's scope as the GitHub gate writes it.
   const claims = new ClaimService({
     ledger: t.store.ledger,
@@ -71,7 +76,7 @@ async function world(publicReads: boolean): Promise<World> {
     logOrigin: 'svc/test',
   });
   const app = await claims.evaluate(
-    claimOf('octo/app', 'github-app', 5, 'Merge octo narwhal') as unknown as ClaimInput,
+    mergeClaim('octo/app', 'github-app', 5, 'Merge octo narwhal') as unknown as ClaimInput,
     githubSubmitter(1, 77),
   );
   ids.app.push(app.response.receipt.receipt_id);

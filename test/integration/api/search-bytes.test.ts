@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import type { ReceiptFilter } from '../../../src/ports/ledger-queries.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { newKey } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { newKey } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 // The search page is spliced from the stored receipt JSON. What it must equal is what the
 // service sent before: res.json of {receipts (parsed from the store), limit, order,

@@ -12,14 +12,9 @@ import { TransparencyLog } from '../../../src/services/transparency-log.js';
 import { migrate, VERSION_AFTER } from '../../../src/storage/sqlite/migrations.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtures.js';
-import {
-  buildTestApp,
-  ManualClock,
-  newServerKey,
-  validClaim,
-  type TestApp,
-} from '../../support/harness.js';
-import { newKey } from './helpers.js';
+import { buildTestApp, ManualClock, newServerKey, type TestApp } from '../../support/harness.js';
+import { newKey } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

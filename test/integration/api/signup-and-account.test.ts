@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { API_KEY, HOUR_MS, expectError, newKey, postRaw, uniqueEmail } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { API_KEY, expectError, HOUR_MS, newKey, postRaw, uniqueEmail } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const signup = (t: TestApp, body: unknown) =>
   request(t.app)

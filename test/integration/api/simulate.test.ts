@@ -1,15 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  H,
   expectCommonHeaders,
   expectError,
+  type Json,
   ledgerState,
   newKey,
   postRaw,
-  type Json,
-} from './helpers.js';
+} from '../../support/api.js';
+import { H } from '../../support/receipts.js';
+import { validClaim } from '../../support/claims.js';
 
 describe('POST /v1/simulate', () => {
   let t: TestApp;

@@ -2,7 +2,8 @@ import { createHash, createPublicKey, verify as nodeVerify } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { validClaim } from '../../support/claims.js';
 
 // The ledger as a transparency log over HTTP, checked without the service's own code: the
 // checkpoint's signature with node:crypto, roots and proofs by RFC 9162 written out here,

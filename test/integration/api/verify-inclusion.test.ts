@@ -9,14 +9,9 @@ import {
   toBase64,
 } from '@svc/verify';
 import type { ServerKey } from '../../../src/ports/signer.js';
-import {
-  buildTestApp,
-  ManualClock,
-  newServerKey,
-  validClaim,
-  type TestApp,
-} from '../../support/harness.js';
-import { clone, expectError, ledgerState, newKey, type Json } from './helpers.js';
+import { buildTestApp, ManualClock, newServerKey, type TestApp } from '../../support/harness.js';
+import { clone, expectError, type Json, ledgerState, newKey } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 type Check = { name: string; layer: string; status: string; detail?: string };
 const inclusionOf = (body: Json) => (body.checks as Check[]).find((c) => c.name === 'inclusion');

@@ -1,16 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtures.js';
 import {
   clone,
   expectCommonHeaders,
   expectError,
+  type Json,
   ledgerState,
   newKey,
   postRaw,
-  type Json,
-} from './helpers.js';
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const STRUCTURAL = [
   'receipt_id_valid',

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { createAesGcmBox } from '../../../src/secrets/key-encryption.js';
 import type { ResolveHost } from '../../../src/services/webhook-url-guard.js';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
-import { expectError, newKey, uniqueEmail } from './helpers.js';
+import { expectError, newKey, uniqueEmail } from '../../support/api.js';
 
 const PATH = '/v1/webhooks/outbound';
 const URL_OK = 'https://hooks.example.com/svc';

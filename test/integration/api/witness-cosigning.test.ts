@@ -13,7 +13,8 @@ import { TransparencyLog } from '../../../src/services/transparency-log.js';
 import { WitnessCosigning, type Witness } from '../../../src/services/witness-cosigning.js';
 import { startFakeWitness, type FakeWitness } from '../../support/fake-witness.js';
 import { freePort } from '../../support/server-process.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { validClaim } from '../../support/claims.js';
 
 // The service asks witnesses for cosignatures (C2SP tlog-witness add-checkpoint) and serves
 // them with its checkpoints; the witness here is written from the specifications with

@@ -12,8 +12,9 @@ import {
   screenshot,
   seriousViolations,
 } from '../../support/browser.js';
-import { buildTestApp, ManualClock, newServerKey, validClaim } from '../../support/harness.js';
-import { newKey } from '../api/helpers.js';
+import { buildTestApp, ManualClock, newServerKey } from '../../support/harness.js';
+import { newKey } from '../../support/api.js';
+import { mergeAction, validClaim } from '../../support/claims.js';
 import {
   APP_ID,
   appWithGithub,
@@ -74,16 +75,7 @@ describe('the ledger explorer in a browser', () => {
           validClaim({
             entity: repository,
             claim: `Merge pull request ${pr} of ${repository}`,
-            action: {
-              action_type: 'merge',
-              target_system: 'github',
-              repository,
-              pull_request: pr,
-              commit: `abc${pr}`,
-              branch: 'main',
-              agent,
-              agent_model: 'model-x',
-            },
+            action: { ...mergeAction, repository, pull_request: pr, commit: `abc${pr}`, agent },
           }),
         );
       expect(res.status).toBe(200);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { newKey } from '../api/helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { newKey } from '../../support/api.js';
+import { mergeAction, validClaim } from '../../support/claims.js';
 
 // The explorer's pages as the server renders them: what a reader without JavaScript gets.
 
@@ -14,20 +15,12 @@ const textOf = (page: string) =>
 
 const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
 
-const claimOf = (repository: string, agent: string, pr: number, text: string, extra = {}) =>
+/** The typical merge claim, of `agent` on pull request `pr` of `repository`. */
+const mergeClaim = (repository: string, agent: string, pr: number, text: string, extra = {}) =>
   validClaim({
     entity: repository,
     claim: text,
-    action: {
-      action_type: 'merge',
-      target_system: 'github',
-      repository,
-      pull_request: pr,
-      commit: `c0ffee${pr}`,
-      branch: 'main',
-      agent,
-      agent_model: 'model-x',
-    },
+    action: { ...mergeAction, repository, pull_request: pr, commit: `c0ffee${pr}`, agent },
     ...extra,
   });
 
@@ -39,9 +32,9 @@ describe('explorer pages (public reads)', () => {
     t = buildTestApp();
     const key = await newKey(t);
     const claims = [
-      claimOf('acme/web', 'coder-bot', 7, 'Merge the login fix'),
-      claimOf('acme/web', 'coder-bot', 7, 'Merge the login fix, second push'),
-      claimOf('acme/api', 'other-agent', 3, `Deploy ${HOSTILE}`, {
+      mergeClaim('acme/web', 'coder-bot', 7, 'Merge the login fix'),
+      mergeClaim('acme/web', 'coder-bot', 7, 'Merge the login fix, second push'),
+      mergeClaim('acme/api', 'other-agent', 3, `Deploy ${HOSTILE}`, {
         sources: [
           {
             id: `src-${HOSTILE}`,
@@ -236,7 +229,7 @@ describe('explorer pages (private reads)', () => {
     const res = await request(t.app)
       .post('/v1/evaluate')
       .set('X-API-Key', key)
-      .send(claimOf('secret/repo', 'hidden-agent', 1, 'A private claim'));
+      .send(mergeClaim('secret/repo', 'hidden-agent', 1, 'A private claim'));
     id = res.body.receipt.receipt_id as string;
   });
   afterAll(() => t.close());

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import * as ed from '@noble/ed25519';
 import { pino } from 'pino';
 import request from 'supertest';
-import { signedMessage } from '../api/helpers.js';
+import { signedMessage } from '../../support/receipts.js';
 import {
   APP_ID,
   appWithGithub,

@@ -2,16 +2,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import { sign } from '@octokit/webhooks-methods';
 import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import nock from 'nock';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { ProbotOctokit } from 'probot';
 import request from 'supertest';
-import { createApp } from '../../../src/app.js';
-import type { JobQueue } from '../../../src/ports/job-queue.js';
 import type { ServerKey } from '../../../src/ports/signer.js';
 import type { Store } from '../../../src/ports/store.js';
-import { createAesGcmBox } from '../../../src/secrets/key-encryption.js';
-import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
-import { ManualClock, newServerKey } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 
 export const API = 'https://api.github.com';
 export const APP_ID = 4242;
@@ -345,13 +341,8 @@ export function fakeGitHub(state: RepoState) {
   return { scope, writes };
 }
 
-export interface AppUnderTest {
-  app: ReturnType<typeof createApp>;
-  store: Store;
-  jobs: JobQueue;
-  clock: ManualClock;
-  close(): Promise<void>;
-}
+/** The app with the GitHub App mounted: the harness's app (buildTestApp) with GitHub config. */
+export type AppUnderTest = TestApp;
 
 export function appWithGithub(
   options: {
@@ -366,15 +357,11 @@ export function appWithGithub(
     explorerScript?: string;
   } = {},
 ): AppUnderTest {
-  const store = options.store ?? openSqliteStore(':memory:');
-  const clock = new ManualClock();
-  const jobs = store.openJobQueue({ clock, retryDelaysMs: [1000, 1000] });
-  const app = createApp({
+  return buildTestApp({
+    store: options.store,
+    serverKey: options.serverKey,
+    retryDelaysMs: [1000, 1000],
     config: {
-      anonLimitPerHour: 10_000,
-      signupLimitPerHour: 1_000,
-      trustProxy: false,
-      publicReads: true,
       baseUrl: options.baseUrl ?? BASE_URL,
       allowPrivateWebhookUrls: options.allowPrivateWebhookUrls ?? false,
       webhookSecret: 'secret' in options ? options.secret : SECRET,
@@ -383,25 +370,10 @@ export function appWithGithub(
           ? { apiBaseUrl: API, host: 'github.com' }
           : { appId: APP_ID, privateKey: appKey, apiBaseUrl: API, host: 'github.com' },
     },
-    store,
-    serverKey: options.serverKey ?? newServerKey(),
-    box: createAesGcmBox(Buffer.alloc(32, 7)),
-    clock,
-    logger: options.logger ?? pino({ level: 'silent' }),
-    jobs,
+    logger: options.logger,
     githubOctokit: TestOctokit,
     explorerScript: options.explorerScript,
   });
-  return {
-    app,
-    store,
-    jobs,
-    clock,
-    close: async () => {
-      await jobs.stop();
-      await store.close();
-    },
-  };
 }
 
 let deliveries = 0;

@@ -11,7 +11,7 @@ import type { Store } from '../../../src/ports/store.js';
 import { openMongoStore } from '../../../src/storage/mongo/mongo-store.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { transpileTree, type TranspiledTree } from '../../fixtures/transpile-tree.js';
-import { validClaim } from '../../support/harness.js';
+import { validClaim } from '../../support/claims.js';
 import { startReceiver, type TestReceiver } from '../../support/webhook-receiver.js';
 
 const PER_PROCESS = 15;

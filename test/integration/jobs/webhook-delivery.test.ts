@@ -6,20 +6,14 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
-import { createApp } from '../../../src/app.js';
 import { DELIVERY_JOB } from '../../../src/ports/webhook-store.js';
 import { createAesGcmBox } from '../../../src/secrets/key-encryption.js';
 import type { ResolveHost } from '../../../src/services/webhook-url-guard.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
-import {
-  buildTestApp,
-  ManualClock,
-  newServerKey,
-  validClaim,
-  type TestApp,
-} from '../../support/harness.js';
+import { buildTestApp, ManualClock, newServerKey, type TestApp } from '../../support/harness.js';
 import { startReceiver, type TestReceiver } from '../../support/webhook-receiver.js';
-import { expectError, newKey, UUID, type Json } from '../api/helpers.js';
+import { evaluateNew, expectError, type Json, newKey, UUID } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const SECOND = 1000;
 const DEFAULT_SCHEDULE = [60, 300, 1800, 7200, 21600];
@@ -85,11 +79,9 @@ async function register(
   return res.body;
 }
 
-async function evaluate(s: Setup, claim = validClaim()): Promise<Json & { receipt: Json }> {
-  const res = await request(s.t.app).post('/v1/evaluate').set('X-API-Key', s.key).send(claim);
-  expect(res.status).toBe(200);
-  return res.body;
-}
+/** A new receipt for the setup's key, which emits a receipt.created event. */
+const evaluate = async (s: Setup, claim = validClaim()) =>
+  (await evaluateNew(s.t, s.key, claim)) as Json & { receipt: Json };
 
 async function deliveries(s: Setup, id: string) {
   const res = await request(s.t.app)
@@ -439,24 +431,16 @@ describe('delivery edge cases', () => {
     const hook = await register(s);
     await evaluate(s);
     // The same data under another key-encryption secret (an operator changed it).
-    const jobs = s.t.store.openJobQueue({ clock: s.t.clock });
-    cleanups.push(() => jobs.stop());
-    createApp({
-      config: {
-        anonLimitPerHour: 10,
-        signupLimitPerHour: 10,
-        trustProxy: false,
-        publicReads: true,
-        allowPrivateWebhookUrls: true,
-      },
+    const { jobs } = buildTestApp({
       store: s.t.store,
       serverKey: s.t.serverKey,
       box: createAesGcmBox(Buffer.alloc(32, 9)),
       clock: s.t.clock,
-      logger: pino({ level: 'silent' }),
-      jobs,
+      config: { allowPrivateWebhookUrls: true },
       webhookDelivery: { random: () => 0.5 },
     });
+    // Only its job queue stops here: the store is s.t's, closed with it.
+    cleanups.push(() => jobs.stop());
     expect(await jobs.runDue()).toBe(1);
     expect(s.receiver.received).toHaveLength(0);
     expect((await deliveries(s, hook.id)).deliveries[0]).toMatchObject({

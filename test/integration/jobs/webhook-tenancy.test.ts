@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
-import { buildTestApp, ManualClock, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, ManualClock, type TestApp } from '../../support/harness.js';
 import { startReceiver, type TestReceiver } from '../../support/webhook-receiver.js';
-import { newKey } from '../api/helpers.js';
+import { newKey } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

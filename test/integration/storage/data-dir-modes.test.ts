@@ -24,8 +24,9 @@ import {
 import request from 'supertest';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { transpileTree, type TranspiledTree } from '../../fixtures/transpile-tree.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { ledgerState, newKey } from '../api/helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { ledgerState, newKey } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 // Child processes on a machine shared with other test runs: generous time limits.
 jest.setTimeout(120_000);

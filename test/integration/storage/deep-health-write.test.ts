@@ -7,8 +7,9 @@ import Database from 'better-sqlite3';
 import request from 'supertest';
 import { STORE_WRITE_PROBE_INTERVAL_MS } from '../../../src/services/health.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { ledgerState, newKey } from '../api/helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { ledgerState, newKey } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const chattr = (flag: '+i' | '-i', paths: string[]) =>
   spawnSync('chattr', [flag, ...paths], { encoding: 'utf8' });

@@ -11,16 +11,8 @@ import {
   type PolicyConfig,
 } from '../../../src/core/policy-config.js';
 import { applyOverrides, type OverrideMode } from '../../../src/core/policy-overrides.js';
-import { baseAction, claimWith, source } from './claims.js';
-
-const THRESHOLD_RULES = [
-  'min_sources',
-  'min_source_types',
-  'min_confidence',
-  'require_provenance',
-  'require_human_approval',
-  'max_risk_scope',
-];
+import { claimDoing, claimWith, source } from '../../support/claims.js';
+import { RULE_ORDER } from '../../../src/core/rules/threshold-rules.js';
 
 /** A policy of the defaults and these rules, validated as POST /v1/policies would. */
 const policyWith = (...rules: unknown[]): PolicyConfig =>
@@ -31,9 +23,6 @@ const rule = (extra: Record<string, unknown>) => ({
   require: { source_types: ['ci'] },
   ...extra,
 });
-
-const claimDoing = (action: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  claimWith({ action: { ...baseAction, ...action }, ...extra });
 
 const outcomeOf = (claim: ClaimInput, config: PolicyConfig) => evaluatePolicy(claim, config);
 const ruleR = (outcome: PolicyOutcome, name = 'rule:r') => {
@@ -479,7 +468,7 @@ describe('conditional rules: verdicts and order', () => {
       rule({ name: 'mid' }),
     );
     expect(outcomeOf(claimWith(), config).rules.map((r) => r.rule)).toEqual([
-      ...THRESHOLD_RULES,
+      ...RULE_ORDER,
       'rule:zeta',
       'rule:alpha',
       'rule:mid',

@@ -8,7 +8,16 @@ import { buildDispositionParts } from '../../../src/core/disposition.js';
 import { CHECK_NAMES, parentEvidenceOf, verifyOffline } from '@svc/verify';
 import type { PolicyConfig } from '../../../src/core/policy-config.js';
 import { sealReceipt, type Receipt, type ReceiptDraft } from '../../../src/core/receipt.js';
-import { clone, loadFixture, referenceHash, referenceJcs, unhex, utf8 } from './reference.js';
+import {
+  clone,
+  loadFixture,
+  PINNED_DISPOSITION_FIELDS,
+  PINNED_V2_FIELDS,
+  referenceHash,
+  referenceJcs,
+  unhex,
+  utf8,
+} from './reference.js';
 
 // Tampering reaches into nested members of untyped JSON.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -30,26 +39,13 @@ const chain = loadFixture<{ signer: { secret_key: string }; receipts_v2: { recei
 const publicKey = unhex(fixture.signer.public_key);
 const key = { raw: publicKey, keyId: fixture.signer.key_id };
 
-// Contract §8 and §11, written out rather than imported from the code under test.
-const V2 = [
-  'receipt_id',
-  'issued_at',
-  'claim_id',
-  'admissibility',
-  'subject',
-  'evidence',
-  'replay',
-  'policy',
-  'signed_fields',
-  'submitter',
-  'position',
-];
-const DISPOSITION = [...V2, 'disposition'];
-const coreOf = (receipt: Loose, fields: string[]) =>
+const V2 = PINNED_V2_FIELDS;
+const DISPOSITION = PINNED_DISPOSITION_FIELDS;
+const coreOf = (receipt: Loose, fields: readonly string[]) =>
   Object.fromEntries(fields.map((f) => [f, receipt[f]]));
-const hashOf = (receipt: Loose, fields: string[]) =>
+const hashOf = (receipt: Loose, fields: readonly string[]) =>
   referenceHash({ core: coreOf(receipt, fields), attestations: receipt.attestations });
-const nobleVerifies = (receipt: Loose, fields: string[]) =>
+const nobleVerifies = (receipt: Loose, fields: readonly string[]) =>
   ed.verify(
     new Uint8Array(Buffer.from(receipt.attestations[0].signature, 'base64')),
     utf8(referenceJcs(coreOf(receipt, fields))),

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { ClaimInput } from '../../../src/core/claim-schema.js';
 import { evaluateClaim, type Evaluation } from '../../../src/core/evaluation.js';
 import { resolvePolicy, type PolicyConfigInput } from '../../../src/core/policy-config.js';
-import { claimWith, source } from './claims.js';
+import { claimWith, source } from '../../support/claims.js';
 
 const evaluate = (claim: ClaimInput): Evaluation =>
   evaluateClaim(claim, resolvePolicy(claim.policyConfig));

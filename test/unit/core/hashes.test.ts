@@ -5,7 +5,7 @@ import { evaluateClaim, replayHash } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';
 import { buildReceiptCore, chainReceipt, signReceipt } from '../../../src/core/receipt.js';
 import { newServerKey } from '../../support/harness.js';
-import { claimWith, source } from './claims.js';
+import { claimWith, source } from '../../support/claims.js';
 import { referenceHash, referenceJcs, sha256Hex, utf8 } from './reference.js';
 
 const FORMAT = /^sha256:[0-9a-f]{64}$/;

@@ -2,17 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import type { ClaimInput } from '../../../src/core/claim-schema.js';
 import { evaluatePolicy, type PolicyOutcome } from '../../../src/core/policy.js';
 import { resolvePolicy, type PolicyConfigInput } from '../../../src/core/policy-config.js';
-import { baseAction, claimWith, provenance, source } from './claims.js';
-
-// Contract §5, in its order.
-const RULES = [
-  'min_sources',
-  'min_source_types',
-  'min_confidence',
-  'require_provenance',
-  'require_human_approval',
-  'max_risk_scope',
-];
+import { baseAction, claimWith, provenance, source } from '../../support/claims.js';
+import { RULE_ORDER } from '../../../src/core/rules/threshold-rules.js';
 
 /** Evaluates under the claim's own policyConfig with defaults filled in, as the service does. */
 const evaluate = (claim: ClaimInput): PolicyOutcome =>
@@ -37,7 +28,7 @@ const withSources = (sources: unknown[], policyConfig?: PolicyConfigInput, actio
 describe('evaluatePolicy: rules', () => {
   it('lists every rule, in the contract order, each with a reason', () => {
     const outcome = evaluate(claimWith());
-    expect(outcome.rules.map((r) => r.rule)).toEqual(RULES);
+    expect(outcome.rules.map((r) => r.rule)).toEqual(RULE_ORDER);
     for (const rule of outcome.rules) {
       expect(typeof rule.passed).toBe('boolean');
       expect(rule.reason.length).toBeGreaterThan(0);
@@ -58,8 +49,8 @@ describe('evaluatePolicy: rules', () => {
         { ...baseAction, risk_scope: ['x'] },
       ),
     );
-    expect(outcome.rules.map((r) => r.rule)).toEqual(RULES);
-    expect(failed(outcome)).toEqual(RULES);
+    expect(outcome.rules.map((r) => r.rule)).toEqual(RULE_ORDER);
+    expect(failed(outcome)).toEqual(RULE_ORDER);
   });
 
   it('allows the harness claim under the defaults', () => {

@@ -7,7 +7,15 @@ import { verifyReceipt } from '@svc/verify';
 import { claimInputSchema } from '../../../src/core/claim-schema.js';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import type { Receipt } from '../../../src/core/receipt.js';
-import { clone, loadFixture, referenceHash, referenceJcs, unhex, utf8 } from './reference.js';
+import {
+  clone,
+  loadFixture,
+  PINNED_V2_FIELDS,
+  referenceHash,
+  referenceJcs,
+  unhex,
+  utf8,
+} from './reference.js';
 
 interface V2Vector {
   name: string;
@@ -25,21 +33,6 @@ const fixture = loadFixture<{
 }>('receipt-vectors.json');
 const { signer } = fixture;
 
-// Contract §8, written out rather than imported from the code under test.
-const SIGNED_FIELDS_V2 = [
-  'receipt_id',
-  'issued_at',
-  'claim_id',
-  'admissibility',
-  'subject',
-  'evidence',
-  'replay',
-  'policy',
-  'signed_fields',
-  'submitter',
-  'position',
-];
-
 const privateKey = createPrivateKey({
   key: Buffer.from(`302e020100300506032b657004220420${signer.secret_key}`, 'hex'),
   format: 'der',
@@ -50,7 +43,7 @@ const publicKey = unhex(signer.public_key);
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = Record<string, any>;
 const coreOf = (receipt: Record<string, unknown>) =>
-  Object.fromEntries(SIGNED_FIELDS_V2.map((f) => [f, receipt[f]]));
+  Object.fromEntries(PINNED_V2_FIELDS.map((f) => [f, receipt[f]]));
 
 describe.each(fixture.receipts_v2.map((v) => [v.name, v] as const))('%s', (_, v) => {
   const { receipt } = v;
@@ -62,7 +55,7 @@ describe.each(fixture.receipts_v2.map((v) => [v.name, v] as const))('%s', (_, v)
   it('declares receipt-core-v2 with its exact field list', () => {
     expect(receipt.signed_fields).toEqual({
       contract: 'receipt-core-v2',
-      fields: SIGNED_FIELDS_V2,
+      fields: PINNED_V2_FIELDS,
     });
   });
 

@@ -13,23 +13,17 @@ import {
   type ReceiptDraft,
 } from '../../../src/core/receipt.js';
 import { serverKeyFrom } from '../../../src/secrets/server-key.js';
-import { clone, loadFixture, referenceHash, referenceJcs, unhex, utf8 } from './reference.js';
+import {
+  clone,
+  loadFixture,
+  PINNED_V2_FIELDS,
+  referenceHash,
+  referenceJcs,
+  unhex,
+  utf8,
+} from './reference.js';
 
 type Json = Record<string, unknown>;
-
-const V2_FIELDS = [
-  'receipt_id',
-  'issued_at',
-  'claim_id',
-  'admissibility',
-  'subject',
-  'evidence',
-  'replay',
-  'policy',
-  'signed_fields',
-  'submitter',
-  'position',
-];
 
 const fixture = loadFixture<{
   signer: { secret_key: string; public_key: string; public_key_pem: string; key_id: string };
@@ -119,7 +113,7 @@ describe('sealReceipt: a receipt-core-v2 receipt signed at its ledger position',
 
   it('declares v2, signs submitter and position = chain, hash = H({core, attestations})', () => {
     const r = sealed();
-    expect(r.signed_fields).toEqual({ contract: 'receipt-core-v2', fields: V2_FIELDS });
+    expect(r.signed_fields).toEqual({ contract: 'receipt-core-v2', fields: PINNED_V2_FIELDS });
     expect(r.position).toEqual({ log: LOG, sequence: 5, previous_receipt_hash: PREVIOUS });
     expect(r.chain).toEqual({
       sequence: 5,
@@ -342,7 +336,7 @@ describe('the shared receipt-core-v2 vectors continue the v1 chain', () => {
       );
     });
     for (const { r, policy_name, effective_policy } of v2) {
-      expect(r.signed_fields).toEqual({ contract: 'receipt-core-v2', fields: V2_FIELDS });
+      expect(r.signed_fields).toEqual({ contract: 'receipt-core-v2', fields: PINNED_V2_FIELDS });
       const chain = r.chain as Json;
       expect(r.position).toMatchObject({
         sequence: chain.sequence,

@@ -15,21 +15,16 @@ import {
   signReceipt,
 } from '../../../src/core/receipt.js';
 import { newServerKey } from '../../support/harness.js';
-import { claimWith, source } from './claims.js';
-import { clone, referenceHash, referenceJcs, sha256Hex, utf8 } from './reference.js';
+import { claimWith, source } from '../../support/claims.js';
+import {
+  clone,
+  PINNED_V1_FIELDS as CONTRACT_FIELDS,
+  referenceHash,
+  referenceJcs,
+  sha256Hex,
+  utf8,
+} from './reference.js';
 
-// Contract §2, written out so that a change to the list fails here.
-const CONTRACT_FIELDS = [
-  'receipt_id',
-  'issued_at',
-  'claim_id',
-  'admissibility',
-  'subject',
-  'evidence',
-  'replay',
-  'policy',
-  'signed_fields',
-];
 const RECEIPT_ID = 'dr-01JH8Z6Q3V9W2X4Y5Z6A7B8C9D';
 const ISSUED_AT = '2026-01-15T10:00:00.000Z';
 

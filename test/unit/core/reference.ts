@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 
 /**
  * Second, deliberately naive implementations of what the core computes, so tests compare
@@ -22,6 +21,39 @@ export function referenceJcs(value: unknown): string {
 export const sha256Hex = (data: string | Uint8Array): string =>
   createHash('sha256').update(data).digest('hex');
 
+// The signed members of each receipt contract, written out rather than imported: pinned on
+// purpose, the one copy in the tests, so that a change to the contract module (packages/verify)
+// or to the core fails the core's receipt tests and vectors. Other tests read the lists from
+// the contract module (test/support/receipts.ts).
+/** Contract §2: the signed members of receipt-core-v1. */
+export const PINNED_V1_FIELDS: readonly string[] = [
+  'receipt_id',
+  'issued_at',
+  'claim_id',
+  'admissibility',
+  'subject',
+  'evidence',
+  'replay',
+  'policy',
+  'signed_fields',
+];
+/** Contract §8: the signed members of receipt-core-v2. */
+export const PINNED_V2_FIELDS: readonly string[] = [
+  'receipt_id',
+  'issued_at',
+  'claim_id',
+  'admissibility',
+  'subject',
+  'evidence',
+  'replay',
+  'policy',
+  'signed_fields',
+  'submitter',
+  'position',
+];
+/** Contract §11: a disposition receipt signs its disposition too. */
+export const PINNED_DISPOSITION_FIELDS: readonly string[] = [...PINNED_V2_FIELDS, 'disposition'];
+
 /** `H(x)` of contract §1, from node:crypto over the reference canonical text. */
 export const referenceHash = (value: unknown): string =>
   `sha256:${sha256Hex(Buffer.from(referenceJcs(value), 'utf8'))}`;
@@ -30,9 +62,7 @@ export const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('h
 export const unhex = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'hex'));
 export const utf8 = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'utf8'));
 
-export function loadFixture<T>(name: string): T {
-  return JSON.parse(readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), 'utf8')) as T;
-}
+export { loadFixture } from '../../support/fixtures.js';
 
 /** A fresh deep copy, so a test can tamper with one part of a shared value. */
 export const clone = <T>(value: T): T => structuredClone(value);

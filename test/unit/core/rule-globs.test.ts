@@ -4,7 +4,7 @@ import { evaluatePolicy } from '../../../src/core/policy.js';
 import { policyConfigSchema, resolvePolicy } from '../../../src/core/policy-config.js';
 import { GLOB_STEP_BUDGET } from '../../../src/core/rules/conditional.js';
 import { alternativesOf, GlobBudget, globMatcher } from '../../../src/core/rules/glob.js';
-import { baseAction, claimWith } from './claims.js';
+import { baseAction, claimWith } from '../../support/claims.js';
 
 const GLOBS = [
   '*',

@@ -11,7 +11,7 @@ import { policyConfigSchema, resolvePolicy } from '../../../src/core/policy-conf
 import { receiptSchema } from '../../../src/core/receipt-schema.js';
 import { buildReceiptDraft, sealReceipt } from '../../../src/core/receipt.js';
 import { newServerKey } from '../../support/harness.js';
-import { claimWith } from './claims.js';
+import { claimWith } from '../../support/claims.js';
 
 const serverKey = newServerKey();
 const key = parsePublicKeyPem(serverKey.publicKeyPem);

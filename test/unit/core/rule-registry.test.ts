@@ -13,7 +13,8 @@ import {
 
 const POLICIES_DOC = readFileSync(new URL('../../../docs/POLICIES.md', import.meta.url), 'utf8');
 
-// Written out rather than derived, so that a change to the registry shows here.
+// Written out rather than derived, so that a change to the registry shows here. The one pinned
+// copy of the order: other tests read RULE_ORDER from the registry.
 const CONTRACT_ORDER = [
   'min_sources',
   'min_source_types',
@@ -23,6 +24,8 @@ const CONTRACT_ORDER = [
   'max_risk_scope',
 ];
 
+// Pinned: other tests read the built-in configs from src/core/policies.ts (test/support/policies.ts),
+// so these hashes are what catches a changed built-in policy.
 const BUILTIN_CONFIG_HASHES = {
   default: 'sha256:54b4cf32f64e773cb17808ea27993bfc8907a5e2b3710db4dea7d36510a47f85',
   strict: 'sha256:c71ef04cfff4f6eb93f68090715a525d41119b445562532d18fe40335e47b806',

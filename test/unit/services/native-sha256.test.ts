@@ -5,7 +5,7 @@ import { resolvePolicy } from '../../../src/core/policy-config.js';
 import { buildReceiptDraft, sealReceipt } from '../../../src/core/receipt.js';
 import { nativeSha256Hex } from '../../../src/services/native-sha256.js';
 import { newServerKey } from '../../support/harness.js';
-import { claimWith } from '../core/claims.js';
+import { claimWith } from '../../support/claims.js';
 import { referenceHash, referenceJcs, sha256Hex } from '../core/reference.js';
 
 const key = newServerKey();

@@ -11,7 +11,7 @@ import {
   type ReceiptCore,
 } from '../../../src/core/receipt.js';
 import { newServerKey } from '../../support/harness.js';
-import { claimWith } from '../core/claims.js';
+import { claimWith } from '../../support/claims.js';
 import { clone, referenceHash } from '../core/reference.js';
 
 type Mutable = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import {
   consistencyProof,
@@ -15,6 +14,7 @@ import {
   verifyConsistency,
   verifyInclusion,
 } from '@svc/verify';
+import { loadFixture } from '../../../support/fixtures.js';
 
 // An independent reference: RFC 9162 §2.1 written from the text with node:crypto, over the
 // leaf data itself (no stored hashes), and Go's recursive proof checkers.
@@ -279,9 +279,7 @@ interface Vectors {
 }
 
 describe('Merkle tree against Go sumdb/tlog vectors', () => {
-  const vectors = JSON.parse(
-    readFileSync(new URL('../../../fixtures/tlog-vectors.json', import.meta.url), 'utf8'),
-  ) as Vectors;
+  const vectors = loadFixture<Vectors>('tlog-vectors.json');
   const leaves = vectors.leaves.map((l) => Buffer.from(l, 'base64'));
   // The portable hash this time: the verifier's default.
   const { read } = buildTree(leaves, (d) => Uint8Array.from(nativeHash(d)));

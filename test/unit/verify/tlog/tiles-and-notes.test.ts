@@ -1,5 +1,4 @@
 import { createHash, createPrivateKey, sign as nodeSign, verify as nodeVerify } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import {
   checkpointText,
@@ -27,15 +26,14 @@ import {
   verifyCheckpoint,
   verifyNote,
 } from '@svc/verify';
+import { loadFixture } from '../../../support/fixtures.js';
 
 interface Vectors {
   leaves: string[];
   tiles: { c2sp_path: string; data: string }[];
   checkpoint: { seed_hex: string; public_key_b64: string; verifier_key: string; note: string };
 }
-const vectors = JSON.parse(
-  readFileSync(new URL('../../../fixtures/tlog-vectors.json', import.meta.url), 'utf8'),
-) as Vectors;
+const vectors = loadFixture<Vectors>('tlog-vectors.json');
 
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 const privateKeyOf = (seedHex: string) =>

@@ -6,16 +6,25 @@ import Database from 'better-sqlite3';
 import request from 'supertest';
 import { ApiKeyService } from '../../../src/services/api-keys.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { API_KEY, expectError, ledgerState } from './helpers.js';
-import { KEY_ID, evaluate, signupAccount, textOf, trustEmail } from './trust-helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  API_KEY,
+  evaluate,
+  expectError,
+  KEY_ID,
+  ledgerState,
+  signupAccount,
+  textOf,
+  uniqueEmail,
+} from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const signup = (t: TestApp, email: unknown) => request(t.app).post('/v1/signup').send({ email });
 const account = (t: TestApp, key: string) =>
   request(t.app).get('/v1/account').set('X-API-Key', key);
 const now = (t: TestApp) => new Date(t.clock.now()).toISOString();
 
-describe('signup: an address that has a key gets 409, never the key (issue 8, account takeover)', () => {
+describe('signup: an address that has a key gets 409, never the key (no account takeover)', () => {
   let t: TestApp;
   beforeEach(() => {
     t = buildTestApp();
@@ -327,7 +336,7 @@ describe('stored keys: no reversible copy of the raw key anywhere in the databas
   let dir: string;
   let t: TestApp;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-trust-keys-'));
+    dir = mkdtempSync(join(tmpdir(), 'svc-account-keys-'));
     t = buildTestApp({ store: openSqliteStore(join(dir, 'ledger.db')) });
   });
   afterEach(async () => {
@@ -373,11 +382,11 @@ describe('stored keys: no reversible copy of the raw key anywhere in the databas
   };
 
   it('neither the raw key nor its base64 or hex forms are stored, after signup, use and rotation', async () => {
-    const a = await signupAccount(t, trustEmail('stored'));
+    const a = await signupAccount(t, uniqueEmail('stored'));
     expect((await evaluate(t, a.apiKey, validClaim())).status).toBe(200);
     const rotated = await request(t.app).post('/v1/account/rotate').set('X-API-Key', a.apiKey);
     expect(rotated.status).toBe(201);
-    const b = await signupAccount(t, trustEmail('stored'));
+    const b = await signupAccount(t, uniqueEmail('stored'));
     await request(t.app).delete('/v1/account').set('X-API-Key', b.apiKey);
 
     const text = dump();

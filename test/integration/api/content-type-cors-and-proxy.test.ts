@@ -3,9 +3,9 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { expectError, ledgerState } from './helpers.js';
-import { signupAccount, type Account } from './trust-helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import { type Account, expectError, ledgerState, signupAccount } from '../../support/api.js';
+import { validClaim } from '../../support/claims.js';
 
 const ORIGIN = 'https://evil.example';
 

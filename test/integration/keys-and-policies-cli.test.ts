@@ -12,20 +12,17 @@ import {
   it,
   jest,
 } from '@jest/globals';
-import { pino } from 'pino';
 import request from 'supertest';
-import { createApp } from '../../src/app.js';
 import { AUTH_CACHE_TTL_MS } from '../../src/services/api-keys.js';
-import { ManualClock } from '../support/harness.js';
+import { buildTestApp, ManualClock } from '../support/harness.js';
 import type { Store } from '../../src/ports/store.js';
-import { createAesGcmBox, loadKeyEncryptionSecret } from '../../src/secrets/key-encryption.js';
-import { loadServerKey } from '../../src/secrets/server-key.js';
 import { openSqliteStore } from '../../src/storage/sqlite/sqlite-store.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
-import { validClaim } from '../support/harness.js';
-import { H, expectError } from './api/helpers.js';
-import { KEY_ID, STRICT_CONFIG } from './api/trust-helpers.js';
+import { expectError, KEY_ID } from '../support/api.js';
+import { H } from '../support/receipts.js';
+import { STRICT_CONFIG } from '../support/policies.js';
+import { validClaim } from '../support/claims.js';
 
 // Child processes on a machine shared with other test runs: generous time limits.
 jest.setTimeout(120_000);
@@ -47,7 +44,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
   });
   afterAll(() => tree.cleanup());
   beforeEach(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'svc-trust-cli-'));
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-keys-cli-'));
     // The ledger the service's first start leaves: the CLI works only where there is one.
     await openSqliteStore(join(dataDir, 'ledger.db')).close();
   });
@@ -57,21 +54,15 @@ describe('svc keys and svc policies (operator CLI)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  /** The service on the CLI's data dir; every app of a test shares one store. */
   function app(publicReads = true) {
     store ??= openSqliteStore(join(dataDir, 'ledger.db'));
-    return createApp({
-      config: {
-        anonLimitPerHour: 1000,
-        signupLimitPerHour: 100,
-        trustProxy: false,
-        publicReads,
-      },
+    return buildTestApp({
+      dataDir,
       store,
-      serverKey: loadServerKey({ dataDir }).key,
-      box: createAesGcmBox(loadKeyEncryptionSecret({ dataDir }).secret),
       clock,
-      logger: pino({ level: 'silent' }),
-    });
+      config: { anonLimitPerHour: 1000, signupLimitPerHour: 100, publicReads },
+    }).app;
   }
   // An operator's change reaches a running service within the key cache's bound.
   const clock = new ManualClock(Date.now());
@@ -157,7 +148,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
   });
 
   it('a data dir without a ledger is refused with exit 2 and left as it was, by every command', async () => {
-    const empty = mkdtempSync(join(tmpdir(), 'svc-trust-cli-empty-'));
+    const empty = mkdtempSync(join(tmpdir(), 'svc-keys-cli-empty-'));
     const absent = join(empty, 'not-there');
     try {
       for (const dir of [empty, absent]) {
@@ -517,7 +508,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
       expect(list.stdout).toMatch(new RegExp(`${keyId}.*strict`));
     });
 
-    it('the issue 8 attack from a locked key is refused, also when it names default', async () => {
+    it('a locked key that loosens its policy through policyConfig is refused, also when it names default', async () => {
       const { apiKey } = issued(
         (
           await cli(

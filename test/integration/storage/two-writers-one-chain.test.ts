@@ -7,33 +7,30 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { runNode } from '../../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../../fixtures/transpile-tree.js';
-import type { Json } from '../api/helpers.js';
+import { type Json } from '../../support/api.js';
 import {
-  V2_SIGNED_FIELDS,
   defaultLogOrigin,
   keyOfPem,
-  nobleVerifiesCore,
+  nobleVerifies,
+  V2_SIGNED_FIELDS,
   v2ReceiptHash,
-} from '../api/trust-helpers.js';
+} from '../../support/receipts.js';
 
 describe('two processes issuing receipt-core-v2 receipts on one data dir', () => {
   const WORKERS = 2;
   const PER_WORKER = 40;
-  const worker = fileURLToPath(
-    new URL('../../fixtures/trust-evaluate-worker.mjs', import.meta.url),
-  );
+  const worker = fileURLToPath(new URL('../../fixtures/evaluate-worker.mjs', import.meta.url));
   let tree: TranspiledTree;
   let root: string;
 
   beforeAll(() => {
     tree = transpileTree([
-      'src/app.ts',
+      'test/support/harness.ts',
+      'test/support/claims.ts',
       'src/storage/sqlite/sqlite-store.ts',
       'src/secrets/server-key.ts',
-      'src/secrets/key-encryption.ts',
-      'src/ports/clock.ts',
     ]);
-    root = mkdtempSync(join(tmpdir(), 'svc-trust-writers-'));
+    root = mkdtempSync(join(tmpdir(), 'svc-two-writers-'));
   });
   afterAll(() => {
     tree?.cleanup();
@@ -95,7 +92,7 @@ describe('two processes issuing receipt-core-v2 receipts on one data dir', () =>
           previous_receipt_hash: chain.previous_receipt_hash,
         });
         expect(chain.receipt_hash).toBe(v2ReceiptHash(r));
-        expect(await nobleVerifiesCore(r, raw)).toBe(true);
+        expect(await nobleVerifies(r, raw)).toBe(true);
       }
       for (const [w, output] of outputs.entries()) {
         const mine = receipts.filter((r) => (r.submitter as Json).key_id === output.key_id);

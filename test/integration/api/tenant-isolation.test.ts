@@ -1,15 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { expectError, ledgerState, serverPublicKey } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
+  type Account,
   evaluate,
-  expectValidV2,
+  expectError,
+  ledgerState,
   signupAccount,
   textOf,
   verify,
-  type Account,
-} from './trust-helpers.js';
+} from '../../support/api.js';
+import { expectValidV2, serverPublicKey } from '../../support/receipts.js';
+import { validClaim } from '../../support/claims.js';
 
 describe('idempotency per submitter (contract §7): claim_id is unique within one key', () => {
   let t: TestApp;

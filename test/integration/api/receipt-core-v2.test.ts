@@ -1,25 +1,31 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import { makeClaim, signClaim, appendRequest } from '../../contract/ledger-fixtures.js';
-import { H, clone, ledgerState, serverPublicKey, type Json } from './helpers.js';
 import {
-  DEFAULT_CONFIG,
-  STRICT_CONFIG,
-  V2_SIGNED_FIELDS,
-  coreOf,
-  defaultLogOrigin,
+  type Account,
+  clone,
   evaluate,
-  expectValidV2,
-  keyOfPem,
-  nobleVerifiesCore,
+  type Json,
+  ledgerState,
   signupAccount,
   statusOf,
-  v1ReceiptHash,
-  v2ReceiptHash,
   verify,
-  type Account,
-} from './trust-helpers.js';
+} from '../../support/api.js';
+import {
+  coreOf,
+  defaultLogOrigin,
+  expectValidV2,
+  H,
+  keyOfPem,
+  nobleVerifies,
+  serverPublicKey,
+  v1ReceiptHash,
+  V2_SIGNED_FIELDS,
+  v2ReceiptHash,
+} from '../../support/receipts.js';
+import { DEFAULT_CONFIG, STRICT_CONFIG } from '../../support/policies.js';
+import { validClaim } from '../../support/claims.js';
 
 const OTHER_HASH = `sha256:${'cd'.repeat(32)}`;
 
@@ -256,10 +262,10 @@ describe('POST /v1/verify for receipt-core-v2', () => {
 
   it('the tampered receipts really differ in what they sign (the test can fail)', async () => {
     const publicKey = await serverPublicKey(t);
-    expect(await nobleVerifiesCore(second, publicKey)).toBe(true);
+    expect(await nobleVerifies(second, publicKey)).toBe(true);
     const tampered = clone(second);
     (tampered.policy as Json).name = 'permissive';
-    expect(await nobleVerifiesCore(tampered, publicKey)).toBe(false);
+    expect(await nobleVerifies(tampered, publicKey)).toBe(false);
   });
 
   it('a malformed expect_config_hash is 400 validation_failed', async () => {
@@ -317,7 +323,7 @@ describe('a ledger holding v1 receipts then v2 receipts is one chain', () => {
   it('v1 receipts keep verifying (chain_linkage UNVERIFIED); v2 ones verify with PASS', async () => {
     const publicKey = await serverPublicKey(t);
     for (const r of v1) {
-      expect(await nobleVerifiesCore(r, publicKey)).toBe(true);
+      expect(await nobleVerifies(r, publicKey)).toBe(true);
       const res = await verify(t, r);
       expect(res.body.valid).toBe(true);
       expect(statusOf(res)).toMatchObject({

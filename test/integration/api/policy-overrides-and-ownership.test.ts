@@ -1,21 +1,30 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { buildTestApp, validClaim, type TestApp } from '../../support/harness.js';
-import { H, expectError, ledgerState, serverPublicKey } from './helpers.js';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
-  DEFAULT_CONFIG,
-  PERMISSIVE_CONFIG,
-  STRICT_CONFIG,
-  ZEROED_CONFIG,
+  type Account,
   evaluate,
-  expectValidV2,
+  expectError,
+  ledgerState,
   signupAccount,
   statusOf,
   verify,
-  type Account,
-} from './trust-helpers.js';
+} from '../../support/api.js';
+import { expectValidV2, H, serverPublicKey } from '../../support/receipts.js';
+import { DEFAULT_CONFIG, PERMISSIVE_CONFIG, STRICT_CONFIG } from '../../support/policies.js';
+import { validClaim } from '../../support/claims.js';
 
-/** The claim of issue 8: evidence that says the tests failed, at confidence 0.01. */
+/** A policyConfig that switches every rule off: what a gated agent would ask for. */
+const ZEROED_CONFIG = {
+  minSources: 0,
+  minSourceTypes: 0,
+  minConfidence: 0,
+  requireProvenance: false,
+  requireHumanApproval: false,
+  maxRiskScope: 10000,
+};
+
+/** A claim a gated agent wants through: evidence that says the tests failed, at confidence 0.01. */
 const failingClaim = (extra: Record<string, unknown> = {}) =>
   validClaim({
     sources: [
@@ -30,7 +39,7 @@ const failingClaim = (extra: Record<string, unknown> = {}) =>
     ...extra,
   });
 
-describe('the attack of issue 8: a gated agent choosing its own gate', () => {
+describe('a gated agent choosing its own gate: strict refuses a policyConfig that loosens it', () => {
   let t: TestApp;
   let a: Account;
   beforeEach(async () => {
