@@ -1,7 +1,7 @@
 import { SvcError } from '../core/errors.js';
 import type { AppendResult } from '../ports/ledger-store.js';
 import type { ReceiptSealer, SealRequest } from '../ports/receipt-sealer.js';
-import { isSealAnswer, type SealAsk } from './seal-messages.js';
+import { isSealAnswer, resultOfAnswer, type SealAsk } from './seal-messages.js';
 
 /** The IPC channel of a forked process: `process` in a worker. */
 export interface ParentChannel {
@@ -12,6 +12,7 @@ export interface ParentChannel {
 }
 
 interface Waiting {
+  request: SealRequest;
   resolve: (result: AppendResult) => void;
   reject: (error: Error) => void;
 }
@@ -35,7 +36,7 @@ export class IpcSealer implements ReceiptSealer {
       if (!waiter) return;
       this.waiting.delete(message.id);
       if ('error' in message) waiter.reject(new Error(`ledger writer: ${message.error}`));
-      else waiter.resolve(message.result);
+      else waiter.resolve(resultOfAnswer(message, waiter.request));
     });
     // The writer is gone: nothing in flight will be answered (and nothing was appended that
     // the chain cannot account for: the writer appends whole receipts or none).
@@ -52,7 +53,7 @@ export class IpcSealer implements ReceiptSealer {
     const id = ++this.nextId;
     const ask: SealAsk = { type: 'svc:seal', id, request };
     return new Promise<AppendResult>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      this.waiting.set(id, { request, resolve, reject });
       this.channel.send!(ask, (error) => {
         if (!error) return;
         this.waiting.delete(id);

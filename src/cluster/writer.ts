@@ -1,7 +1,7 @@
 import type { Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { ReceiptSealer } from '../ports/receipt-sealer.js';
-import { isSealAsk, type SealAnswer } from './seal-messages.js';
+import { isSealAsk, sealAnswer, type SealAnswer } from './seal-messages.js';
 
 /**
  * Serves a worker's seal requests with the writer's own sealer. Requests from every worker
@@ -14,12 +14,12 @@ export function serveSeals(worker: Worker, sealer: ReceiptSealer, logger: Logger
   };
   worker.on('message', (message: unknown) => {
     if (!isSealAsk(message)) return;
-    sealer.seal(message.request).then(
-      (result) => answer({ type: 'svc:sealed', id: message.id, result }),
-      (error: unknown) => {
+    sealer
+      .seal(message.request)
+      .then((result) => sealAnswer(message.id, result))
+      .then(answer, (error: unknown) => {
         logger.error({ err: error, worker_pid: worker.process.pid }, 'cannot append a receipt');
         answer({ type: 'svc:sealed', id: message.id, error: (error as Error).message });
-      },
-    );
+      });
   });
 }
