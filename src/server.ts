@@ -211,14 +211,15 @@ async function createSharedLimits(config: Config, opened: OpenedLedger): Promise
  * be signed at the ledger's head and appended, so the appends of every process meet in one
  * group commit. It also makes the checkpoints, replaces a worker that dies, and on SIGTERM or
  * SIGINT stops listening and stops them all, serving their appends until the last request in
- * flight is answered. Returns what its own shutdown waits for.
+ * flight is answered. Returns the start of the workers (once the port is held), their stop,
+ * and the hand-out of a connection.
  */
 function supervise(
   config: Config,
   logger: Logger,
   opened: OpenedLedger,
   local: Server,
-): { stopWorkers: () => Promise<void>; dispatch: (socket: Socket) => void } {
+): { start: () => void; stopWorkers: () => Promise<void>; dispatch: (socket: Socket) => void } {
   const sealer = new LedgerSealer({
     ledger: opened.store.ledger,
     serverKey: opened.key,
@@ -248,7 +249,9 @@ function supervise(
       setTimeout(fork, delay);
     });
   };
-  for (let i = 1; i < config.workers; i++) fork();
+  const start = () => {
+    for (let i = 1; i < config.workers; i++) fork();
+  };
   const stopWorkers = () => {
     stopping = true;
     const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
@@ -267,6 +270,7 @@ function supervise(
     ).then(() => undefined);
   };
   return {
+    start,
     stopWorkers,
     dispatch: (socket) => dispatchConnection(socket, turns.next(), local, turns),
   };
@@ -384,6 +388,8 @@ async function main(): Promise<void> {
       boundPort = (listener!.address() as AddressInfo).port;
       if (listener !== server) server.emit('listening');
       started();
+      // The workers once the port is held: a port that cannot be had starts none.
+      supervisor?.start();
     });
   }
 
