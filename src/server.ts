@@ -226,8 +226,9 @@ function supervise(
     logOrigin: opened.logOrigin,
     sha256Hex: nativeSha256Hex,
   });
-  // Structured clone rather than JSON for the drafts and entries crossing to and fro.
-  cluster.setupPrimary({ serialization: 'advanced' });
+  // JSON for the drafts crossing to the writer: half the CPU of structured clone for these
+  // plain objects (docs/BENCHMARKS.md, "One writer for several workers").
+  cluster.setupPrimary({ serialization: 'json' });
   const turns = new RoundRobin<Worker>();
   let stopping = false;
   const fork = () => {

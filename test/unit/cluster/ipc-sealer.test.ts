@@ -28,16 +28,16 @@ function channelPair() {
     process: { pid: number };
   };
   child.connected = true;
-  // Structured clone, as cluster's advanced serialization does: no object is shared.
+  // A JSON round trip, as the cluster's channel does (serialization 'json'): no object is shared.
   child.send = (message, callback) => {
     setImmediate(() => {
-      parent.emit('message', structuredClone(message));
+      parent.emit('message', JSON.parse(JSON.stringify(message)));
       callback?.(null);
     });
     return true;
   };
   parent.send = (message) => {
-    setImmediate(() => child.emit('message', structuredClone(message)));
+    setImmediate(() => child.emit('message', JSON.parse(JSON.stringify(message))));
     return true;
   };
   parent.isConnected = () => child.connected;
