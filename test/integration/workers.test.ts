@@ -209,9 +209,8 @@ describe('SVC_WORKERS=2', () => {
         method: 'POST',
         headers: { 'x-api-key': key },
         body: JSON.stringify(validClaim({ claim_id: `killed-${i}` })),
-        // A connection the primary had handed to the killed worker is closed with it, unanswered
-        // (a request that hangs instead ends with the client's own timeout, as a real client's
-        // would).
+        // A connection the killed worker held closes with it, unanswered; one still on its way
+        // to it stays open: the client's own timeout ends it, as a real client's would.
         signal: AbortSignal.timeout(5_000),
       }).then(
         async (res) => (res.status === 200 ? 200 : `${res.status} ${await res.text()}`),
