@@ -1,6 +1,11 @@
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  createServer as createNetServer,
+  type AddressInfo,
+  type Server as NetServer,
+  type Socket,
+} from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
@@ -14,6 +19,12 @@ import { loadServerKey } from './secrets/server-key.js';
 import { establishLogOrigin, logOriginFor } from './services/log-origin.js';
 import { IpcSealer } from './cluster/ipc-sealer.js';
 import { serveSeals } from './cluster/writer.js';
+import {
+  dispatchConnection,
+  isReady,
+  RoundRobin,
+  serveHandedConnections,
+} from './cluster/connections.js';
 import type { SecretBox } from './ports/secret-box.js';
 import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
@@ -29,10 +40,6 @@ import { nativeHashBytes } from './storage/native-hash.js';
 
 // Request counts shared by the workers of one data directory.
 const limitsFile = (config: Config) => join(config.dataDir, 'limits.db');
-
-// A worker that cannot listen exits with this code; the supervisor then stops instead of
-// starting another worker that would fail the same way.
-const EXIT_CANNOT_LISTEN = 3;
 
 /** `host:port`, bracketing an IPv6 address. */
 const hostPort = (host: string, port: number) =>
@@ -183,18 +190,9 @@ function startCheckpoints(config: Config, logger: Logger, opened: OpenedLedger):
   return () => clearInterval(timer);
 }
 
-/**
- * With SVC_WORKERS above 1 this process is the ledger's one writer and supervises the
- * workers. The workers share the listening port and do everything a request needs (parsing,
- * authentication, rate limits, evaluation, replay, reads); each evaluated draft comes here to
- * be signed at the ledger's head and appended, so the appends of every worker meet in one
- * group commit. It also makes the checkpoints, replaces a worker that dies, and on SIGTERM or
- * SIGINT stops them all, serving their appends until the last request in flight is answered.
- */
-async function supervise(config: Config, logger: Logger): Promise<void> {
-  const opened = await openLedger(config, logger);
+/** Opens the shared window file once, so that the processes do not race to create it. */
+async function createSharedLimits(config: Config, opened: OpenedLedger): Promise<void> {
   try {
-    // The workers' shared window file, made once here so that they do not race to create it.
     if (!opened.store.openSharedRateLimiter) {
       const { SqliteWindowLimiter } = await import('./storage/sqlite/sqlite-rate-limiter.js');
       new SqliteWindowLimiter(limitsFile(config), systemClock).close();
@@ -203,27 +201,46 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
     process.stderr.write(`svc: cannot start: ${(error as Error).message}\n`);
     process.exit(1);
   }
+}
+
+/**
+ * With SVC_WORKERS=N above 1 this process is the ledger's one writer, serves HTTP as one of
+ * the N, and supervises the N - 1 others. It holds the port and hands each connection in turn
+ * to itself or to a worker. A worker does everything a request needs (parsing,
+ * authentication, rate limits, evaluation, replay, reads); each evaluated draft comes here to
+ * be signed at the ledger's head and appended, so the appends of every process meet in one
+ * group commit. It also makes the checkpoints, replaces a worker that dies, and on SIGTERM or
+ * SIGINT stops listening and stops them all, serving their appends until the last request in
+ * flight is answered. Returns the start of the workers (once the port is held), their stop,
+ * and the hand-out of a connection.
+ */
+function supervise(
+  config: Config,
+  logger: Logger,
+  opened: OpenedLedger,
+  local: Server,
+): { start: () => void; stopWorkers: () => Promise<void>; dispatch: (socket: Socket) => void } {
   const sealer = new LedgerSealer({
     ledger: opened.store.ledger,
     serverKey: opened.key,
     logOrigin: opened.logOrigin,
     sha256Hex: nativeSha256Hex,
   });
-  const stopCheckpoints = startCheckpoints(config, logger, opened);
-  // Structured clone rather than JSON for the drafts and entries crossing to and fro.
-  cluster.setupPrimary({ serialization: 'advanced' });
+  // JSON for the drafts crossing to the writer: half the CPU of structured clone for these
+  // plain objects (docs/BENCHMARKS.md, "One writer for several workers").
+  cluster.setupPrimary({ serialization: 'json' });
+  const turns = new RoundRobin<Worker>();
   let stopping = false;
   const fork = () => {
     const started = Date.now();
     const worker = cluster.fork();
     serveSeals(worker, sealer, logger);
+    worker.on('message', (message: unknown) => {
+      if (isReady(message) && !stopping) turns.add(worker);
+    });
     worker.once('exit', (code, signal) => {
+      turns.remove(worker);
       if (stopping) return;
-      if (code === EXIT_CANNOT_LISTEN) {
-        // The worker said why on stderr; another would fail the same way.
-        logger.fatal({ worker_pid: worker.process.pid }, 'a worker cannot listen; stopping');
-        return shutdown('cannot listen', 1);
-      }
       // A worker that cannot even start would otherwise be restarted in a tight loop.
       const delay = Date.now() - started < 5_000 ? 1_000 : 0;
       logger.error(
@@ -233,25 +250,16 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
       setTimeout(fork, delay);
     });
   };
-  for (let i = 0; i < config.workers; i++) fork();
-  logger.info(
-    {
-      workers: config.workers,
-      sequence: (await opened.store.ledger.head()).sequence,
-      role: 'ledger writer',
-    },
-    'svc workers starting',
-  );
-
-  const shutdown = (signal: string, exitCode = 0) => {
-    if (stopping) return;
+  const start = () => {
+    for (let i = 1; i < config.workers; i++) fork();
+  };
+  const stopWorkers = () => {
     stopping = true;
-    stopCheckpoints();
-    logger.info({ signal }, 'stopping workers');
     const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+    for (const worker of workers) turns.remove(worker);
     // Each worker drains as a single process does: requests in flight finish (their appends
-    // are still served here), then it exits; the store closes after the last one.
-    void Promise.all(
+    // are still served here), then it exits.
+    return Promise.all(
       workers.map(
         (worker) =>
           new Promise<void>((resolve) => {
@@ -260,21 +268,21 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
             worker.process.kill('SIGTERM');
           }),
       ),
-    )
-      .then(() => opened.store.close())
-      .then(() => process.exit(exitCode));
-    // Longer than a worker's own limit (below), so that a worker is not cut off mid-drain.
-    setTimeout(() => process.exit(1), config.httpTimeouts.requestMs + 15_000).unref();
+    ).then(() => undefined);
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  return {
+    start,
+    stopWorkers,
+    dispatch: (socket) => dispatchConnection(socket, turns.next(), local, turns),
+  };
 }
 
 async function main(): Promise<void> {
   const config = configOrExit();
   const logger = createLogger(config.logLevel, logBindings(config));
-  if (config.workers > 1 && cluster.isPrimary) return supervise(config, logger);
+  const supervising = config.workers > 1 && cluster.isPrimary;
   const opened = await openLedger(config, logger);
+  if (supervising) await createSharedLimits(config, opened);
   const { store, key, box, logOrigin } = opened;
   let limiter: (RateLimiter & { close(): void }) | undefined;
   try {
@@ -330,6 +338,8 @@ async function main(): Promise<void> {
   const stopCheckpoints = cluster.isWorker ? () => {} : startCheckpoints(config, logger, opened);
   // Answers started before a shutdown, until they are sent (see shutdown below).
   const answering = new Set<ServerResponse>();
+  // Open connections, however they came: a worker's were accepted by the supervisor.
+  const connections = new Set<Socket>();
   let stopping = false;
   const server = createHttpServer(config, (req, res) => {
     // During a shutdown every answer closes its connection, so that the drain ends with the
@@ -341,41 +351,81 @@ async function main(): Promise<void> {
     }
     app(req, res);
   });
-  server.on('error', (error: NodeJS.ErrnoException) => {
-    process.stderr.write(`svc: ${listenFailure(error, config.host, config.port)}\n`);
-    process.exit(cluster.isWorker ? EXIT_CANNOT_LISTEN : 1);
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
   });
-  server.listen(config.port, config.host, () => {
-    // The bound port, which differs from the configured one for PORT=0.
-    const { port } = server.address() as AddressInfo;
+  const started = () => {
     logger.info(
-      { url: config.baseUrl, host: config.host, port, version: SERVICE_VERSION },
+      { url: config.baseUrl, host: config.host, port: boundPort, version: SERVICE_VERSION },
       'svc listening',
     );
     // Deliveries left pending by an earlier run (or another process) are picked up here.
     jobs.start();
-  });
+  };
+  let boundPort = config.port;
+  let supervisor: ReturnType<typeof supervise> | undefined;
+  // The socket that accepts: the HTTP server's own, or with several workers the supervisor's,
+  // which hands connections out; a worker has none.
+  let listener: NetServer | undefined;
+  if (cluster.isWorker) {
+    serveHandedConnections(process, server);
+    started();
+  } else {
+    if (supervising) {
+      supervisor = supervise(config, logger, opened, server);
+      logger.info(
+        { workers: config.workers, sequence: head.sequence, role: 'ledger writer' },
+        'svc workers starting',
+      );
+      listener = createNetServer({ pauseOnConnect: true }, supervisor.dispatch);
+    } else listener = server;
+    listener.on('error', (error: NodeJS.ErrnoException) => {
+      process.stderr.write(`svc: ${listenFailure(error, config.host, config.port)}\n`);
+      process.exit(1);
+    });
+    listener.listen(config.port, config.host, () => {
+      // The bound port, which differs from the configured one for PORT=0.
+      boundPort = (listener!.address() as AddressInfo).port;
+      if (listener !== server) server.emit('listening');
+      started();
+      // The workers once the port is held: a port that cannot be had starts none.
+      supervisor?.start();
+    });
+  }
 
+  const drained = () =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (connections.size === 0) resolve();
+        else setTimeout(check, 20);
+      };
+      check();
+    });
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     stopCheckpoints();
-    logger.info({ signal }, 'shutting down');
+    logger.info({ signal }, supervisor ? 'stopping workers' : 'shutting down');
     for (const res of answering) if (!res.headersSent) res.setHeader('Connection', 'close');
     // Requests in flight finish (and their receipts commit), and deliveries being sent
-    // finish, before the store closes. close() stops listening at once and closes the
+    // finish, before the store closes. Closing stops accepting at once and closes the
     // connections that are idle (no request begun on them); the others end with their answer.
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // close() also stops node's request-timeout checks: a client still sending its request is
-    // given the request timeout once more, then cut off, so that a slow client cannot hold the
-    // drain open.
+    listener?.close();
+    server.close();
+    // A client still sending its request is given the request timeout once more, then cut
+    // off, so that a slow client cannot hold the drain open.
     const cutOff = setTimeout(() => server.closeAllConnections(), config.httpTimeouts.requestMs);
-    void Promise.all([closed, jobs.stop()])
+    // The workers' appends are served here until the last of them has exited.
+    void Promise.all([drained(), jobs.stop(), supervisor?.stopWorkers()])
       .then(() => clearTimeout(cutOff))
       .then(() => store.close())
       .then(() => limiter?.close())
       .then(() => process.exit(0));
-    setTimeout(() => process.exit(1), config.httpTimeouts.requestMs + 10_000).unref();
+    // Longer for the supervisor than a worker's own limit, so that no worker is cut off
+    // mid-drain.
+    const limitMs = config.httpTimeouts.requestMs + (supervisor ? 15_000 : 10_000);
+    setTimeout(() => process.exit(1), limitMs).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -1,7 +1,7 @@
 import { SvcError } from '../core/errors.js';
 import type { AppendResult } from '../ports/ledger-store.js';
 import type { ReceiptSealer, SealRequest } from '../ports/receipt-sealer.js';
-import { isSealAnswer, type SealAsk } from './seal-messages.js';
+import { isSealAnswers, perTurn, resultOfAnswer, type SealAsk } from './seal-messages.js';
 
 /** The IPC channel of a forked process: `process` in a worker. */
 export interface ParentChannel {
@@ -12,6 +12,7 @@ export interface ParentChannel {
 }
 
 interface Waiting {
+  request: SealRequest;
   resolve: (result: AppendResult) => void;
   reject: (error: Error) => void;
 }
@@ -22,26 +23,35 @@ const writerGone = () =>
 /**
  * A worker's sealer: the draft goes to the writing process, which signs it at the ledger's
  * head and appends it in its group commit. Everything before (parsing, authentication,
- * evaluation, replay) happened in the worker.
+ * evaluation, replay) happened in the worker. The drafts of one turn of the event loop go in
+ * one message.
  */
 export class IpcSealer implements ReceiptSealer {
   private nextId = 0;
   private readonly waiting = new Map<number, Waiting>();
+  private readonly ask: (ask: SealAsk['asks'][number]) => void;
 
   constructor(private readonly channel: ParentChannel) {
     channel.on('message', (message) => {
-      if (!isSealAnswer(message)) return;
-      const waiter = this.waiting.get(message.id);
-      if (!waiter) return;
-      this.waiting.delete(message.id);
-      if ('error' in message) waiter.reject(new Error(`ledger writer: ${message.error}`));
-      else waiter.resolve(message.result);
+      if (!isSealAnswers(message)) return;
+      for (const answer of message.answers) {
+        const waiter = this.waiting.get(answer.id);
+        if (!waiter) continue;
+        this.waiting.delete(answer.id);
+        if ('error' in answer) waiter.reject(new Error(`ledger writer: ${answer.error}`));
+        else waiter.resolve(resultOfAnswer(answer, waiter.request));
+      }
     });
     // The writer is gone: nothing in flight will be answered (and nothing was appended that
     // the chain cannot account for: the writer appends whole receipts or none).
-    channel.on('disconnect', () => {
-      for (const waiter of this.waiting.values()) waiter.reject(writerGone());
-      this.waiting.clear();
+    channel.on('disconnect', () => this.failAll([...this.waiting.keys()]));
+    this.ask = perTurn((asks) => {
+      const ids = asks.map((ask) => ask.id);
+      if (!this.channel.send || this.channel.connected === false) return this.failAll(ids);
+      const message: SealAsk = { type: 'svc:seal', asks };
+      this.channel.send(message, (error) => {
+        if (error) this.failAll(ids);
+      });
     });
   }
 
@@ -50,14 +60,19 @@ export class IpcSealer implements ReceiptSealer {
       return Promise.reject(writerGone());
     }
     const id = ++this.nextId;
-    const ask: SealAsk = { type: 'svc:seal', id, request };
     return new Promise<AppendResult>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.channel.send!(ask, (error) => {
-        if (!error) return;
-        this.waiting.delete(id);
-        reject(writerGone());
-      });
+      this.waiting.set(id, { request, resolve, reject });
+      this.ask({ id, request });
     });
+  }
+
+  /** Fails the requests still waiting among `ids` with 503 `unavailable`. */
+  private failAll(ids: number[]): void {
+    for (const id of ids) {
+      const waiter = this.waiting.get(id);
+      if (!waiter) continue;
+      this.waiting.delete(id);
+      waiter.reject(writerGone());
+    }
   }
 }

@@ -231,6 +231,73 @@ export function sealReceiptWithText(
 }
 
 /**
+ * What sealing added to a draft: the signed position, the signature and the chain link. With
+ * the draft it is the whole receipt (`receiptOfSeal`): a process that sealed a draft another
+ * one holds need send back only this.
+ */
+export interface SealParts {
+  log: string;
+  sequence: number;
+  previous_receipt_hash: string | null;
+  receipt_hash: string;
+  key_id: string;
+  signature: string;
+}
+
+/**
+ * The parts `sealReceiptWithText` added to a receipt; null for a receipt it did not make (a
+ * receipt-core-v1 one, or one with other attestations), which must travel whole.
+ */
+export function sealPartsOf(receipt: Receipt): SealParts | null {
+  const [attestation, ...others] = receipt.attestations;
+  const { position, chain } = receipt;
+  if (!position || !attestation || others.length > 0) return null;
+  if (attestation.signer !== SIGNER_NAME || attestation.timestamp !== receipt.issued_at) {
+    return null;
+  }
+  if (
+    position.sequence !== chain.sequence ||
+    position.previous_receipt_hash !== chain.previous_receipt_hash
+  ) {
+    return null;
+  }
+  return {
+    log: position.log,
+    sequence: chain.sequence,
+    previous_receipt_hash: chain.previous_receipt_hash,
+    receipt_hash: chain.receipt_hash,
+    key_id: attestation.key_id,
+    signature: attestation.signature,
+  };
+}
+
+/** The receipt `sealReceiptWithText` made of `draft`, from the parts it added. */
+export function receiptOfSeal(draft: ReceiptDraft, parts: SealParts): Receipt {
+  return {
+    ...draft,
+    position: {
+      log: parts.log,
+      sequence: parts.sequence,
+      previous_receipt_hash: parts.previous_receipt_hash,
+    },
+    attestations: [
+      {
+        signer: SIGNER_NAME,
+        algorithm: 'Ed25519',
+        key_id: parts.key_id,
+        signature: parts.signature,
+        timestamp: draft.issued_at,
+      },
+    ],
+    chain: {
+      sequence: parts.sequence,
+      previous_receipt_hash: parts.previous_receipt_hash,
+      receipt_hash: parts.receipt_hash,
+    },
+  };
+}
+
+/**
  * Whether a built receipt is the next one after `head` for `claimId`: the sequence and link
  * follow the head and, for v2, the signed position is the one it will be stored at. Every
  * store checks this before it writes.
