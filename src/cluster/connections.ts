@@ -1,16 +1,14 @@
 import type { Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { isObject } from '@svc/verify';
 
 /** The supervisor hands a worker an accepted connection (the socket is the message's handle). */
 export const CONNECTION = 'svc:connection';
 /** A worker is ready for connections: its app is built and its sealer set up. */
 export const READY = 'svc:ready';
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null;
-
-export const isReady = (message: unknown): boolean => isRecord(message) && message.type === READY;
+export const isReady = (message: unknown): boolean => isObject(message) && message.type === READY;
 
 /**
  * Who serves the next connection: the supervisor itself and every ready worker in turn, as
@@ -79,7 +77,7 @@ export interface WorkerChannel {
  */
 export function serveHandedConnections(channel: WorkerChannel, server: Server): void {
   channel.on('message', (message, handle) => {
-    if (!isRecord(message) || message.type !== CONNECTION || !handle) return;
+    if (!isObject(message) || message.type !== CONNECTION || !handle) return;
     const socket = handle as Socket;
     server.emit('connection', socket);
     socket.resume();

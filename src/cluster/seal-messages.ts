@@ -1,6 +1,7 @@
 import { receiptOfSeal, sealPartsOf, type SealParts } from '../core/receipt.js';
 import type { AppendResult } from '../ports/ledger-store.js';
 import type { SealRequest } from '../ports/receipt-sealer.js';
+import { isObject } from '@svc/verify';
 
 /**
  * A worker's requests to the writing process: those made in one turn of its event loop, in
@@ -28,14 +29,11 @@ export interface SealAnswers {
   answers: SealAnswer[];
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null;
-
 export const isSealAsk = (message: unknown): message is SealAsk =>
-  isRecord(message) && message.type === 'svc:seal' && Array.isArray(message.asks);
+  isObject(message) && message.type === 'svc:seal' && Array.isArray(message.asks);
 
 export const isSealAnswers = (message: unknown): message is SealAnswers =>
-  isRecord(message) && message.type === 'svc:sealed' && Array.isArray(message.answers);
+  isObject(message) && message.type === 'svc:sealed' && Array.isArray(message.answers);
 
 /** The answer to `id` carrying `result`, as small as the worker's request allows. */
 export function sealAnswer(id: number, result: AppendResult): SealAnswer {
