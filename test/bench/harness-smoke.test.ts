@@ -129,7 +129,12 @@ describe('benchmark harness', () => {
     expect(results.scenarios.map((s) => s.id)).toEqual(
       expect.arrayContaining(['proof@1k/c1', 'proof@1k', 'checkpoint@1k', 'consistency@1k']),
     );
-    expect(results.seeding.map((s) => s.to)).toEqual([100, 1000]);
+    // Each seeding reaches its size (a request still in flight when a phase's service stops
+    // may land one more receipt).
+    expect(results.seeding).toHaveLength(2);
+    expect(results.seeding[0]!.to).toBeGreaterThanOrEqual(100);
+    expect(results.seeding[1]!.to).toBeGreaterThanOrEqual(1000);
+    expect(results.seeding[1]!.to).toBeLessThan(1100);
 
     for (const s of results.scenarios) {
       if (MAY_BE_MISSING.has(s.kind) && s.status === 'missing') continue;
