@@ -129,12 +129,11 @@ describe('benchmark harness', () => {
     expect(results.scenarios.map((s) => s.id)).toEqual(
       expect.arrayContaining(['proof@1k/c1', 'proof@1k', 'checkpoint@1k', 'consistency@1k']),
     );
-    // Each seeding reaches its size (a request still in flight when a phase's service stops
-    // may land one more receipt).
+    // Each seeding reaches at least its size: evaluate at the smaller size grows the same
+    // ledger, in a fast smoke window past the next size.
     expect(results.seeding).toHaveLength(2);
     expect(results.seeding[0]!.to).toBeGreaterThanOrEqual(100);
     expect(results.seeding[1]!.to).toBeGreaterThanOrEqual(1000);
-    expect(results.seeding[1]!.to).toBeLessThan(1100);
 
     for (const s of results.scenarios) {
       if (MAY_BE_MISSING.has(s.kind) && s.status === 'missing') continue;
