@@ -38,19 +38,7 @@ export const PINNED_V1_FIELDS: readonly string[] = [
   'signed_fields',
 ];
 /** Contract §8: the signed members of receipt-core-v2. */
-export const PINNED_V2_FIELDS: readonly string[] = [
-  'receipt_id',
-  'issued_at',
-  'claim_id',
-  'admissibility',
-  'subject',
-  'evidence',
-  'replay',
-  'policy',
-  'signed_fields',
-  'submitter',
-  'position',
-];
+export const PINNED_V2_FIELDS: readonly string[] = [...PINNED_V1_FIELDS, 'submitter', 'position'];
 /** Contract §11: a disposition receipt signs its disposition too. */
 export const PINNED_DISPOSITION_FIELDS: readonly string[] = [...PINNED_V2_FIELDS, 'disposition'];
 
