@@ -235,9 +235,9 @@ export function mountRoutes(
       });
       if (res.headersSent) return;
       if (result instanceof JsonText) {
-        // The headers res.json would set: application/json, and send adds the charset.
-        if (!res.get('Content-Type')) res.set('Content-Type', 'application/json');
-        res.status(route.response.status).send(result.text);
+        // The headers res.json would set (send adds the charset to a string's type only).
+        if (!res.get('Content-Type')) res.set('Content-Type', 'application/json; charset=utf-8');
+        res.status(route.response.status).send(result.bytes);
       } else if ('schema' in route.response) res.status(route.response.status).json(result);
       else if ('empty' in route.response) res.status(route.response.status).end();
     };

@@ -64,7 +64,7 @@ export async function loadList(
     },
     { after: query.after, limit: LIST_PAGE_SIZE, order: query.order },
   );
-  return { filter, page: JSON.parse(json.text) as ListData['page'] };
+  return { filter, page: json.parse() as ListData['page'] };
 }
 
 export async function loadReceipt(

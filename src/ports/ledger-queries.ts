@@ -24,10 +24,15 @@ export interface ReceiptFilter {
   until?: string;
 }
 
-/** A stored receipt's JSON text and its chain sequence. */
+/**
+ * A stored receipt's JSON as UTF-8 bytes, with its chain sequence and id. Bytes, not text: a
+ * listing sends them as they are, and decoding them into a string only to encode it again was
+ * a large part of a search's CPU and of the memory its garbage held.
+ */
 export interface StoredReceiptJson {
   sequence: number;
-  json: string;
+  receiptId: string;
+  json: Buffer;
 }
 
 export interface SequencePage {

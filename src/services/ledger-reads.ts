@@ -115,15 +115,21 @@ export class LedgerReadService {
     const { items, next_after } = paged(rows, page.limit, (r) => r.sequence);
     // The decisions on the page's escalated receipts, by parent: beside the receipts, never in
     // them (a member added to a receipt would be an unsigned one). Only when there are any.
-    const decided = await this.dispositionsByParent(
-      items.flatMap((r) => RECEIPT_ID_AT_START.exec(r.json)?.[1] ?? []),
-    );
+    const decided = await this.dispositionsByParent(items.map((r) => r.receiptId));
     const dispositions =
       decided.size > 0 ? `,"dispositions":${JSON.stringify(Object.fromEntries(decided))}` : '';
-    return new JsonText(
-      `{"receipts":[${items.map((r) => r.json).join(',')}],"limit":${JSON.stringify(page.limit)},` +
-        `"order":${JSON.stringify(page.order)},"next_after":${JSON.stringify(next_after)}${dispositions}}`,
+    const parts: Buffer[] = [OPEN_RECEIPTS];
+    for (const [i, r] of items.entries()) {
+      if (i > 0) parts.push(COMMA);
+      parts.push(r.json);
+    }
+    parts.push(
+      Buffer.from(
+        `],"limit":${JSON.stringify(page.limit)},"order":${JSON.stringify(page.order)},` +
+          `"next_after":${JSON.stringify(next_after)}${dispositions}}`,
+      ),
     );
+    return new JsonText(Buffer.concat(parts));
   }
 
   /** Daily counts by verdict for every day in [since, until] (UTC dates, both inclusive). */
@@ -270,8 +276,8 @@ export class LedgerReadService {
   }
 }
 
-// Stored receipts are JSON.stringify of receipts built with receipt_id first (core/receipt.ts).
-const RECEIPT_ID_AT_START = /^\{"receipt_id":"([^"\\]{1,256})"/;
+const OPEN_RECEIPTS = Buffer.from('{"receipts":[');
+const COMMA = Buffer.from(',');
 
 /** A decision on an escalated receipt, as the reads show it beside its parent. */
 export interface DispositionSummary {

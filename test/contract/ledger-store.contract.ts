@@ -513,7 +513,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           });
 
           const listed = await store.queries.searchJson({ scope }, { limit: 100, order: 'asc' });
-          expect(listed.map((r) => JSON.parse(r.json).receipt_id)).toEqual(ids);
+          expect(listed.map((r) => JSON.parse(r.json.toString('utf8')).receipt_id)).toEqual(ids);
+          expect(listed.map((r) => r.receiptId)).toEqual(ids);
           const blocked = await store.queries.search(
             { scope, verdict: 'BLOCKED' },
             { limit: 100, order: 'desc' },

@@ -45,7 +45,9 @@ export class MongoLedgerQueries implements LedgerQueries {
   }
 
   async search(filter: ReceiptFilter, page: SequencePage): Promise<Receipt[]> {
-    return (await this.searchJson(filter, page)).map((row) => JSON.parse(row.json) as Receipt);
+    return (await this.searchJson(filter, page)).map(
+      (row) => JSON.parse(row.json.toString('utf8')) as Receipt,
+    );
   }
 
   async searchJson(filter: ReceiptFilter, page: SequencePage): Promise<StoredReceiptJson[]> {
@@ -53,11 +55,15 @@ export class MongoLedgerQueries implements LedgerQueries {
     if (!query || page.limit <= 0) return [];
     // Only the receipt's text: a listing never needs the stored claim or evaluation.
     const docs = await this.receipts
-      .find(query.filter, { projection: { _id: 0, sequence: 1, receipt_json: 1 } })
+      .find(query.filter, { projection: { _id: 0, sequence: 1, receipt_id: 1, receipt_json: 1 } })
       .sort(query.sort)
       .limit(page.limit)
       .toArray();
-    return docs.map((doc) => ({ sequence: doc.sequence, json: doc.receipt_json }));
+    return docs.map((doc) => ({
+      sequence: doc.sequence,
+      receiptId: doc.receipt_id,
+      json: Buffer.from(doc.receipt_json, 'utf8'),
+    }));
   }
 
   async getMany(receiptIds: string[], scope?: ReadScope): Promise<LedgerEntry[]> {

@@ -54,7 +54,9 @@ export class SqliteLedgerQueries implements LedgerQueries {
   }
 
   async search(filter: ReceiptFilter, page: SequencePage): Promise<Receipt[]> {
-    return (await this.searchJson(filter, page)).map((row) => JSON.parse(row.json) as Receipt);
+    return (await this.searchJson(filter, page)).map(
+      (row) => JSON.parse(row.json.toString('utf8')) as Receipt,
+    );
   }
 
   async searchJson(filter: ReceiptFilter, page: SequencePage): Promise<StoredReceiptJson[]> {
@@ -101,7 +103,8 @@ export class SqliteLedgerQueries implements LedgerQueries {
       ? 'receipts_fts JOIN receipts ON receipts.sequence = receipts_fts.rowid'
       : `receipts${byTimeOnly ? ' INDEXED BY receipts_issued_at' : ''}`;
     // Only the receipt column: a listing never needs the stored claim or evaluation.
-    const sql = `SELECT receipts.sequence AS sequence, receipts.receipt_json AS json FROM ${from}
+    const sql = `SELECT receipts.sequence AS sequence, receipts.receipt_id AS receiptId,
+      CAST(receipts.receipt_json AS BLOB) AS json FROM ${from}
       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY ${order} ${page.order === 'asc' ? 'ASC' : 'DESC'} LIMIT @limit`;
     return this.prepared<StoredReceiptJson>(sql).all(params);

@@ -136,7 +136,7 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
   let reads: LedgerReadService;
   /** A search page as a client reads it: the service answers JSON text. */
   const searchPage = async (...args: Parameters<LedgerReadService['search']>) =>
-    JSON.parse((await reads.search(...args)).text) as {
+    (await reads.search(...args)).parse() as {
       receipts: Receipt[];
       next_after: number | null;
     };
