@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { Router, type Request, type Response } from 'express';
-import { getAbsoluteFSPath } from 'swagger-ui-dist';
+// The path helper alone: the package's main module loads Swagger UI's whole bundle into
+// the server (about 10 MB of heap) only to tell where its files are.
+import getAbsoluteFSPath from 'swagger-ui-dist/absolute-path.js';
 
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css',
