@@ -96,6 +96,8 @@ export interface BenchResults {
     only: string[] | null;
     /** Service worker processes (SVC_WORKERS); absent in results from before the option. */
     workers?: number;
+    /** Node flags of the service and the baselines; absent in results from before the option. */
+    node_args?: string[];
     /** Ledger sizes of the proof scenarios; absent in results from before them. */
     tlog_sizes?: number[];
   };
@@ -279,7 +281,10 @@ export function renderMarkdown(results: BenchResults): string {
     `Run of ${results.date.slice(0, 10)} (${results.date}), ${results.mode} mode: ` +
       `${m.cores} cores (${m.cpu_model}), Node ${m.node}, ${m.platform}/${m.arch}, ` +
       `${fmtInt(m.memory_mb)} MB RAM, ${results.settings.workers ?? 1} service worker process` +
-      `${(results.settings.workers ?? 1) === 1 ? '' : 'es'}. ` +
+      `${(results.settings.workers ?? 1) === 1 ? '' : 'es'}` +
+      (results.settings.node_args?.length
+        ? ` under \`node ${results.settings.node_args.join(' ')}\`. `
+        : '. ') +
       `Each load scenario ran ${results.settings.duration_s} s ` +
       `after a ${results.settings.warmup_s} s warm-up; ` +
       `the whole run took ${Math.round(results.total_seconds)} s. Load average (1, 5, 15 min) ` +

@@ -2,6 +2,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   statSync,
@@ -62,6 +63,8 @@ interface Options {
   server: string;
   /** SVC_WORKERS of the service: HTTP worker processes sharing its port. */
   workers: number;
+  /** Node flags of the service (and of the baselines): those of `npm start`, then --node-args. */
+  nodeArgs: string[];
   /** Ledger sizes the inclusion and consistency proofs are measured at. */
   tlogSizes: number[];
   /** The data directory of the proof scenarios' ledger, kept; null for one in the run's temp dir. */
@@ -90,6 +93,7 @@ function parseOptions(): Options {
       only: { type: 'string' },
       server: { type: 'string' },
       workers: { type: 'string' },
+      'node-args': { type: 'string' },
       'tlog-sizes': { type: 'string' },
       'tlog-dir': { type: 'string' },
       'ledger-dir': { type: 'string' },
@@ -117,6 +121,9 @@ function parseOptions(): Options {
   --server <file>      service entry point (default dist/src/server.js)
   --workers <n>        SVC_WORKERS of the service (default 1); CPU and memory are summed
                        over its processes
+  --node-args=<flags>  node flags added after those \`npm start\` runs the service with
+                       (package.json), e.g. --node-args="--max-semi-space-size=8"; the
+                       baselines get the same flags
   --profile <dir>      run each selected scenario (default evaluate@empty,verify) in its own
                        service process under node --cpu-prof; print the top self times
   --keep               keep the temporary data directories
@@ -167,6 +174,7 @@ function parseOptions(): Options {
         : null,
     server: resolve(values.server ?? SERVER),
     workers: Math.round(number(values.workers, 1)),
+    nodeArgs: [...startFlags(), ...(values['node-args'] ?? '').split(/\s+/).filter(Boolean)],
     tlogSizes: sizeList(values['tlog-sizes'] ?? (smoke ? '1000' : '100000,1000000')),
     tlogDir: values['tlog-dir'] ? resolve(values['tlog-dir']) : null,
     ledgerDir: values['ledger-dir'] ? resolve(values['ledger-dir']) : null,
@@ -174,6 +182,18 @@ function parseOptions(): Options {
     treePerRound: Math.round(number(values['tree-per-round'], smoke ? 100 : 4000)),
     auditRuns: Math.round(number(values['audit-runs'], smoke ? 1 : 3)),
   };
+}
+
+/**
+ * The node flags of `npm start` (package.json): the bench measures the service as it is run,
+ * and the Dockerfile runs it with the same flags (test/unit/node-flags.test.ts).
+ */
+function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const words = pkg.scripts.start.trim().split(/\s+/);
+  return words.slice(words.indexOf('node') + 1).filter((word) => word.startsWith('--'));
 }
 
 const round2 = (n: number) => Number(n.toFixed(2));
@@ -206,7 +226,7 @@ function startService(
   return startNode({
     name: 'svc',
     script: options.server,
-    nodeArgs,
+    nodeArgs: [...options.nodeArgs, ...nodeArgs],
     readyPath,
     env: {
       SVC_DATA_DIR: dataDir,
@@ -520,9 +540,12 @@ async function verifyScenario(service: Spawned, apiKey: string): Promise<Scenari
 }
 
 async function baselineScenario(kind: 'http' | 'express', options: Options) {
+  // The service's node flags here too: the multiples compare the service's code with a bare
+  // route, not one V8 configuration with another.
   const server = await startNode({
     name: `baseline-${kind}`,
     script: BASELINE,
+    nodeArgs: options.nodeArgs,
     args: [kind],
     readyPath: '/',
   });
@@ -915,6 +938,7 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
       server: relative(ROOT, options.server),
       only: options.only,
       workers: options.workers,
+      node_args: options.nodeArgs,
       tlog_sizes: options.tlogSizes,
     },
     seeding,

@@ -175,6 +175,7 @@ describe('benchmark harness', () => {
         'evaluate@empty',
         '--workers',
         '2',
+        '--node-args=--max-semi-space-size=8',
         '--out',
         workersOut,
         '--no-docs',
@@ -186,10 +187,20 @@ describe('benchmark harness', () => {
       output: '',
     });
     const two = JSON.parse(readFileSync(workersOut, 'utf8')) as {
-      settings: { workers: number };
+      settings: { workers: number; node_args: string[] };
       scenarios: Scenario[];
     };
     expect(two.settings.workers).toBe(2);
+    // The service runs as npm start runs it, then with the flags asked for.
+    const start = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+        scripts: { start: string };
+      }
+    ).scripts.start.split(/\s+/);
+    expect(two.settings.node_args).toEqual([
+      ...start.filter((word) => word.startsWith('--')),
+      '--max-semi-space-size=8',
+    ]);
     const spread = two.scenarios.find((s) => s.id === 'evaluate@empty')!;
     expect(spread.status).toBe('ok');
     expect(spread.rps).toBeGreaterThan(0);
