@@ -122,7 +122,7 @@ function parseOptions(): Options {
   --workers <n>        SVC_WORKERS of the service (default 1); CPU and memory are summed
                        over its processes
   --node-args=<flags>  node flags added after those \`npm start\` runs the service with
-                       (package.json), e.g. --node-args="--max-semi-space-size=8"; the
+                       (package.json), e.g. --node-args="--max-old-space-size=1024"; the
                        baselines get the same flags
   --profile <dir>      run each selected scenario (default evaluate@empty,verify) in its own
                        service process under node --cpu-prof; print the top self times
