@@ -23,7 +23,7 @@ describe('the node flags the service runs with', () => {
   it('halve the young generation, and set no heap ceiling', () => {
     expect(start).toContain('--max-semi-space-size=8');
     // A ceiling low enough to change when V8 collects made searches, whose pages are buffers
-    // outside the heap, a third dearer (docs/BENCHMARKS.md, "Memory").
+    // outside the heap, about 40 % dearer (docs/BENCHMARKS.md, "Memory").
     expect(start.some((flag) => flag.startsWith('--max-old-space-size'))).toBe(false);
   });
 
