@@ -293,7 +293,8 @@ describe('docker/Dockerfile', () => {
       expect(copied).toContain(path);
       expect(existsSync(join(root, path))).toBe(true);
     }
-    expect(dockerfile).toMatch(/CMD \["node", "dist\/src\/server\.js"\]/);
+    // The node flags between are npm start's (test/unit/node-flags.test.ts).
+    expect(dockerfile).toMatch(/^CMD \["node", (?:"--[^"]+", )*"dist\/src\/server\.js"\]$/m);
   });
 
   it('links the workspace package @svc/verify in the build and ships its build', () => {
