@@ -83,10 +83,6 @@ export interface StoredOutboxRecord extends OutboxRecord {
   createdAt: string;
 }
 
-/**
- * The append-only ledger. There is deliberately no method that updates or deletes a receipt.
- * Every backend passes test/contract/ledger-store.contract.ts.
- */
 /** See `LedgerStore.verificationHashes`. */
 export interface VerificationHashes {
   receiptHash: string | null;
@@ -94,6 +90,10 @@ export interface VerificationHashes {
   previousHash: string | null;
 }
 
+/**
+ * The append-only ledger. There is deliberately no method that updates or deletes a receipt.
+ * Every backend passes test/contract/ledger-store.contract.ts.
+ */
 export interface LedgerStore {
   /** Atomic: the receipt, its chain position and its outbox records, or nothing. */
   append(request: AppendRequest): Promise<AppendResult>;

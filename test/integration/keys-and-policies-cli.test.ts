@@ -77,6 +77,17 @@ describe('svc keys and svc policies (operator CLI)', () => {
     return { apiKey: apiKey!, keyId: keyId! };
   }
 
+  /** A key locked to `policy`, made with the CLI: its raw key and key_id. */
+  const lockedKey = async (email: string, policy: string) =>
+    issued((await cli('keys', 'create', '--email', email, '--policy', policy, '--locked')).stdout);
+
+  /** A shared policy made with the CLI, which must succeed. */
+  async function createPolicy(name: string, config: string, overrides: string): Promise<void> {
+    expect(
+      (await cli('policies', 'create', name, '--config', config, '--overrides', overrides)).code,
+    ).toBe(0);
+  }
+
   it('keys create prints a working key and its key_id; list never shows a raw key', async () => {
     const run = await cli('keys', 'create', '--email', 'Ops@Example.com', '--tier', 'enterprise');
     expect(run.code).toBe(0);
@@ -425,10 +436,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
 
   describe('the lock belongs to the account', () => {
     it('a locked key cannot revoke itself; the operator revokes it, and its address stays 409', async () => {
-      const locked = issued(
-        (await cli('keys', 'create', '--email', 'lk@example.com', '--policy', 'strict', '--locked'))
-          .stdout,
-      );
+      const locked = await lockedKey('lk@example.com', 'strict');
       const a = app();
       const refused = await request(a).delete('/v1/account').set('X-API-Key', locked.apiKey);
       expectError(refused, 403, 'locked_key');
@@ -451,10 +459,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
     });
 
     it('keys unlock lifts the lock; the key may then close its account', async () => {
-      const locked = issued(
-        (await cli('keys', 'create', '--email', 'ul@example.com', '--policy', 'strict', '--locked'))
-          .stdout,
-      );
+      const locked = await lockedKey('ul@example.com', 'strict');
       const unlock = await cli('keys', 'unlock', locked.keyId);
       expect(unlock.code).toBe(0);
       expect(unlock.stdout).toContain('policy -');
@@ -509,19 +514,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
     });
 
     it('a locked key that loosens its policy through policyConfig is refused, also when it names default', async () => {
-      const { apiKey } = issued(
-        (
-          await cli(
-            'keys',
-            'create',
-            '--email',
-            'agent2@example.com',
-            '--policy',
-            'strict',
-            '--locked',
-          )
-        ).stdout,
-      );
+      const { apiKey } = await lockedKey('agent2@example.com', 'strict');
       const a = app();
       const before = await store!.ledger.head();
       for (const policy of [undefined, 'default', 'strict']) {
@@ -546,32 +539,8 @@ describe('svc keys and svc policies (operator CLI)', () => {
     });
 
     it('locked to a policy whose mode is "any", overrides may still only tighten', async () => {
-      expect(
-        (
-          await cli(
-            'policies',
-            'create',
-            'open',
-            '--config',
-            '{"minSources":2}',
-            '--overrides',
-            'any',
-          )
-        ).code,
-      ).toBe(0);
-      const { apiKey } = issued(
-        (
-          await cli(
-            'keys',
-            'create',
-            '--email',
-            'agent3@example.com',
-            '--policy',
-            'open',
-            '--locked',
-          )
-        ).stdout,
-      );
+      await createPolicy('open', '{"minSources":2}', 'any');
+      const { apiKey } = await lockedKey('agent3@example.com', 'open');
       const a = app();
       const looser = await request(a)
         .post('/v1/evaluate')
@@ -598,32 +567,8 @@ describe('svc keys and svc policies (operator CLI)', () => {
     });
 
     it('a locked key cannot put a policy of its own in place of the lock', async () => {
-      expect(
-        (
-          await cli(
-            'policies',
-            'create',
-            'gate',
-            '--config',
-            '{"minSources":2}',
-            '--overrides',
-            'none',
-          )
-        ).code,
-      ).toBe(0);
-      const { apiKey } = issued(
-        (
-          await cli(
-            'keys',
-            'create',
-            '--email',
-            'agent6@example.com',
-            '--policy',
-            'gate',
-            '--locked',
-          )
-        ).stdout,
-      );
+      await createPolicy('gate', '{"minSources":2}', 'none');
+      const { apiKey } = await lockedKey('agent6@example.com', 'gate');
       const a = app();
       // While the shared policy exists the name is taken.
       const zeroed = {
@@ -678,19 +623,7 @@ describe('svc keys and svc policies (operator CLI)', () => {
     });
 
     it('rotation keeps the lock', async () => {
-      const { apiKey } = issued(
-        (
-          await cli(
-            'keys',
-            'create',
-            '--email',
-            'agent4@example.com',
-            '--policy',
-            'strict',
-            '--locked',
-          )
-        ).stdout,
-      );
+      const { apiKey } = await lockedKey('agent4@example.com', 'strict');
       const a = app();
       const rotated = await request(a).post('/v1/account/rotate').set('X-API-Key', apiKey);
       expect(rotated.status).toBe(201);
