@@ -11,25 +11,33 @@ const pkg = JSON.parse(read('package.json')) as {
   devDependencies: Record<string, string>;
 };
 
+// The supported Node lines: 24 (active LTS) and 22 (maintenance LTS). `.node-version` names
+// the line the project is developed and tested on; the oldest supported line sets the types,
+// so the code uses no API that line lacks.
+const SUPPORTED = { newest: 24, oldest: 22 };
+
 describe('.node-version', () => {
   const version = read('.node-version').trim();
-  const [major = NaN, minor = NaN] = version.split('.').map(Number);
+  const major = Number(version);
 
-  it('names one major.minor Node version', () => {
-    expect(version).toMatch(/^\d+\.\d+$/);
+  it('names the newest supported major line', () => {
+    expect(version).toMatch(/^\d+$/);
+    expect(major).toBe(SUPPORTED.newest);
   });
 
-  it('is the minimum that package.json engines asks for', () => {
-    expect(pkg.engines.node).toBe(`>=${version}.0`);
+  it('package.json engines asks for the supported lines and nothing older', () => {
+    expect(pkg.engines.node).toBe('^22.20.0 || >=24.11.0');
+    const verifyPkg = JSON.parse(read('packages/verify/package.json')) as typeof pkg;
+    expect(verifyPkg.engines.node).toBe(pkg.engines.node);
   });
 
-  it('is the Node whose types the code is checked against', () => {
-    expect(pkg.devDependencies['@types/node']).toBe(`^${version}.0`);
+  it('checks the code against the types of the oldest supported line', () => {
+    expect(pkg.devDependencies['@types/node']).toMatch(new RegExp(`^\\^${SUPPORTED.oldest}\\.`));
   });
 
   it('is met by the Node running the tests', () => {
-    const [runningMajor = 0, runningMinor = 0] = process.versions.node.split('.').map(Number);
-    expect(runningMajor * 1000 + runningMinor).toBeGreaterThanOrEqual(major * 1000 + minor);
+    const runningMajor = Number(process.versions.node.split('.')[0]);
+    expect([SUPPORTED.oldest, SUPPORTED.newest]).toContain(runningMajor);
   });
 
   it('sets the Action bundle target: the build script reads it and names no Node itself', () => {
@@ -41,6 +49,10 @@ describe('.node-version', () => {
 
   it('is the version CI installs', () => {
     expect(read('.github/workflows/ci.yml')).toMatch(/^ +node-version-file: \.node-version$/m);
+  });
+
+  it('is the version scripts/provision-node.sh provisions by default', () => {
+    expect(read('scripts/provision-node.sh')).toMatch(new RegExp(`\\$\\{1:-${major}\\}`));
   });
 
   it('has the major of the container images', () => {
