@@ -152,12 +152,12 @@ export function fakeGitHub(state: RepoState) {
     .post(`/app/installations/${INSTALLATION}/access_tokens`)
     .reply(201, { token: 'ghs_test', expires_at: '2099-01-01T00:00:00Z', permissions: {} })
     .get(new RegExp(`^${repo}/pulls/(\\d+)$`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const pr = state.pulls.get(Number(/pulls\/(\d+)$/.exec(uri)![1]));
       return pr ? [200, prJson(pr)] : [404, { message: 'Not Found' }];
     })
     .get(new RegExp(`^${repo}/pulls/(\\d+)/files`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const number = Number(/pulls\/(\d+)\/files/.exec(uri)![1]);
       const pr = state.pulls.get(number);
       if (!pr) return [404, { message: 'Not Found' }];
@@ -182,7 +182,7 @@ export function fakeGitHub(state: RepoState) {
       ];
     })
     .get(new RegExp(`^${repo}/contents/(\\.github(%2F|/)|docs(%2F|/))?CODEOWNERS`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const url = new URL(uri, API);
       const path = decodeURIComponent(url.pathname.slice(`${repo}/contents/`.length));
       const ref = url.searchParams.get('ref') ?? '';
@@ -193,7 +193,7 @@ export function fakeGitHub(state: RepoState) {
         : [200, text, { 'content-type': 'text/plain; charset=utf-8' }];
     })
     .get(new RegExp(`^/orgs/([^/]+)/teams/([^/]+)/memberships/([^/?]+)`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const [, org, team, user] = /orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/?]+)/.exec(uri)!;
       const slug = `${org}/${team}`.toLowerCase();
       state.teamLookups.push(`${slug}:${user}`);
@@ -202,7 +202,7 @@ export function fakeGitHub(state: RepoState) {
         : [404, { message: 'Not Found' }];
     })
     .get(new RegExp(`^${repo}/pulls/(\\d+)/reviews`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const number = Number(/pulls\/(\d+)\/reviews/.exec(uri)![1]);
       return [
         200,
@@ -217,7 +217,7 @@ export function fakeGitHub(state: RepoState) {
       ];
     })
     .get(new RegExp(`^${repo}/collaborators/([^/]+)/permission`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const login = decodeURIComponent(/collaborators\/([^/]+)\/permission/.exec(uri)![1]!);
       state.permissionLookups?.push(login);
       const permission = state.permissions.get(login) ?? 'read';
@@ -233,7 +233,7 @@ export function fakeGitHub(state: RepoState) {
       ];
     })
     .get(new RegExp(`^${repo}/pulls/(\\d+)/commits`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const number = Number(/pulls\/(\d+)\/commits/.exec(uri)![1]);
       return [
         200,
@@ -245,7 +245,7 @@ export function fakeGitHub(state: RepoState) {
       ];
     })
     .get(new RegExp(`^${repo}/commits/([0-9a-f]+)/check-runs`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const sha = /commits\/([0-9a-f]+)\/check-runs/.exec(uri)![1]!;
       const query = new URL(uri, API).searchParams;
       if (query.get('app_id') === String(APP_ID)) {
@@ -292,7 +292,7 @@ export function fakeGitHub(state: RepoState) {
       ];
     })
     .get(new RegExp(`^${repo}/commits/([0-9a-f]+)/status`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const sha = /commits\/([0-9a-f]+)\/status/.exec(uri)![1]!;
       const statuses = state.statuses.get(sha) ?? [];
       return [
@@ -304,12 +304,12 @@ export function fakeGitHub(state: RepoState) {
       ];
     })
     .get(new RegExp(`^${repo}/commits/([0-9a-f]+)/pulls`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const sha = /commits\/([0-9a-f]+)\/pulls/.exec(uri)![1]!;
       return [200, [...state.pulls.values()].filter((p) => p.headSha === sha).map(prJson)];
     })
     .get(new RegExp(`^${repo}/contents/\\.github(%2F|/)svc\\.yml`))
-    .reply((uri: string) => {
+    .reply((uri) => {
       const ref = new URL(uri, API).searchParams.get('ref') ?? 'main';
       const text = state.config.get(ref);
       return text
@@ -323,13 +323,13 @@ export function fakeGitHub(state: RepoState) {
         : [404, { message: 'Not Found' }],
     )
     .post(`${repo}/check-runs`)
-    .reply((_uri: string, body: unknown) => {
+    .reply((_uri, body) => {
       const id = nextCheck++;
       writes.push({ method: 'POST', id, body: body as Record<string, unknown> });
       return [201, { id }];
     })
     .patch(new RegExp(`^${repo}/check-runs/(\\d+)$`))
-    .reply((uri: string, body: unknown) => {
+    .reply((uri, body) => {
       const id = Number(/check-runs\/(\d+)$/.exec(uri)![1]);
       if (state.failPatches) {
         state.failPatches--;
