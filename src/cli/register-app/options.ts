@@ -143,9 +143,9 @@ export function parseOptions(
   argv: string[],
   io: { env: Record<string, string | undefined>; cwd: string },
 ): Options | 'help' | 'version' {
-  // Node 20 reads --env-file wherever it stands, also after the script: it has loaded that
-  // file into the environment (or stopped, when there is none) before this code runs. Say so,
-  // rather than let the flag mean two things.
+  // Node (22 and 24 alike) reads --env-file wherever it stands, also after the script: it has
+  // loaded that file into the environment (or stopped, when there is none) before this code
+  // runs. Say so, rather than let the flag mean two things.
   if (argv.some((arg) => arg === '--env-file' || arg.startsWith('--env-file='))) {
     throw new UsageError(
       '--env-file is an option of Node itself, which reads that file before register-app starts; write the credentials with --out <path>',
