@@ -97,6 +97,19 @@ export function gateEvents(
       evaluatePullRequest,
     );
 
+    // Labels are claim facts that conditional rules read, and assignees decide whose
+    // approvals count (separation of duties): a change to either is new evidence, so the
+    // verdict on the check run must not wait for the next push or review.
+    app.on(
+      [
+        'pull_request.labeled',
+        'pull_request.unlabeled',
+        'pull_request.assigned',
+        'pull_request.unassigned',
+      ],
+      evaluatePullRequest,
+    );
+
     // A new base branch means another config, and maybe another gate: evaluate again, so a
     // verdict obtained against a looser base does not stay on the commit.
     app.on('pull_request.edited', async (context) => {

@@ -261,6 +261,50 @@ describe('GitHub App: conditional rules of .github/svc.yml, end to end', () => {
     });
   });
 
+  describe('labels and assignees re-gate the pull request', () => {
+    const SECURITY = `
+rules:
+  - name: security
+    if:
+      labels: [security]
+    require:
+      approvals:
+        count: 1
+`;
+    /** Delivers one pull_request event and returns the check run's conclusion after it. */
+    const redeliver = async (action: string, pr: PullRequestState) => {
+      state.pulls.set(pr.number, pr);
+      const before = github.writes.filter((w) => w.method === 'PATCH').length;
+      await deliver(t, 'pull_request', pullRequestEvent(action, pr));
+      expect(await t.jobs.runDue()).toBe(1);
+      const patches = github.writes.filter((w) => w.method === 'PATCH');
+      expect(patches.length).toBeGreaterThan(before);
+      return patches.at(-1)!.body.conclusion;
+    };
+
+    beforeEach(() => {
+      state.config.set('main', SECURITY);
+    });
+
+    it('adding a label that a rule reads re-evaluates at once, and removing it again', async () => {
+      expect(await evaluate(bot({ assignees: [] }), 'security')).toMatchObject({
+        verdict: 'ALLOWED',
+      });
+      expect(await redeliver('labeled', bot({ assignees: [], labels: ['Security'] }))).toBe(
+        'failure',
+      );
+      expect(await redeliver('unlabeled', bot({ assignees: [], labels: [] }))).toBe('success');
+    });
+
+    it("assigning the approver re-evaluates: an assignee's approval does not count", async () => {
+      approve('carol');
+      const labelled = bot({ assignees: [], labels: ['security'] });
+      expect(await evaluate(labelled, 'security')).toMatchObject({ verdict: 'ALLOWED' });
+      expect(await redeliver('assigned', { ...labelled, assignees: ['carol'] })).toBe('failure');
+      expect(await redeliver('unassigned', labelled)).toBe('success');
+    });
+  });
+
   it("a merge group: each member judged under its own rules, the group on its members' receipts", async () => {
     state.config.set('main', INFRA);
     state.teams.set('acme/platform', ['alice', 'bob']);
