@@ -4,17 +4,16 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import { builtinModules } from 'node:module';
 
-// The dependency direction of docs/ARCHITECTURE.md, held by the linter: the core knows no
-// transport, store or process; ports know only the core; services know no transport.
-// Across package lines only package names: the service and the Action import the verifier as
-// @svc/verify, never a path into packages/verify; the package imports nothing of theirs.
-// Every block below restricts with `forbidden`, which always adds this line, because a later
-// block's no-restricted-imports replaces an earlier one's for the files both match.
+// The dependency direction of docs/ARCHITECTURE.md, held by the linter as one table: each
+// folder with the folders of src/ it may import (`may`; every other one is forbidden), the
+// packages or paths it must not import (`not`), and folders it may import types from only
+// (`types`). A more specific folder is its own row and the rows above it leave it out, so no
+// file gets two rows: ESLint's later no-restricted-imports would replace the earlier one.
+// test/unit/lint/layer-rules.test.ts feeds the linter one forbidden import per pair.
 const byPackageName = {
   group: ['**/packages/verify/**', '**/packages/verify'],
   message: 'Import the verifier by its package name, @svc/verify (docs/ARCHITECTURE.md).',
 };
-const forbidden = (groups) => ['error', { patterns: [byPackageName, ...groups] }];
 const mongoStore = {
   group: ['mongodb', 'agenda', '@agendajs/*', '**/storage/mongo/**'],
   message: 'Import the MongoDB store only through createStore (storage/create-store.ts).',
@@ -23,21 +22,31 @@ const sqliteStore = {
   group: ['better-sqlite3', '**/storage/sqlite/**'],
   message: 'Import the SQLite store only through createStore (storage/create-store.ts).',
 };
-const storageUp = {
-  group: ['**/jobs/**', '**/api/**', '**/services/**', '**/github/**', '**/cli/**'],
-  message: 'Storage adapters import the core, ports and config only.',
+// Each store backend is imported dynamically by storage/create-store.ts, and only when chosen:
+// the embedded mode never loads the MongoDB driver or agenda, nor the MongoDB mode
+// better-sqlite3. A static import anywhere else would load a backend in both modes.
+const stores = [mongoStore, sqliteStore];
+const transports = {
+  group: ['express', 'probot', 'pino-http', '@octokit/*', 'helmet', 'cors'],
+  message: 'Only the transports (api/, github/, explorer/) and the composition root know HTTP.',
 };
-const outward = {
+const io = {
   group: [
-    '**/api/**',
-    '**/storage/**',
-    '**/services/**',
-    '**/secrets/**',
-    '**/app.js',
-    '**/server.js',
+    'express',
+    'better-sqlite3',
+    'mongodb',
+    'pino',
+    'pino-http',
+    'node:fs',
+    'node:http',
+    'fs',
+    'probot',
+    '@octokit/*',
+    'agenda',
   ],
-  message: 'Dependencies point inward (docs/ARCHITECTURE.md).',
+  message: 'The core does no I/O.',
 };
+const nodeBuiltins = { group: ['node:*', ...builtinModules], message: 'Portable code: no Node.' };
 const serviceCode = {
   group: [
     '**/src/**',
@@ -58,22 +67,141 @@ const selfByName = {
   group: ['@svc/verify', '@svc/verify/*'],
   message: 'Inside @svc/verify, import its modules relatively.',
 };
-const io = {
-  group: [
-    'express',
-    'better-sqlite3',
-    'mongodb',
-    'pino',
-    'pino-http',
-    'node:fs',
-    'node:http',
-    'fs',
-    'probot',
-    '@octokit/*',
-    'agenda',
-  ],
-  message: 'The core does no I/O.',
-};
+
+/** The folders of src/ (and its top-level files) that the `may` lists name. */
+export const SRC_FOLDERS = [
+  'config',
+  'core',
+  'ports',
+  'services',
+  'storage',
+  'jobs',
+  'github',
+  'api',
+  'explorer',
+  'cluster',
+  'secrets',
+  'cli',
+];
+const COMPOSITION = ['app.js', 'server.js', 'logger.js'];
+
+/**
+ * The layer table. `files` defaults to every .ts file below `folder`; `may: null` means the
+ * row restricts packages only (outside src/, or a composition root).
+ */
+export const LAYERS = [
+  { folder: 'src/config', may: [], not: [] },
+  { folder: 'src/core', may: [], not: [io, nodeBuiltins] },
+  { folder: 'src/ports', may: ['core'], not: [io] },
+  { folder: 'src/services', may: ['core', 'ports'], not: [transports] },
+  { folder: 'src/secrets', may: ['core', 'ports'], not: [transports] },
+  { folder: 'src/cluster', may: ['core', 'ports'], not: [transports] },
+  // Adapters implement ports; the job queues are adapters too, so nothing under storage/
+  // reaches up to the job handlers or a transport.
+  {
+    folder: 'src/storage',
+    files: ['src/storage/*.ts'],
+    may: ['config', 'core', 'ports'],
+    not: [...stores, transports],
+  },
+  { folder: 'src/storage/sqlite', may: ['config', 'core', 'ports'], not: [mongoStore, transports] },
+  { folder: 'src/storage/mongo', may: ['config', 'core', 'ports'], not: [sqliteStore, transports] },
+  { folder: 'src/jobs', may: ['core', 'ports', 'services'], not: [transports] },
+  // The GitHub App reaches the store through services and ports only.
+  { folder: 'src/github', may: ['core', 'ports', 'services'], not: [] },
+  { folder: 'src/api', may: ['core', 'ports', 'services'], not: [] },
+  { folder: 'src/explorer', may: ['api', 'core', 'ports', 'services'], not: [] },
+  // The explorer's browser bundle: the pure core, the page renderers and the DOM; nothing that
+  // needs Node, a store or Express (types excepted, which the bundle drops).
+  {
+    folder: 'src/explorer/client',
+    may: ['core', 'explorer'],
+    types: ['api', 'services'],
+    not: [
+      io,
+      nodeBuiltins,
+      {
+        group: ['**/router.js', '**/loaders.js'],
+        message: 'The browser bundle imports the core and the page renderers only.',
+      },
+    ],
+  },
+  {
+    folder: 'src/cli',
+    may: ['api', 'config', 'core', 'github', 'ports', 'secrets', 'services', 'storage'],
+    not: [],
+  },
+  // The composition root and the process entry wire everything, stores through createStore.
+  { folder: 'src', files: ['src/*.ts'], may: null, not: [] },
+  // The Action uses the verifier only (and @actions/*): nothing that opens a store or
+  // listens, so it starts fast and runs where the service is not.
+  {
+    folder: 'action/src',
+    may: null,
+    not: [
+      {
+        group: ['**/src/**', 'express', 'better-sqlite3', 'pino', 'zod'],
+        message: 'The Action imports @svc/verify, not the service (docs/ARCHITECTURE.md).',
+      },
+    ],
+  },
+  // packages/verify is published alone: it imports its own modules and its declared
+  // dependencies, nothing of the service (src/) or the Action ...
+  { folder: 'packages/verify/src/cli', may: null, not: [serviceCode, selfByName] },
+  { folder: 'packages/verify/src/node', may: null, not: [serviceCode, selfByName] },
+  // ... and outside the CLI and the Node helpers it is portable: a browser bundle imports it.
+  {
+    folder: 'packages/verify/src',
+    may: null,
+    not: [
+      serviceCode,
+      selfByName,
+      {
+        group: ['node:*', ...builtinModules],
+        message:
+          'Only src/cli and src/node of @svc/verify may use Node: the rest runs in browsers.',
+      },
+    ],
+  },
+];
+
+/** One config block per row of LAYERS. */
+function layerBlocks() {
+  return LAYERS.map((row) => {
+    const files = row.files ?? [`${row.folder}/**/*.ts`];
+    // Rows for folders below this one take their files themselves.
+    const ignores = LAYERS.filter(
+      (other) => other !== row && other.folder.startsWith(`${row.folder}/`) && !row.files,
+    ).map((other) => `${other.folder}/**`);
+    const patterns = [byPackageName, ...row.not];
+    const inService = row.folder === 'src' || row.folder.startsWith('src/');
+    if (inService && !row.folder.startsWith('src/storage')) {
+      patterns.push(...stores);
+    }
+    if (row.may) {
+      const own = row.folder.split('/')[1];
+      const others = SRC_FOLDERS.filter(
+        (f) => f !== own && !row.may.includes(f) && !(row.types ?? []).includes(f),
+      );
+      patterns.push({
+        group: [...others.map((f) => `**/${f}/**`), ...COMPOSITION.map((f) => `**/${f}`)],
+        message: `${row.folder} may import ${row.may.length ? row.may.join(', ') : 'no other folder of src/'} (docs/ARCHITECTURE.md).`,
+      });
+      if (row.types?.length) {
+        patterns.push({
+          group: row.types.map((f) => `**/${f}/**`),
+          allowTypeImports: true,
+          message: `${row.folder} imports only types from ${row.types.join(', ')}.`,
+        });
+      }
+    }
+    return {
+      files,
+      ...(ignores.length ? { ignores } : {}),
+      rules: { 'no-restricted-imports': ['error', { patterns }] },
+    };
+  });
+}
 
 export default tseslint.config(
   {
@@ -98,133 +226,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
+  ...layerBlocks(),
   {
-    // Each store backend is imported dynamically by storage/create-store.ts, and only when
-    // chosen: the embedded mode never loads the MongoDB driver or agenda, nor the MongoDB mode
-    // better-sqlite3. A static import anywhere else would load a backend in both modes. This
-    // block holds the SQLite adapter to it, the next one everything outside both adapters
-    // (and the directory rules further down, which replace it, forbid stores outright).
-    files: ['src/**/*.ts'],
-    ignores: ['src/storage/mongo/**'],
-    rules: {
-      'no-restricted-imports': forbidden([mongoStore]),
-    },
-  },
-  {
-    files: ['src/**/*.ts'],
-    ignores: ['src/storage/mongo/**', 'src/storage/sqlite/**'],
-    rules: {
-      'no-restricted-imports': forbidden([mongoStore, sqliteStore]),
-    },
-  },
-  {
-    files: ['src/core/**/*.ts'],
-    rules: {
-      'no-restricted-imports': forbidden([
-        outward,
-        io,
-        { group: ['**/ports/**', 'node:*'], message: 'The core is portable and pure.' },
-      ]),
-    },
-  },
-  {
-    files: ['src/ports/**/*.ts'],
-    rules: { 'no-restricted-imports': forbidden([outward, io]) },
-  },
-  {
-    // Adapters implement ports; the job queues are adapters too (storage/sqlite, storage/mongo),
-    // so nothing under storage reaches up to the job handlers or a transport. These blocks
-    // replace the ones above for storage/, so each repeats what of them applies.
-    files: ['src/storage/mongo/**/*.ts'],
-    rules: { 'no-restricted-imports': forbidden([storageUp]) },
-  },
-  {
-    files: ['src/storage/sqlite/**/*.ts'],
-    rules: { 'no-restricted-imports': forbidden([storageUp, mongoStore]) },
-  },
-  {
-    files: ['src/storage/*.ts'],
-    rules: { 'no-restricted-imports': forbidden([storageUp, mongoStore, sqliteStore]) },
-  },
-  {
-    files: ['src/github/**/*.ts'],
-    rules: {
-      'no-restricted-imports': forbidden([
-        {
-          group: ['**/api/**', '**/storage/**', '**/app.js', '**/server.js'],
-          message: 'The GitHub App reaches the store through services and ports only.',
-        },
-      ]),
-    },
-  },
-  {
-    files: ['src/services/**/*.ts'],
-    rules: {
-      'no-restricted-imports': forbidden([
-        {
-          group: ['**/api/**', '**/storage/**', '**/app.js', '**/server.js', 'express'],
-          message: 'Services know no transport or adapter.',
-        },
-      ]),
-    },
-  },
-  {
-    // The Action uses the verifier only (and @actions/*): nothing that opens a store or
-    // listens, so it starts fast and runs where the service is not.
-    files: ['action/src/**/*.ts'],
-    rules: {
-      'no-restricted-imports': forbidden([
-        {
-          group: ['**/src/**', 'express', 'better-sqlite3', 'pino', 'zod'],
-          message: 'The Action imports @svc/verify, not the service (docs/ARCHITECTURE.md).',
-        },
-      ]),
-    },
-  },
-  {
-    // The explorer's browser bundle: the pure core, the page renderers and the DOM; nothing that
-    // needs Node, a store or Express (types excepted, which the bundle drops).
+    // The explorer's browser bundle runs in browsers.
     files: ['src/explorer/client/**/*.ts'],
     languageOptions: { globals: { ...globals.browser } },
-    rules: {
-      'no-restricted-imports': forbidden([
-        {
-          group: [
-            ...io.group,
-            'node:*',
-            '**/storage/**',
-            '**/secrets/**',
-            '**/app.js',
-            '**/router.js',
-            '**/loaders.js',
-          ],
-          message: 'The browser bundle imports the core and the page renderers only.',
-        },
-        { group: ['**/api/**', '**/services/**'], allowTypeImports: true, message: 'Types only.' },
-      ]),
-    },
-  },
-  {
-    // packages/verify is published alone: it imports its own modules and its declared
-    // dependencies, nothing of the service (src/) or the Action.
-    files: ['packages/verify/src/cli/**/*.ts', 'packages/verify/src/node/**/*.ts'],
-    rules: { 'no-restricted-imports': forbidden([serviceCode, selfByName]) },
-  },
-  {
-    // ... and outside the CLI and the Node helpers it is portable: a browser bundle imports it.
-    files: ['packages/verify/src/**/*.ts'],
-    ignores: ['packages/verify/src/cli/**', 'packages/verify/src/node/**'],
-    rules: {
-      'no-restricted-imports': forbidden([
-        serviceCode,
-        selfByName,
-        {
-          group: ['node:*', ...builtinModules],
-          message:
-            'Only src/cli and src/node of @svc/verify may use Node: the rest runs in browsers.',
-        },
-      ]),
-    },
   },
   {
     // Domain time (receipts, check runs, webhook and health records) comes from the injected
