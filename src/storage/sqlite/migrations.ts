@@ -448,6 +448,15 @@ const DISPOSITIONS_SCHEMA = `
     BEGIN SELECT RAISE(ABORT, 'dispositions are append-only'); END;
 `;
 
+/**
+ * The outbox of migration 1 (records written in a receipt's append, for a dispatcher) never
+ * had a reader or a writer: webhook deliveries are written in the append with their jobs
+ * instead. Nothing was ever put in it, so dropping it loses nothing.
+ */
+const DROP_OUTBOX = `
+  DROP TABLE outbox;
+`;
+
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1. A
 // migration's text is frozen once released (existing ledgers ran it as it was), so a later
 // one repeats the statements it needs rather than share them with an earlier one: sharing
@@ -651,6 +660,7 @@ const MIGRATIONS: Migration[] = [
   SIGNING_KEYS_SCHEMA,
   COSIGNATURES_SCHEMA,
   DISPOSITIONS_SCHEMA,
+  DROP_OUTBOX,
 ];
 
 /** The schema version this build writes. */
@@ -664,6 +674,7 @@ export const VERSION_AFTER = {
   signingKeys: MIGRATIONS.indexOf(SIGNING_KEYS_SCHEMA) + 1,
   cosignatures: MIGRATIONS.indexOf(COSIGNATURES_SCHEMA) + 1,
   dispositions: MIGRATIONS.indexOf(DISPOSITIONS_SCHEMA) + 1,
+  dropOutbox: MIGRATIONS.indexOf(DROP_OUTBOX) + 1,
 } as const;
 
 /**
