@@ -1,5 +1,5 @@
 import { canonicalize, HASH_PATTERN, hashText, type Sha256Hex } from './canonical.js';
-import { verifyEd25519Strict } from './ed25519.js';
+import { type Ed25519Verify, verifyEd25519Strict } from './ed25519.js';
 import { fromBase64, utf8Bytes } from './encoding.js';
 import {
   contractOf,
@@ -53,11 +53,7 @@ export interface VerifyResult {
   signed: SignedFacts | null;
 }
 
-export type Ed25519Verify = (
-  signature: Uint8Array,
-  message: Uint8Array,
-  publicKey: Uint8Array,
-) => boolean;
+export type { Ed25519Verify } from './ed25519.js';
 
 export interface VerifyOptions {
   /** The issuer's raw 32-byte Ed25519 public key, authenticated by the caller. */
