@@ -28,7 +28,7 @@ import {
 import type { SecretBox } from './ports/secret-box.js';
 import type { ServerKey } from './ports/signer.js';
 import type { Store } from './ports/store.js';
-import { nativeSha256Hex } from './services/native-sha256.js';
+import { nativeHashBytes, nativeSha256Hex } from '@svc/verify/node';
 import { LedgerSealer } from './services/receipt-sealer.js';
 import { SigningKeyService } from './services/signing-keys.js';
 import { TransparencyLog } from './services/transparency-log.js';
@@ -36,7 +36,6 @@ import { WitnessCosigning } from './services/witness-cosigning.js';
 import { secureDataDir } from './storage/data-dir.js';
 import type { RateLimiter } from './ports/rate-limiter.js';
 import { createStore } from './storage/create-store.js';
-import { nativeHashBytes } from './storage/native-hash.js';
 
 // Request counts shared by the workers of one data directory.
 const limitsFile = (config: Config) => join(config.dataDir, 'limits.db');

@@ -2,10 +2,9 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { readCheckpointNote, TILE_WIDTH, tilePath, tilesOf } from '@svc/verify';
-import { progressBar, writeAtomically } from '@svc/verify/node';
+import { nativeHashBytes, progressBar, writeAtomically } from '@svc/verify/node';
 import type { Store } from '../ports/store.js';
 import { TransparencyLog } from '../services/transparency-log.js';
-import { nativeHashBytes } from '../storage/native-hash.js';
 
 export interface ExportResult {
   origin: string;

@@ -1,7 +1,7 @@
 import type { ProbotOctokit } from 'probot';
 import { Probot } from 'probot';
 import type { Logger } from 'pino';
-import type { Job, JobResult } from '../ports/job-queue.js';
+import type { Job, JobHandler, JobResult } from '../ports/job-queue.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse } from '../services/claims.js';
@@ -12,7 +12,7 @@ import { isTransient, type GateDeps } from './gate.js';
 import { MergeGroupFlow } from './merge-group-flow.js';
 import { PullRequestFlow } from './pull-request-flow.js';
 import { boundedErr, boundedEvent, deliveryFields, errorFields } from './log-fields.js';
-import type { DeliveryJob } from './webhook-route.js';
+import type { DELIVERY_JOB } from './webhook-route.js';
 
 export interface GithubAppConfig {
   appId?: number;
@@ -56,7 +56,7 @@ export function githubDeliveryHandler(deps: {
   onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
   /** Octokit defaults, e.g. retries and throttling off in tests. */
   Octokit?: typeof ProbotOctokit;
-}): (job: Job) => Promise<JobResult | void> {
+}): JobHandler<typeof DELIVERY_JOB> {
   // Probot logs every delivery (at debug) and every handler error itself, each with the whole
   // delivery attached: its logger, and ours, serialize both to bounded fields only.
   const log = deps.log.child(
@@ -111,7 +111,11 @@ export function githubDeliveryHandler(deps: {
   // A delivery run while Probot cannot start fails, and is retried on the job's schedule.
   loaded.catch((error: unknown) => log.error({ err: error }, 'GitHub App failed to start'));
   /** Another run later: logged with the attempt, when it runs next and why. */
-  const retry = (job: Job, fields: Record<string, unknown>, error: unknown): JobResult => {
+  const retry = (
+    job: Job<typeof DELIVERY_JOB>,
+    fields: Record<string, unknown>,
+    error: unknown,
+  ): JobResult => {
     const { error: reason } = errorFields(error);
     const wait = retryAfterSeconds(error);
     const backoff = Math.min(30 * 2 ** (job.attempt - 1), 1800);
@@ -131,7 +135,7 @@ export function githubDeliveryHandler(deps: {
   };
 
   return async (job): Promise<JobResult | void> => {
-    const delivery = job.payload as unknown as DeliveryJob;
+    const delivery = job.payload;
     const fields = deliveryFields(delivery);
     try {
       await loaded;

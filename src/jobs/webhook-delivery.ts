@@ -4,7 +4,7 @@ import { SERVICE_VERSION } from '../core/version.js';
 import type { Clock } from '../ports/clock.js';
 import type { JobHandler, JobResult } from '../ports/job-queue.js';
 import type { SecretBox } from '../ports/secret-box.js';
-import type { WebhookReceiver, WebhookStore } from '../ports/webhook-store.js';
+import type { DELIVERY_JOB, WebhookReceiver, WebhookStore } from '../ports/webhook-store.js';
 import { receiverSecretContext } from '../services/webhooks.js';
 import { checkWebhookUrl, type ResolveHost } from '../services/webhook-url-guard.js';
 import { postPinned, type PostOutcome } from './webhook-post.js';
@@ -36,12 +36,13 @@ const JITTER = 0.2;
 const defaultRandom = () => randomInt(0, 1_000_000) / 1_000_000;
 
 /** The job handler that sends one delivery and decides its next attempt. */
-export function webhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHandler {
+export function webhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHandler<typeof DELIVERY_JOB> {
   const random = deps.random ?? defaultRandom;
   const iso = (ms: number) => new Date(ms).toISOString();
 
   return async (job): Promise<JobResult> => {
-    const deliveryId = (job.payload as { delivery_id?: unknown } | null)?.delivery_id;
+    // Typed by the job name, and still checked: the row was read back from storage.
+    const deliveryId: unknown = job.payload?.delivery_id;
     if (typeof deliveryId !== 'string') {
       return { outcome: 'failed', error: 'job payload has no delivery_id' };
     }

@@ -3,11 +3,27 @@ import type { Clock } from './clock.js';
 export type JsonValue =
   null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
+/**
+ * The payload of each job name the service runs: enqueue and handle are typed by the name, so
+ * a payload crosses the queue without a cast. A new job adds its name and payload here.
+ */
+export interface JobPayloads {
+  /** One webhook delivery to a receiver (jobs/webhook-delivery.ts), enqueued in the append. */
+  'webhook.deliver': { delivery_id: string };
+  /** One GitHub App webhook delivery, its signature checked (github/webhook-route.ts). */
+  'github.delivery': { id: string; name: string; payload: JsonValue };
+}
+
+export type JobName = keyof JobPayloads;
+
+/** The payload of a job name; a name outside JobPayloads (a test's) carries any JSON. */
+export type JobPayload<N extends string> = N extends JobName ? JobPayloads[N] : JsonValue;
+
 /** One run of a job, as a handler sees it. */
-export interface Job {
+export interface Job<N extends string = string> {
   id: string;
-  name: string;
-  payload: JsonValue;
+  name: N;
+  payload: JobPayload<N>;
   /** 1 on the first run. Counts every run, also one cut short by a crash. */
   attempt: number;
   /** When the job was due (ms since the epoch). */
@@ -24,7 +40,7 @@ export type JobResult =
   | { outcome: 'retry'; at: number; error: string }
   | { outcome: 'failed'; error: string };
 
-export type JobHandler = (job: Job) => Promise<JobResult | void>;
+export type JobHandler<N extends string = string> = (job: Job<N>) => Promise<JobResult | void>;
 
 export interface EnqueueOptions {
   /**
@@ -88,9 +104,13 @@ export interface JobQueueOptions {
  * therefore be idempotent.
  */
 export interface JobQueue {
-  enqueue(name: string, payload: JsonValue, options?: EnqueueOptions): Promise<EnqueueResult>;
+  enqueue<N extends string>(
+    name: N,
+    payload: JobPayload<N>,
+    options?: EnqueueOptions,
+  ): Promise<EnqueueResult>;
   /** Registers the handler of a job name; a worker claims only names it has handlers for. */
-  handle(name: string, handler: JobHandler): void;
+  handle<N extends string>(name: N, handler: JobHandler<N>): void;
   /** Starts the polling loop. */
   start(): void;
   /** Stops claiming and resolves once the jobs already running have finished. */

@@ -23,12 +23,6 @@ export interface LedgerEntry {
 /** A policy outcome as stored: the rules of a policy, or a disposition's decision. */
 export type StoredOutcome = Omit<Evaluation['policy'], 'rules'> & { rules: StoredRuleResult[] };
 
-/** A record written in the same transaction as its receipt (transactional outbox). */
-export interface OutboxRecord {
-  topic: string;
-  payload: unknown;
-}
-
 export interface AppendRequest {
   /**
    * The submitter's idempotency scope: a claim_id is unique within it (contract §7), so two
@@ -51,7 +45,6 @@ export interface AppendRequest {
 
 export interface BuiltEntry {
   entry: LedgerEntry;
-  outbox?: OutboxRecord[];
   /**
    * `receiptHashText(entry.receipt)` (the preimage of chain.receipt_hash and the receipt's leaf
    * in the log's tree) when the builder already has it, so the store does not canonicalize the
@@ -77,12 +70,6 @@ export interface LedgerStats {
   repositories: string[];
 }
 
-export interface StoredOutboxRecord extends OutboxRecord {
-  id: number;
-  receiptId: string;
-  createdAt: string;
-}
-
 /** See `LedgerStore.verificationHashes`. */
 export interface VerificationHashes {
   receiptHash: string | null;
@@ -95,7 +82,7 @@ export interface VerificationHashes {
  * Every backend passes test/contract/ledger-store.contract.ts.
  */
 export interface LedgerStore {
-  /** Atomic: the receipt, its chain position and its outbox records, or nothing. */
+  /** Atomic: the receipt, its chain position and what the store keeps with it, or nothing. */
   append(request: AppendRequest): Promise<AppendResult>;
   head(): Promise<ChainHead>;
   getByReceiptId(receiptId: string): Promise<LedgerEntry | null>;
@@ -125,6 +112,4 @@ export interface LedgerStore {
   /** Totals and names seen, of the whole ledger or of one submitter scope. */
   stats(scope?: string): Promise<LedgerStats>;
   countByApiKey(apiKeyId: string): Promise<number>;
-  /** Outbox records not yet handed to a dispatcher, oldest first. */
-  pendingOutbox(limit: number): Promise<StoredOutboxRecord[]>;
 }

@@ -1,8 +1,10 @@
+import type { JobName } from './job-queue.js';
+
 export const WEBHOOK_EVENTS = ['receipt.created'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** The job name of one delivery attempt chain. */
-export const DELIVERY_JOB = 'webhook.deliver';
+export const DELIVERY_JOB = 'webhook.deliver' satisfies JobName;
 
 export interface WebhookReceiver {
   id: string;

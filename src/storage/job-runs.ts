@@ -1,5 +1,5 @@
 import { clipText } from '../core/text.js';
-import type { JobQueueOptions, JobResult } from '../ports/job-queue.js';
+import type { JobHandler, JobQueueOptions, JobResult } from '../ports/job-queue.js';
 import { DEFAULT_RETENTION_MS } from './job-retention.js';
 
 // What both job queues (sqlite/sqlite-job-queue.ts, mongo/agenda-job-queue.ts) decide alike:
@@ -75,3 +75,11 @@ export function recordedOutcome(result: JobResult, now: number): RecordedOutcome
       };
   }
 }
+
+/**
+ * A handler of one job name, as a queue keeps it beside the others: called with the jobs it
+ * reads back under that name. Their payloads are the ones enqueue was given for the name,
+ * typed by it (JobPayloads), so the handler's payload type holds for them.
+ */
+export const asStoredJobHandler = <N extends string>(handler: JobHandler<N>): JobHandler =>
+  handler as JobHandler;

@@ -15,7 +15,7 @@ import {
   type UnchainedReceipt,
 } from '../../src/core/receipt.js';
 import { buildDispositionParts } from '../../src/core/disposition.js';
-import type { AppendRequest, LedgerEntry, OutboxRecord } from '../../src/ports/ledger-store.js';
+import type { AppendRequest, LedgerEntry } from '../../src/ports/ledger-store.js';
 import { claimOf, type Kind } from '../support/claims.js';
 
 // Kept free of the app and the harness (claims.ts is pure): child processes load this module
@@ -119,10 +119,7 @@ export interface RecordingRequest extends AppendRequest {
 }
 
 /** An append request for a signed claim that records the heads its build receives. */
-export function appendRequest(
-  signed: SignedClaim,
-  options: { outbox?: OutboxRecord[] } = {},
-): RecordingRequest {
+export function appendRequest(signed: SignedClaim): RecordingRequest {
   const heads: ChainHead[] = [];
   return {
     scope: signed.scope,
@@ -130,7 +127,7 @@ export function appendRequest(
     heads,
     build(head) {
       heads.push({ ...head });
-      return { entry: signed.entryAt(head), ...(options.outbox ? { outbox: options.outbox } : {}) };
+      return { entry: signed.entryAt(head) };
     },
   };
 }

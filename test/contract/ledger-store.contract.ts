@@ -4,12 +4,7 @@ import { receiptHash } from '@svc/verify';
 import type { ChainHead } from '../../src/core/receipt.js';
 import type { PolicyRecord } from '../../src/ports/policy-store.js';
 import type { ApiKeyRecord } from '../../src/ports/api-key-store.js';
-import type {
-  AppendRequest,
-  AppendResult,
-  LedgerEntry,
-  OutboxRecord,
-} from '../../src/ports/ledger-store.js';
+import type { AppendRequest, AppendResult, LedgerEntry } from '../../src/ports/ledger-store.js';
 import type { ReceiptFilter, SequencePage } from '../../src/ports/ledger-queries.js';
 import type { Store } from '../../src/ports/store.js';
 import { newServerKey } from '../support/harness.js';
@@ -60,11 +55,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     const sign = (options: ClaimOptions & { apiKeyId?: string | null } = {}): SignedClaim =>
       signClaim(makeClaim(options), serverKey, { apiKeyId: options.apiKeyId ?? null });
 
-    const append = async (
-      signed: SignedClaim = sign(),
-      outbox?: OutboxRecord[],
-    ): Promise<LedgerEntry> =>
-      appended(await store.ledger.append(appendRequest(signed, outbox ? { outbox } : {})));
+    const append = async (signed: SignedClaim = sign()): Promise<LedgerEntry> =>
+      appended(await store.ledger.append(appendRequest(signed)));
 
     async function appendMany(n: number): Promise<LedgerEntry[]> {
       const entries: LedgerEntry[] = [];
@@ -76,7 +68,6 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     const snapshot = async () => ({
       head: await store.ledger.head(),
       entries: await store.ledger.list(0, 1000),
-      outbox: await store.ledger.pendingOutbox(1000),
       stats: await store.ledger.stats(),
     });
 
@@ -127,15 +118,11 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       it('appending a claim_id already in the ledger answers exists with the stored entry and writes nothing', async () => {
         const claim = makeClaim();
-        const original = await append(signClaim(claim, serverKey), [
-          { topic: 'receipt.created', payload: { n: 1 } },
-        ]);
+        const original = await append(signClaim(claim, serverKey));
         const before = await snapshot();
 
         const again = signClaim(claim, serverKey, { apiKeyId: 'key-2', scope: 'test' });
-        const result = await store.ledger.append(
-          appendRequest(again, { outbox: [{ topic: 'receipt.created', payload: { n: 2 } }] }),
-        );
+        const result = await store.ledger.append(appendRequest(again));
 
         expect(result).toEqual({ status: 'exists', entry: original });
         expect(await snapshot()).toEqual(before);
@@ -794,59 +781,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         await appendMany(2);
         const before = await snapshot();
         const request = requestFor(before.head, sign());
-        const withOutbox: AppendRequest = {
-          scope: request.scope,
-          claimId: request.claimId,
-          build: (h) => ({
-            ...request.build(h),
-            outbox: [{ topic: 'receipt.created', payload: { refused: true } }],
-          }),
-        };
-        await expectRejected(store.ledger.append(withOutbox));
+        await expectRejected(store.ledger.append(request));
         expect(await snapshot()).toEqual(before);
       });
     });
 
-    describe('outbox', () => {
-      it('writes outbox records with their receipt, in the append', async () => {
-        const first = await append(sign(), [
-          { topic: 'receipt.created', payload: { receipt: 1, nested: { ok: true } } },
-          { topic: 'webhook.delivery', payload: ['a', 1, null] },
-        ]);
-        await append(sign());
-        const third = await append(sign(), [{ topic: 'receipt.created', payload: 'third' }]);
-
-        const pending = await store.ledger.pendingOutbox(10);
-        expect(
-          pending.map(({ topic, payload, receiptId }) => ({ topic, payload, receiptId })),
-        ).toEqual([
-          {
-            topic: 'receipt.created',
-            payload: { receipt: 1, nested: { ok: true } },
-            receiptId: first.receipt.receipt_id,
-          },
-          {
-            topic: 'webhook.delivery',
-            payload: ['a', 1, null],
-            receiptId: first.receipt.receipt_id,
-          },
-          { topic: 'receipt.created', payload: 'third', receiptId: third.receipt.receipt_id },
-        ]);
-        for (const record of pending) expect(typeof record.createdAt).toBe('string');
-        // Oldest first: ids grow in the order the records were written.
-        const ids = pending.map((r) => r.id);
-        expect([...ids].sort((a, b) => a - b)).toEqual(ids);
-        expect(new Set(ids).size).toBe(3);
-
-        expect(await store.ledger.pendingOutbox(2)).toEqual(pending.slice(0, 2));
-      });
-
-      it('has no pending records for appends without any', async () => {
-        await appendMany(2);
-        expect(await store.ledger.pendingOutbox(10)).toEqual([]);
-      });
-
-      it('writes nothing, receipt or outbox, when build throws', async () => {
+    describe('failed appends', () => {
+      it('writes nothing when build throws', async () => {
         await appendMany(2);
         const before = await snapshot();
         const signed = sign();
@@ -881,7 +822,6 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
                 ...entry,
                 receipt: { ...entry.receipt, receipt_id: existing!.receipt.receipt_id },
               },
-              outbox: [{ topic: 'receipt.created', payload: { duplicate: true } }],
             };
           },
         };

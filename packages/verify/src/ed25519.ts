@@ -12,6 +12,16 @@ const PEM =
   /^-----BEGIN PUBLIC KEY-----\r?\n([A-Za-z0-9+/=\r\n]+)\r?\n-----END PUBLIC KEY-----\s*$/;
 
 /**
+ * A strict Ed25519 verification: verifyEd25519Strict, or a faster one that refuses exactly
+ * what it refuses (@svc/verify/node's createNativeStrictVerify).
+ */
+export type Ed25519Verify = (
+  signature: Uint8Array,
+  message: Uint8Array,
+  publicKey: Uint8Array,
+) => boolean;
+
+/**
  * Strict RFC 8032 verification, the rule every verifier of the project applies (contract §3):
  * canonical encodings of A and R, S < L, small-order public keys refused. Mismatches and
  * malformed inputs are `false`, never an exception.

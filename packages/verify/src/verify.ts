@@ -1,5 +1,5 @@
 import { canonicalize, HASH_PATTERN, hashText, type Sha256Hex } from './canonical.js';
-import { verifyEd25519Strict } from './ed25519.js';
+import { type Ed25519Verify, verifyEd25519Strict } from './ed25519.js';
 import { fromBase64, utf8Bytes } from './encoding.js';
 import {
   contractOf,
@@ -15,42 +15,15 @@ import {
 } from './receipt-contract.js';
 import { checkInclusion, type InclusionEvidence } from './tlog/receipt-inclusion.js';
 import { isObject } from './json.js';
+import type { CheckName, VerifyCheck } from './verify-check.js';
 
-export type CheckStatus = 'PASS' | 'FAIL' | 'UNVERIFIED' | 'SKIPPED';
-export type CheckLayer = 'structural' | 'cryptographic' | 'ledger';
-
-/**
- * The names of the checks a verification reports, in report order: a closed set, like
- * sigstore-js's error codes, so a consumer comparing `check.name` with a name that is not one
- * fails to compile. A new check adds its name here.
- */
-export const CHECK_NAMES = [
-  // structural
-  'receipt_id_valid',
-  'admissibility_present',
-  'replay_present',
-  'policy_present',
-  'evidence_present',
-  'attestation_present',
-  'submitter_present',
-  'position_present',
-  'no_unsigned_members',
-  // cryptographic and ledger
-  'signature_valid',
-  'hash_integrity',
-  'chain_linkage',
-  'inclusion',
-  'parent_link',
-  'policy_binding',
-] as const;
-export type CheckName = (typeof CHECK_NAMES)[number];
-
-export interface VerifyCheck {
-  name: CheckName;
-  layer: CheckLayer;
-  status: CheckStatus;
-  detail?: string;
-}
+export {
+  CHECK_NAMES,
+  type CheckLayer,
+  type CheckName,
+  type CheckStatus,
+  type VerifyCheck,
+} from './verify-check.js';
 
 /** What a relying party requires of a receipt (contract §8); each member optional. */
 export interface VerifyExpectations {
@@ -80,11 +53,7 @@ export interface VerifyResult {
   signed: SignedFacts | null;
 }
 
-export type Ed25519Verify = (
-  signature: Uint8Array,
-  message: Uint8Array,
-  publicKey: Uint8Array,
-) => boolean;
+export type { Ed25519Verify } from './ed25519.js';
 
 export interface VerifyOptions {
   /** The issuer's raw 32-byte Ed25519 public key, authenticated by the caller. */

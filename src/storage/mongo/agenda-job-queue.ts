@@ -7,17 +7,18 @@ import type {
   EnqueueResult,
   Job,
   JobHandler,
+  JobPayload,
   JobQueue,
   JobQueueOptions,
   JobRecord,
   JobResult,
   JobStats,
-  JsonValue,
 } from '../../ports/job-queue.js';
 import { COLLECTIONS, isDuplicateOn } from './documents.js';
 import { newJobDocument, type JobDocument } from './job-documents.js';
 import { PURGE_BATCH, PurgeSchedule } from '../job-retention.js';
 import {
+  asStoredJobHandler,
   jobQueueSettings,
   recordedOutcome,
   runHandler,
@@ -73,9 +74,9 @@ export class AgendaJobQueue implements JobQueue {
     this.purges = new PurgeSchedule(this.clock, () => this.purgeFinished(), onError);
   }
 
-  async enqueue(
-    name: string,
-    payload: JsonValue,
+  async enqueue<N extends string>(
+    name: N,
+    payload: JobPayload<N>,
     options: EnqueueOptions = {},
   ): Promise<EnqueueResult> {
     const now = this.clock.now();
@@ -101,9 +102,9 @@ export class AgendaJobQueue implements JobQueue {
     }
   }
 
-  handle(name: string, handler: JobHandler): void {
+  handle<N extends string>(name: N, handler: JobHandler<N>): void {
     if (this.handlers.has(name)) throw new TypeError(`a handler for "${name}" is registered`);
-    this.handlers.set(name, handler);
+    this.handlers.set(name, asStoredJobHandler(handler));
     if (this.agenda) this.define(this.agenda, name);
   }
 

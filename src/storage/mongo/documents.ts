@@ -13,7 +13,6 @@ import type {
 /** Collection names, in one place: indexes, the ledger's transaction and the readers share them. */
 export const COLLECTIONS = {
   receipts: 'receipts',
-  outbox: 'outbox',
   totals: 'ledger_totals',
   repositories: 'repository_stats',
   agents: 'agent_stats',
@@ -69,18 +68,6 @@ export type EntryFields = Pick<
 
 // The mapping is the stores' shared one.
 export { toEntry } from '../mappers.js';
-
-export interface OutboxDocument {
-  /** receipt sequence × OUTBOX_PER_RECEIPT + position: grows in write order, no counter. */
-  _id: number;
-  topic: string;
-  receipt_id: string;
-  payload_json: string;
-  created_at: string;
-  dispatched_at: string | null;
-}
-
-export const OUTBOX_PER_RECEIPT = 1000;
 
 export interface TotalsDocument {
   _id: string;

@@ -1,4 +1,4 @@
-import type { JobState, JsonValue } from '../../ports/job-queue.js';
+import type { JobPayload, JobState, JsonValue } from '../../ports/job-queue.js';
 
 /**
  * A job as stored in agenda's collection (`agendaJobs`): agenda's own fields, so its
@@ -34,9 +34,9 @@ export interface JobDocument {
  * The one way a job enters the collection: used by the job queue and by the ledger, which
  * enqueues webhook deliveries inside its append transaction.
  */
-export function newJobDocument(
-  name: string,
-  payload: JsonValue,
+export function newJobDocument<N extends string>(
+  name: N,
+  payload: JobPayload<N>,
   options: { dedupeKey?: string; runAt: number; createdAt: number },
 ): JobDocument {
   return {

@@ -7,19 +7,16 @@ import type {
   LedgerEntry,
   LedgerStats,
   LedgerStore,
-  StoredOutboxRecord,
   VerificationHashes,
 } from '../../ports/ledger-store.js';
 import { DELIVERY_JOB } from '../../ports/webhook-store.js';
 import {
   COLLECTIONS,
   ENTRY_PROJECTION,
-  OUTBOX_PER_RECEIPT,
   isDuplicateOn,
   toEntry,
   type DeliveryDocument,
   type DispositionDocument,
-  type OutboxDocument,
   type ReceiptDocument,
   type ReceiverDocument,
 } from './documents.js';
@@ -52,7 +49,7 @@ class ClaimTaken extends Error {}
  * Concurrency: each append is ONE multi-document transaction (so MongoDB must run as a replica
  * set, a single node is enough) that reads the head, calls `build(head)` — which signs the
  * receipt at that position — and writes the receipt together with everything that must never
- * exist without it: the read-model aggregates, the outbox records, and one webhook delivery
+ * exist without it: the read-model aggregates and one webhook delivery
  * plus its job per active receiver. A transaction is needed for that atomicity anyway; the gap-
  * free chain comes from the unique index on `sequence`: two instances that read the same head
  * both try to insert the same sequence, and the loser fails — with a write conflict while the
@@ -136,7 +133,7 @@ export class MongoLedger implements LedgerStore {
     )
       throw new ClaimTaken();
     const head = await this.readHead(session);
-    const { entry, outbox = [] } = request.build(head);
+    const { entry } = request.build(head);
     const { receipt } = entry;
     if (!extendsHead(receipt, head, request.claimId)) {
       throw new Error('append: built entry does not extend the ledger head');
@@ -148,9 +145,6 @@ export class MongoLedger implements LedgerStore {
       receipt.chain.sequence,
       session,
     );
-    if (outbox.length > OUTBOX_PER_RECEIPT) {
-      throw new Error(`append: at most ${OUTBOX_PER_RECEIPT} outbox records per receipt`);
-    }
     const sequence = receipt.chain.sequence;
     const indexed = indexedFields(entry);
     await this.receipts.insertOne(
@@ -185,19 +179,6 @@ export class MongoLedger implements LedgerStore {
     await this.tree.record(receipt, session);
     // In this transaction, so a receipt never exists without its webhook deliveries.
     await this.fanOut(sequence, receipt.receipt_id, receipt.issued_at, entry.apiKeyId, session);
-    if (outbox.length > 0) {
-      await this.db.collection<OutboxDocument>(COLLECTIONS.outbox).insertMany(
-        outbox.map((record, i) => ({
-          _id: sequence * OUTBOX_PER_RECEIPT + i,
-          topic: record.topic,
-          receipt_id: receipt.receipt_id,
-          payload_json: JSON.stringify(record.payload),
-          created_at: receipt.issued_at,
-          dispatched_at: null,
-        })),
-        { session, ordered: true },
-      );
-    }
     return entry;
   }
 
@@ -412,22 +393,5 @@ export class MongoLedger implements LedgerStore {
 
   countByApiKey(apiKeyId: string): Promise<number> {
     return this.receipts.countDocuments({ api_key_id: apiKeyId });
-  }
-
-  async pendingOutbox(limit: number): Promise<StoredOutboxRecord[]> {
-    if (limit <= 0) return [];
-    const docs = await this.db
-      .collection<OutboxDocument>(COLLECTIONS.outbox)
-      .find({ dispatched_at: null })
-      .sort({ _id: 1 })
-      .limit(limit)
-      .toArray();
-    return docs.map((doc) => ({
-      id: doc._id,
-      topic: doc.topic,
-      receiptId: doc.receipt_id,
-      payload: JSON.parse(doc.payload_json),
-      createdAt: doc.created_at,
-    }));
   }
 }

@@ -10,8 +10,8 @@ import {
   toHex,
   utf8Bytes,
 } from '@svc/verify';
+import { nativeHashBytes } from '@svc/verify/node';
 import type { Receipt } from '../../core/receipt.js';
-import { nativeHashBytes } from '../native-hash.js';
 import type { LogTreeStore, StoredCheckpoint, StoredCosignature } from '../../ports/log-tree.js';
 import { COLLECTIONS, type ReceiptDocument } from './documents.js';
 

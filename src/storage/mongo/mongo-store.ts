@@ -63,10 +63,6 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { decision: 1 }, name: 'decision' },
     { key: { parent_scope: 1, decision: 1 }, name: 'parent_scope_decision' },
   ],
-  [COLLECTIONS.outbox]: [
-    { key: { dispatched_at: 1, _id: 1 }, name: 'pending' },
-    { key: { receipt_id: 1 }, name: 'receipt_id' },
-  ],
   [COLLECTIONS.daily]: [{ key: { day: 1, repository: 1 }, name: 'day_repository' }],
   [COLLECTIONS.scopeTotals]: [{ key: { scope: 1 }, name: 'scope' }],
   [COLLECTIONS.scopeRepositories]: [{ key: { scope: 1, repository: 1 }, name: 'scope_repository' }],

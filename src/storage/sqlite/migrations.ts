@@ -1,10 +1,8 @@
 import type { Database } from 'better-sqlite3';
-import { receiptHashText, toHex, utf8Bytes } from '@svc/verify';
+import { hashesCompletedBy, leafHash, receiptHashText, toHex, utf8Bytes } from '@svc/verify';
+import { nativeHashBytes } from '@svc/verify/node';
 import { newKeyId } from '../../core/ids.js';
 import type { Receipt } from '../../core/receipt.js';
-import { nativeHashBytes } from '../native-hash.js';
-import { COSIGNATURES_SCHEMA, LOG_TREE_SCHEMA, SqliteLogTree } from './sqlite-log-tree.js';
-import { SIGNING_KEYS_SCHEMA } from './sqlite-signing-keys.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -277,14 +275,68 @@ function scopedReads(db: Database): void {
   `);
 }
 
+const LOG_TREE_SCHEMA = `
+  -- The ledger's Merkle tree (contract §9): the hash of every complete subtree of 2^level
+  -- leaves starting at leaf idx × 2^level, written with the receipt that completes it.
+  CREATE TABLE tlog_hashes (
+    level INTEGER NOT NULL,
+    idx   INTEGER NOT NULL,
+    hash  BLOB NOT NULL,
+    PRIMARY KEY (level, idx)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TRIGGER tlog_hashes_no_update BEFORE UPDATE ON tlog_hashes
+    BEGIN SELECT RAISE(ABORT, 'the log tree is append-only'); END;
+  CREATE TRIGGER tlog_hashes_no_delete BEFORE DELETE ON tlog_hashes
+    BEGIN SELECT RAISE(ABORT, 'the log tree is append-only'); END;
+
+  -- The log's origin (contract §9), fixed when first stored.
+  CREATE TABLE ledger_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) STRICT;
+  CREATE TRIGGER ledger_meta_no_update BEFORE UPDATE ON ledger_meta
+    BEGIN SELECT RAISE(ABORT, 'the ledger origin is fixed'); END;
+  CREATE TRIGGER ledger_meta_no_delete BEFORE DELETE ON ledger_meta
+    BEGIN SELECT RAISE(ABORT, 'the ledger origin is fixed'); END;
+
+  -- Signed checkpoints, one per tree size.
+  CREATE TABLE checkpoints (
+    size       INTEGER PRIMARY KEY,
+    note       TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  ) STRICT;
+  CREATE TRIGGER checkpoints_no_update BEFORE UPDATE ON checkpoints
+    BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only'); END;
+  CREATE TRIGGER checkpoints_no_delete BEFORE DELETE ON checkpoints
+    BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only'); END;
+
+  -- An existing ledger keeps the origin its receipts carry.
+  INSERT INTO ledger_meta (key, value)
+    SELECT 'origin', json_extract(receipt_json, '$.position.log') FROM receipts
+    WHERE json_extract(receipt_json, '$.signed_fields.contract') = 'receipt-core-v2'
+    ORDER BY sequence LIMIT 1;
+`;
+
 /**
  * The ledger's Merkle tree, built from the receipts already there in sequence order, the same
- * way each append extends it. Each leaf's text must hash to the receipt's stored
- * `receipt_hash`: a receipt that does not is refused here rather than put in the tree.
+ * way each append extends it (the hashes of the subtrees each leaf completes, RFC 6962 as
+ * contract §9 fixes it). Each leaf's text must hash to the receipt's stored `receipt_hash`: a
+ * receipt that does not is refused here rather than put in the tree. Its statements are its
+ * own, not the live tree store's, so that a later change to that store leaves it as released.
  */
 function logTree(db: Database): void {
   db.exec(LOG_TREE_SCHEMA);
-  const tree = new SqliteLogTree(db);
+  const insert = db.prepare<[number, number, Uint8Array]>(
+    'INSERT INTO tlog_hashes (level, idx, hash) VALUES (?, ?, ?)',
+  );
+  const read = db.prepare<[number, number], { hash: Buffer }>(
+    'SELECT hash FROM tlog_hashes WHERE level = ? AND idx = ?',
+  );
+  const stored = (level: number, index: number): Uint8Array => {
+    const row = read.get(level, index);
+    if (!row) throw new Error(`log tree: no stored hash at ${level}/${index}`);
+    return row.hash;
+  };
   const rows = db.prepare<
     [number, number],
     { sequence: number; receipt_hash: string; receipt_json: string }
@@ -299,11 +351,81 @@ function logTree(db: Database): void {
       if (`sha256:${toHex(nativeHashBytes(utf8Bytes(text)))}` !== row.receipt_hash) {
         throw new Error(`receipt ${row.sequence} does not hash to its stored receipt_hash`);
       }
-      tree.recordLeaf(row.sequence - 1, text);
+      const leaf = leafHash(utf8Bytes(text), nativeHashBytes);
+      for (const s of hashesCompletedBy(row.sequence - 1, leaf, stored, nativeHashBytes)) {
+        insert.run(s.level, s.index, s.hash);
+      }
     }
     after = page[page.length - 1]!.sequence;
   }
 }
+
+const SIGNING_KEYS_SCHEMA = `
+  -- The signing-key history (contract §9). Rows are never deleted; a key's identity, start
+  -- and transition statement never change; status moves only current → retired, and current
+  -- or retired → revoked, each setting its own columns once.
+  CREATE TABLE signing_keys (
+    key_id                TEXT PRIMARY KEY,
+    public_key_pem        TEXT,
+    verifier_key          TEXT,
+    status                TEXT NOT NULL CHECK (status IN ('current', 'retired', 'revoked')),
+    first_sequence        INTEGER NOT NULL,
+    last_sequence         INTEGER,
+    activated_at          TEXT NOT NULL,
+    retired_at            TEXT,
+    revoked_from_sequence INTEGER,
+    revoked_at            TEXT,
+    transition_json       TEXT
+  ) STRICT;
+  -- A key retired before it signed anything has last_sequence = first_sequence - 1, and
+  -- shares its first_sequence with its successor: rowid (insertion) order breaks the tie.
+  CREATE UNIQUE INDEX signing_keys_one_current ON signing_keys (status) WHERE status = 'current';
+  CREATE TRIGGER signing_keys_no_delete BEFORE DELETE ON signing_keys
+    BEGIN SELECT RAISE(ABORT, 'the signing-key history is append-only'); END;
+  CREATE TRIGGER signing_keys_fixed BEFORE UPDATE ON signing_keys
+    WHEN NEW.key_id IS NOT OLD.key_id
+      OR NEW.public_key_pem IS NOT OLD.public_key_pem
+      OR NEW.verifier_key IS NOT OLD.verifier_key
+      OR NEW.first_sequence IS NOT OLD.first_sequence
+      OR NEW.activated_at IS NOT OLD.activated_at
+      OR NEW.transition_json IS NOT OLD.transition_json
+    BEGIN SELECT RAISE(ABORT, 'a signing key''s identity, start and transition never change'); END;
+  CREATE TRIGGER signing_keys_transitions BEFORE UPDATE ON signing_keys
+    WHEN NOT (
+      -- retire: the end of its sequences is set once, with the time
+      (OLD.status IN ('current', 'revoked') AND NEW.status = CASE OLD.status WHEN 'current' THEN 'retired' ELSE 'revoked' END
+        AND OLD.last_sequence IS NULL AND NEW.last_sequence IS NOT NULL
+        AND OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL
+        AND NEW.revoked_from_sequence IS OLD.revoked_from_sequence
+        AND NEW.revoked_at IS OLD.revoked_at)
+      OR
+      -- revoke: from a sequence, once
+      (OLD.status IN ('current', 'retired') AND NEW.status = 'revoked'
+        AND OLD.revoked_from_sequence IS NULL AND NEW.revoked_from_sequence IS NOT NULL
+        AND NEW.revoked_at IS NOT NULL
+        AND NEW.last_sequence IS OLD.last_sequence AND NEW.retired_at IS OLD.retired_at)
+    )
+    BEGIN SELECT RAISE(ABORT, 'not an allowed signing-key transition'); END;
+`;
+
+const COSIGNATURES_SCHEMA = `
+  -- Witnesses' cosignatures of stored checkpoints (C2SP tlog-cosignature), each verified
+  -- against the witness's configured key before it is stored; one per witness and size.
+  CREATE TABLE cosignatures (
+    size       INTEGER NOT NULL REFERENCES checkpoints (size),
+    witness    TEXT NOT NULL,
+    line       TEXT NOT NULL,
+    timestamp  INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (size, witness)
+  ) STRICT;
+  -- What a witness cosigned last: the old size of the next add-checkpoint call.
+  CREATE INDEX cosignatures_witness ON cosignatures (witness, size);
+  CREATE TRIGGER cosignatures_no_update BEFORE UPDATE ON cosignatures
+    BEGIN SELECT RAISE(ABORT, 'cosignatures are append-only'); END;
+  CREATE TRIGGER cosignatures_no_delete BEFORE DELETE ON cosignatures
+    BEGIN SELECT RAISE(ABORT, 'cosignatures are append-only'); END;
+`;
 
 /**
  * The link of each disposition to its parent (contract §11), written in the disposition's
@@ -326,10 +448,20 @@ const DISPOSITIONS_SCHEMA = `
     BEGIN SELECT RAISE(ABORT, 'dispositions are append-only'); END;
 `;
 
+/**
+ * The outbox of migration 1 (records written in a receipt's append, for a dispatcher) never
+ * had a reader or a writer: webhook deliveries are written in the append with their jobs
+ * instead. Nothing was ever put in it, so dropping it loses nothing.
+ */
+const DROP_OUTBOX = `
+  DROP TABLE outbox;
+`;
+
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1. A
 // migration's text is frozen once released (existing ledgers ran it as it was), so a later
 // one repeats the statements it needs rather than share them with an earlier one: sharing
-// would let an edit for a new migration change an old one.
+// would let an edit for a new migration change an old one. For the same reason a migration
+// holds its own statements rather than use the live stores' (sqlite-*.ts).
 const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE receipts (
@@ -528,6 +660,7 @@ const MIGRATIONS: Migration[] = [
   SIGNING_KEYS_SCHEMA,
   COSIGNATURES_SCHEMA,
   DISPOSITIONS_SCHEMA,
+  DROP_OUTBOX,
 ];
 
 /** The schema version this build writes. */
@@ -541,6 +674,7 @@ export const VERSION_AFTER = {
   signingKeys: MIGRATIONS.indexOf(SIGNING_KEYS_SCHEMA) + 1,
   cosignatures: MIGRATIONS.indexOf(COSIGNATURES_SCHEMA) + 1,
   dispositions: MIGRATIONS.indexOf(DISPOSITIONS_SCHEMA) + 1,
+  dropOutbox: MIGRATIONS.indexOf(DROP_OUTBOX) + 1,
 } as const;
 
 /**

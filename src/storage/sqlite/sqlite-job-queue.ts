@@ -5,6 +5,7 @@ import type {
   EnqueueOptions,
   EnqueueResult,
   JobHandler,
+  JobPayload,
   JobQueue,
   JobQueueOptions,
   JobRecord,
@@ -15,6 +16,7 @@ import type {
 import { prepareJobInsert, type NewJobRow } from './job-rows.js';
 import { PURGE_BATCH, PurgeSchedule } from '../job-retention.js';
 import {
+  asStoredJobHandler,
   jobQueueSettings,
   recordedOutcome,
   runHandler,
@@ -140,9 +142,9 @@ export class SqliteJobQueue implements JobQueue {
     );
   }
 
-  async enqueue(
-    name: string,
-    payload: JsonValue,
+  async enqueue<N extends string>(
+    name: N,
+    payload: JobPayload<N>,
     options: EnqueueOptions = {},
   ): Promise<EnqueueResult> {
     const now = this.clock.now();
@@ -155,9 +157,9 @@ export class SqliteJobQueue implements JobQueue {
     });
   }
 
-  handle(name: string, handler: JobHandler): void {
+  handle<N extends string>(name: N, handler: JobHandler<N>): void {
     if (this.handlers.has(name)) throw new TypeError(`a handler for "${name}" is registered`);
-    this.handlers.set(name, handler);
+    this.handlers.set(name, asStoredJobHandler(handler));
   }
 
   start(): void {

@@ -7,7 +7,6 @@ import type {
   LedgerEntry,
   LedgerStats,
   LedgerStore,
-  StoredOutboxRecord,
   VerificationHashes,
 } from '../../ports/ledger-store.js';
 import { storedReceiptFields } from '../mappers.js';
@@ -51,7 +50,6 @@ export class SqliteLedger implements LedgerStore {
   private readonly scopeRepositoryNames: Statement<[string], { v: string }>;
   private readonly countKeyRows: Statement<[string], { n: number }>;
   private readonly insert: Statement;
-  private readonly insertOutbox: Statement;
   private readonly commitBatch: (requests: AppendRequest[]) => Outcome[];
   private readonly aggregates: SqliteAggregates;
   readonly tree: SqliteLogTree;
@@ -114,9 +112,6 @@ export class SqliteLedger implements LedgerStore {
       VALUES (@sequence, @receipt_id, @claim_id, @scope, @inputs_hash, @receipt_hash, @issued_at,
         @verdict, @admissibility, @entity, @agent, @repository, @pull_request, @api_key_id,
         @receipt_json, @claim_json, @evaluation_json)`);
-    this.insertOutbox = db.prepare(
-      'INSERT INTO outbox (topic, receipt_id, payload_json, created_at) VALUES (?, ?, ?, ?)',
-    );
     this.aggregates = new SqliteAggregates(db);
     this.tree = new SqliteLogTree(db);
     this.signingKeys = new SqliteSigningKeys(db);
@@ -182,7 +177,7 @@ export class SqliteLedger implements LedgerStore {
         : this.dispositionOf.get(request.parentReceiptId);
     if (disposed) return { status: 'exists', entry: toEntry(disposed) };
     const head = this.readHead();
-    const { entry, outbox = [], receiptHashText } = request.build(head);
+    const { entry, receiptHashText } = request.build(head);
     const { receipt } = entry;
     if (!extendsHead(receipt, head, request.claimId)) {
       throw new Error('append: built entry does not extend the ledger head');
@@ -209,14 +204,6 @@ export class SqliteLedger implements LedgerStore {
     this.tree.record(receipt, receiptHashText);
     // In this transaction, so a receipt never exists without its webhook deliveries.
     this.webhooks.receiptCreated(receipt.receipt_id, receipt.issued_at, entry.apiKeyId);
-    for (const record of outbox) {
-      this.insertOutbox.run(
-        record.topic,
-        receipt.receipt_id,
-        JSON.stringify(record.payload),
-        receipt.issued_at,
-      );
-    }
     return { status: 'appended', entry };
   }
 
@@ -303,23 +290,5 @@ export class SqliteLedger implements LedgerStore {
 
   async countByApiKey(apiKeyId: string): Promise<number> {
     return this.countKeyRows.get(apiKeyId)?.n ?? 0;
-  }
-
-  async pendingOutbox(limit: number): Promise<StoredOutboxRecord[]> {
-    return this.db
-      .prepare<
-        [number],
-        { id: number; topic: string; receipt_id: string; payload_json: string; created_at: string }
-      >(
-        'SELECT id, topic, receipt_id, payload_json, created_at FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT ?',
-      )
-      .all(limit)
-      .map((row) => ({
-        id: row.id,
-        topic: row.topic,
-        receiptId: row.receipt_id,
-        payload: JSON.parse(row.payload_json),
-        createdAt: row.created_at,
-      }));
   }
 }

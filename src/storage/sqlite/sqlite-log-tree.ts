@@ -7,70 +7,9 @@ import {
   receiptHashText,
   utf8Bytes,
 } from '@svc/verify';
+import { nativeHashBytes, nativeSha256Hex } from '@svc/verify/node';
 import type { Receipt } from '../../core/receipt.js';
-import { nativeHashBytes, nativeTextHash as hashTextOf } from '../native-hash.js';
 import type { LogTreeStore, StoredCheckpoint, StoredCosignature } from '../../ports/log-tree.js';
-
-export const LOG_TREE_SCHEMA = `
-  -- The ledger's Merkle tree (contract §9): the hash of every complete subtree of 2^level
-  -- leaves starting at leaf idx × 2^level, written with the receipt that completes it.
-  CREATE TABLE tlog_hashes (
-    level INTEGER NOT NULL,
-    idx   INTEGER NOT NULL,
-    hash  BLOB NOT NULL,
-    PRIMARY KEY (level, idx)
-  ) STRICT, WITHOUT ROWID;
-  CREATE TRIGGER tlog_hashes_no_update BEFORE UPDATE ON tlog_hashes
-    BEGIN SELECT RAISE(ABORT, 'the log tree is append-only'); END;
-  CREATE TRIGGER tlog_hashes_no_delete BEFORE DELETE ON tlog_hashes
-    BEGIN SELECT RAISE(ABORT, 'the log tree is append-only'); END;
-
-  -- The log's origin (contract §9), fixed when first stored.
-  CREATE TABLE ledger_meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-  ) STRICT;
-  CREATE TRIGGER ledger_meta_no_update BEFORE UPDATE ON ledger_meta
-    BEGIN SELECT RAISE(ABORT, 'the ledger origin is fixed'); END;
-  CREATE TRIGGER ledger_meta_no_delete BEFORE DELETE ON ledger_meta
-    BEGIN SELECT RAISE(ABORT, 'the ledger origin is fixed'); END;
-
-  -- Signed checkpoints, one per tree size.
-  CREATE TABLE checkpoints (
-    size       INTEGER PRIMARY KEY,
-    note       TEXT NOT NULL,
-    created_at TEXT NOT NULL
-  ) STRICT;
-  CREATE TRIGGER checkpoints_no_update BEFORE UPDATE ON checkpoints
-    BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only'); END;
-  CREATE TRIGGER checkpoints_no_delete BEFORE DELETE ON checkpoints
-    BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only'); END;
-
-  -- An existing ledger keeps the origin its receipts carry.
-  INSERT INTO ledger_meta (key, value)
-    SELECT 'origin', json_extract(receipt_json, '$.position.log') FROM receipts
-    WHERE json_extract(receipt_json, '$.signed_fields.contract') = 'receipt-core-v2'
-    ORDER BY sequence LIMIT 1;
-`;
-
-export const COSIGNATURES_SCHEMA = `
-  -- Witnesses' cosignatures of stored checkpoints (C2SP tlog-cosignature), each verified
-  -- against the witness's configured key before it is stored; one per witness and size.
-  CREATE TABLE cosignatures (
-    size       INTEGER NOT NULL REFERENCES checkpoints (size),
-    witness    TEXT NOT NULL,
-    line       TEXT NOT NULL,
-    timestamp  INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (size, witness)
-  ) STRICT;
-  -- What a witness cosigned last: the old size of the next add-checkpoint call.
-  CREATE INDEX cosignatures_witness ON cosignatures (witness, size);
-  CREATE TRIGGER cosignatures_no_update BEFORE UPDATE ON cosignatures
-    BEGIN SELECT RAISE(ABORT, 'cosignatures are append-only'); END;
-  CREATE TRIGGER cosignatures_no_delete BEFORE DELETE ON cosignatures
-    BEGIN SELECT RAISE(ABORT, 'cosignatures are append-only'); END;
-`;
 
 /** Writes and reads the stored hashes; `record` runs inside the append's transaction. */
 export class SqliteLogTree implements LogTreeStore {
@@ -84,8 +23,8 @@ export class SqliteLogTree implements LogTreeStore {
   private readonly insertCheckpoint: Statement<[number, string, string]>;
   private readonly checkpointRow: Statement<[number], StoredCheckpoint>;
   private readonly latestRow: Statement<[], StoredCheckpoint>;
-  // Prepared on first use: the migration that builds the tree of an older ledger opens this
-  // class before the cosignatures table exists.
+  // Prepared on first use: only the checkpoint loop and the witnesses' cosigning read or
+  // write cosignatures, not every process that appends.
   private cosignatureStatements?: {
     insert: Statement<[number, string, string, number, string]>;
     rows: Statement<[number], StoredCosignature>;
@@ -148,7 +87,10 @@ export class SqliteLogTree implements LogTreeStore {
    * preimage of the hash the receipt carries.
    */
   record(receipt: Receipt, hashText?: string): void {
-    if (hashText !== undefined && hashTextOf(hashText) !== receipt.chain.receipt_hash) {
+    if (
+      hashText !== undefined &&
+      `sha256:${nativeSha256Hex(hashText)}` !== receipt.chain.receipt_hash
+    ) {
       throw new Error('log tree: the given hash text is not the preimage of chain.receipt_hash');
     }
     this.recordLeaf(receipt.chain.sequence - 1, hashText ?? receiptHashText(receipt));

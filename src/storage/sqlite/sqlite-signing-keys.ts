@@ -7,54 +7,6 @@ import type {
   SigningKeyStore,
 } from '../../ports/signing-key-store.js';
 
-export const SIGNING_KEYS_SCHEMA = `
-  -- The signing-key history (contract §9). Rows are never deleted; a key's identity, start
-  -- and transition statement never change; status moves only current → retired, and current
-  -- or retired → revoked, each setting its own columns once.
-  CREATE TABLE signing_keys (
-    key_id                TEXT PRIMARY KEY,
-    public_key_pem        TEXT,
-    verifier_key          TEXT,
-    status                TEXT NOT NULL CHECK (status IN ('current', 'retired', 'revoked')),
-    first_sequence        INTEGER NOT NULL,
-    last_sequence         INTEGER,
-    activated_at          TEXT NOT NULL,
-    retired_at            TEXT,
-    revoked_from_sequence INTEGER,
-    revoked_at            TEXT,
-    transition_json       TEXT
-  ) STRICT;
-  -- A key retired before it signed anything has last_sequence = first_sequence - 1, and
-  -- shares its first_sequence with its successor: rowid (insertion) order breaks the tie.
-  CREATE UNIQUE INDEX signing_keys_one_current ON signing_keys (status) WHERE status = 'current';
-  CREATE TRIGGER signing_keys_no_delete BEFORE DELETE ON signing_keys
-    BEGIN SELECT RAISE(ABORT, 'the signing-key history is append-only'); END;
-  CREATE TRIGGER signing_keys_fixed BEFORE UPDATE ON signing_keys
-    WHEN NEW.key_id IS NOT OLD.key_id
-      OR NEW.public_key_pem IS NOT OLD.public_key_pem
-      OR NEW.verifier_key IS NOT OLD.verifier_key
-      OR NEW.first_sequence IS NOT OLD.first_sequence
-      OR NEW.activated_at IS NOT OLD.activated_at
-      OR NEW.transition_json IS NOT OLD.transition_json
-    BEGIN SELECT RAISE(ABORT, 'a signing key''s identity, start and transition never change'); END;
-  CREATE TRIGGER signing_keys_transitions BEFORE UPDATE ON signing_keys
-    WHEN NOT (
-      -- retire: the end of its sequences is set once, with the time
-      (OLD.status IN ('current', 'revoked') AND NEW.status = CASE OLD.status WHEN 'current' THEN 'retired' ELSE 'revoked' END
-        AND OLD.last_sequence IS NULL AND NEW.last_sequence IS NOT NULL
-        AND OLD.retired_at IS NULL AND NEW.retired_at IS NOT NULL
-        AND NEW.revoked_from_sequence IS OLD.revoked_from_sequence
-        AND NEW.revoked_at IS OLD.revoked_at)
-      OR
-      -- revoke: from a sequence, once
-      (OLD.status IN ('current', 'retired') AND NEW.status = 'revoked'
-        AND OLD.revoked_from_sequence IS NULL AND NEW.revoked_from_sequence IS NOT NULL
-        AND NEW.revoked_at IS NOT NULL
-        AND NEW.last_sequence IS OLD.last_sequence AND NEW.retired_at IS OLD.retired_at)
-    )
-    BEGIN SELECT RAISE(ABORT, 'not an allowed signing-key transition'); END;
-`;
-
 interface Row {
   key_id: string;
   public_key_pem: string | null;

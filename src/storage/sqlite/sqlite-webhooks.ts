@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
+import type { JobPayload } from '../../ports/job-queue.js';
 import {
   DELIVERY_JOB,
   type DeliveryAttempt,
@@ -77,7 +78,7 @@ export class SqliteWebhookFanOut {
       this.insertDelivery.run(id, receiver.id, receiptId, receiver.event, issuedAt);
       this.insertJob.run({
         name: DELIVERY_JOB,
-        payload_json: JSON.stringify({ delivery_id: id }),
+        payload_json: JSON.stringify({ delivery_id: id } satisfies JobPayload<typeof DELIVERY_JOB>),
         dedupe_key: `delivery:${id}`,
         run_at: now,
         created_at: now,

@@ -299,6 +299,24 @@ describe('SQLite schema upgrade', () => {
     db.close();
   });
 
+  it('drops the outbox table, which nothing wrote, and leaves the receipts as they were', async () => {
+    const db = new Database(':memory:');
+    migrate(db, VERSION_AFTER.dropOutbox - 1);
+    await seedAt(db, 0, 5);
+    const named = (name: string) =>
+      db.prepare('SELECT name FROM sqlite_master WHERE name = ?').get(name);
+    expect(named('outbox')).toEqual({ name: 'outbox' });
+    const before = receiptRows(db);
+    expect(before).toHaveLength(5);
+
+    migrate(db);
+    expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(named('outbox')).toBeUndefined();
+    expect(named('outbox_pending')).toBeUndefined();
+    expect(receiptRows(db)).toEqual(before);
+    db.close();
+  });
+
   it('upgrades an empty ledger', () => {
     const db = new Database(':memory:');
     migrate(db, SCHEMA_VERSION - 1);

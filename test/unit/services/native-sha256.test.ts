@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { portableSha256Hex, receiptHash, type Sha256Hex, verifyReceipt } from '@svc/verify';
+import { nativeSha256Hex } from '@svc/verify/node';
 import { evaluateClaim } from '../../../src/core/evaluation.js';
 import { resolvePolicy } from '../../../src/core/policy-config.js';
 import { buildReceiptDraft, sealReceipt } from '../../../src/core/receipt.js';
-import { nativeSha256Hex } from '../../../src/services/native-sha256.js';
 import { newServerKey } from '../../support/harness.js';
 import { claimWith } from '../../support/claims.js';
 import { referenceHash, referenceJcs, sha256Hex } from '../core/reference.js';

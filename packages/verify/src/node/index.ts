@@ -2,5 +2,5 @@
 // browser bundle, which imports the package's main entry only.
 export { writeAtomically } from './atomic-file.js';
 export { createNativeStrictVerify } from './native-ed25519.js';
-export { nativeHashBytes } from './native-hash.js';
+export { nativeHashBytes, nativeSha256Hex } from './native-hash.js';
 export { progressBar } from './progress.js';

@@ -6,7 +6,7 @@ import {
   verifyEd25519Strict,
 } from '../ed25519.js';
 import { toHex } from '../encoding.js';
-import type { Ed25519Verify } from '../verify.js';
+import type { Ed25519Verify } from '../ed25519.js';
 
 /**
  * node:crypto's Ed25519 verification (OpenSSL, cofactorless) made to give exactly the results

@@ -4,7 +4,7 @@ import { fromBase64, toHex, utf8Bytes } from '../encoding.js';
 import { contractOf, RECEIPT_CORE_V2 } from '../receipt-contract.js';
 import { keyIdOf } from '../ed25519.js';
 import { coverageProblem, type SigningKeyRecord } from '../key-history.js';
-import type { Ed25519Verify } from '../verify.js';
+import type { Ed25519Verify } from '../ed25519.js';
 import { leafHash, nodeHash, portableHashBytes, type HashBytes } from './merkle.js';
 import type { Checkpoint } from './note.js';
 import type { LogKey } from './witness.js';

@@ -1,6 +1,6 @@
 import { fromBase64, toBase64, utf8Bytes } from '../encoding.js';
 import { receiptHashText } from '../receipt-contract.js';
-import type { VerifyCheck } from '../verify.js';
+import type { VerifyCheck } from '../verify-check.js';
 import {
   HASH_SIZE,
   leafHash,
