@@ -60,6 +60,7 @@ export interface AppDeps {
       Pick<
         Config,
         | 'baseUrl'
+        | 'contactEmail'
         | 'logOrigin'
         | 'webhookSecret'
         | 'github'

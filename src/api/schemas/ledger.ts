@@ -66,9 +66,9 @@ export const searchQuery = z.strictObject({
       description:
         'Words matched as prefixes in claim text, entity, repository and agent (all must match).',
     }),
-  agent: text(256).optional(),
+  agent: text(256).optional().meta({ description: 'Agent, exactly.' }),
   repo: text(1024).optional().meta({ description: 'Repository, exactly.' }),
-  verdict: z.enum(VERDICTS).optional(),
+  verdict: z.enum(VERDICTS).optional().meta({ description: 'Policy verdict.' }),
   status: z.enum(ADMISSIBILITY_STATUSES).optional().meta({ description: 'Admissibility status.' }),
   since: isoInstant.optional().meta({ description: 'Issued at or after (ISO 8601).' }),
   until: isoInstant.optional().meta({ description: 'Issued before (ISO 8601).' }),
@@ -107,10 +107,12 @@ export const searchPageSchema = z
   })
   .meta({ id: 'SearchPage' });
 
-export const receiptParams = z.strictObject({ id: z.string().max(256) });
+export const receiptParams = z.strictObject({
+  id: z.string().max(256).meta({ description: 'The receipt_id of the receipt.' }),
+});
 
 export const timelineQuery = z.strictObject({
-  repository: text(1024).optional(),
+  repository: text(1024).optional().meta({ description: 'Only this repository, exactly.' }),
   since: isoDate.optional().meta({ description: 'First day (UTC), default 29 days before until.' }),
   until: isoDate
     .optional()
@@ -195,7 +197,7 @@ export const compareSchema = z
   .meta({ id: 'Comparison' });
 
 export const diffQuery = z.strictObject({
-  repository: text(1024),
+  repository: text(1024).meta({ description: 'Repository, exactly (owner/name).' }),
   pr: text(64).meta({ description: 'Pull request number (or identifier).' }),
 });
 
