@@ -672,7 +672,7 @@ describe('GET /v1/openapi.json', () => {
       .set('Content-Type', 'application/json')
       .send('{}');
     expect(unsigned.status).toBe(401);
-    expect(unsigned.headers['x-svc-version']).toBe(doc.info.version);
+    expect(unsigned.headers['x-svc-version']).toBe((doc.info as { version: string }).version);
     expect(unsigned.headers['x-svc-spec']).toMatch(/\S/);
     expect(unsigned.headers['x-request-id']).toMatch(/\S/);
     await issue(t, await newKey(t));
