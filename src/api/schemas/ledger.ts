@@ -78,6 +78,9 @@ export const searchQuery = z.strictObject({
     .meta({ description: 'Newest first (desc, default) or oldest first.' }),
   limit: limitParam,
   after: sequenceCursor,
+  include: z.enum(['claims']).optional().meta({
+    description: 'claims: the page also carries each receipt’s claim text, in claims.',
+  }),
 });
 
 const dispositionSummarySchema = z
@@ -103,6 +106,10 @@ export const searchPageSchema = z
     dispositions: z.record(z.string(), dispositionSummarySchema).optional().meta({
       description:
         'Present when a receipt of the page has a disposition: by the receipt_id of that escalated receipt, its decision.',
+    }),
+    claims: z.record(z.string(), z.string()).optional().meta({
+      description:
+        'With include=claims: by receipt_id, the claim text each receipt was issued for (hashed into its evidence.inputs_hash, not signed as text).',
     }),
   })
   .meta({ id: 'SearchPage' });

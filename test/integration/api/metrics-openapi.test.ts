@@ -444,6 +444,7 @@ describe('GET /v1/openapi.json', () => {
       [
         'after',
         'agent',
+        'include',
         'limit',
         'order',
         'q',
