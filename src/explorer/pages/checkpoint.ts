@@ -15,7 +15,7 @@ export function checkpointView(note: string | null): Html {
       <dd>${count(checkpoint.size)} receipts</dd>
       <dt>Root hash (base64, as in the signed note)</dt>
       <dd>${hash(note.split('\n')[2] ?? '')}</dd>
-      <dt>Root hash (hex, as svc-verify prints it)</dt>
+      <dt>Root hash (hex, as svc-verify ledger prints it)</dt>
       <dd>${hash(rootHex(checkpoint.root))}</dd>
       <dt>Signatures</dt>
       <dd>

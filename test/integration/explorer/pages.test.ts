@@ -155,7 +155,7 @@ describe('explorer pages (public reads)', () => {
     expect(last).toContain('Next: none yet, this is the newest receipt');
   });
 
-  it('shows the root hash in base64, as the checkpoint has it, and in hex, as svc-verify prints it', async () => {
+  it('shows the root hash in base64, as the checkpoint has it, and in hex, as svc-verify ledger prints it', async () => {
     const note = (await request(t.app).get('/v1/log/checkpoint')).text;
     const base64 = note.split('\n')[2]!;
     const hex = Buffer.from(base64, 'base64').toString('hex');
@@ -163,7 +163,7 @@ describe('explorer pages (public reads)', () => {
     for (const path of ['/explorer', '/explorer/keys']) {
       const text = textOf((await request(t.app).get(path)).text);
       expect(text).toContain(`Root hash (base64, as in the signed note) ${base64}`);
-      expect(text).toContain(`Root hash (hex, as svc-verify prints it) ${hex}`);
+      expect(text).toContain(`Root hash (hex, as svc-verify ledger prints it) ${hex}`);
     }
   });
 
