@@ -59,6 +59,7 @@ export interface AppDeps {
       Pick<
         Config,
         | 'baseUrl'
+        | 'contactEmail'
         | 'logOrigin'
         | 'webhookSecret'
         | 'github'

@@ -1,13 +1,19 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { SERVICE_VERSION, SPEC_VERSION } from '../core/version.js';
-import { API_TAGS, registerRoutes, type ApiTag, type RouteDef } from './route-table.js';
+import {
+  API_TAGS,
+  registerRoutes,
+  SERVICE_HEADERS,
+  type ApiTag,
+  type RouteDef,
+} from './route-table.js';
 import { z } from 'zod';
 import { errorSchema } from './schemas/common.js';
 
 /** The OpenAPI 3.1 document of the served routes, generated from their zod schemas. */
 export function buildOpenApiDocument(
   routes: RouteDef[],
-  options: { publicReads: boolean; baseUrl?: string },
+  options: { publicReads: boolean; baseUrl?: string; contactEmail?: string },
 ) {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'ApiKeyHeader', {
@@ -38,8 +44,12 @@ export function buildOpenApiDocument(
         'X-Hub-Signature-256': z
           .string()
           .meta({ description: 'sha256=<hex HMAC-SHA256 of the raw body>' }),
-        'X-GitHub-Event': z.string(),
-        'X-GitHub-Delivery': z.string(),
+        'X-GitHub-Event': z
+          .string()
+          .meta({ description: 'The event name, e.g. pull_request or check_suite.' }),
+        'X-GitHub-Delivery': z
+          .string()
+          .meta({ description: 'The delivery id: a redelivery is recognised by it.' }),
       }),
       body: {
         required: true,
@@ -54,6 +64,7 @@ export function buildOpenApiDocument(
       202: {
         description:
           'Accepted: queued, a duplicate of a delivery already recorded, or acknowledged only (App not configured).',
+        headers: SERVICE_HEADERS,
         content: {
           'application/json': {
             schema: z.object({
@@ -75,7 +86,11 @@ export function buildOpenApiDocument(
           [500, 'Internal error (`internal`).'],
         ].map(([status, description]) => [
           status,
-          { description, content: { 'application/json': { schema: errorSchema } } },
+          {
+            description,
+            headers: SERVICE_HEADERS,
+            content: { 'application/json': { schema: errorSchema } },
+          },
         ]),
       ),
     },
@@ -87,10 +102,18 @@ export function buildOpenApiDocument(
       version: SERVICE_VERSION,
       description:
         `A verifiable gate for autonomous agents: claims evaluated against policy, Ed25519-signed decision receipts on a hash-chained, append-only ledger. Specification ${SPEC_VERSION}; new receipts follow the receipt-core-v2 contract (receipt-core-v1 receipts stay verifiable). ` +
-        'Every response carries X-Svc-Version, X-Svc-Spec, X-Request-Id, X-RateLimit-Limit and X-RateLimit-Remaining; errors are {error, code, request_id}.',
-      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+        'Every response carries X-Svc-Version, X-Svc-Spec and X-Request-Id; every counted request also X-RateLimit-Limit and X-RateLimit-Remaining; errors are {error, code, request_id}.',
+      // Whom to write to is the operator's: this service's address and SVC_CONTACT_EMAIL.
+      contact: {
+        name: 'The operator of this svc',
+        ...(options.baseUrl ? { url: `${options.baseUrl}/docs` } : {}),
+        ...(options.contactEmail ? { email: options.contactEmail } : {}),
+      },
+      license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
     },
     servers: options.baseUrl ? [{ url: options.baseUrl }] : [],
-    tags: Object.entries(API_TAGS).map(([name, description]) => ({ name, description })),
+    tags: Object.entries(API_TAGS)
+      .map(([name, description]) => ({ name, description }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
   });
 }

@@ -6,6 +6,7 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import { z } from 'zod';
 import { requireKey } from './middleware/rate-limit.js';
 import { retryAfterHeaders } from './schemas/common.js';
+import type { DocumentedPath } from './schemas/log.js';
 import { validate, validateQuery } from './validate.js';
 
 /**
@@ -105,6 +106,11 @@ export interface RouteDef<
    * (the rate-limit headers, and Retry-After on 429).
    */
   headers?: Record<number, AnyObject>;
+  /**
+   * The OpenAPI paths of a wildcard route, one operation each (OpenAPI path parameters never
+   * span a "/"); without it, the route's own path with its parameters.
+   */
+  documentedPaths?: DocumentedPath[];
   /** Extra middleware run before validation (after authentication). */
   before?: RequestHandler[];
   /** A JsonText result is sent as it is: its shape is the handler's to keep to `schema`. */
@@ -271,17 +277,36 @@ export function mountRoutes(
   }
 }
 
-const RATE_HEADERS = z.object({
+/** The headers of every answer of the service, whatever the route and status. */
+export const SERVICE_HEADERS = z.object({
+  'X-Svc-Version': z.string().meta({ description: 'The version of the service (semver).' }),
+  'X-Svc-Spec': z
+    .string()
+    .meta({ description: 'The version of the specification the service implements.' }),
+  'X-Request-Id': z
+    .string()
+    .meta({ description: 'Trace id; the caller’s own X-Request-Id when it sent a plain one.' }),
+});
+
+const LIMIT_HEADERS = z.object({
   'X-RateLimit-Limit': z
     .string()
     .meta({ description: 'Hourly cap of the caller (tier or address), or "unlimited".' }),
   'X-RateLimit-Remaining': z
     .string()
     .meta({ description: 'Requests left in the current one-hour sliding window.' }),
-  'X-Request-Id': z
-    .string()
-    .meta({ description: 'Trace id; the caller’s own X-Request-Id when it sent a plain one.' }),
+  'X-RateLimit-Reset': z.string().optional().meta({
+    description:
+      'Unix time (seconds) when the oldest counted request leaves the window; absent while none is counted.',
+  }),
 });
+
+/** A counted request's answer: the service's headers and the budget. */
+const RATE_HEADERS = SERVICE_HEADERS.extend(LIMIT_HEADERS.shape);
+
+// An error may come before the limiter has counted the request (or from the store that keeps
+// the windows): the budget is then not reported.
+const ERROR_HEADERS = SERVICE_HEADERS.extend(LIMIT_HEADERS.partial().shape);
 
 const RATE_LIMITED_HEADERS = RATE_HEADERS.extend(
   retryAfterHeaders(
@@ -305,10 +330,9 @@ export function registerRoutes(
       500,
     ]);
     const response = route.response;
-    const headersOf = (status: number, base?: AnyObject) => {
+    const headersOf = (status: number, base: AnyObject) => {
       const own = route.headers?.[status];
-      if (!own) return base;
-      return base ? base.extend(own.shape) : own;
+      return own ? base.extend(own.shape) : base;
     };
     const headers = headersOf(response.status, RATE_HEADERS);
     const success =
@@ -333,10 +357,9 @@ export function registerRoutes(
         headers: headersOf(Number(status), RATE_HEADERS),
       };
     for (const status of [...errors].sort()) {
-      const errorHeaders = headersOf(status, status === 429 ? RATE_LIMITED_HEADERS : undefined);
       responses[status] = {
         description: ERROR_TEXT[status] ?? 'Error',
-        ...(errorHeaders ? { headers: errorHeaders } : {}),
+        headers: headersOf(status, status === 429 ? RATE_LIMITED_HEADERS : ERROR_HEADERS),
         content: { 'application/json': { schema: options.errorSchema } },
       };
     }
@@ -345,22 +368,31 @@ export function registerRoutes(
         throw new TypeError(`${route.operationId} declares headers for ${status}, not an answer`);
       }
     }
-    registry.registerPath({
-      method: route.method,
-      path: route.path.replace(/[:*](\w+)/g, '{$1}'),
-      operationId: route.operationId,
-      tags: [route.tag],
-      summary: route.summary,
-      description: route.description,
-      security: needsKey ? [{ ApiKeyHeader: [] }, { BearerAuth: [] }] : [],
-      request: {
-        query: route.query,
+    const documented = route.documentedPaths ?? [
+      {
+        path: route.path.replace(/[:*](\w+)/g, '{$1}'),
+        operationId: route.operationId,
+        summary: route.summary,
         params: route.params,
-        body: route.body
-          ? { required: true, content: { 'application/json': { schema: route.body } } }
-          : undefined,
       },
-      responses,
-    });
+    ];
+    for (const at of documented)
+      registry.registerPath({
+        method: route.method,
+        path: at.path,
+        operationId: at.operationId,
+        tags: [route.tag],
+        summary: at.summary,
+        description: route.description,
+        security: needsKey ? [{ ApiKeyHeader: [] }, { BearerAuth: [] }] : [],
+        request: {
+          query: route.query,
+          params: at.params,
+          body: route.body
+            ? { required: true, content: { 'application/json': { schema: route.body } } }
+            : undefined,
+        },
+        responses,
+      });
   }
 }

@@ -224,6 +224,7 @@ const envSchema = z.object({
   SVC_SIGNUP_LIMIT_PER_HOUR: hourlyLimit.default(20),
   SVC_TRUST_PROXY: trustProxy.default(false),
   SVC_PUBLIC_READS: boolean.default(true),
+  SVC_CONTACT_EMAIL: z.email({ error: 'must be an e-mail address' }).max(254).optional(),
   // A default is the parsed value (milliseconds), not an input to parse.
   SVC_HEADERS_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.headersMs),
   SVC_REQUEST_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.requestMs),
@@ -286,6 +287,8 @@ export interface Config {
   trustProxy: false | number | string[];
   /** Whether ledger reads (search, analytics, metrics, ...) need no API key. */
   publicReads: boolean;
+  /** Whom API users write to: the OpenAPI document's contact e-mail (SVC_CONTACT_EMAIL). */
+  contactEmail?: string;
   /**
    * How long a client may take, in milliseconds, to send a request's headers, to send the whole
    * request (headers and body), and to start its next request on a kept-alive connection.
@@ -357,6 +360,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signupLimitPerHour: e.SVC_SIGNUP_LIMIT_PER_HOUR,
     trustProxy: e.SVC_TRUST_PROXY,
     publicReads: e.SVC_PUBLIC_READS,
+    contactEmail: e.SVC_CONTACT_EMAIL,
     httpTimeouts: {
       headersMs: e.SVC_HEADERS_TIMEOUT,
       requestMs: e.SVC_REQUEST_TIMEOUT,

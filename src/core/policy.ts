@@ -1,5 +1,6 @@
 import type { ClaimInput } from './claim-schema.js';
 import type { PolicyConfig } from './policy-config.js';
+import { CAUSE_SEPARATOR, describeRuleFailure, REVIEW_PREFIX } from './policy-reason.js';
 import { evaluateConditionalRule, GLOB_STEP_BUDGET } from './rules/conditional.js';
 import { GlobBudget } from './rules/glob.js';
 import {
@@ -70,7 +71,7 @@ export function evaluatePolicy(claim: ClaimInput, config: PolicyConfig): PolicyO
     ...escalationTriggers(claim, context.types.has('human_approval')),
   ];
   if (review.length > 0) {
-    return { verdict: 'ESCALATED', reason: `Human review required: ${review.join('; ')}`, rules };
+    return { verdict: 'ESCALATED', reason: REVIEW_PREFIX + review.join(CAUSE_SEPARATOR), rules };
   }
   return { verdict: 'ALLOWED', reason: `All ${rules.length} policy rules passed`, rules };
 }
@@ -89,5 +90,5 @@ function escalationTriggers(claim: ClaimInput, hasHumanApproval: boolean): strin
   return [];
 }
 
-const describeFailures = (rules: RuleResult[]) => rules.map((r) => `${r.rule} (${r.reason})`);
+const describeFailures = (rules: RuleResult[]) => rules.map(describeRuleFailure);
 const describe = (rules: RuleResult[]) => describeFailures(rules).join('; ');

@@ -51,6 +51,8 @@ export interface ReceiptData {
   /** The receipts at sequence - 1 and + 1 when readable: links along the chain. */
   previous: { receipt_id: string; sequence: number } | null;
   next: { receipt_id: string; sequence: number } | null;
+  /** The ledger's newest sequence, when known: "no next receipt" then reads as "the newest". */
+  head?: number;
   /**
    * The human decision on this receipt when it is an ESCALATED one that has been decided
    * (GET /v1/receipts/:id/disposition); null otherwise.

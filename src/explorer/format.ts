@@ -3,6 +3,7 @@ import { html, type Html } from './html.js';
 const VERDICT_CLASS: Record<string, string> = {
   ALLOWED: 'good',
   ACCEPTED: 'good',
+  APPROVED: 'good',
   BLOCKED: 'bad',
   REJECTED: 'bad',
   ESCALATED: 'warn',

@@ -63,6 +63,7 @@ export async function loadList(
       status: query.status,
     },
     { after: query.after, limit: LIST_PAGE_SIZE, order: query.order },
+    { claims: true },
   );
   return { filter, page: json.parse() as ListData['page'] };
 }
@@ -86,6 +87,7 @@ export async function loadReceipt(
     response,
     previous: at(sequence - 1),
     next: at(sequence + 1),
+    head: around.head.sequence,
     disposition: await dispositionOf(s, response, scope),
   };
 }

@@ -19,10 +19,11 @@ h1 { font-size: 1.6rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.25rem; margin-top: 2rem; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
 caption { text-align: left; color: var(--muted); padding: .25rem 0; }
-th, td { text-align: left; vertical-align: top; border-bottom: 1px solid var(--line); padding: .35rem .5rem; overflow-wrap: break-word; }
+th, td { text-align: left; vertical-align: top; border-bottom: 1px solid var(--line); padding: .35rem .5rem; overflow-wrap: anywhere; }
 thead th { border-bottom: 2px solid var(--fg); }
 .scroll { overflow-x: auto; }
 code, pre, textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
+code { overflow-wrap: anywhere; }
 code.hash { word-break: break-all; }
 pre { background: #f6f8fa; border: 1px solid var(--line); padding: .75rem; overflow: auto; max-height: 32rem; white-space: pre-wrap; overflow-wrap: anywhere; }
 .content { white-space: pre-wrap; }
@@ -48,7 +49,8 @@ input, select, textarea { border: 1px solid #6e7781; border-radius: .3rem; paddi
 textarea { width: 100%; }
 button { background: #0a53be; color: #fff; border: 0; border-radius: .3rem; padding: .4rem 1rem; cursor: pointer; }
 button.secondary { background: var(--neutral-bg); color: var(--fg); border: 1px solid #6e7781; }
-fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: .5rem 0 1rem; }
+fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: .5rem 0 1rem; min-width: 0; }
+.verify-form input[type="text"] { width: 100%; max-width: 48rem; }
 .choice { display: flex; gap: .4rem; align-items: center; margin: .25rem 0; }
 .pager { display: flex; gap: 1.5rem; list-style: none; padding: 0; }
 .notice { border-left: 4px solid var(--warn); background: var(--warn-bg); padding: .5rem .75rem; }
@@ -64,5 +66,23 @@ figure.chart svg { width: 100%; max-width: 48rem; height: auto; }
 .axis { stroke: var(--muted); }
 .axis-label { fill: var(--muted); font-size: 12px; }
 .legend { display: flex; gap: 1rem; list-style: none; padding: 0; }
+.summary { border-left: 4px solid var(--line); padding: .5rem .75rem; background: #f6f8fa; overflow-wrap: anywhere; }
+tr.cause th { font-weight: 600; }
+td.claim { min-width: 12rem; }
+table.sources td.content { min-width: 14rem; }
+/* Narrow screens (a phone is 360 to 430 px wide): nothing wider than the screen. Tables of
+   class stack become one block per row, each cell on its line after its column's name. */
+@media (max-width: 40rem) {
+  header.site, main, footer.site { padding-left: .75rem; padding-right: .75rem; }
+  dl.facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
+  dl.facts dd { margin-bottom: .5rem; }
+  table.stack, table.stack caption, table.stack tbody, table.stack tr, table.stack th, table.stack td { display: block; }
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+  table.stack tr { border-bottom: 1px solid var(--line); padding: .5rem 0; }
+  table.stack th, table.stack td { border: 0; padding: .1rem 0; min-width: 0; }
+  table.stack [data-label]::before { content: attr(data-label) ": "; font-weight: 600; color: var(--muted); }
+  .field small { max-width: none; }
+  input, select { max-width: 100%; }
+}
 .swatch { display: inline-block; width: .9rem; height: .9rem; margin-right: .3rem; vertical-align: middle; }
 `;

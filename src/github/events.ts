@@ -1,6 +1,7 @@
 import type { ApplicationFunction, Context } from 'probot';
 import type { Logger } from 'pino';
 import { REEVALUATE } from './check-run.js';
+import { deliveryFields } from './log-fields.js';
 import { decisionOf, type EscalationPress } from './escalation-press.js';
 import { openPullRequestsFor, type RepoRef } from './github-evidence.js';
 import type { Installation } from './gate.js';
@@ -204,5 +205,35 @@ export function gateEvents(
         baseRef: need(group.base_ref, 'merge_group.base_ref'),
       });
     });
+  };
+}
+
+/**
+ * The gate's handlers, with a delivery that lacks what a handler needs (no installation, as
+ * GitHub sends for events about the App itself, or a member missing) acknowledged at info:
+ * an expected condition, so it must not reach Probot's error handler, which would log it as
+ * an error with its stack, once per delivery.
+ */
+export function acknowledgingIncomplete(
+  gate: ApplicationFunction,
+  log: Logger,
+): ApplicationFunction {
+  return (app, options) => {
+    const on = (event: never, handler: (context: Context) => Promise<void>) =>
+      app.on(event, async (context: Context) => {
+        try {
+          await handler(context);
+        } catch (error) {
+          if (!(error instanceof IncompletePayload)) throw error;
+          log.info(
+            {
+              ...deliveryFields({ id: context.id, name: context.name, payload: context.payload }),
+              reason: error.message,
+            },
+            'delivery acknowledged, not processed',
+          );
+        }
+      });
+    return gate(Object.assign(Object.create(app) as typeof app, { on }), options);
   };
 }

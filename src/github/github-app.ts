@@ -7,7 +7,7 @@ import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse } from '../services/claims.js';
 import type { DispositionService } from '../services/dispositions.js';
 import { EscalationPress } from './escalation-press.js';
-import { gateEvents, IncompletePayload } from './events.js';
+import { acknowledgingIncomplete, gateEvents, IncompletePayload } from './events.js';
 import { isTransient, type GateDeps } from './gate.js';
 import { MergeGroupFlow } from './merge-group-flow.js';
 import { PullRequestFlow } from './pull-request-flow.js';
@@ -92,21 +92,24 @@ export function githubDeliveryHandler(deps: {
 
   // Handlers are registered once Probot initialized: every delivery waits for that.
   const loaded: Promise<void> = probot.load(
-    gateEvents(flows, {
-      appId: deps.config.appId,
+    acknowledgingIncomplete(
+      gateEvents(flows, {
+        appId: deps.config.appId,
+        log,
+        isFinalAttempt: (id) => finalRuns.has(id),
+        escalations: deps.dispositions
+          ? new EscalationPress({
+              dispositions: deps.dispositions,
+              queries: deps.queries,
+              appId: deps.config.appId,
+              baseUrl: deps.baseUrl,
+              log,
+              onReceipt: deps.onReceipt,
+            })
+          : undefined,
+      }),
       log,
-      isFinalAttempt: (id) => finalRuns.has(id),
-      escalations: deps.dispositions
-        ? new EscalationPress({
-            dispositions: deps.dispositions,
-            queries: deps.queries,
-            appId: deps.config.appId,
-            baseUrl: deps.baseUrl,
-            log,
-            onReceipt: deps.onReceipt,
-          })
-        : undefined,
-    }),
+    ),
   );
   // A delivery run while Probot cannot start fails, and is retried on the job's schedule.
   loaded.catch((error: unknown) => log.error({ err: error }, 'GitHub App failed to start'));

@@ -110,9 +110,21 @@ export class LedgerReadService {
   async search(
     filter: ReceiptFilter,
     page: { after?: number; limit: number; order: 'asc' | 'desc' },
+    options: { claims?: boolean } = {},
   ): Promise<JsonText> {
     const rows = await this.deps.queries.searchJson(filter, { ...page, limit: page.limit + 1 });
     const { items, next_after } = paged(rows, page.limit, (r) => r.sequence);
+    // The claim texts, by receipt_id, when asked for (a reader's list): reading them means
+    // reading each stored entry, which a plain search does not pay for.
+    let claims = '';
+    if (options.claims && items.length > 0) {
+      const entries = await this.deps.queries.getMany(
+        items.map((r) => r.receiptId),
+        filter.scope,
+      );
+      const texts = Object.fromEntries(entries.map((e) => [e.receipt.receipt_id, e.claim.claim]));
+      claims = `,"claims":${JSON.stringify(texts)}`;
+    }
     // The decisions on the page's escalated receipts, by parent: beside the receipts, never in
     // them (a member added to a receipt would be an unsigned one). Only when there are any.
     const decided = await this.dispositionsByParent(items.map((r) => r.receiptId));
@@ -126,7 +138,7 @@ export class LedgerReadService {
     parts.push(
       Buffer.from(
         `],"limit":${JSON.stringify(page.limit)},"order":${JSON.stringify(page.order)},` +
-          `"next_after":${JSON.stringify(next_after)}${dispositions}}`,
+          `"next_after":${JSON.stringify(next_after)}${dispositions}${claims}}`,
       ),
     );
     return new JsonText(Buffer.concat(parts));

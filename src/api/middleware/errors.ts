@@ -27,6 +27,16 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   payment_not_configured: 503,
 };
 
+/**
+ * 5xx answers that are a state the operator chose, not a failure (checkout without a payment
+ * provider): the request's log line stays at info, without the error's stack.
+ */
+const DELIBERATE: ReadonlySet<ErrorCode> = new Set(['payment_not_configured']);
+
+/** Whether the answer is a deliberate 5xx (errorHandler marks it), to log at info. */
+export const isDeliberateFailure = (res: { locals?: Record<string, unknown> }): boolean =>
+  res.locals?.deliberateFailure === true;
+
 export const notFound: RequestHandler = (req) => {
   throw new SvcError('not_found', `No route for ${req.method} ${req.path}`);
 };
@@ -63,7 +73,8 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _nex
   const failure = known ?? new SvcError('internal', 'Internal server error', { cause: error });
   const status = STATUS_OF[failure.code];
   // pino-http logs the request's one line with this error attached (stack included).
-  if (status >= 500) res.err = error instanceof Error ? error : new Error(String(error));
+  if (DELIBERATE.has(failure.code)) res.locals.deliberateFailure = true;
+  else if (status >= 500) res.err = error instanceof Error ? error : new Error(String(error));
   if (res.headersSent) return;
   res.set(failure.headers);
   // No stack, no cause: clients get the message of a known error, or a generic one.

@@ -2,6 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
+import { isDeliberateFailure } from './errors.js';
 import { assignRequestId } from './request-id.js';
 
 // Only what an operator needs: never headers, which carry API keys.
@@ -47,7 +48,10 @@ export function requestLogging(logger: Logger, start: RequestStart): RequestHand
       pinoHttp({
         logger,
         genReqId: assignRequestId,
-        customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+        customLogLevel: (_req, res, error) =>
+          error || (res.statusCode >= 500 && !isDeliberateFailure(res as Response))
+            ? 'error'
+            : 'info',
         serializers: {
           req: (req: IncomingMessage & { id?: unknown; remoteAddress?: string }) => ({
             id: req.id,
@@ -58,6 +62,16 @@ export function requestLogging(logger: Logger, start: RequestStart): RequestHand
           res: (res: ServerResponse) => ({ status: res.statusCode }),
         },
         customProps: (_req, res) => keyFields(res),
+        // A deliberate 5xx is answered as designed: its line has no made-up error (pino-http
+        // attaches one with a stack to every 5xx) and reads as a completed request.
+        customErrorObject: (_req, res, _error, value: Record<string, unknown>) => {
+          if (!isDeliberateFailure(res as Response)) return value;
+          const rest = { ...value };
+          delete rest.err;
+          return rest;
+        },
+        customErrorMessage: (_req, res) =>
+          isDeliberateFailure(res as Response) ? 'request completed' : 'request errored',
       }),
       (_req, res, next) => {
         start.trailingHeaders(res);
@@ -77,7 +91,7 @@ export function requestLogging(logger: Logger, start: RequestStart): RequestHand
         start.finished(req, res, ms / 1000);
         if (!errors) return;
         const err = (res as ServerResponse & { err?: Error }).err;
-        if (!err && res.statusCode < 500) return;
+        if (!err && (res.statusCode < 500 || isDeliberateFailure(res as Response))) return;
         logger.error(
           {
             req: requestFields(req),

@@ -84,6 +84,7 @@ export function ledgerRoutes(
             until: query.until,
           },
           { after: query.after, limit: query.limit, order: query.order },
+          { claims: query.include === 'claims' },
         ),
     }),
     defineRoute({

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { parseTilePath, TILE_WIDTH } from '@svc/verify';
+import { z } from 'zod';
 import { SvcError } from '../../core/errors.js';
 import type { ReadScope } from '../../ports/ledger-queries.js';
 import type { TransparencyLog } from '../../services/transparency-log.js';
@@ -13,6 +14,7 @@ import {
   inclusionSchema,
   proofQuery,
   tileParams,
+  tilePathTemplates,
 } from '../schemas/log.js';
 import { textSchema } from '../schemas/system.js';
 
@@ -22,6 +24,14 @@ const tag = 'Transparency log';
 const LATEST_CACHE = 'no-cache';
 const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
 const PENDING_CACHE = 'public, max-age=60';
+
+/** The Cache-Control a log answer carries: how long a cache may keep it. */
+const cacheHeaders = (description: string) =>
+  z.object({ 'Cache-Control': z.string().meta({ description }) });
+
+const TILE_CACHE = cacheHeaders(
+  'How long a cache may keep the tile: a year for a full tile (it never changes), a minute for a partial one.',
+);
 
 const tileResponse = {
   status: 200,
@@ -67,6 +77,11 @@ export function logRoutes(
         contentType: 'text/plain; charset=utf-8',
       },
       errors: [404],
+      headers: {
+        200: cacheHeaders(
+          'no-cache for the newest checkpoint; for a stored one, a year once every configured witness has cosigned it, else a minute.',
+        ),
+      },
       async handle({ query, res }) {
         const stored =
           query.size === undefined
@@ -93,8 +108,10 @@ export function logRoutes(
         'tile/entries/<N>[.p/<W>]: the leaf data of 256 leaves (the preimages of chain.receipt_hash: the signed cores and attestations of the receipts), each prefixed by its length as a big-endian uint16. A read of receipts of every account: when SVC_PUBLIC_READS=false only keys the operator made readers of everything read it (403 forbidden for others).',
       access: 'read',
       params: tileParams,
+      documentedPaths: tilePathTemplates('entries'),
       response: tileResponse,
       errors: [403, 404],
+      headers: { 200: TILE_CACHE },
       handle: ({ params, res }) => {
         // A bundle holds every account's receipts side by side: while reads are private, only
         // a key the operator made a reader of everything reads it.
@@ -116,8 +133,10 @@ export function logRoutes(
         'tile/<L>/<N>[.p/<W>]: the 256 (or W) hashes of tree level 8·L starting at hash 256·N, from which any proof can be computed. Full tiles never change and are cached for a year.',
       access: 'public',
       params: tileParams,
+      documentedPaths: tilePathTemplates('hash'),
       response: tileResponse,
       errors: [404],
+      headers: { 200: TILE_CACHE },
       // Entry bundles only through their own route, which is a read.
       handle: ({ params, res }) =>
         params.path[0] === 'entries'

@@ -66,9 +66,9 @@ export const searchQuery = z.strictObject({
       description:
         'Words matched as prefixes in claim text, entity, repository and agent (all must match).',
     }),
-  agent: text(256).optional(),
+  agent: text(256).optional().meta({ description: 'Agent, exactly.' }),
   repo: text(1024).optional().meta({ description: 'Repository, exactly.' }),
-  verdict: z.enum(VERDICTS).optional(),
+  verdict: z.enum(VERDICTS).optional().meta({ description: 'Policy verdict.' }),
   status: z.enum(ADMISSIBILITY_STATUSES).optional().meta({ description: 'Admissibility status.' }),
   since: isoInstant.optional().meta({ description: 'Issued at or after (ISO 8601).' }),
   until: isoInstant.optional().meta({ description: 'Issued before (ISO 8601).' }),
@@ -78,6 +78,9 @@ export const searchQuery = z.strictObject({
     .meta({ description: 'Newest first (desc, default) or oldest first.' }),
   limit: limitParam,
   after: sequenceCursor,
+  include: z.enum(['claims']).optional().meta({
+    description: 'claims: the page also carries each receipt’s claim text, in claims.',
+  }),
 });
 
 const dispositionSummarySchema = z
@@ -104,13 +107,19 @@ export const searchPageSchema = z
       description:
         'Present when a receipt of the page has a disposition: by the receipt_id of that escalated receipt, its decision.',
     }),
+    claims: z.record(z.string(), z.string()).optional().meta({
+      description:
+        'With include=claims: by receipt_id, the claim text each receipt was issued for (hashed into its evidence.inputs_hash, not signed as text).',
+    }),
   })
   .meta({ id: 'SearchPage' });
 
-export const receiptParams = z.strictObject({ id: z.string().max(256) });
+export const receiptParams = z.strictObject({
+  id: z.string().max(256).meta({ description: 'The receipt_id of the receipt.' }),
+});
 
 export const timelineQuery = z.strictObject({
-  repository: text(1024).optional(),
+  repository: text(1024).optional().meta({ description: 'Only this repository, exactly.' }),
   since: isoDate.optional().meta({ description: 'First day (UTC), default 29 days before until.' }),
   until: isoDate
     .optional()
@@ -195,7 +204,7 @@ export const compareSchema = z
   .meta({ id: 'Comparison' });
 
 export const diffQuery = z.strictObject({
-  repository: text(1024),
+  repository: text(1024).meta({ description: 'Repository, exactly (owner/name).' }),
   pr: text(64).meta({ description: 'Pull request number (or identifier).' }),
 });
 

@@ -19,7 +19,9 @@ export const createPolicySchema = z
   })
   .meta({ id: 'PolicyCreate' });
 
-export const policyNameParams = z.object({ name: policyNameSchema });
+export const policyNameParams = z.object({
+  name: policyNameSchema.meta({ description: 'The name of the policy.' }),
+});
 
 export const policySchema = z
   .object({

@@ -36,7 +36,7 @@ async function load(page: string): Promise<PageView | null> {
       });
     case 'receipts': {
       const filter = listFilterOf(search);
-      const query = queryString({ ...filter, limit: LIST_PAGE_SIZE });
+      const query = queryString({ ...filter, limit: LIST_PAGE_SIZE, include: 'claims' });
       return renderReceiptList({
         filter,
         page: await getJson<SearchPage>(`/v1/receipts/search${query}`),
@@ -61,6 +61,7 @@ async function load(page: string): Promise<PageView | null> {
         response,
         previous: at(sequence - 1),
         next: at(sequence + 1),
+        head: around.head.sequence,
         disposition: decided === null ? null : (JSON.parse(decided) as ReceiptResponse),
       });
     }

@@ -1,4 +1,4 @@
-import { parseCheckpointText, parseNote } from '@svc/verify';
+import { parseCheckpointText, parseNote, rootHex } from '@svc/verify';
 import { count, hash } from '../format.js';
 import { html, type Html } from '../html.js';
 
@@ -13,8 +13,10 @@ export function checkpointView(note: string | null): Html {
       <dd><code>${checkpoint.origin}</code></dd>
       <dt>Tree size</dt>
       <dd>${count(checkpoint.size)} receipts</dd>
-      <dt>Root hash (base64)</dt>
+      <dt>Root hash (base64, as in the signed note)</dt>
       <dd>${hash(note.split('\n')[2] ?? '')}</dd>
+      <dt>Root hash (hex, as svc-verify ledger prints it)</dt>
+      <dd>${hash(rootHex(checkpoint.root))}</dd>
       <dt>Signatures</dt>
       <dd>
         <ul>

@@ -11,6 +11,40 @@ const reviewerText = (d: Decision) =>
     ${d.reviewer.kind === 'github_user' ? 'a GitHub user' : 'named by the recording key'}`;
 
 /**
+ * What a reviewer coming from a check run reads first, under the page's title: the human
+ * decision on an escalation (who, approve or reject, when), that it still waits for one, or
+ * for a disposition receipt the decision it records. Nothing for other receipts.
+ */
+export function decisionSummary(data: ReceiptData): Html {
+  const receipt = data.response.receipt;
+  const own = receipt.disposition;
+  if (own)
+    return html`<p class="summary" id="decision-summary">
+      ${badge(own.decision === 'approve' ? 'APPROVED' : 'REJECTED')}
+      <strong>${decisionText(own)} by ${reviewerText(own)}</strong>, ${time(receipt.issued_at)}: the
+      human decision on escalated receipt
+      <a href="${receiptHref(own.parent_receipt_id)}"
+        ><code class="hash">${own.parent_receipt_id}</code></a
+      >.
+    </p>`;
+  if (data.response.decision.verdict !== 'ESCALATED') return html``;
+  const decided = data.disposition?.receipt;
+  const d = decided?.disposition;
+  if (!decided || !d)
+    return html`<p class="summary" id="decision-summary">
+      ${badge('ESCALATED')} <strong>Waiting for a human decision.</strong> Until one is recorded,
+      this receipt does not let the action proceed.
+    </p>`;
+  return html`<p class="summary" id="decision-summary">
+    ${badge(d.decision === 'approve' ? 'APPROVED' : 'REJECTED')}
+    <strong>${decisionText(d)} by ${reviewerText(d)}</strong>, ${time(decided.issued_at)}:
+    ${d.decision === 'approve' ? 'the escalation was approved' : 'the escalation was rejected'} —
+    <a href="${receiptHref(decided.receipt_id)}">its disposition receipt</a>. The verdict below is
+    the one the policy gave before the decision.
+  </p>`;
+}
+
+/**
  * The receipt page's disposition section (contract §11): for an ESCALATED receipt, the human
  * decision on it or that none is recorded yet; for a disposition receipt, the escalated
  * receipt it decides. Its id (`disposition`) and place (after the chain position, before

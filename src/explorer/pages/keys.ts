@@ -27,7 +27,7 @@ export function renderKeys(data: KeysData): PageView {
                 >) signs every receipt.
               </p>`
             : html`<div class="scroll" tabindex="0" role="region" aria-labelledby="keys-heading">
-                <table>
+                <table class="stack">
                   <caption>
                     Key history, oldest first
                   </caption>
@@ -44,16 +44,18 @@ export function renderKeys(data: KeysData): PageView {
                     ${keys.map(
                       (k) =>
                         html`<tr>
-                          <th scope="row">${hash(k.key_id)}</th>
-                          <td>
+                          <th scope="row" data-label="Key">${hash(k.key_id)}</th>
+                          <td data-label="Status">
                             <span
                               class="badge ${STATUS[k.status] === 'PASS' ? 'good' : STATUS[k.status] === 'FAIL' ? 'bad' : 'neutral'}"
                               >${k.status}</span
                             >
                           </td>
-                          <td>${k.first_sequence} to ${k.last_sequence ?? 'now'}</td>
-                          <td>${k.revoked_from_sequence ?? '—'}</td>
-                          <td>
+                          <td data-label="Sequences">
+                            ${k.first_sequence} to ${k.last_sequence ?? 'now'}
+                          </td>
+                          <td data-label="Revoked from">${k.revoked_from_sequence ?? '—'}</td>
+                          <td data-label="Introduced by">
                             ${k.transition ? html`transition signed by ${hash(k.transition.statement.previous_key_id)}` : 'no transition (first key)'}
                           </td>
                         </tr>`,

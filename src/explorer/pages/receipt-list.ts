@@ -38,15 +38,34 @@ const input = (name: string, label: string, value: string | undefined, hint?: st
     ${hint ? html`<small id="f-${name}-hint">${hint}</small>` : ''}
   </div>`;
 
-function row(r: ListedReceipt): Html {
+// A list row shows the start of a claim; its page shows all of it.
+const CLAIM_SHOWN = 160;
+const shortened = (text: string) =>
+  text.length <= CLAIM_SHOWN ? text : `${text.slice(0, CLAIM_SHOWN).trimEnd()}…`;
+
+// Each cell names its column (data-label): on a narrow screen the rows stack, one cell a line.
+function row(r: ListedReceipt, page: ListData['page']): Html {
   const s = r.subject;
+  const claim = page.claims?.[r.receipt_id];
+  const decided = page.dispositions?.[r.receipt_id];
   return html`<tr>
-    <td>${r.chain.sequence}</td>
-    <th scope="row"><a href="${receiptHref(r.receipt_id)}">${r.receipt_id}</a></th>
-    <td>${time(r.issued_at)}</td>
-    <td>${badge(r.policy.verdict)} ${badge(r.admissibility.status)}</td>
-    <td>${s.agent ?? ''}</td>
-    <td>
+    <td data-label="Seq.">${r.chain.sequence}</td>
+    <th scope="row" data-label="Receipt">
+      <a href="${receiptHref(r.receipt_id)}"><code class="hash">${r.receipt_id}</code></a>
+    </th>
+    <td data-label="Claim" class="claim">${claim === undefined ? '' : shortened(claim)}</td>
+    <td data-label="Issued">${time(r.issued_at)}</td>
+    <td data-label="Verdict">
+      ${badge(r.policy.verdict)}
+      ${badge(r.admissibility.status)}${
+        decided
+          ? html`, ${decided.decision === 'approve' ? 'approved' : 'rejected'} by
+              <code>${decided.reviewer.id}</code>`
+          : ''
+      }
+    </td>
+    <td data-label="Agent">${s.agent ?? ''}</td>
+    <td data-label="Repository">
       ${s.repository ?? s.entity ?? ''}${
         s.repository && s.pull_request !== undefined
           ? html` <a href="${pullRequestHref(s.repository, s.pull_request)}">#${s.pull_request}</a>`
@@ -101,7 +120,7 @@ export function renderReceiptList(data: ListData): PageView {
         ${
           page.receipts.length === 0
             ? html`<p id="no-results">No receipt matches.</p>`
-            : html`<table class="receipts">
+            : html`<table class="receipts stack">
                 <caption>
                   ${page.receipts.length} ${page.receipts.length === 1 ? 'receipt' : 'receipts'},
                   ${page.order === 'asc' ? 'oldest' : 'newest'} first
@@ -110,6 +129,7 @@ export function renderReceiptList(data: ListData): PageView {
                   <tr>
                     <th scope="col">Seq.</th>
                     <th scope="col">Receipt</th>
+                    <th scope="col">Claim</th>
                     <th scope="col">Issued</th>
                     <th scope="col">Verdict · admissibility</th>
                     <th scope="col">Agent</th>
@@ -117,7 +137,7 @@ export function renderReceiptList(data: ListData): PageView {
                   </tr>
                 </thead>
                 <tbody>
-                  ${page.receipts.map(row)}
+                  ${page.receipts.map((r) => row(r, page))}
                 </tbody>
               </table>`
         }

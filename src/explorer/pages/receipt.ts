@@ -4,7 +4,8 @@ import type { ReceiptData } from '../data.js';
 import { badge, hash, pullRequestHref, receiptHref, time } from '../format.js';
 import { externalLink, html, type Html } from '../html.js';
 import type { PageView } from '../layout.js';
-import { dispositionSection } from './disposition.js';
+import { escalationCausesOf } from '../../core/policy-reason.js';
+import { decisionSummary, dispositionSection } from './disposition.js';
 import { verifySection } from './verify-section.js';
 
 function submitterView(receipt: Receipt): Html {
@@ -20,28 +21,77 @@ function submitterView(receipt: Receipt): Html {
 function sourceRow(s: Source): Html {
   const p = s.provenance;
   return html`<tr>
-    <th scope="row"><code>${s.id}</code></th>
-    <td>${s.type}</td>
-    <td>${s.confidence}</td>
-    <td>
+    <th scope="row" data-label="Source"><code>${s.id}</code></th>
+    <td data-label="Type">${s.type}</td>
+    <td data-label="Confidence">${s.confidence}</td>
+    <td data-label="Admissibility">
       ${s.admissibility ? html`${badge(s.admissibility.state)}${s.admissibility.reason ? html` ${s.admissibility.reason}` : ''}${s.admissibility.required ? ' (required)' : ''}` : 'not stated'}
     </td>
-    <td>${externalLink(s.uri)}</td>
-    <td>
+    <td data-label="URI">${externalLink(s.uri)}</td>
+    <td data-label="Provenance">
       ${p ? html`captured ${time(p.captured_at)}${p.collector ? html`, by <code>${p.collector}</code>` : ''}${p.snapshot_id ? html`, snapshot <code>${p.snapshot_id}</code>` : ''}${p.chain_of_custody?.length ? html`, custody: ${p.chain_of_custody.join(' → ')}` : ''}` : 'none given'}
     </td>
-    <td class="content">${s.content}</td>
+    <td class="content" data-label="Content">${s.content}</td>
   </tr>`;
 }
 
-const neighbour = (label: string, n: ReceiptData['previous'], rel: string) =>
-  n
-    ? html`<li>
-        <a rel="${rel}" href="${receiptHref(n.receipt_id)}"
-          >${label}: sequence ${n.sequence} (${n.receipt_id})</a
-        >
-      </li>`
-    : html`<li>${label}: none readable</li>`;
+/**
+ * A link along the chain, or why there is none, as a reviewer reads it: the first receipt has
+ * no previous one, the newest no next one yet, and a neighbour of another account is not
+ * shown (private reads).
+ */
+function neighbour(label: 'Previous' | 'Next', data: ReceiptData): Html {
+  const n = label === 'Previous' ? data.previous : data.next;
+  const rel = label === 'Previous' ? 'prev' : 'next';
+  if (n)
+    return html`<li>
+      <a rel="${rel}" href="${receiptHref(n.receipt_id)}"
+        >${label}: sequence ${n.sequence} (<code class="hash">${n.receipt_id}</code>)</a
+      >
+    </li>`;
+  const sequence = data.response.receipt.chain.sequence;
+  const why =
+    label === 'Previous'
+      ? sequence <= 1
+        ? 'none, this is the first receipt of the ledger'
+        : `sequence ${sequence - 1} is another account’s receipt, not shown to you`
+      : data.head !== undefined && data.head <= sequence
+        ? 'none yet, this is the newest receipt'
+        : `sequence ${sequence + 1} is not shown to you (another account’s receipt)`;
+  return html`<li>${label}: ${why}</li>`;
+}
+
+/**
+ * The rule rows: every rule of the policy, then what escalated the receipt that is no rule (a
+ * sensitive action without a human approval), so that an escalation's cause is a row of its
+ * own and not only words in the policy reason.
+ */
+function ruleRows(response: ReceiptData['response']): Html[] {
+  const rows = response.policy.rules.map(
+    (r) =>
+      html`<tr>
+        <th scope="row" data-label="Rule"><code>${r.rule}</code></th>
+        <td data-label="Result">${badge(r.passed ? 'PASS' : 'FAIL')}</td>
+        <td data-label="Reason">${r.reason}</td>
+      </tr>`,
+  );
+  if (response.policy.verdict !== 'ESCALATED') return rows;
+  const causes = escalationCausesOf(response.policy.reason, response.policy.rules);
+  // A reason in words this explorer does not know: the whole reason is the cause.
+  const failed = response.policy.rules.some((r) => !r.passed);
+  const shown = causes.length > 0 || failed ? causes : [response.policy.reason];
+  return [
+    ...rows,
+    ...shown.map(
+      (cause) =>
+        html`<tr class="cause">
+          <th scope="row" data-label="Rule">sensitive action</th>
+          <td data-label="Result">${badge('ESCALATED')}</td>
+          <td data-label="Reason">${cause}: a human decides</td>
+        </tr>`,
+    ),
+  ];
+}
 
 /** One receipt: outcome, rules, sources, submitter, policy, chain, disposition, verify, JSON. */
 export function renderReceipt(data: ReceiptData): PageView {
@@ -52,6 +102,7 @@ export function renderReceipt(data: ReceiptData): PageView {
   return {
     title,
     body: html`<h1 id="page-title">${title}</h1>
+      ${decisionSummary(data)}
       <section aria-labelledby="outcome-heading">
         <h2 id="outcome-heading">Outcome</h2>
         <dl class="facts">
@@ -68,7 +119,7 @@ export function renderReceipt(data: ReceiptData): PageView {
           <dt>Claim</dt>
           <dd class="content">${claim.claim}</dd>
           <dt>Claim id</dt>
-          <dd><code>${receipt.claim_id}</code></dd>
+          <dd><code class="hash">${receipt.claim_id}</code></dd>
           <dt>Entity</dt>
           <dd>${claim.entity}</dd>
           ${
@@ -88,16 +139,17 @@ export function renderReceipt(data: ReceiptData): PageView {
           ${
             s.commit
               ? html`<dt>Commit</dt>
-                  <dd><code>${s.commit}</code></dd>`
+                  <dd><code class="hash">${s.commit}</code></dd>`
               : ''
           }
         </dl>
       </section>
       <section aria-labelledby="rules-heading">
         <h2 id="rules-heading">Rules</h2>
-        <table>
+        <table class="rules stack">
           <caption>
-            Each rule of the policy and its reason
+            Each rule of the policy and its
+            reason${response.policy.verdict === 'ESCALATED' ? ', and what escalated it' : ''}
           </caption>
           <thead>
             <tr>
@@ -107,21 +159,14 @@ export function renderReceipt(data: ReceiptData): PageView {
             </tr>
           </thead>
           <tbody>
-            ${response.policy.rules.map(
-              (r) =>
-                html`<tr>
-                  <th scope="row"><code>${r.rule}</code></th>
-                  <td>${badge(r.passed ? 'PASS' : 'FAIL')}</td>
-                  <td>${r.reason}</td>
-                </tr>`,
-            )}
+            ${ruleRows(response)}
           </tbody>
         </table>
       </section>
       <section aria-labelledby="sources-heading">
         <h2 id="sources-heading">Sources</h2>
         <div class="scroll" tabindex="0" role="region" aria-labelledby="sources-heading">
-          <table>
+          <table class="sources stack">
             <caption>
               ${claim.sources.length} sources with their provenance
             </caption>
@@ -177,7 +222,7 @@ export function renderReceipt(data: ReceiptData): PageView {
         </dl>
         <nav aria-label="Along the chain">
           <ul>
-            ${neighbour('Previous', data.previous, 'prev')} ${neighbour('Next', data.next, 'next')}
+            ${neighbour('Previous', data)} ${neighbour('Next', data)}
           </ul>
         </nav>
       </section>

@@ -239,6 +239,20 @@ describe('GET /v1/receipts/search', () => {
     });
   });
 
+  it('include=claims adds each listed receipt’s claim text by receipt_id, and only then', async () => {
+    const page = (await search({ include: 'claims', limit: 2 })) as Page & {
+      claims?: Record<string, string>;
+    };
+    expect(page.claims).toEqual({
+      [r.unicode!.receipt_id as string]: 'Déployer la révision über-schnell',
+      [r.noagent!.receipt_id as string]: 'Rotate credentials of the billing database',
+    });
+    expect(await search({ limit: 2 })).not.toHaveProperty('claims');
+    const bad = await get(t, '/v1/receipts/search', { include: 'everything' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toContain('include');
+  });
+
   it('order=asc lists oldest first', async () => {
     const page = await search({ order: 'asc' });
     expect(page.order).toBe('asc');

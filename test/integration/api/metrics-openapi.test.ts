@@ -81,7 +81,19 @@ function servedRoutes(app: Express): ServedRoute[] {
   return routes;
 }
 
-const openApiPath = (path: string) => path.replace(/[:*](\w+)/g, '{$1}');
+/**
+ * The OpenAPI paths of a served route in `doc`: its own path with {parameters}, or for a tile
+ * wildcard (whose path elements OpenAPI cannot template as one parameter) every template of
+ * its tiles.
+ */
+const openApiPaths = (doc: { paths: object }, path: string): string[] => {
+  if (!path.endsWith('/*path')) return [path.replace(/:(\w+)/g, '{$1}')];
+  const prefix = path.slice(0, -'*path'.length);
+  return Object.keys(doc.paths).filter(
+    (p) =>
+      p.startsWith(prefix) && (prefix.endsWith('/entries/') || !p.startsWith(`${prefix}entries/`)),
+  );
+};
 const KEY_SECURITY = [{ ApiKeyHeader: [] }, { BearerAuth: [] }];
 
 /** Served GET routes that stay public whatever SVC_PUBLIC_READS says. */
@@ -338,10 +350,45 @@ describe('GET /v1/openapi.json', () => {
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
     );
-    const servedKeys = served.map((r) => `${r.method.toUpperCase()} ${openApiPath(r.path)}`);
+    const servedKeys = served.flatMap((r) =>
+      openApiPaths(doc, r.path).map((path) => `${r.method.toUpperCase()} ${path}`),
+    );
     expect([...servedKeys].sort()).toEqual([...documented].sort());
     for (const path of ['/v1/receipts/{id}', '/v1/receipts/search', '/v1/checkout', '/health'])
       expect(doc.paths).toHaveProperty([path]);
+  });
+
+  it('declares the tile routes as templates an OpenAPI client fills, one path element each', () => {
+    const tiles = Object.keys(doc.paths).filter((p) => p.startsWith('/v1/log/tile/'));
+    for (const path of [
+      '/v1/log/tile/{level}/{index}',
+      '/v1/log/tile/{level}/{index}.p/{width}',
+      '/v1/log/tile/{level}/x{group1}/{index}',
+      '/v1/log/tile/entries/{index}',
+      '/v1/log/tile/entries/{index}.p/{width}',
+      '/v1/log/tile/entries/x{group2}/x{group1}/{index}.p/{width}',
+    ])
+      expect(tiles).toContain(path);
+    type Param = { name: string; in: string; required: boolean; schema: Json };
+    for (const path of tiles) {
+      const op = doc.paths[path]!.get! as unknown as { parameters: Param[] };
+      const named = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      expect(op.parameters.map((p) => p.name).sort()).toEqual([...named].sort());
+      for (const p of op.parameters)
+        expect({ path, p }).toMatchObject({
+          path,
+          p: {
+            in: 'path',
+            required: true,
+            schema: { type: 'string', pattern: expect.any(String) },
+          },
+        });
+    }
+    // No path parameter anywhere is an array (which no client can put in a path).
+    for (const item of Object.values(doc.paths))
+      for (const op of Object.values(item) as { parameters?: Param[] }[])
+        for (const p of op.parameters ?? [])
+          if (p.in === 'path') expect(p.schema.type).toBe('string');
   });
 
   it('has unique operation ids, and every operation documents its errors with the Error schema', () => {
@@ -378,7 +425,7 @@ describe('GET /v1/openapi.json', () => {
       expect({ path, security: op.security }).toEqual({ path, security: KEY_SECURITY });
       expect(op.responses).toHaveProperty(['401']);
     }
-    for (const path of [...ALWAYS_PUBLIC_GETS, ...READS].map(openApiPath)) {
+    for (const path of [...ALWAYS_PUBLIC_GETS, ...READS].flatMap((p) => openApiPaths(doc, p))) {
       const op = doc.paths[path]!.get!;
       expect({ path, security: op.security }).toEqual({ path, security: [] });
       expect(op.responses).not.toHaveProperty(['401']);
@@ -397,6 +444,7 @@ describe('GET /v1/openapi.json', () => {
       [
         'after',
         'agent',
+        'include',
         'limit',
         'order',
         'q',
@@ -543,7 +591,15 @@ describe('GET /v1/openapi.json', () => {
       headers: Record<string, Header>;
     };
     expect(Object.keys(limited.headers).sort()).toEqual(
-      ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-Request-Id'].sort(),
+      [
+        'Retry-After',
+        'X-RateLimit-Limit',
+        'X-RateLimit-Remaining',
+        'X-RateLimit-Reset',
+        'X-Request-Id',
+        'X-Svc-Spec',
+        'X-Svc-Version',
+      ].sort(),
     );
 
     // Only on a replay: declared, not required.
@@ -574,6 +630,59 @@ describe('GET /v1/openapi.json', () => {
         }),
       },
     ]);
+  });
+
+  it('declares the service headers on every answer, the budget on errors and Cache-Control on the log', () => {
+    type Header = { required?: boolean };
+    type Answer = { headers?: Record<string, Header> };
+    for (const [path, item] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(item))
+        for (const [status, answer] of Object.entries(op.responses as Record<string, Answer>)) {
+          const at = `${method.toUpperCase()} ${path} ${status}`;
+          const headers = answer.headers ?? {};
+          for (const name of ['X-Svc-Version', 'X-Svc-Spec', 'X-Request-Id'])
+            expect({ at, name, required: headers[name]?.required }).toEqual({
+              at,
+              name,
+              required: true,
+            });
+          // The webhook is never counted; every other error may carry the budget (it is
+          // absent when the error came before the limiter counted the request).
+          if (op.operationId === 'receiveScmWebhook' || Number(status) < 400) continue;
+          for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+            expect({ at, name, declared: name in headers }).toEqual({ at, name, declared: true });
+        }
+    const logAnswers = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/v1/log/tile/') || path === '/v1/log/checkpoint')
+      .map(([path, item]) => [path, item.get!.responses['200'] as Answer] as const);
+    expect(logAnswers.length).toBeGreaterThanOrEqual(13);
+    for (const [path, answer] of logAnswers)
+      expect({ path, cache: answer.headers?.['Cache-Control']?.required }).toEqual({
+        path,
+        cache: true,
+      });
+  });
+
+  it('sends the service headers on errors and Cache-Control on the log', async () => {
+    const error = await request(t.app).get('/v1/receipts/dr-none');
+    expect(error.status).toBe(404);
+    expectCommonHeaders(error);
+    expect(error.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
+    const unsigned = await request(t.app)
+      .post('/v1/webhook/scm')
+      .set('Content-Type', 'application/json')
+      .send('{}');
+    expect(unsigned.status).toBe(401);
+    expect(unsigned.headers['x-svc-version']).toBe((doc.info as { version: string }).version);
+    expect(unsigned.headers['x-svc-spec']).toMatch(/\S/);
+    expect(unsigned.headers['x-request-id']).toMatch(/\S/);
+    await issue(t, await newKey(t));
+    for (const path of [
+      '/v1/log/checkpoint',
+      '/v1/log/tile/0/000.p/1',
+      '/v1/log/tile/entries/000.p/1',
+    ])
+      expect((await request(t.app).get(path)).headers['cache-control']).toMatch(/\S/);
   });
 
   it('sends the headers it declares', async () => {
@@ -615,13 +724,13 @@ describe('GET /v1/openapi.json', () => {
     try {
       const res = await request(closed.app).get('/v1/openapi.json');
       expect(res.status).toBe(200);
-      for (const path of READS.map(openApiPath)) {
+      for (const path of READS.flatMap((p) => openApiPaths(res.body, p))) {
         const op = res.body.paths[path].get;
         expect({ path, security: op.security }).toEqual({ path, security: KEY_SECURITY });
         expect(op.responses).toHaveProperty(['401']);
       }
-      for (const path of ALWAYS_PUBLIC_GETS)
-        expect(res.body.paths[openApiPath(path)].get.security).toEqual([]);
+      for (const path of ALWAYS_PUBLIC_GETS.flatMap((p) => openApiPaths(res.body, p)))
+        expect(res.body.paths[path].get.security).toEqual([]);
       expect((await new Validator().validate(res.body)).valid).toBe(true);
     } finally {
       await closed.close();

@@ -134,6 +134,10 @@ describe('SVC_PUBLIC_READS=false: each key reads only its own account’s receip
     expect(receiptIds(repo.body)).toEqual([w.ids.alice[2]]);
     const agent = await get(w.t, '/v1/receipts/search?agent=bob-bot', w.alice.apiKey);
     expect(agent.body.receipts).toEqual([]);
+    // The claim texts of include=claims are the caller's receipts' only.
+    const texts = await get(w.t, '/v1/receipts/search?include=claims', w.alice.apiKey);
+    expect(Object.keys(texts.body.claims).sort()).toEqual(sorted(w.ids.alice));
+    expect(JSON.stringify(texts.body.claims)).not.toContain('bob');
     const paged = await get(w.t, '/v1/ledger?limit=1', w.bob.apiKey);
     expect(receiptIds(paged.body)).toEqual([w.ids.bob[0]]);
     const next = await get(w.t, `/v1/ledger?limit=1&after=${paged.body.next_after}`, w.bob.apiKey);

@@ -103,4 +103,19 @@ describe('request logging', () => {
     expect(text).not.toContain(record!.id);
     expect(text).not.toContain(record!.keyDigest);
   });
+
+  it.each(['info', 'warn'])(
+    'at %s, the deliberate 503 of checkout is no error: at info, without a stack',
+    async (level) => {
+      const { logger, lines } = capturingLogger(level);
+      t = buildTestApp({ logger });
+      const res = await request(t.app).post('/v1/checkout').send({});
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('payment_not_configured');
+      expect(lines.filter((l) => (l.level as number) >= 40)).toEqual([]);
+      expect(JSON.stringify(lines)).not.toMatch(/"stack"|"err"/);
+      if (level === 'info')
+        expect(lines).toContainEqual(expect.objectContaining({ level: 30, res: { status: 503 } }));
+    },
+  );
 });

@@ -239,6 +239,75 @@ describe('the ledger explorer in a browser', () => {
     await page.close();
   });
 
+  it('no page is wider than a 375 px phone screen, hashes and the verify panel included', async () => {
+    // An escalation, decided, and one still waiting: the pages a reviewer opens from a check run.
+    const agentKey = await newKey(t as never);
+    const reviewerKey = await newKey(t as never);
+    const escalate = async () => {
+      const res = await request(t.app)
+        .post('/v1/evaluate')
+        .set('X-API-Key', agentKey)
+        .send(
+          validClaim({
+            claim: `Grant the deploy-bot write access to acme/infra ${'and every one of its environments '.repeat(6)}`,
+            action: { action_type: 'access_change', target_system: 'github', agent: 'coder-bot' },
+          }),
+        );
+      expect(res.body.decision.verdict).toBe('ESCALATED');
+      return res.body.receipt.receipt_id as string;
+    };
+    const waiting = await escalate();
+    const decidedId = await escalate();
+    const decided = await request(t.app)
+      .post(`/v1/receipts/${decidedId}/disposition`)
+      .set('X-API-Key', reviewerKey)
+      .send({ decision: 'reject', reviewer: { id: 'lead@acme.example' }, reason: 'Too broad' });
+    expect(decided.status).toBe(201);
+    const pages = [
+      '/explorer',
+      '/explorer/receipts',
+      '/explorer/receipts?agent=coder-bot',
+      `/explorer/receipts/${ids[0]}`,
+      `/explorer/receipts/${waiting}`,
+      `/explorer/receipts/${decidedId}`,
+      `/explorer/receipts/${decided.body.receipt.receipt_id as string}`,
+      `/explorer/receipts/${ids[2]}`,
+      '/explorer/pulls?repository=acme%2Fapi&pr=5',
+      '/explorer/keys',
+    ];
+    const page = await browser.context.newPage();
+    const errors = collectErrors(page);
+    await page.setViewportSize({ width: 375, height: 812 });
+    /** The page's width beyond the screen's, and the elements that stick out. */
+    // Evaluated in the page (a string: the tests are type-checked without the DOM's types).
+    const overflow = () =>
+      page.evaluate<{ scrollWidth: number; width: number; wide: string[] }>(`(() => {
+        const width = document.documentElement.clientWidth;
+        const wide = [...document.querySelectorAll('body *')]
+          .filter((e) => e.getBoundingClientRect().right > width + 0.5)
+          .map((e) => e.tagName.toLowerCase() + '.' + e.className)
+          .slice(0, 5);
+        return { scrollWidth: document.documentElement.scrollWidth, width, wide };
+      })()`);
+    for (const path of pages) {
+      expect((await page.goto(`${base}${path}`))?.status()).toBe(200);
+      const measured = await overflow();
+      expect({ path, ...measured }).toEqual({ path, scrollWidth: 375, width: 375, wide: [] });
+      await screenshot(page, `narrow${path.replace(/[^a-z0-9]+/gi, '-')}`.slice(0, 80));
+    }
+    // The verify panel with its result, whose details hold whole hashes.
+    await page.goto(`${base}/explorer/receipts/${ids[1]}`);
+    await page.getByLabel(/The key history this service publishes/).check();
+    expect(await verify(page)).toMatchObject({ valid: 'true' });
+    expect(await overflow()).toEqual({ scrollWidth: 375, width: 375, wide: [] });
+    await screenshot(page, 'narrow-verified');
+    // An error page, too.
+    expect((await page.goto(`${base}/explorer/receipts/dr-none`))?.status()).toBe(404);
+    expect(await overflow()).toEqual({ scrollWidth: 375, width: 375, wide: [] });
+    expect(errors.filter((e) => !/status of 404/.test(e))).toEqual([]);
+    await page.close();
+  });
+
   it('verifies with the published key history', async () => {
     const { page } = await open(`/explorer/receipts/${ids[2]}`);
     await page.getByLabel(/The key history this service publishes/).check();
@@ -333,6 +402,15 @@ describe('the ledger explorer with private reads', () => {
       for (const r of sent) expect(r.url).not.toContain(alice);
       expect(await seriousViolations(page)).toEqual([]);
       await screenshot(page, 'private-receipts');
+      // Drawn in the browser, the list carries the claim texts and fits a phone's screen.
+      expect(listed).toContain('Merge PR #42 after CI passed');
+      await page.setViewportSize({ width: 375, height: 812 });
+      expect(
+        await page.evaluate(
+          'document.documentElement.scrollWidth <= document.documentElement.clientWidth',
+        ),
+      ).toBe(true);
+      await page.setViewportSize({ width: 1280, height: 900 });
 
       // The next page reads with the kept key at once, and verifies with it.
       await page.getByRole('link', { name: aliceId }).click();

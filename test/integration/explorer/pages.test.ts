@@ -87,6 +87,10 @@ describe('explorer pages (public reads)', () => {
     const all = await request(t.app).get('/explorer/receipts');
     expect(all.status).toBe(200);
     for (const id of ids) expect(all.text).toContain(`/explorer/receipts/${id}`);
+    // Each row says what was claimed.
+    const rows = all.text.split('<tr>').slice(2);
+    expect(rows.find((r) => r.includes(ids[1]!))).toContain('Merge the login fix, second push');
+    expect(rows.find((r) => r.includes(ids[0]!))).toContain('Merge the login fix<');
 
     const byAgent = await request(t.app).get('/explorer/receipts?agent=other-agent&repo=&verdict=');
     expect(byAgent.text).toContain(ids[2]);
@@ -138,6 +142,29 @@ describe('explorer pages (public reads)', () => {
     ])
       expect(res.text).toContain(part);
     for (const rule of stored.policy.rules) expect(res.text).toContain(rule.reason);
+    // Nothing on a plain receipt's page reads like an escalation.
+    expect(res.text).not.toContain('id="decision-summary"');
+    expect(res.text).not.toContain('sensitive action');
+  });
+
+  it('says why a receipt has no previous or next one as a reviewer reads it', async () => {
+    const first = textOf((await request(t.app).get(`/explorer/receipts/${ids[0]}`)).text);
+    expect(first).toContain('Previous: none, this is the first receipt of the ledger');
+    expect(first).not.toContain('none readable');
+    const last = textOf((await request(t.app).get(`/explorer/receipts/${ids[2]}`)).text);
+    expect(last).toContain('Next: none yet, this is the newest receipt');
+  });
+
+  it('shows the root hash in base64, as the checkpoint has it, and in hex, as svc-verify ledger prints it', async () => {
+    const note = (await request(t.app).get('/v1/log/checkpoint')).text;
+    const base64 = note.split('\n')[2]!;
+    const hex = Buffer.from(base64, 'base64').toString('hex');
+    expect(hex).toMatch(/^[0-9a-f]{64}$/);
+    for (const path of ['/explorer', '/explorer/keys']) {
+      const text = textOf((await request(t.app).get(path)).text);
+      expect(text).toContain(`Root hash (base64, as in the signed note) ${base64}`);
+      expect(text).toContain(`Root hash (hex, as svc-verify ledger prints it) ${hex}`);
+    }
   });
 
   it('an escalation shows its human decision, and the decision links back to it', async () => {
@@ -157,6 +184,20 @@ describe('explorer pages (public reads)', () => {
     expect(textOf(pending.text)).toContain(
       'No human decision is recorded for this escalation yet.',
     );
+    // Every rule passed: the escalation's cause is a row of its own, with its reason.
+    expect(escalated.body.policy.rules.every((r: { passed: boolean }) => r.passed)).toBe(true);
+    const rules = pending.text.slice(
+      pending.text.indexOf('id="rules-heading"'),
+      pending.text.indexOf('id="sources-heading"'),
+    );
+    expect(textOf(rules)).toContain(
+      'sensitive action ESCALATED access_change requires a human_approval source: a human decides',
+    );
+    // At the top, before the outcome: that it waits for a human.
+    const waiting = pending.text.indexOf('id="decision-summary"');
+    expect(waiting).toBeGreaterThan(-1);
+    expect(waiting).toBeLessThan(pending.text.indexOf('id="outcome-heading"'));
+    expect(textOf(pending.text)).toContain('Waiting for a human decision.');
 
     const decided = await request(t.app)
       .post(`/v1/receipts/${parentId}/disposition`)
@@ -173,6 +214,18 @@ describe('explorer pages (public reads)', () => {
     const parentText = textOf(parentPage.text);
     for (const part of ['Approved', 'lead@acme.example', 'Checked against ticket SEC-12'])
       expect(parentText).toContain(part);
+    // The decision at the top: who, approve or reject, when; before the verdict it overrides.
+    const top = parentPage.text.slice(0, parentPage.text.indexOf('id="outcome-heading"'));
+    const decidedAt = decided.body.receipt.issued_at as string;
+    expect(textOf(top)).toContain('APPROVED Approved by lead@acme.example');
+    expect(top).toContain(`datetime="${decidedAt}"`);
+    expect(top).toContain(`href="/explorer/receipts/${decided.body.receipt.receipt_id as string}"`);
+    // The list says it too.
+    const listed = await request(t.app).get('/explorer/receipts');
+    const row = listed.text
+      .split('<tr>')
+      .find((r) => r.includes(`href="/explorer/receipts/${parentId}"`))!;
+    expect(textOf(row)).toContain('approved by lead@acme.example');
     expect(parentPage.text).toContain(`href="/explorer/receipts/${dispositionId}"`);
     // The reviewer's name is the recording key's to choose: escaped like any claim string.
     expect(parentPage.text).not.toContain('<script>alert');
@@ -181,6 +234,12 @@ describe('explorer pages (public reads)', () => {
     expect(textOf(decisionPage.text)).toContain(
       'This receipt records a human decision on an escalated receipt.',
     );
+    const decisionTop = decisionPage.text.slice(
+      0,
+      decisionPage.text.indexOf('id="outcome-heading"'),
+    );
+    expect(textOf(decisionTop)).toContain('APPROVED Approved by lead@acme.example');
+    expect(decisionTop).toContain(`href="/explorer/receipts/${parentId}"`);
     expect(decisionPage.text).toContain(`href="/explorer/receipts/${parentId}"`);
     expect(decisionPage.text).toContain(escalated.body.receipt.chain.receipt_hash);
 

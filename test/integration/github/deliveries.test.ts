@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sign } from '@octokit/webhooks-methods';
 import nock from 'nock';
+import { pino } from 'pino';
+import { Writable } from 'node:stream';
 import request from 'supertest';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import {
@@ -134,6 +136,38 @@ describe('POST /v1/webhook/scm', () => {
     expect(await t.jobs.runDue()).toBe(2);
     expect(await t.jobs.stats()).toMatchObject({ pending: 0, failed: 0 });
     expect(github.writes).toEqual([]);
+  });
+
+  it('a delivery without an installation is logged once at info, without an error or a stack', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino(
+      { level: 'debug' },
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+          callback();
+        },
+      }),
+    );
+    const t = open({ logger });
+    const github = fakeGitHub(newRepoState());
+    const payload: Record<string, unknown> = pullRequestEvent('opened', pr);
+    delete payload.installation;
+    for (let i = 0; i < 3; i++)
+      expect((await deliver(t, 'pull_request', payload)).status).toBe(202);
+    expect(await t.jobs.runDue()).toBe(3);
+    expect(await t.jobs.stats()).toMatchObject({ pending: 0, failed: 0 });
+    expect(github.writes).toEqual([]);
+    expect(lines.filter((l) => (l.level as number) >= 40)).toEqual([]);
+    expect(JSON.stringify(lines)).not.toContain('"stack"');
+    const acknowledged = lines.filter((l) => l.msg === 'delivery acknowledged, not processed');
+    expect(acknowledged).toHaveLength(3);
+    for (const line of acknowledged)
+      expect(line).toMatchObject({
+        level: 30,
+        event: 'pull_request',
+        reason: expect.stringContaining('installation missing'),
+      });
   });
 
   it('GET is 405 with Allow', async () => {
