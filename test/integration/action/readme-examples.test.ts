@@ -187,7 +187,8 @@ describe('the examples of action/README.md', () => {
     const escalated = JSON.parse(first.receiptText!) as Json;
     expect(escalated.policy).toMatchObject({ name: 'default', verdict: 'ESCALATED' });
 
-    // A reviewer of another account records the approval.
+    // A reviewer records the approval: a key of another account than the one that escalated
+    // (the key the README's disposition step has the operator issue).
     const reviewer = await live.signup();
     const res = await fetch(`${live.url}/v1/receipts/${String(escalated.receipt_id)}/disposition`, {
       method: 'POST',
