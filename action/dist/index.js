@@ -19921,6 +19921,10 @@ var require_lib = __commonJS({
   }
 });
 
+// action/src/index.ts
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
 // node_modules/@actions/core/lib/command.js
 import * as os from "os";
 
@@ -28272,7 +28276,7 @@ async function obtainReceipt(inputs, deps) {
     throw new ActionFailure(`the ${inputs.mode} response carries no receipt`);
   return { receipt: parsed.receipt, response: JSON.parse(res.text), sentClaim };
 }
-async function run(inputs, deps) {
+async function runWith(inputs, deps) {
   const { receipt, response, sentClaim } = await obtainReceipt(inputs, deps);
   const problems = [];
   let verification = null;
@@ -28494,10 +28498,10 @@ function workflowContext() {
     } : null
   };
 }
-async function main() {
+async function run() {
   try {
     const inputs = readInputs((name) => getInput(name), setSecret, process.env);
-    await run(inputs, {
+    await runWith(inputs, {
       info,
       warning,
       setOutput,
@@ -28516,4 +28520,16 @@ async function main() {
     setFailed(error2 instanceof Error ? error2.message : String(error2));
   }
 }
-await main();
+function startedOnThisFile() {
+  const started = process.argv[1];
+  if (!started) return false;
+  try {
+    return realpathSync(started) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+if (startedOnThisFile()) await run();
+export {
+  run
+};

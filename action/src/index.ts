@@ -1,10 +1,15 @@
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import * as core from '@actions/core';
 import { context } from '@actions/github';
 import type { WorkflowContext } from './claim.js';
 import { readInputs } from './inputs.js';
-import { run } from './main.js';
+import { runWith } from './main.js';
 
 // The entry point of the bundle: inputs read into a typed object, one run, one setFailed.
+// `run()` takes no arguments, as @github/local-action and the typescript-action template call
+// it: it reads its own inputs and context. The runner executes this file (node dist/index.js)
+// and it runs itself; imported, by local-action, it only exports run().
 
 function workflowContext(): WorkflowContext {
   const pr = context.payload.pull_request;
@@ -31,10 +36,11 @@ function workflowContext(): WorkflowContext {
   };
 }
 
-async function main(): Promise<void> {
+/** One use of the Action: its inputs, the workflow context and @actions/core's outputs. */
+export async function run(): Promise<void> {
   try {
     const inputs = readInputs((name) => core.getInput(name), core.setSecret, process.env);
-    await run(inputs, {
+    await runWith(inputs, {
       info: core.info,
       warning: core.warning,
       setOutput: core.setOutput,
@@ -55,4 +61,15 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** True when Node was started on this file (the runner), not when it is imported. */
+function startedOnThisFile(): boolean {
+  const started = process.argv[1];
+  if (!started) return false;
+  try {
+    return realpathSync(started) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (startedOnThisFile()) await run();

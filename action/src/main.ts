@@ -169,11 +169,11 @@ async function obtainReceipt(inputs: ActionInputs, deps: ActionDeps): Promise<Ob
 }
 
 /**
- * One use of the Action: obtain a receipt (evaluate, simulate) or read one (verify), verify it
+ * One use of the Action, with its inputs read and its effects injected: obtain a receipt (evaluate, simulate) or read one (verify), verify it
  * offline against a trusted key, write it to the workspace, set the outputs and the summary,
  * then fail the step when trust failed (whatever fail-on says) or the verdict fails fail-on.
  */
-export async function run(inputs: ActionInputs, deps: ActionDeps): Promise<Outcome> {
+export async function runWith(inputs: ActionInputs, deps: ActionDeps): Promise<Outcome> {
   const { receipt, response, sentClaim } = await obtainReceipt(inputs, deps);
   const problems: string[] = [];
   let verification: VerifyResult | null = null;

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { validClaim } from '../../support/claims.js';
@@ -11,14 +13,21 @@ type Json = Record<string, unknown>;
 const README = readFileSync(new URL('../../../action/README.md', import.meta.url), 'utf8');
 const DOCUMENTED_URL = 'https://svc.example.com';
 
+interface DocumentedStep {
+  example: string;
+  with: Record<string, string>;
+  /** The `run:` scripts of the steps before it in its job, which prepare its files. */
+  before: string[];
+}
+
 /** Every step of a ```yaml block of action/README.md that uses this Action, with its inputs. */
-function documentedSteps(): { example: string; with: Record<string, string> }[] {
-  const steps: { example: string; with: Record<string, string> }[] = [];
+function documentedSteps(): DocumentedStep[] {
+  const steps: DocumentedStep[] = [];
   const heading = (at: number) =>
     [...README.slice(0, at).matchAll(/^## (.+)$/gm)].at(-1)?.[1] ?? '(top)';
   for (const block of README.matchAll(/```yaml\n([\s\S]*?)```/g)) {
-    const visit = (node: unknown) => {
-      if (Array.isArray(node)) node.forEach(visit);
+    const visit = (node: unknown, siblings: unknown[] = []) => {
+      if (Array.isArray(node)) node.forEach((n) => visit(n, node as unknown[]));
       else if (node !== null && typeof node === 'object') {
         const step = node as Json;
         if (typeof step.uses === 'string' && /\/svc\/action@/.test(step.uses))
@@ -27,8 +36,12 @@ function documentedSteps(): { example: string; with: Record<string, string> }[] 
             with: Object.fromEntries(
               Object.entries((step.with ?? {}) as Json).map(([k, v]) => [k, String(v)]),
             ),
+            before: siblings
+              .slice(0, siblings.indexOf(node))
+              .map((s) => (s as Json).run)
+              .filter((run): run is string => typeof run === 'string'),
           });
-        else Object.values(step).forEach(visit);
+        else Object.values(step).forEach((n) => visit(n));
       }
     };
     for (const doc of parseAllDocuments(block[1]!)) {
@@ -117,11 +130,28 @@ describe('the examples of action/README.md', () => {
     ]);
   });
 
-  it.each(steps.map((s, i) => [s.example, s, i] as const))(
+  /** The files the `run:` steps before the Action step write, run by bash as a runner would. */
+  function preparedFiles(step: DocumentedStep): Record<string, string> {
+    if (step.before.length === 0) return {};
+    const dir = mkdtempSync(join(tmpdir(), 'svc-action-prepare-'));
+    try {
+      for (const script of step.before)
+        execFileSync('bash', ['-eo', 'pipefail', '-c', fill(script)], { cwd: dir });
+      return Object.fromEntries(
+        readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')]),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  const ESCALATION = 'An escalation decided by a human';
+
+  it.each(steps.filter((s) => s.example !== ESCALATION).map((s, i) => [s.example, s, i] as const))(
     '%s passes as written',
     async (_, step, i) => {
       const inputs = Object.fromEntries(Object.entries(step.with).map(([k, v]) => [k, fill(v)]));
-      const files: Record<string, string> = {};
+      const files = preparedFiles(step);
       if (inputs['receipt-file'])
         files[inputs['receipt-file']] = await storedReceipt(inputs['expected-policy'] ?? 'default');
       // Each example is its own workflow: two context-built claims must not share a claim_id.
@@ -144,4 +174,42 @@ describe('the examples of action/README.md', () => {
       }
     },
   );
+
+  // The escalation example, as its text tells it: the first run fails on the escalation with no
+  // decision yet; a reviewer approves; the re-run (a new attempt of the same run) passes.
+  it('An escalation decided by a human escalates, then passes once approved', async () => {
+    const step = steps.find((s) => s.example === ESCALATION)!;
+    const inputs = Object.fromEntries(Object.entries(step.with).map(([k, v]) => [k, fill(v)]));
+    const first = await runAction(inputs, { env: { GITHUB_ACTION: '__svc_escalation' } });
+    expect(first.code).toBe(1);
+    expect(first.outputs).toMatchObject({ verdict: 'ESCALATED', valid: 'true', disposition: '' });
+    expect(first.errors.join('\n')).toMatch(/verdict ESCALATED.*not ALLOWED and ACCEPTED/);
+    const escalated = JSON.parse(first.receiptText!) as Json;
+    expect(escalated.policy).toMatchObject({ name: 'default', verdict: 'ESCALATED' });
+
+    // A reviewer records the approval: a key of another account than the one that escalated
+    // (the key the README's disposition step has the operator issue).
+    const reviewer = await live.signup();
+    const res = await fetch(`${live.url}/v1/receipts/${String(escalated.receipt_id)}/disposition`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': reviewer.apiKey },
+      body: JSON.stringify({
+        decision: 'approve',
+        reviewer: { id: 'sam@acme.example' },
+        reason: 'release signed off',
+      }),
+    });
+    expect(res.status).toBe(201);
+
+    const again = await runAction(inputs, {
+      env: { GITHUB_ACTION: '__svc_escalation', GITHUB_RUN_ATTEMPT: '2' },
+    });
+    expect({ errors: again.errors, code: again.code }).toEqual({ errors: [], code: 0 });
+    expect(again.outputs).toMatchObject({
+      verdict: 'ESCALATED',
+      valid: 'true',
+      'receipt-id': String(escalated.receipt_id),
+      disposition: 'approve',
+    });
+  });
 });

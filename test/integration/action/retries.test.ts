@@ -8,7 +8,7 @@ import { parsePublicKeyPem } from '@svc/verify';
 import type { WorkflowContext } from '../../../action/src/claim.js';
 import { backoffMs, retryAfterMs } from '../../../action/src/http.js';
 import type { ActionInputs } from '../../../action/src/inputs.js';
-import { run, type ActionDeps } from '../../../action/src/main.js';
+import { runWith, type ActionDeps } from '../../../action/src/main.js';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
 import { validClaim } from '../../support/claims.js';
 
@@ -28,7 +28,7 @@ const CONTEXT: WorkflowContext = {
   pullRequest: null,
 };
 
-// run() in-process with svc stubbed by nock: which answers are retried, how long it waits
+// runWith() in-process with svc stubbed by nock: which answers are retried, how long it waits
 // (sleep is injected and recorded, so nothing waits), and what the step says.
 describe('the Action against 429, 503, 400 and 401', () => {
   let t: TestApp;
@@ -104,7 +104,7 @@ describe('the Action against 429, 503, 400 and 401', () => {
       .reply(429, error(429, 'rate_limited'), { 'Retry-After': '3' })
       .post('/v1/evaluate')
       .reply(200, evaluation, { 'Content-Type': 'application/json' });
-    const outcome = await run(inputs(), deps());
+    const outcome = await runWith(inputs(), deps());
     expect(outcome).toMatchObject({ verdict: 'ALLOWED', valid: true });
     expect(sleeps).toEqual([1000, 3000]);
     expect(logs).toContain('svc answered 503; attempt 2 of 4 in 1.0 s');
@@ -121,7 +121,7 @@ describe('the Action against 429, 503, 400 and 401', () => {
         requests += 1;
         return [503, error(503, 'unavailable')];
       });
-    await expect(run(inputs(), deps())).rejects.toThrow(
+    await expect(runWith(inputs(), deps())).rejects.toThrow(
       'svc is unavailable (503 unavailable: unavailable happened) and still was after 4 attempts.',
     );
     expect(requests).toBe(4);
@@ -133,7 +133,7 @@ describe('the Action against 429, 503, 400 and 401', () => {
       .post('/v1/evaluate')
       .times(4)
       .reply(429, error(429, 'rate_limited'), { 'Retry-After': '1' });
-    await expect(run(inputs(), deps())).rejects.toThrow(
+    await expect(runWith(inputs(), deps())).rejects.toThrow(
       /rate-limiting this API key .* after 4 attempts; wait for the hourly window/,
     );
     expect(sleeps).toEqual([1000, 1000, 1000]);
@@ -144,7 +144,7 @@ describe('the Action against 429, 503, 400 and 401', () => {
     const scope = nock(API)
       .post('/v1/evaluate')
       .reply(429, error(429, 'rate_limited'), { 'Retry-After': '3600' });
-    await expect(run(inputs(), deps())).rejects.toThrow(/asks to retry after 3600 s/);
+    await expect(runWith(inputs(), deps())).rejects.toThrow(/asks to retry after 3600 s/);
     expect(sleeps).toEqual([]);
     scope.done();
   });
@@ -165,7 +165,7 @@ describe('the Action against 429, 503, 400 and 401', () => {
         requests += 1;
         return [status, error(status, code)];
       });
-    await expect(run(inputs(), deps())).rejects.toThrow(message);
+    await expect(runWith(inputs(), deps())).rejects.toThrow(message);
     expect(requests).toBe(1);
     expect(sleeps).toEqual([]);
   });
@@ -181,7 +181,7 @@ describe('the Action against 429, 503, 400 and 401', () => {
       .reply(503, error(503, 'unavailable'))
       .get('/v1/keys/server')
       .reply(200, t.serverKey.publicKeyPem, { 'Content-Type': 'text/plain' });
-    const outcome = await run(
+    const outcome = await runWith(
       inputs({ publicKey: null, keyFingerprint: t.serverKey.keyId }),
       deps(),
     );
@@ -193,7 +193,7 @@ describe('the Action against 429, 503, 400 and 401', () => {
   it('fails a receipt for a claim other than the one it sent', async () => {
     nock(API).post('/v1/evaluate').reply(200, evaluation, { 'Content-Type': 'application/json' });
     const other = { ...claim, claim: 'Something else' };
-    await expect(run(inputs({ claim: other, failOn: 'never' }), deps())).rejects.toThrow(
+    await expect(runWith(inputs({ claim: other, failOn: 'never' }), deps())).rejects.toThrow(
       /commits to other inputs than the claim this step sent/,
     );
   });
