@@ -4,7 +4,7 @@ import { newKeyId } from '../../core/ids.js';
 import type { Receipt } from '../../core/receipt.js';
 import { nativeHashBytes } from '../native-hash.js';
 import { COSIGNATURES_SCHEMA, LOG_TREE_SCHEMA, SqliteLogTree } from './sqlite-log-tree.js';
-import { SIGNING_KEYS_SCHEMA } from './sqlite-signing-keys.js';
+import { SIGNED_REVOCATIONS_SCHEMA, SIGNING_KEYS_SCHEMA } from './sqlite-signing-keys.js';
 
 type Migration = string | ((db: Database) => void);
 
@@ -528,6 +528,7 @@ const MIGRATIONS: Migration[] = [
   SIGNING_KEYS_SCHEMA,
   COSIGNATURES_SCHEMA,
   DISPOSITIONS_SCHEMA,
+  SIGNED_REVOCATIONS_SCHEMA,
 ];
 
 /** The schema version this build writes. */
@@ -541,6 +542,7 @@ export const VERSION_AFTER = {
   signingKeys: MIGRATIONS.indexOf(SIGNING_KEYS_SCHEMA) + 1,
   cosignatures: MIGRATIONS.indexOf(COSIGNATURES_SCHEMA) + 1,
   dispositions: MIGRATIONS.indexOf(DISPOSITIONS_SCHEMA) + 1,
+  signedRevocations: MIGRATIONS.indexOf(SIGNED_REVOCATIONS_SCHEMA) + 1,
 } as const;
 
 /**
