@@ -51,7 +51,7 @@ async function trustedKeys(
       keys: history,
       origin,
       trust: pin
-        ? `the pinned key ${pin} and the ${history.length - 1} other key(s) its signed transitions reach`
+        ? `the pinned key ${pin} and the ${history.length - 1} later key(s) its signed transitions introduce`
         : `the key history this service publishes (${history.length} key(s)), as served: pin a fingerprint obtained elsewhere for an independent check`,
     };
   // A service without a key history yet: its single server key.
