@@ -390,6 +390,46 @@ describe('the log commands under the signing-key history', () => {
       expect(readFileSync(state(), 'utf8')).toBe(keptBefore);
     });
 
+    it('keeps the revocations of the histories it accepted, and refuses a history that drops one', async () => {
+      rmSync(state(), { force: true });
+      rmSync(`${state()}.revocations`, { force: true });
+      const known = JSON.parse(readFileSync(historyFile, 'utf8')) as Json;
+      const at = known.keys[0].activated_at as string;
+      known.keys[0] = {
+        ...known.keys[0],
+        status: 'revoked',
+        revoked_from_sequence: 2,
+        revoked_at: at,
+        revocation: signRevocation(
+          {
+            type: 'svc-key-revocation-v1',
+            log: ORIGIN,
+            key_id: oldKey.keyId,
+            revoked_from_sequence: 2,
+            signer_key_id: newKey.keyId,
+            issued_at: at,
+          },
+          (m) => newKey.sign(m),
+        ),
+      };
+      const checkpoint = await (await fetch(`${after.url}/v1/log/checkpoint`)).text();
+      fake.routes = {
+        '/v1/keys': { body: JSON.stringify(known) },
+        '/v1/log/checkpoint': { body: checkpoint },
+      };
+      let run = await witness(fake.url, '--fingerprint', oldKey.keyId);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const kept = JSON.parse(readFileSync(`${state()}.revocations`, 'utf8')) as Json[];
+      expect(kept).toEqual([known.keys[0].revocation]);
+      // The same log, its history served without the revocation.
+      fake.routes['/v1/keys'] = { body: readFileSync(historyFile, 'utf8') };
+      run = await witness(fake.url, '--fingerprint', oldKey.keyId);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`the history omits the revocation of ${oldKey.keyId}`);
+      rmSync(`${state()}.revocations`, { force: true });
+    });
+
     it('refuses as bad_signature a checkpoint by a key the pin does not reach', async () => {
       writeFileSync(state(), keptBefore);
       const kept = readCheckpointNote(keptBefore)!;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { verifyInBrowser } from '../../../src/explorer/client/verify-in-browser.js';
+import type { VerifyResult } from '@svc/verify';
 import type { ServerKey } from '../../../src/ports/signer.js';
 import type { Store } from '../../../src/ports/store.js';
 import { SigningKeyService } from '../../../src/services/signing-keys.js';
@@ -15,6 +15,16 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 const ORIGIN = 'explorer.example/ledger';
 
+// The browser module is type-checked with the DOM's types (tsconfig.client.json), not with
+// this suite's: it is imported by a path the type-checker does not follow.
+const CLIENT_MODULE = '../../../src/explorer/client/verify-in-browser.js';
+type VerifyInBrowser = (input: {
+  receiptText: string;
+  mode: 'pin' | 'history';
+  fingerprint: string;
+  checkpointText: string;
+}) => Promise<{ result: VerifyResult; trust: string }>;
+
 // The explorer's "verify in this browser" module, its requests answered by a live service
 // except GET /v1/keys, which a test may replace with a history that lies.
 describe('verify in this browser, pinned to a key', () => {
@@ -26,8 +36,10 @@ describe('verify in this browser, pinned to a key', () => {
   let receipt: Json;
   let keysBody: string | null = null;
   const realFetch = globalThis.fetch;
+  let verifyInBrowser: VerifyInBrowser;
 
   beforeAll(async () => {
+    ({ verifyInBrowser } = (await import(CLIENT_MODULE)) as { verifyInBrowser: VerifyInBrowser });
     dir = mkdtempSync(join(tmpdir(), 'svc-explorer-keys-'));
     store = openSqliteStore(join(dir, 'ledger.db'));
     const keys = new SigningKeyService({
@@ -55,7 +67,7 @@ describe('verify in this browser, pinned to a key', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const check = (result: { checks: { name: string; status: string }[] }, name: string) =>
+  const check = (result: VerifyResult, name: string) =>
     result.checks.find((c) => c.name === name)?.status;
 
   it('verifies a genuine receipt under the pin and under the published history', async () => {

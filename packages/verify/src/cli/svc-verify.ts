@@ -28,6 +28,7 @@ import {
   followServedHistory,
   keyHistoryUrl,
   parseKeyHistory,
+  parseRevocation,
   signedRevocationsOf,
   type KeyRevocation,
   type TrustedKey,
@@ -38,6 +39,8 @@ import { submitterLabel, type ParentEvidence, type VerifyResult } from '../verif
 import type { LogKey } from '../tlog/witness.js';
 import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
 import { progressBar } from '../node/progress.js';
+import { writeAtomically } from '../node/atomic-file.js';
+import { canonicalize } from '../canonical.js';
 
 // Imports @svc/verify only, so it starts fast, needs no store and runs where the service is not.
 
@@ -174,7 +177,10 @@ async function fetchKey(url: string): Promise<string> {
  * The keys the pin trusts through the history (the pinned one first), or null when no
  * history is to be followed: only --key, or a service that publishes none.
  */
-async function trustedHistory(values: KeyValues): Promise<TrustedKey[] | null> {
+async function trustedHistory(
+  values: KeyValues,
+  kept: readonly KeyRevocation[] = [],
+): Promise<TrustedKey[] | null> {
   let body: unknown;
   let served = false;
   if (values['key-history'] !== undefined) {
@@ -202,7 +208,7 @@ async function trustedHistory(values: KeyValues): Promise<TrustedKey[] | null> {
         .keyId,
     );
   if (pins.length === 0) return fail('--key-history needs the pinned key: --fingerprint or --key');
-  const seen = await knownRevocations(values['known-history']);
+  const seen = [...kept, ...(await knownRevocations(values['known-history']))];
   // A service that has recorded no key yet publishes an empty history: its server key holds.
   if (served) return attempt('key history', () => followServedHistory(body, pins, { seen }));
   const history = attempt('key history', () => parseKeyHistory(body));
@@ -397,7 +403,9 @@ file holds the last checkpoint this witness accepted (a signed note). Without on
 checkpoint is trusted on first use and written there. With one, the new checkpoint must be
 of the same origin and no smaller; a larger one must come with a consistency proof
 (<svc>/v1/log/consistency?from=<kept size>&to=<new size>) that verifies. Then the state file
-is replaced atomically; on any refusal it is left as it was.
+is replaced atomically; on any refusal it is left as it was. Following a history, the signed
+key revocations of every history it accepted are kept in <state>.revocations: a later history
+that drops one of them (for a key the pin trusts) is refused, exit 2.
 
   --state <file>              the witness's state: the last accepted checkpoint
   --url <svc>                 the svc base URL
@@ -459,7 +467,11 @@ const keyOptions = {
  * (--key-history, or GET /v1/keys of --key-url), else the single pinned key. A --fingerprint
  * without --key-url or --key reads the key history from the log's own --url.
  */
-async function logKeys(values: KeyValues, url: string | undefined): Promise<LogKey[]> {
+async function logKeys(
+  values: KeyValues,
+  url: string | undefined,
+  kept: readonly KeyRevocation[] = [],
+): Promise<LogKey[]> {
   const keyValues =
     values.fingerprint !== undefined &&
     values.key === undefined &&
@@ -467,8 +479,22 @@ async function logKeys(values: KeyValues, url: string | undefined): Promise<LogK
     url !== undefined
       ? { ...values, 'key-url': url }
       : values;
-  const history = await trustedHistory(keyValues);
+  const history = await trustedHistory(keyValues, kept);
   return history ?? [(await trustedKey(keyValues)).raw];
+}
+
+/** The revocations a witness kept (`<state>.revocations`, a JSON array); none before the first. */
+async function keptRevocations(path: string): Promise<KeyRevocation[]> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    return fail(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  const list = attempt(path, () => parseStrictJson(text));
+  if (!Array.isArray(list)) return fail(`${path}: expected a JSON array of key revocations`);
+  return list.map((entry, i) => attempt(path, () => parseRevocation(entry, `revocation ${i}`)!));
 }
 
 async function witnessCommand(args: string[]): Promise<number> {
@@ -485,11 +511,20 @@ async function witnessCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) return fail(`witness: unexpected argument ${positionals[0]}`);
   if (!values.state) return fail('witness needs --state <file>');
   if (!values.url) return fail('witness needs --url <svc base URL>');
-  const result = await witness({
-    state: values.state,
-    url: values.url,
-    keys: await logKeys(values, values.url),
-  });
+  // The signed revocations of the histories this witness accepted, kept beside its state: a
+  // later history that drops one is refused.
+  const revocationsFile = `${values.state}.revocations`;
+  const kept = await keptRevocations(revocationsFile);
+  const keys = await logKeys(values, values.url, kept);
+  const result = await witness({ state: values.state, url: values.url, keys });
+  if (result.ok) {
+    const seen = new Map(kept.map((r) => [canonicalize(r), r]));
+    for (const key of keys)
+      if (!ArrayBuffer.isView(key) && key.record.revocation)
+        seen.set(canonicalize(key.record.revocation), key.record.revocation);
+    if (seen.size > kept.length)
+      await writeAtomically(revocationsFile, `${JSON.stringify([...seen.values()], null, 2)}\n`);
+  }
   if (values.json) console.log(JSON.stringify(result, null, 2));
   else if (result.ok) console.log(result.reason);
   if (!result.ok) {
