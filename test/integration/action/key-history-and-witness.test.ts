@@ -296,6 +296,36 @@ describe('the bundled Action, key history and log witness', () => {
       );
     });
 
+    it('refuses a checkpoint by a key put before the pin with a transition it signed itself', async () => {
+      const kept = readFileSync(state(), 'utf8');
+      const { size, root } = readCheckpointNote(kept)!;
+      const forgedKey = newServerKey();
+      const history = forgedPrefixHistory(
+        JSON.parse(await served('/v1/keys')) as never,
+        newKey,
+        forgedKey,
+      );
+      fake.routes = {
+        '/v1/keys': { body: JSON.stringify(history) },
+        '/v1/log/checkpoint': { body: signCheckpoint(ORIGIN, size, root, forgedKey) },
+      };
+      const run = await runAction(
+        {
+          'api-url': fake.url,
+          mode: 'verify',
+          'receipt-file': 'new.json',
+          'key-fingerprint': newKey.keyId,
+          'witness-state': state(),
+          'fail-on': 'never',
+        },
+        { files: { 'new.json': newReceipt } },
+      );
+      expect(run.code).toBe(1);
+      expect(run.errors[0]).toContain('svc log witness REFUSED (bad_signature): ');
+      expect(run.outputs).toMatchObject({ valid: 'false', 'log-witness': 'bad_signature' });
+      expect(readFileSync(state(), 'utf8')).toBe(kept);
+    });
+
     it('needs a pinned key and api-url, and leaves a state that is no checkpoint alone', async () => {
       let run = await runAction({
         'api-url': after.url,
