@@ -26654,8 +26654,10 @@ function serverKeyUrl(url) {
 
 // packages/verify/src/key-history.ts
 var KEY_TRANSITION_TYPE = "svc-key-transition-v1";
+var KEY_REVOCATION_TYPE = "svc-key-revocation-v1";
 var SIGNING_KEY_STATUSES = ["current", "retired", "revoked"];
 var transitionStatementBytes = (statement) => canonicalBytes(statement);
+var revocationStatementBytes = (statement) => canonicalBytes(statement);
 function coverageProblem(key, sequence) {
   const signed = key.last_sequence === null ? `sequences from ${key.first_sequence}` : `sequences ${key.first_sequence} to ${key.last_sequence}`;
   if (sequence < key.first_sequence || key.last_sequence !== null && sequence > key.last_sequence)
@@ -26684,11 +26686,28 @@ function parseTransition(value, where) {
     return refuse2(`${where}: transition statement is not a ${KEY_TRANSITION_TYPE} statement`);
   return { statement: s, signature: value.signature };
 }
+function parseRevocation(value, where) {
+  if (value === null) return null;
+  if (!isObject(value) || !isObject(value.statement) || !isString(value.signature))
+    return refuse2(`${where}: revocation must be {statement, signature}`);
+  const s = value.statement;
+  const keys = Object.keys(s).sort().join(",");
+  if (keys !== "issued_at,key_id,log,revoked_from_sequence,signer_key_id,type" || s.type !== KEY_REVOCATION_TYPE || !isString(s.log) || !isString(s.key_id) || !isSequence(s.revoked_from_sequence) || !isString(s.signer_key_id) || !isString(s.issued_at))
+    return refuse2(`${where}: revocation statement is not a ${KEY_REVOCATION_TYPE} statement`);
+  return { statement: s, signature: value.signature };
+}
 function parseSigningKeyRecord(value, where) {
   if (!isObject(value)) return refuse2(`${where} is not an object`);
   const v = value;
   if (!isString(v.key_id) || !strOrNull(v.public_key_pem) || !strOrNull(v.verifier_key) || !SIGNING_KEY_STATUSES.includes(v.status) || !isSequence(v.first_sequence) || !(v.last_sequence === null || Number.isSafeInteger(v.last_sequence) && v.last_sequence >= 0) || !isString(v.activated_at) || !strOrNull(v.retired_at) || !seqOrNull(v.revoked_from_sequence) || !strOrNull(v.revoked_at))
     return refuse2(`${where} lacks key_id, public_key_pem, status, first_sequence or last_sequence`);
+  const revocation = parseRevocation(v.revocation ?? null, where);
+  if (revocation && (revocation.statement.key_id !== v.key_id || revocation.statement.revoked_from_sequence !== v.revoked_from_sequence || revocation.statement.issued_at !== v.revoked_at))
+    return refuse2(
+      `${where} (${v.key_id}): its revocation statement does not match revoked_from_sequence and revoked_at`
+    );
+  if (v.status === "revoked" !== (v.revoked_from_sequence !== null))
+    return refuse2(`${where} (${v.key_id}): status and revoked_from_sequence disagree`);
   return {
     key_id: v.key_id,
     public_key_pem: v.public_key_pem,
@@ -26700,7 +26719,8 @@ function parseSigningKeyRecord(value, where) {
     retired_at: v.retired_at,
     revoked_from_sequence: v.revoked_from_sequence,
     revoked_at: v.revoked_at,
-    transition: parseTransition(v.transition, where)
+    transition: parseTransition(v.transition, where),
+    revocation
   };
 }
 function parseKeyHistory(value) {
@@ -26710,10 +26730,10 @@ function parseKeyHistory(value) {
   return list.map((entry, i) => parseSigningKeyRecord(entry, `keys[${i}]`));
 }
 var keyHistoryUrl = (url) => serverKeyUrl(url).replace(/\/server$/, "");
-function followServedHistory(body, pinnedKeyId, options = {}) {
+function followServedHistory(body, pins, options = {}) {
   const listed = isObject(body) ? body.keys : void 0;
   if (Array.isArray(listed) && listed.length === 0) return null;
-  return followKeyTransitions(parseKeyHistory(body), pinnedKeyId, options);
+  return followKeyTransitions(parseKeyHistory(body), pins, options);
 }
 function rawKeyOf(record, where) {
   const raw = record.public_key_pem === null ? null : rawPublicKeyFromPem(record.public_key_pem);
@@ -26724,10 +26744,16 @@ function rawKeyOf(record, where) {
     return refuse2(`${where}: its public key has fingerprint ${keyIdOf(raw)}, not ${record.key_id}`);
   return raw;
 }
-function followKeyTransitions(history, pinnedKeyId, options = {}) {
+function followKeyTransitions(history, pins, options = {}) {
   const verify2 = options.verify ?? verifyEd25519Strict;
-  const start = history.findIndex((k) => k.key_id === pinnedKeyId);
-  if (start < 0) return refuse2(`the pinned key ${pinnedKeyId} is not in the history`);
+  const pinned = new Set(typeof pins === "string" ? [pins] : pins);
+  if (pinned.size === 0) return refuse2("no pinned key");
+  let start = history.length;
+  for (const pin of pinned) {
+    const at = history.findIndex((k) => k.key_id === pin);
+    if (at < 0) return refuse2(`the pinned key ${pin} is not in the history`);
+    start = Math.min(start, at);
+  }
   for (let i = 1; i < history.length; i++) {
     const before = history[i - 1];
     const key = history[i];
@@ -26744,6 +26770,13 @@ function followKeyTransitions(history, pinnedKeyId, options = {}) {
     record: history[i]
   });
   let origin = options.origin;
+  const checkOrigin = (log, where, what) => {
+    origin ??= log;
+    if (log !== origin)
+      refuse2(
+        `${where}: the ${what} is for log ${JSON.stringify(log)}, not ${JSON.stringify(origin)}`
+      );
+  };
   const checkLink = (i, previous, next) => {
     const where = `keys[${i}]`;
     const t = next.record.transition;
@@ -26763,11 +26796,7 @@ function followKeyTransitions(history, pinnedKeyId, options = {}) {
       return refuse2(
         `${where}: the transition says the key starts at ${s.first_sequence}, the history says ${next.record.first_sequence}`
       );
-    origin ??= s.log;
-    if (s.log !== origin)
-      return refuse2(
-        `${where}: the transition is for log ${JSON.stringify(s.log)}, not ${JSON.stringify(origin)}`
-      );
+    checkOrigin(s.log, where, "transition");
     const signature = fromBase64(t.signature);
     if (!signature || !verify2(signature, transitionStatementBytes(s), previous.raw))
       return refuse2(`${where}: the transition is not signed by the previous key ${previous.keyId}`);
@@ -26775,13 +26804,35 @@ function followKeyTransitions(history, pinnedKeyId, options = {}) {
   const chain = [trusted(start)];
   for (let i = start + 1; i < history.length; i++) {
     const next = trusted(i);
-    checkLink(i, chain[chain.length - 1], next);
+    if (!pinned.has(next.keyId) || next.record.transition !== null)
+      checkLink(i, chain[chain.length - 1], next);
     chain.push(next);
   }
-  for (let i = start; i > 0 && history[i].transition !== null; i--) {
-    const previous = trusted(i - 1);
-    checkLink(i, previous, chain[0]);
-    chain.unshift(previous);
+  const revocationProblem = (r, where) => {
+    const s = r.statement;
+    const signer = chain.find((k) => k.keyId === s.signer_key_id);
+    if (!signer)
+      return `${where}: the revocation is signed by ${s.signer_key_id}, a key the pin does not trust`;
+    checkOrigin(s.log, where, "revocation");
+    const signature = fromBase64(r.signature);
+    return signature && verify2(signature, revocationStatementBytes(s), signer.raw) ? null : `${where}: the revocation is not signed by ${s.signer_key_id}`;
+  };
+  chain.forEach((key, j) => {
+    const revocation = key.record.revocation;
+    const problem = revocation && revocationProblem(revocation, `keys[${start + j}]`);
+    if (problem) refuse2(problem);
+  });
+  for (const [n, seen] of (options.seen ?? []).entries()) {
+    const s = seen.statement;
+    const key = chain.find((k) => k.keyId === s.key_id);
+    if (!key) continue;
+    const problem = revocationProblem(seen, `known revocation ${n}`);
+    if (problem) refuse2(problem);
+    const from = key.record.revoked_from_sequence;
+    if (from === null || from > s.revoked_from_sequence)
+      refuse2(
+        `the history omits the revocation of ${s.key_id} from sequence ${s.revoked_from_sequence} (signed by ${s.signer_key_id} at ${s.issued_at}) that this verifier has seen${from === null ? "" : `: it says revoked from ${from}`}`
+      );
   }
   return chain;
 }

@@ -13,7 +13,7 @@ import {
   serverKeyFromPem,
 } from '../secrets/server-key.js';
 import { logOriginFor } from '../services/log-origin.js';
-import { SigningKeyService } from '../services/signing-keys.js';
+import { SigningKeyError, SigningKeyService } from '../services/signing-keys.js';
 
 type Out = (line: string) => void;
 
@@ -29,6 +29,7 @@ export const describeSigningKey = (k: SigningKeyRecord): string =>
       ? `revoked from ${k.revoked_from_sequence} at ${k.revoked_at}`
       : null,
     k.transition ? `transition from ${k.transition.statement.previous_key_id}` : 'no transition',
+    k.revocation ? `revocation signed by ${k.revocation.statement.signer_key_id}` : null,
     k.public_key_pem === null ? 'public key unknown' : null,
   ]
     .filter((part) => part !== null)
@@ -117,7 +118,16 @@ export async function signingKeyCommands(
       } catch {
         return usage(`key_id must be "sha256:" followed by 64 hex digits, got "${target}"`);
       }
-      const history = await service.revoke(keyId, Number(from));
+      // The service's own key (the newest of the history) signs the revocation statement.
+      if (!oldKey)
+        throw new Error(
+          `no signing key to sign the revocation with: neither SVC_SIGNING_KEY nor ${keyFile} is there`,
+        );
+      await service.register(oldKey).catch((error: unknown) => {
+        // A key revoked or retired already is still the newest: it signs what comes after it.
+        if (!(error instanceof SigningKeyError)) throw error;
+      });
+      const history = await service.revoke(keyId, Number(from), oldKey);
       out(describeSigningKey(history.find((k) => k.key_id === keyId)!));
       return 0;
     }

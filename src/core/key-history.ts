@@ -1,12 +1,15 @@
 import {
+  revocationStatementBytes,
   toBase64,
   transitionStatementBytes,
+  type KeyRevocation,
+  type KeyRevocationStatement,
   type KeyTransition,
   type KeyTransitionStatement,
 } from '@svc/verify';
 
-// The service's side of the signing-key history (contract §9): signing the statement that
-// hands over to a new key, and folding the ledger into runs of keys. Reading and checking a
+// The service's side of the signing-key history (contract §9): signing the statements that
+// hand over to a new key and that revoke one, and folding the ledger into runs of keys. Reading and checking a
 // history is the verifier's (@svc/verify).
 
 /** Signs a statement with the previous key. */
@@ -15,6 +18,14 @@ export function signTransition(
   sign: (message: Uint8Array) => Uint8Array,
 ): KeyTransition {
   return { statement, signature: toBase64(sign(transitionStatementBytes(statement))) };
+}
+
+/** Signs a revocation statement with the key it names as signer. */
+export function signRevocation(
+  statement: KeyRevocationStatement,
+  sign: (message: Uint8Array) => Uint8Array,
+): KeyRevocation {
+  return { statement, signature: toBase64(sign(revocationStatementBytes(statement))) };
 }
 
 /** A run of consecutive receipts whose first attestation names the same key. */

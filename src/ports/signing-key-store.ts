@@ -1,4 +1,4 @@
-import type { SigningKeyRecord } from '@svc/verify';
+import type { KeyRevocation, SigningKeyRecord } from '@svc/verify';
 import type { KeyRun } from '../core/key-history.js';
 
 /** What a key change sees, read inside the store's transaction. */
@@ -19,8 +19,13 @@ export interface SigningKeyChange {
   insert?: SigningKeyRecord[];
   /** current (or revoked while current) → its last_sequence and retired_at are set once. */
   retire?: { key_id: string; last_sequence: number; retired_at: string };
-  /** current or retired → revoked from a sequence, once. */
-  revoke?: { key_id: string; revoked_from_sequence: number; revoked_at: string };
+  /** current or retired → revoked from a sequence, once, with the signed statement. */
+  revoke?: {
+    key_id: string;
+    revoked_from_sequence: number;
+    revoked_at: string;
+    revocation: KeyRevocation;
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  KEY_REVOCATION_TYPE,
   KEY_TRANSITION_TYPE,
   pemFromRawPublicKey,
   rawPublicKeyFromPem,
@@ -6,7 +7,7 @@ import {
   toBase64,
   verifierKey,
 } from '@svc/verify';
-import { signTransition } from '../core/key-history.js';
+import { signRevocation, signTransition } from '../core/key-history.js';
 import { SvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { ServerKey } from '../ports/signer.js';
@@ -69,6 +70,7 @@ export class SigningKeyService {
       retired_at: null,
       revoked_from_sequence: null,
       revoked_at: null,
+      revocation: null,
       ...fields,
     };
   }
@@ -170,6 +172,7 @@ export class SigningKeyService {
         revoked_from_sequence: null,
         revoked_at: null,
         transition: null,
+        revocation: null,
       });
     }
     const last = records[records.length - 1];
@@ -239,12 +242,26 @@ export class SigningKeyService {
     });
   }
 
-  /** Marks `keyId` revoked: its receipts at or after `fromSequence` fail verification. */
-  async revoke(keyId: string, fromSequence: number): Promise<SigningKeyRecord[]> {
+  /**
+   * Marks `keyId` revoked: its receipts at or after `fromSequence` fail verification. `signer`,
+   * the newest key of the history (the service's own), signs the revocation statement, so that
+   * a verifier trusting that key can hold a served history to it.
+   */
+  async revoke(
+    keyId: string,
+    fromSequence: number,
+    signer: ServerKey,
+  ): Promise<SigningKeyRecord[]> {
     this.cached = null;
     return this.deps.store.change((state) => {
       const key = state.history.find((k) => k.key_id === keyId);
       if (!key) throw new SvcError('not_found', `no key ${keyId} in the history`);
+      const last = newest(state.history)!;
+      // The newest key is trusted by every verifier whose pin reaches the revoked key.
+      if (last.key_id !== signer.keyId)
+        throw new SigningKeyError(
+          `the newest key of the history is ${last.key_id}, but the key given to sign the revocation is ${signer.keyId}`,
+        );
       if (key.status === 'revoked')
         throw new SvcError(
           'validation_failed',
@@ -260,8 +277,20 @@ export class SigningKeyService {
           'validation_failed',
           `--from-sequence must be from ${key.first_sequence} to ${end} (the sequences key ${keyId} signed${key.last_sequence === null ? ', or the next one' : ''})`,
         );
+      const at = this.now();
+      const revocation = signRevocation(
+        {
+          type: KEY_REVOCATION_TYPE,
+          log: this.deps.origin,
+          key_id: keyId,
+          revoked_from_sequence: fromSequence,
+          signer_key_id: signer.keyId,
+          issued_at: at,
+        },
+        (message) => signer.sign(message),
+      );
       return {
-        revoke: { key_id: keyId, revoked_from_sequence: fromSequence, revoked_at: this.now() },
+        revoke: { key_id: keyId, revoked_from_sequence: fromSequence, revoked_at: at, revocation },
       };
     });
   }

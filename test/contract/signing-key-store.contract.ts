@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { SigningKeyRecord } from '@svc/verify';
+import type { KeyRevocation, SigningKeyRecord } from '@svc/verify';
 import type { ServerKey } from '../../src/ports/signer.js';
 import type { SigningKeyState } from '../../src/ports/signing-key-store.js';
 import type { Store } from '../../src/ports/store.js';
@@ -22,7 +22,21 @@ const record = (key: ServerKey, fields: Partial<SigningKeyRecord> = {}): Signing
   revoked_from_sequence: null,
   revoked_at: null,
   transition: null,
+  revocation: null,
   ...fields,
+});
+
+/** A revocation statement as the port stores it (the store checks no signature). */
+const revocationOf = (keyId: string): KeyRevocation => ({
+  statement: {
+    type: 'svc-key-revocation-v1',
+    log: ORIGIN,
+    key_id: keyId,
+    revoked_from_sequence: 1,
+    signer_key_id: keyId,
+    issued_at: '2026-01-02T00:00:00.000Z',
+  },
+  signature: 'AA==',
 });
 
 /** The signing-key history port (ports/signing-key-store.ts) as every store keeps it. */
@@ -151,15 +165,30 @@ export function describeSigningKeyContract(name: string, open: () => Promise<Sto
       ).rejects.toHaveProperty('message', expect.any(String));
       await expect(
         store.signingKeys.change(() => ({
-          revoke: { key_id: 'sha256:unknown', revoked_from_sequence: 1, revoked_at: at },
+          revoke: {
+            key_id: 'sha256:unknown',
+            revoked_from_sequence: 1,
+            revoked_at: at,
+            revocation: revocationOf('sha256:unknown'),
+          },
         })),
       ).rejects.toHaveProperty('message', expect.any(String));
       await store.signingKeys.change(() => ({
-        revoke: { key_id: a.keyId, revoked_from_sequence: 1, revoked_at: at },
+        revoke: {
+          key_id: a.keyId,
+          revoked_from_sequence: 1,
+          revoked_at: at,
+          revocation: revocationOf(a.keyId),
+        },
       }));
       await expect(
         store.signingKeys.change(() => ({
-          revoke: { key_id: a.keyId, revoked_from_sequence: 1, revoked_at: at },
+          revoke: {
+            key_id: a.keyId,
+            revoked_from_sequence: 1,
+            revoked_at: at,
+            revocation: revocationOf(a.keyId),
+          },
         })),
       ).rejects.toHaveProperty('message', expect.any(String));
       // A key_id is added once.
@@ -180,7 +209,12 @@ export function describeSigningKeyContract(name: string, open: () => Promise<Sto
       ]);
       // Revoking the current key keeps it revoked when it is later retired.
       await store.signingKeys.change(() => ({
-        revoke: { key_id: b.keyId, revoked_from_sequence: 1, revoked_at: at },
+        revoke: {
+          key_id: b.keyId,
+          revoked_from_sequence: 1,
+          revoked_at: at,
+          revocation: revocationOf(b.keyId),
+        },
       }));
       await store.signingKeys.change(() => ({
         retire: { key_id: b.keyId, last_sequence: 0, retired_at: at },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,12 +12,30 @@ import { ManualClock, newServerKey } from '../support/harness.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
 import { readLeaves, signCheckpoint, writeLogDir } from '../support/log-dir.js';
 import { runNode } from '../fixtures/run-node.js';
+import { signRevocation } from '../../src/core/key-history.js';
+import { forgedPrefixHistory } from '../support/forged-key.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 import { startScriptedServer, type ScriptedServer } from '../support/scripted-server.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const ORIGIN = 'log-history.example/ledger';
+
+/** A log leaf whose attestation is replaced by one `key` makes over the same core. */
+const resign = (leaf: Uint8Array, key: Pick<ServerKey, 'keyId' | 'sign'>) => {
+  const { core } = JSON.parse(Buffer.from(leaf).toString('utf8')) as Json;
+  const coreText = canonicalize(core);
+  const attestations = [
+    {
+      signer: 'svc-server',
+      algorithm: 'Ed25519',
+      key_id: key.keyId,
+      signature: toBase64(key.sign(utf8Bytes(coreText))),
+      timestamp: core.issued_at,
+    },
+  ];
+  return utf8Bytes(`{"attestations":${canonicalize(attestations)},"core":${coreText}}`);
+};
 
 // `svc-verify ledger` and `svc-verify witness` across a real signing-key rotation: two
 // services over one store, the old one handing over with `SigningKeyService.rotate` (as
@@ -120,26 +138,44 @@ describe('the log commands under the signing-key history', () => {
       expect(table.stdout).toContain('LEDGER OK');
     });
 
-    it('pinned to the new key, audits the retired key’s receipts too', async () => {
-      const run = await audit(
-        '--url',
-        after.url,
-        '--fingerprint',
-        newKey.keyId,
-        '--key-url',
-        after.url,
-      );
+    it('pinned to the new key, audits the retired key’s receipts only when it is pinned too', async () => {
+      const alone = await audit('--url', after.url, '--fingerprint', newKey.keyId);
+      expect(alone.code).toBe(1);
+      expect(alone.report).toMatchObject({ ok: false, signatures_verified: 3 });
+      const both = ['--fingerprint', newKey.keyId, '--fingerprint', oldKey.keyId];
+      const run = await audit('--url', after.url, ...both, '--key-url', after.url);
       expect(run.code).toBe(0);
       expect(run.report).toMatchObject({ ok: true, signatures_verified: 6 });
-      const file = await audit(
-        '--url',
-        after.url,
+      const file = await audit('--url', after.url, ...both, '--key-history', historyFile);
+      expect(file.code).toBe(0);
+    });
+
+    it('does not trust a key put before the pin with a transition it signed itself', async () => {
+      const forgedKey = newServerKey();
+      const served = JSON.parse(readFileSync(historyFile, 'utf8')) as never;
+      const forgedHistory = file(
+        'forged-prefix.json',
+        JSON.stringify(forgedPrefixHistory(served, newKey, forgedKey)),
+      );
+      // Every leaf and the checkpoint signed by the forged key.
+      expect((await svc('log', 'export', path('log-genuine'))).code).toBe(0);
+      const leaves = readLeaves((p) => readFileSync(path(`log-genuine/${p}`)), 6);
+      writeLogDir(
+        path('log-forged-prefix'),
+        leaves.map((leaf) => resign(leaf, forgedKey)),
+        ORIGIN,
+        forgedKey,
+      );
+      const run = await audit(
+        '--dir',
+        path('log-forged-prefix'),
         '--fingerprint',
         newKey.keyId,
         '--key-history',
-        historyFile,
+        forgedHistory,
       );
-      expect(file.code).toBe(0);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('REFUSED (bad_signature)');
     });
 
     it('fails pinned to an unrelated key, and to the old key alone without its history', async () => {
@@ -180,6 +216,8 @@ describe('the log commands under the signing-key history', () => {
         path('log'),
         '--fingerprint',
         newKey.keyId,
+        '--fingerprint',
+        oldKey.keyId,
         '--key-url',
         after.url,
       );
@@ -188,20 +226,6 @@ describe('the log commands under the signing-key history', () => {
 
     it('fails a leaf signed by a key of the history that did not sign its sequence, or by a key outside it', async () => {
       const leaves = readLeaves((p) => readFileSync(path(`log/${p}`)), 6);
-      const resign = (leaf: Uint8Array, key: Pick<ServerKey, 'keyId' | 'sign'>) => {
-        const { core } = JSON.parse(Buffer.from(leaf).toString('utf8')) as Json;
-        const coreText = canonicalize(core);
-        const attestations = [
-          {
-            signer: 'svc-server',
-            algorithm: 'Ed25519',
-            key_id: key.keyId,
-            signature: toBase64(key.sign(utf8Bytes(coreText))),
-            timestamp: core.issued_at,
-          },
-        ];
-        return utf8Bytes(`{"attestations":${canonicalize(attestations)},"core":${coreText}}`);
-      };
       const other = newServerKey();
       for (const [name, key, reason] of [
         [
@@ -311,6 +335,101 @@ describe('the log commands under the signing-key history', () => {
       }
     });
 
+    it('does not trust a key put before the pin with a transition it signed itself', async () => {
+      rmSync(state(), { force: true });
+      const forgedKey = newServerKey();
+      const served = JSON.parse(readFileSync(historyFile, 'utf8')) as never;
+      const genuine = readCheckpointNote(
+        await (await fetch(`${after.url}/v1/log/checkpoint`)).text(),
+      )!;
+      fake.routes = {
+        '/v1/keys': { body: JSON.stringify(forgedPrefixHistory(served, newKey, forgedKey)) },
+        '/v1/log/checkpoint': {
+          body: signCheckpoint(ORIGIN, genuine.size + 1, genuine.root, forgedKey),
+        },
+      };
+      const run = await witness(fake.url, '--fingerprint', newKey.keyId);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('REFUSED (bad_signature)');
+      expect(existsSync(state())).toBe(false);
+    });
+
+    it('refuses a history that drops a revocation it was shown before', async () => {
+      writeFileSync(state(), keptBefore);
+      const known = JSON.parse(readFileSync(historyFile, 'utf8')) as Json;
+      const at = known.keys[0].activated_at as string;
+      known.keys[0] = {
+        ...known.keys[0],
+        status: 'revoked',
+        revoked_from_sequence: 2,
+        revoked_at: at,
+        revocation: signRevocation(
+          {
+            type: 'svc-key-revocation-v1',
+            log: ORIGIN,
+            key_id: oldKey.keyId,
+            revoked_from_sequence: 2,
+            signer_key_id: newKey.keyId,
+            issued_at: at,
+          },
+          (m) => newKey.sign(m),
+        ),
+      };
+      const knownFile = file('known-keys.json', JSON.stringify(known));
+      const run = await witness(
+        after.url,
+        '--fingerprint',
+        oldKey.keyId,
+        '--known-history',
+        knownFile,
+      );
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(
+        `the history omits the revocation of ${oldKey.keyId} from sequence 2 (signed by ${newKey.keyId} at ${at}) that this verifier has seen`,
+      );
+      expect(readFileSync(state(), 'utf8')).toBe(keptBefore);
+    });
+
+    it('keeps the revocations of the histories it accepted, and refuses a history that drops one', async () => {
+      rmSync(state(), { force: true });
+      rmSync(`${state()}.revocations`, { force: true });
+      const known = JSON.parse(readFileSync(historyFile, 'utf8')) as Json;
+      const at = known.keys[0].activated_at as string;
+      known.keys[0] = {
+        ...known.keys[0],
+        status: 'revoked',
+        revoked_from_sequence: 2,
+        revoked_at: at,
+        revocation: signRevocation(
+          {
+            type: 'svc-key-revocation-v1',
+            log: ORIGIN,
+            key_id: oldKey.keyId,
+            revoked_from_sequence: 2,
+            signer_key_id: newKey.keyId,
+            issued_at: at,
+          },
+          (m) => newKey.sign(m),
+        ),
+      };
+      const checkpoint = await (await fetch(`${after.url}/v1/log/checkpoint`)).text();
+      fake.routes = {
+        '/v1/keys': { body: JSON.stringify(known) },
+        '/v1/log/checkpoint': { body: checkpoint },
+      };
+      let run = await witness(fake.url, '--fingerprint', oldKey.keyId);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const kept = JSON.parse(readFileSync(`${state()}.revocations`, 'utf8')) as Json[];
+      expect(kept).toEqual([known.keys[0].revocation]);
+      // The same log, its history served without the revocation.
+      fake.routes['/v1/keys'] = { body: readFileSync(historyFile, 'utf8') };
+      run = await witness(fake.url, '--fingerprint', oldKey.keyId);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`the history omits the revocation of ${oldKey.keyId}`);
+      rmSync(`${state()}.revocations`, { force: true });
+    });
+
     it('refuses as bad_signature a checkpoint by a key the pin does not reach', async () => {
       writeFileSync(state(), keptBefore);
       const kept = readCheckpointNote(keptBefore)!;
@@ -330,13 +449,15 @@ describe('the log commands under the signing-key history', () => {
   // Last: the revocation changes the history the tests above follow.
   describe('revocation', () => {
     it('fails the receipts of a revoked key from the sequence it is revoked from', async () => {
-      await keys.revoke(oldKey.keyId, 2);
+      await keys.revoke(oldKey.keyId, 2, newKey);
       const run = await verify(
         'ledger',
         '--url',
         after.url,
         '--fingerprint',
         newKey.keyId,
+        '--fingerprint',
+        oldKey.keyId,
         '--json',
       );
       expect(run.code).toBe(1);

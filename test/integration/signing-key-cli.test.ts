@@ -1,8 +1,10 @@
+import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import jcs from 'canonicalize';
 import { systemClock } from '../../src/ports/clock.js';
 import { loadServerKey } from '../../src/secrets/server-key.js';
 import { SigningKeyService } from '../../src/services/signing-keys.js';
@@ -84,5 +86,37 @@ describe('svc signing-key', () => {
     );
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no key');
+  });
+
+  it('revokes with a statement the current key signs', async () => {
+    const current = loadServerKey({ dataDir }).key;
+    const run = await cli('signing-key', 'revoke', current.keyId, '--from-sequence', '1');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`revocation signed by ${current.keyId}`);
+    const store = openSqliteStore(join(dataDir, 'ledger.db'));
+    let revocation;
+    try {
+      revocation = (await store.signingKeys.list()).find(
+        (k) => k.key_id === current.keyId,
+      )!.revocation!;
+    } finally {
+      await store.close();
+    }
+    expect(revocation.statement).toMatchObject({
+      type: 'svc-key-revocation-v1',
+      log: 'svc.example/cli',
+      key_id: current.keyId,
+      revoked_from_sequence: 1,
+      signer_key_id: current.keyId,
+    });
+    // Checked with node:crypto over another RFC 8785 implementation's bytes.
+    const ok = cryptoVerify(
+      null,
+      Buffer.from(jcs(revocation.statement)!, 'utf8'),
+      createPublicKey(current.publicKeyPem),
+      Buffer.from(revocation.signature, 'base64'),
+    );
+    expect(ok).toBe(true);
   });
 });

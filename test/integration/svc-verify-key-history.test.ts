@@ -10,6 +10,8 @@ import type { Store } from '../../src/ports/store.js';
 import { ManualClock, newServerKey } from '../support/harness.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
 import { runNode } from '../fixtures/run-node.js';
+import { forgedPrefixHistory, resignReceipt } from '../support/forged-key.js';
+import { startScriptedServer } from '../support/scripted-server.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -79,10 +81,56 @@ describe('svc-verify across a key rotation', () => {
     expect(run.stdout).toContain(`key           ${newKey.keyId}`);
   });
 
-  it('pinned to the new key, verifies both receipts', async () => {
+  it('pinned to the new key, trusts the old key only when it is pinned too', async () => {
+    let run = await cli(newReceipt, '--fingerprint', newKey.keyId, '--key-history', historyFile);
+    expect(run.code).toBe(0);
+    run = await cli(oldReceipt, '--fingerprint', newKey.keyId, '--key-history', historyFile);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^FAIL\s+signature_valid/m);
     for (const receipt of [oldReceipt, newReceipt]) {
-      const run = await cli(receipt, '--fingerprint', newKey.keyId, '--key-history', historyFile);
+      run = await cli(
+        receipt,
+        '--fingerprint',
+        newKey.keyId,
+        '--fingerprint',
+        oldKey.keyId,
+        '--key-history',
+        historyFile,
+      );
+      expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
+    }
+  });
+
+  it('does not trust a key put before the pin with a transition it signed itself', async () => {
+    const served = (await (await fetch(`${after.url}/v1/keys`)).json()) as never;
+    const forgedKey = newServerKey();
+    const history = forgedPrefixHistory(served, newKey, forgedKey);
+    const forgedReceipt = file(
+      'forged-receipt.json',
+      JSON.stringify(
+        resignReceipt(JSON.parse(readFileSync(newReceipt, 'utf8')) as Json, forgedKey),
+      ),
+    );
+    const fake = await startScriptedServer();
+    try {
+      fake.routes = { '/v1/keys': { body: JSON.stringify(history) } };
+      for (const source of [
+        ['--key-url', fake.url],
+        ['--key-history', file('forged-prefix.json', JSON.stringify(history))],
+      ]) {
+        const run = await cli(
+          forgedReceipt,
+          '--fingerprint',
+          newKey.keyId,
+          ...source,
+          '--require-proceed',
+        );
+        expect(run.code).toBe(1);
+        expect(run.stdout).toMatch(/^FAIL\s+signature_valid\s+no Ed25519 attestation by key/m);
+      }
+    } finally {
+      await fake.close();
     }
   });
 

@@ -3,7 +3,7 @@ import { keyIdOf, rawPublicKeyFromPem, verifyEd25519Strict } from './ed25519.js'
 import { fromBase64 } from './encoding.js';
 import { VerifyError } from './errors.js';
 import { publicKeyProblem, serverKeyUrl } from './public-key.js';
-import type { Ed25519Verify } from './verify.js';
+import type { Ed25519Verify } from './ed25519.js';
 import { isObject } from './json.js';
 
 // The signing-key history of a ledger (contract §9): every key that ever signed, the sequences
@@ -12,6 +12,7 @@ import { isObject } from './json.js';
 // refusal is a thrown VerifyError carrying the reason, never a crash.
 
 export const KEY_TRANSITION_TYPE = 'svc-key-transition-v1';
+export const KEY_REVOCATION_TYPE = 'svc-key-revocation-v1';
 
 export const SIGNING_KEY_STATUSES = ['current', 'retired', 'revoked'] as const;
 export type SigningKeyStatus = (typeof SIGNING_KEY_STATUSES)[number];
@@ -39,6 +40,30 @@ export interface KeyTransition {
   signature: string;
 }
 
+/**
+ * What a key of the history signs when it revokes a key (itself or an earlier one): the
+ * UTF-8 bytes of this object's RFC 8785 canonical form (`revocationStatementBytes`) are the
+ * Ed25519 message. A verifier trusts it only when `signer_key_id` is a key it trusts.
+ */
+export interface KeyRevocationStatement {
+  type: typeof KEY_REVOCATION_TYPE;
+  /** The log's origin. */
+  log: string;
+  /** The revoked key. */
+  key_id: string;
+  /** Receipts and checkpoints of the revoked key at or after this sequence are refused. */
+  revoked_from_sequence: number;
+  /** The key that signs the statement. */
+  signer_key_id: string;
+  issued_at: string;
+}
+
+/** A revocation statement with the signer's signature over its canonical bytes (base64). */
+export interface KeyRevocation {
+  statement: KeyRevocationStatement;
+  signature: string;
+}
+
 /** One key of the history, as stored and as `GET /v1/keys` serves it. */
 export interface SigningKeyRecord {
   /** `sha256:<hex>` of the DER SubjectPublicKeyInfo, as `attestations[].key_id`. */
@@ -59,10 +84,20 @@ export interface SigningKeyRecord {
   revoked_at: string | null;
   /** The statement, signed by the previous key, that introduced this key; null for the first. */
   transition: KeyTransition | null;
+  /**
+   * The signed statement that revoked this key; null unless revoked (and for a revocation
+   * recorded before revocations were signed, which a verifier honours as served: it only
+   * withdraws trust). Absent from histories served before it existed: read as null.
+   */
+  revocation: KeyRevocation | null;
 }
 
 /** The bytes a transition signature covers: UTF-8 of the statement's JCS form. */
 export const transitionStatementBytes = (statement: KeyTransitionStatement): Uint8Array =>
+  canonicalBytes(statement);
+
+/** The bytes a revocation signature covers: UTF-8 of the statement's JCS form. */
+export const revocationStatementBytes = (statement: KeyRevocationStatement): Uint8Array =>
   canonicalBytes(statement);
 
 /** Whether `key` may have signed the receipt at `sequence`; the reason when it may not. */
@@ -117,6 +152,26 @@ function parseTransition(value: unknown, where: string): KeyTransition | null {
   return { statement: s as unknown as KeyTransitionStatement, signature: value.signature };
 }
 
+/** A `{statement, signature}` revocation, checked for shape; null for null. */
+export function parseRevocation(value: unknown, where: string): KeyRevocation | null {
+  if (value === null) return null;
+  if (!isObject(value) || !isObject(value.statement) || !isString(value.signature))
+    return refuse(`${where}: revocation must be {statement, signature}`);
+  const s = value.statement;
+  const keys = Object.keys(s).sort().join(',');
+  if (
+    keys !== 'issued_at,key_id,log,revoked_from_sequence,signer_key_id,type' ||
+    s.type !== KEY_REVOCATION_TYPE ||
+    !isString(s.log) ||
+    !isString(s.key_id) ||
+    !isSequence(s.revoked_from_sequence) ||
+    !isString(s.signer_key_id) ||
+    !isString(s.issued_at)
+  )
+    return refuse(`${where}: revocation statement is not a ${KEY_REVOCATION_TYPE} statement`);
+  return { statement: s as unknown as KeyRevocationStatement, signature: value.signature };
+}
+
 /** One entry of an untrusted history, checked for shape. */
 export function parseSigningKeyRecord(value: unknown, where: string): SigningKeyRecord {
   if (!isObject(value)) return refuse(`${where} is not an object`);
@@ -137,6 +192,19 @@ export function parseSigningKeyRecord(value: unknown, where: string): SigningKey
     !strOrNull(v.revoked_at)
   )
     return refuse(`${where} lacks key_id, public_key_pem, status, first_sequence or last_sequence`);
+  const revocation = parseRevocation(v.revocation ?? null, where);
+  // A statement that says something else than the record it is served with is a tampered one.
+  if (
+    revocation &&
+    (revocation.statement.key_id !== v.key_id ||
+      revocation.statement.revoked_from_sequence !== v.revoked_from_sequence ||
+      revocation.statement.issued_at !== v.revoked_at)
+  )
+    return refuse(
+      `${where} (${v.key_id}): its revocation statement does not match revoked_from_sequence and revoked_at`,
+    );
+  if ((v.status === 'revoked') !== (v.revoked_from_sequence !== null))
+    return refuse(`${where} (${v.key_id}): status and revoked_from_sequence disagree`);
   return {
     key_id: v.key_id,
     public_key_pem: v.public_key_pem,
@@ -149,6 +217,7 @@ export function parseSigningKeyRecord(value: unknown, where: string): SigningKey
     revoked_from_sequence: v.revoked_from_sequence,
     revoked_at: v.revoked_at,
     transition: parseTransition(v.transition, where),
+    revocation,
   };
 }
 
@@ -166,19 +235,31 @@ export function parseKeyHistory(value: unknown): SigningKeyRecord[] {
  */
 export const keyHistoryUrl = (url: string): string => serverKeyUrl(url).replace(/\/server$/, '');
 
+/** What following a history takes besides the history and the pins. */
+export interface FollowOptions {
+  /** The log's origin every statement must name; else the first statement's. */
+  origin?: string;
+  verify?: Ed25519Verify;
+  /**
+   * Signed revocations this verifier has seen before (kept in its state, or given to it): a
+   * history that no longer holds one of them, for a key the pins trust, is refused.
+   */
+  seen?: readonly KeyRevocation[];
+}
+
 /**
- * The keys `pinnedKeyId` trusts through a history as a service served it (the parsed body of
+ * The keys `pins` trust through a history as a service served it (the parsed body of
  * `GET /v1/keys`), as `followKeyTransitions` finds them; null when the service lists no key
  * yet, so that its single server key holds. A history that is refused throws, with the reason.
  */
 export function followServedHistory(
   body: unknown,
-  pinnedKeyId: string,
-  options: { verify?: Ed25519Verify } = {},
+  pins: string | readonly string[],
+  options: FollowOptions = {},
 ): TrustedKey[] | null {
   const listed = isObject(body) ? body.keys : undefined;
   if (Array.isArray(listed) && listed.length === 0) return null;
-  return followKeyTransitions(parseKeyHistory(body), pinnedKeyId, options);
+  return followKeyTransitions(parseKeyHistory(body), pins, options);
 }
 
 /** The raw key of a record, refused when it has none or the PEM does not match its key_id. */
@@ -193,24 +274,33 @@ function rawKeyOf(record: SigningKeyRecord, where: string): Uint8Array {
 }
 
 /**
- * The keys a relying party that pinned `pinnedKeyId` can trust, in history order: the pinned
- * key, every later key reached by a transition statement signed by its predecessor, and every
- * earlier key that signed the transition to the key after it (so the chain of statements
- * links each to the pin). Refuses a history whose keys do not partition the ledger in order
- * (a gap, an overlap, a reordering), a later key without a valid transition, and any
- * transition on the way that does not name the right keys and sequence or is not signed by the
- * key before it. Earlier keys stop at the first one without a transition (keys adopted from
- * receipts signed before the history existed): the pin vouches for none of those.
- * Revocations are taken as served: they only ever withdraw trust.
+ * The keys a relying party that pinned `pins` (one key id or several) can trust, in history
+ * order: the pinned keys, and every key after the earliest of them that a transition
+ * statement signed by the key before it introduces. Trust runs forward only: a key before a
+ * pin is trusted only when it is pinned itself, however its successor's statement is signed
+ * (anyone can make a key and sign a statement handing over from it to the pinned one).
+ *
+ * Refuses a history whose keys do not partition the ledger in order (a gap, an overlap, a
+ * reordering); a pin it does not hold; a trusted key without a valid transition (one that
+ * does not name the right keys and sequence or is not signed by the key before it), unless
+ * that key is pinned and carries none; a trusted key's revocation statement not signed by a
+ * trusted key; and a history that lacks a revocation of `options.seen` for a trusted key.
+ * A revocation recorded without a statement is honoured as served: it only withdraws trust.
  */
 export function followKeyTransitions(
   history: readonly SigningKeyRecord[],
-  pinnedKeyId: string,
-  options: { origin?: string; verify?: Ed25519Verify } = {},
+  pins: string | readonly string[],
+  options: FollowOptions = {},
 ): TrustedKey[] {
   const verify = options.verify ?? verifyEd25519Strict;
-  const start = history.findIndex((k) => k.key_id === pinnedKeyId);
-  if (start < 0) return refuse(`the pinned key ${pinnedKeyId} is not in the history`);
+  const pinned = new Set(typeof pins === 'string' ? [pins] : pins);
+  if (pinned.size === 0) return refuse('no pinned key');
+  let start = history.length;
+  for (const pin of pinned) {
+    const at = history.findIndex((k) => k.key_id === pin);
+    if (at < 0) return refuse(`the pinned key ${pin} is not in the history`);
+    start = Math.min(start, at);
+  }
   for (let i = 1; i < history.length; i++) {
     const before = history[i - 1]!;
     const key = history[i]!;
@@ -227,6 +317,13 @@ export function followKeyTransitions(
     record: history[i]!,
   });
   let origin = options.origin;
+  const checkOrigin = (log: string, where: string, what: string): void => {
+    origin ??= log;
+    if (log !== origin)
+      refuse(
+        `${where}: the ${what} is for log ${JSON.stringify(log)}, not ${JSON.stringify(origin)}`,
+      );
+  };
   /** Checks the transition that introduced history[i], signed by history[i - 1]. */
   const checkLink = (i: number, previous: TrustedKey, next: TrustedKey): void => {
     const where = `keys[${i}]`;
@@ -247,11 +344,7 @@ export function followKeyTransitions(
       return refuse(
         `${where}: the transition says the key starts at ${s.first_sequence}, the history says ${next.record.first_sequence}`,
       );
-    origin ??= s.log;
-    if (s.log !== origin)
-      return refuse(
-        `${where}: the transition is for log ${JSON.stringify(s.log)}, not ${JSON.stringify(origin)}`,
-      );
+    checkOrigin(s.log, where, 'transition');
     const signature = fromBase64(t.signature);
     if (!signature || !verify(signature, transitionStatementBytes(s), previous.raw))
       return refuse(`${where}: the transition is not signed by the previous key ${previous.keyId}`);
@@ -259,15 +352,57 @@ export function followKeyTransitions(
   const chain = [trusted(start)];
   for (let i = start + 1; i < history.length; i++) {
     const next = trusted(i);
-    checkLink(i, chain[chain.length - 1]!, next);
+    // A pinned key needs no statement to be trusted; one it carries must still hold.
+    if (!pinned.has(next.keyId) || next.record.transition !== null)
+      checkLink(i, chain[chain.length - 1]!, next);
     chain.push(next);
   }
-  for (let i = start; i > 0 && history[i]!.transition !== null; i--) {
-    const previous = trusted(i - 1);
-    checkLink(i, previous, chain[0]!);
-    chain.unshift(previous);
+  /** Why a revocation is not one a trusted key signed, or null when it is. */
+  const revocationProblem = (r: KeyRevocation, where: string): string | null => {
+    const s = r.statement;
+    const signer = chain.find((k) => k.keyId === s.signer_key_id);
+    if (!signer)
+      return `${where}: the revocation is signed by ${s.signer_key_id}, a key the pin does not trust`;
+    checkOrigin(s.log, where, 'revocation');
+    const signature = fromBase64(r.signature);
+    return signature && verify(signature, revocationStatementBytes(s), signer.raw)
+      ? null
+      : `${where}: the revocation is not signed by ${s.signer_key_id}`;
+  };
+  chain.forEach((key, j) => {
+    const revocation = key.record.revocation;
+    const problem = revocation && revocationProblem(revocation, `keys[${start + j}]`);
+    if (problem) refuse(problem);
+  });
+  for (const [n, seen] of (options.seen ?? []).entries()) {
+    const s = seen.statement;
+    const key = chain.find((k) => k.keyId === s.key_id);
+    // A revocation of a key the pins do not trust changes nothing here.
+    if (!key) continue;
+    const problem = revocationProblem(seen, `known revocation ${n}`);
+    if (problem) refuse(problem);
+    const from = key.record.revoked_from_sequence;
+    if (from === null || from > s.revoked_from_sequence)
+      refuse(
+        `the history omits the revocation of ${s.key_id} from sequence ${s.revoked_from_sequence} (signed by ${s.signer_key_id} at ${s.issued_at}) that this verifier has seen${from === null ? '' : `: it says revoked from ${from}`}`,
+      );
   }
   return chain;
+}
+
+/** The signed revocations of a history: what a verifier keeps to hold later histories to. */
+export const signedRevocationsOf = (history: readonly SigningKeyRecord[]): KeyRevocation[] =>
+  history.flatMap((k) => (k.revocation ? [k.revocation] : []));
+
+/**
+ * The earliest key from which the history's own transition statements lead, unbroken, to its
+ * newest key: where a reader that takes a published history as served starts following it.
+ * It is no pin: the service that serves the history chooses it.
+ */
+export function publishedChainStart(history: readonly SigningKeyRecord[]): string {
+  let i = history.length - 1;
+  while (i > 0 && history[i]!.transition !== null) i--;
+  return history[i]?.key_id ?? '';
 }
 
 /** The sequence a receipt claims: the signed position (v2), else its chain member (v1). */

@@ -152,6 +152,23 @@ const keyTransitionSchema = z
   })
   .meta({ id: 'KeyTransition' });
 
+const keyRevocationSchema = z
+  .object({
+    statement: z.object({
+      type: z.literal('svc-key-revocation-v1'),
+      log: z.string(),
+      key_id: z.string().meta({ description: 'The revoked key.' }),
+      revoked_from_sequence: z.int(),
+      signer_key_id: z.string().meta({ description: 'The key that signs the statement.' }),
+      issued_at: z.string(),
+    }),
+    signature: z.string().meta({
+      description:
+        'Ed25519 signature (base64) by signer_key_id over the UTF-8 bytes of the RFC 8785 canonical form of statement.',
+    }),
+  })
+  .meta({ id: 'KeyRevocation' });
+
 export const signingKeySchema = z
   .object({
     key_id: z.string().meta({ description: 'attestations[].key_id: sha256 of the SPKI DER.' }),
@@ -175,6 +192,10 @@ export const signingKeySchema = z
     transition: keyTransitionSchema
       .nullable()
       .meta({ description: 'The statement introducing this key, signed by the one before it.' }),
+    revocation: keyRevocationSchema.nullable().meta({
+      description:
+        'The statement revoking this key, signed by the newest key when it was revoked; null unless revoked (or revoked before revocations were signed).',
+    }),
   })
   .meta({ id: 'SigningKey' });
 

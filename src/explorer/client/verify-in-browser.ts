@@ -9,9 +9,11 @@ import {
   offlineInclusionEvidence,
   parseFingerprint,
   parseInclusionProof,
+  parseKeyHistory,
   parsePublicKeyPem,
   parseReceiptInput,
   parseTrustedCheckpoint,
+  publishedChainStart,
   verifyReceipt,
   type ParentEvidence,
   type PublicKey,
@@ -39,18 +41,17 @@ async function trustedKeys(
   const served = await getJson<unknown>('/v1/keys');
   const origin = isObject(served) && typeof served.origin === 'string' ? served.origin : null;
   const listed = isObject(served) && Array.isArray(served.keys) ? (served.keys as Json[]) : [];
-  // Published-history mode trusts the history from its current key back along the signed
-  // transitions; pin mode only what the pinned key reaches.
-  const start =
-    pin ??
-    String(listed.find((k) => k.status === 'current')?.key_id ?? listed.at(-1)?.key_id ?? '');
+  // Pin mode trusts the pinned key and the keys its signed transitions introduce after it,
+  // never one before it. Published-history mode takes the service's word: it starts where
+  // the history's own transitions, unbroken, lead to its newest key.
+  const start = pin ?? (listed.length > 0 ? publishedChainStart(parseKeyHistory(served)) : '');
   const history = listed.length > 0 ? followServedHistory(served, start) : null;
   if (history)
     return {
       keys: history,
       origin,
       trust: pin
-        ? `the pinned key ${pin} and the ${history.length - 1} other key(s) its signed transitions reach`
+        ? `the pinned key ${pin} and the ${history.length - 1} later key(s) its signed transitions introduce`
         : `the key history this service publishes (${history.length} key(s)), as served: pin a fingerprint obtained elsewhere for an independent check`,
     };
   // A service without a key history yet: its single server key.

@@ -39,6 +39,8 @@ const toRecord = ({
 }: SigningKeyDocument): SigningKeyRecord => ({
   key_id: _id,
   ...rest,
+  // Keys written before revocations were signed have no field.
+  revocation: rest.revocation ?? null,
 });
 
 /**
@@ -135,10 +137,10 @@ export class MongoSigningKeys implements SigningKeyStore {
       if (done.modifiedCount !== 1) refused(`retiring ${key_id}`);
     }
     if (change.revoke) {
-      const { key_id, revoked_from_sequence, revoked_at } = change.revoke;
+      const { key_id, revoked_from_sequence, revoked_at, revocation } = change.revoke;
       const done = await this.keys.updateOne(
         { _id: key_id, status: { $in: ['current', 'retired'] }, revoked_from_sequence: null },
-        { $set: { status: 'revoked', revoked_from_sequence, revoked_at } },
+        { $set: { status: 'revoked', revoked_from_sequence, revoked_at, revocation } },
         { session },
       );
       if (done.modifiedCount !== 1) refused(`revoking ${key_id}`);

@@ -457,6 +457,17 @@ const DROP_OUTBOX = `
   DROP TABLE outbox;
 `;
 
+/**
+ * Revocations are signed statements (contract §9): the statement is kept with the key, set
+ * by the revocation and never changed after.
+ */
+const SIGNED_REVOCATIONS_SCHEMA = `
+  ALTER TABLE signing_keys ADD COLUMN revocation_json TEXT;
+  CREATE TRIGGER signing_keys_revocation_fixed BEFORE UPDATE ON signing_keys
+    WHEN OLD.revocation_json IS NOT NULL AND NEW.revocation_json IS NOT OLD.revocation_json
+    BEGIN SELECT RAISE(ABORT, 'a signing key''s revocation statement never changes'); END;
+`;
+
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1. A
 // migration's text is frozen once released (existing ledgers ran it as it was), so a later
 // one repeats the statements it needs rather than share them with an earlier one: sharing
@@ -661,6 +672,7 @@ const MIGRATIONS: Migration[] = [
   COSIGNATURES_SCHEMA,
   DISPOSITIONS_SCHEMA,
   DROP_OUTBOX,
+  SIGNED_REVOCATIONS_SCHEMA,
 ];
 
 /** The schema version this build writes. */
@@ -675,6 +687,7 @@ export const VERSION_AFTER = {
   cosignatures: MIGRATIONS.indexOf(COSIGNATURES_SCHEMA) + 1,
   dispositions: MIGRATIONS.indexOf(DISPOSITIONS_SCHEMA) + 1,
   dropOutbox: MIGRATIONS.indexOf(DROP_OUTBOX) + 1,
+  signedRevocations: MIGRATIONS.indexOf(SIGNED_REVOCATIONS_SCHEMA) + 1,
 } as const;
 
 /**

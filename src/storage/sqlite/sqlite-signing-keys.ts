@@ -19,6 +19,8 @@ interface Row {
   revoked_from_sequence: number | null;
   revoked_at: string | null;
   transition_json: string | null;
+  /** Absent on a ledger from before signed revocations until its migration runs. */
+  revocation_json?: string | null;
 }
 
 const toRecord = (row: Row): SigningKeyRecord => ({
@@ -33,6 +35,7 @@ const toRecord = (row: Row): SigningKeyRecord => ({
   revoked_from_sequence: row.revoked_from_sequence,
   revoked_at: row.revoked_at,
   transition: row.transition_json === null ? null : JSON.parse(row.transition_json),
+  revocation: row.revocation_json ? JSON.parse(row.revocation_json) : null,
 });
 
 /** The history in the ledger's file; every change runs under BEGIN IMMEDIATE with the head. */
@@ -54,7 +57,7 @@ function prepare(db: Database) {
       WHERE key_id = @key_id`),
     revoke: db.prepare(`
       UPDATE signing_keys SET status = 'revoked', revoked_from_sequence = @revoked_from_sequence,
-        revoked_at = @revoked_at WHERE key_id = @key_id`),
+        revoked_at = @revoked_at, revocation_json = @revocation_json WHERE key_id = @key_id`),
     current: db.prepare<[], { key_id: string }>(
       "SELECT key_id FROM signing_keys WHERE status = 'current'",
     ),
@@ -114,13 +117,24 @@ export class SqliteSigningKeys implements SigningKeyStore {
         throw new Error(
           `signing keys: retiring ${change.retire.key_id} is not an allowed transition`,
         );
-      if (change.revoke && this.q.revoke.run(change.revoke).changes !== 1)
+      if (
+        change.revoke &&
+        this.q.revoke.run({
+          key_id: change.revoke.key_id,
+          revoked_from_sequence: change.revoke.revoked_from_sequence,
+          revoked_at: change.revoke.revoked_at,
+          revocation_json: JSON.stringify(change.revoke.revocation),
+        }).changes !== 1
+      )
         throw new Error(
           `signing keys: revoking ${change.revoke.key_id} is not an allowed transition`,
         );
       for (const record of change.insert ?? []) {
+        // A key is inserted unrevoked: its revocation, if any, comes later through `revoke`.
+        const { revocation, ...columns } = record;
+        if (revocation) throw new Error('signing keys: a key is inserted without a revocation');
         this.q.insert.run({
-          ...record,
+          ...columns,
           transition_json: record.transition === null ? null : JSON.stringify(record.transition),
         });
       }

@@ -11,6 +11,7 @@ import { ManualClock, newServerKey } from '../../support/harness.js';
 import { startLiveService, type LiveService } from '../../support/live-service.js';
 import { signCheckpoint } from '../../support/log-dir.js';
 import { runAction } from './run-action.js';
+import { forgedPrefixHistory, resignReceipt } from '../../support/forged-key.js';
 import { startScriptedServer, type ScriptedServer } from '../../support/scripted-server.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -88,7 +89,7 @@ describe('the bundled Action, key history and log witness', () => {
       );
     });
 
-    it('pinned to the new key, verifies a stored receipt of the retired key the history covers', async () => {
+    it('pinned to the new key, does not trust a receipt of the retired key before it', async () => {
       const run = await runAction(
         {
           'api-url': after.url,
@@ -98,11 +99,32 @@ describe('the bundled Action, key history and log witness', () => {
         },
         { files: { 'old.json': oldReceipt } },
       );
-      expect(run.errors).toEqual([]);
-      expect(run.code).toBe(0);
-      expect(run.outputs).toMatchObject({ verdict: 'ALLOWED', valid: 'true' });
-      expect(run.summary).toContain(`| Key | <code>${oldKey.keyId}</code> from`);
-      expect(run.summary).toContain('(an earlier key, linked to key-fingerprint by 1 signed');
+      expect(run.code).toBe(1);
+      expect(run.outputs.valid).toBe('false');
+    });
+
+    it('does not trust a key put before the pin with a transition it signed itself', async () => {
+      const forgedKey = newServerKey();
+      const history = forgedPrefixHistory(
+        JSON.parse(await served('/v1/keys')) as never,
+        newKey,
+        forgedKey,
+      );
+      fake.routes = { '/v1/keys': { body: JSON.stringify(history) } };
+      const forged = resignReceipt(JSON.parse(newReceipt) as Json, forgedKey);
+      const run = await runAction(
+        {
+          'api-url': fake.url,
+          mode: 'verify',
+          'receipt-file': 'forged.json',
+          'key-fingerprint': newKey.keyId,
+        },
+        { files: { 'forged.json': JSON.stringify(forged) } },
+      );
+      expect(run.code).toBe(1);
+      expect(run.outputs.valid).toBe('false');
+      expect(run.errors[0]).toContain('svc receipt not trusted');
+      expect(run.errors[0]).toContain(`no Ed25519 attestation by key ${newKey.keyId}`);
     });
 
     it('refuses a history whose transition is not signed by the previous key', async () => {
@@ -143,7 +165,7 @@ describe('the bundled Action, key history and log witness', () => {
           'api-url': fake.url,
           mode: 'verify',
           'receipt-file': 'r.json',
-          'key-fingerprint': newKey.keyId,
+          'key-fingerprint': oldKey.keyId,
         },
         { files: { 'r.json': JSON.stringify(relabelled) } },
       );
@@ -272,6 +294,36 @@ describe('the bundled Action, key history and log witness', () => {
         signCheckpoint('elsewhere.example/ledger', kept.size, kept.root, newKey),
         'other_origin',
       );
+    });
+
+    it('refuses a checkpoint by a key put before the pin with a transition it signed itself', async () => {
+      const kept = readFileSync(state(), 'utf8');
+      const { size, root } = readCheckpointNote(kept)!;
+      const forgedKey = newServerKey();
+      const history = forgedPrefixHistory(
+        JSON.parse(await served('/v1/keys')) as never,
+        newKey,
+        forgedKey,
+      );
+      fake.routes = {
+        '/v1/keys': { body: JSON.stringify(history) },
+        '/v1/log/checkpoint': { body: signCheckpoint(ORIGIN, size, root, forgedKey) },
+      };
+      const run = await runAction(
+        {
+          'api-url': fake.url,
+          mode: 'verify',
+          'receipt-file': 'new.json',
+          'key-fingerprint': newKey.keyId,
+          'witness-state': state(),
+          'fail-on': 'never',
+        },
+        { files: { 'new.json': newReceipt } },
+      );
+      expect(run.code).toBe(1);
+      expect(run.errors[0]).toContain('svc log witness REFUSED (bad_signature): ');
+      expect(run.outputs).toMatchObject({ valid: 'false', 'log-witness': 'bad_signature' });
+      expect(readFileSync(state(), 'utf8')).toBe(kept);
     });
 
     it('needs a pinned key and api-url, and leaves a state that is no checkpoint alone', async () => {

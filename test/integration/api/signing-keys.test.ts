@@ -200,7 +200,7 @@ describe('signing-key history', () => {
     const r1 = (await evaluate(before)).body.receipt as Json;
     const r2 = (await evaluate(before)).body.receipt as Json;
     await keys().rotate(oldKey, newKey);
-    const revoked = await keys().revoke(oldKey.keyId, 2);
+    const revoked = await keys().revoke(oldKey.keyId, 2, newKey);
     expect(revoked[0]).toMatchObject({
       status: 'revoked',
       last_sequence: 2,
@@ -215,8 +215,8 @@ describe('signing-key history', () => {
         `^key ${oldKey.keyId} is revoked from sequence 2 \\(revoked .*\\): receipt 2 is not trusted$`,
       ),
     );
-    await expect(keys().revoke(oldKey.keyId, 1)).rejects.toThrow(/already revoked/);
-    await expect(keys().revoke(newKey.keyId, 9)).rejects.toThrow(
+    await expect(keys().revoke(oldKey.keyId, 1, newKey)).rejects.toThrow(/already revoked/);
+    await expect(keys().revoke(newKey.keyId, 9, newKey)).rejects.toThrow(
       /--from-sequence must be from 3 to 3/,
     );
     // The store itself refuses a change the triggers do not allow.

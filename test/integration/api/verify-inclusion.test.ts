@@ -344,7 +344,7 @@ describe('POST /v1/verify: inclusion across a key rotation', () => {
         status: 'FAIL',
         detail: `bad checkpoint signature: ${nextKey.keyId} took over at size 3, after this checkpoint of size 1`,
       });
-      await keys.revoke(oldKey.keyId, 2);
+      await keys.revoke(oldKey.keyId, 2, nextKey);
       // Recorded by another process (the operator's CLI), the revocation shows in verify once
       // the service's copy of the history is older than 5 seconds.
       expect(await verify({ receipt: receipts[1], proof: proofs[1] })).toMatchObject({

@@ -6,13 +6,15 @@ import {
   keyHistoryUrl,
   parseKeyHistory,
   pemFromRawPublicKey,
+  signedRevocationsOf,
   type SigningKeyRecord,
 } from '@svc/verify';
-import { signTransition } from '../../../src/core/key-history.js';
+import { signRevocation, signTransition } from '../../../src/core/key-history.js';
 import type { ServerKey } from '../../../src/ports/signer.js';
 import { newServerKey } from '../../support/harness.js';
 
 const LOG = 'svc.example/log';
+const ids = (keys: { keyId: string }[]) => keys.map((k) => k.keyId);
 
 function entry(
   key: ServerKey,
@@ -47,20 +49,69 @@ function entry(
           (m) => previous.sign(m),
         )
       : null,
+    revocation: null,
+  };
+}
+
+/** Revokes `key` in `record` from `from`, the statement signed by `signer`. */
+function revoke(record: SigningKeyRecord, from: number, signer: ServerKey): SigningKeyRecord {
+  const at = '2026-03-01T00:00:00.000Z';
+  return {
+    ...record,
+    status: 'revoked',
+    revoked_from_sequence: from,
+    revoked_at: at,
+    revocation: signRevocation(
+      {
+        type: 'svc-key-revocation-v1',
+        log: LOG,
+        key_id: record.key_id,
+        revoked_from_sequence: from,
+        signer_key_id: signer.keyId,
+        issued_at: at,
+      },
+      (m) => signer.sign(m),
+    ),
   };
 }
 
 describe('key transition chain', () => {
   const [a, b, c] = [newServerKey(), newServerKey(), newServerKey()];
   const good = () => [entry(a, 1, 4), entry(b, 5, 9, a), entry(c, 10, null, b)];
-  const ids = (keys: { keyId: string }[]) => keys.map((k) => k.keyId);
 
-  it('trusts every key linked to the pin by signed transitions, forward and back', () => {
+  it('trusts the pin and every later key linked to it by signed transitions, not earlier ones', () => {
     expect(ids(followKeyTransitions(good(), a.keyId))).toEqual([a.keyId, b.keyId, c.keyId]);
-    expect(ids(followKeyTransitions(good(), c.keyId))).toEqual([a.keyId, b.keyId, c.keyId]);
+    expect(ids(followKeyTransitions(good(), c.keyId))).toEqual([c.keyId]);
     // Through JSON, as a fetched body.
     const parsed = parseKeyHistory(JSON.parse(JSON.stringify({ keys: good() })));
-    expect(ids(followKeyTransitions(parsed, b.keyId))).toHaveLength(3);
+    expect(ids(followKeyTransitions(parsed, b.keyId))).toEqual([b.keyId, c.keyId]);
+  });
+
+  it('trusts an earlier key only when it is pinned itself', () => {
+    expect(ids(followKeyTransitions(good(), [c.keyId, a.keyId]))).toEqual([
+      a.keyId,
+      b.keyId,
+      c.keyId,
+    ]);
+    // A pinned key needs no statement; one without it is not followed from an earlier pin.
+    const adopted = [entry(a, 1, 4), entry(b, 5, null)];
+    expect(ids(followKeyTransitions(adopted, [a.keyId, b.keyId]))).toEqual([a.keyId, b.keyId]);
+    expect(() => followKeyTransitions(adopted, a.keyId)).toThrow(/has no transition statement/);
+    expect(() => followKeyTransitions(good(), [c.keyId, newServerKey().keyId])).toThrow(
+      /is not in the history/,
+    );
+  });
+
+  it('does not trust a key prepended with a statement it signed itself', () => {
+    // Anyone can make a key and sign "x hands over to a" with it.
+    const x = newServerKey();
+    const forged = [entry(x, 1, 999_999), entry(a, 1_000_000, null, x)];
+    expect(ids(followKeyTransitions(forged, a.keyId))).toEqual([a.keyId]);
+    const receipt = {
+      position: { sequence: 7 },
+      attestations: [{ algorithm: 'Ed25519', key_id: x.keyId }],
+    };
+    expect(keyForReceipt(receipt, followKeyTransitions(forged, a.keyId)).key).toBeNull();
   });
 
   it('refuses a transition not signed by the previous key', () => {
@@ -87,7 +138,7 @@ describe('key transition chain', () => {
     const missing = good();
     missing[2] = entry(c, 10, null);
     expect(() => followKeyTransitions(missing, a.keyId)).toThrow(/has no transition statement/);
-    // Back from a pin, the chain ends quietly at a key with no transition: it is not trusted.
+    // Pinned itself, a key with no transition is trusted; nothing before it is.
     expect(ids(followKeyTransitions(missing, c.keyId))).toEqual([c.keyId]);
     const wrongKey = good();
     wrongKey[1]!.public_key_pem = pemFromRawPublicKey(c.publicKeyRaw);
@@ -116,6 +167,57 @@ describe('key transition chain', () => {
     expect(keyForReceipt(receipt(b, 7), trusted).refusal).toMatch(/is revoked from sequence 7/);
     expect(keyForReceipt(receipt(b, 6), trusted).refusal).toBeUndefined();
     expect(keyForReceipt(receipt(newServerKey(), 6), trusted).key).toBeNull();
+  });
+});
+
+describe('signed revocations', () => {
+  const [a, b, c] = [newServerKey(), newServerKey(), newServerKey()];
+  const revoked = () => [revoke(entry(a, 1, 4), 3, b), entry(b, 5, null, a)];
+  const seen = () => signedRevocationsOf(revoked());
+
+  it('are honoured when signed by a trusted key', () => {
+    const trusted = followKeyTransitions(revoked(), a.keyId);
+    const receipt = {
+      position: { sequence: 3 },
+      attestations: [{ algorithm: 'Ed25519', key_id: a.keyId }],
+    };
+    expect(keyForReceipt(receipt, trusted).refusal).toMatch(/is revoked from sequence 3/);
+    // Through JSON, as served.
+    const parsed = parseKeyHistory(JSON.parse(JSON.stringify({ keys: revoked() })));
+    expect(parsed[0]!.revocation!.statement.signer_key_id).toBe(b.keyId);
+  });
+
+  it('refuse a history whose revocation is not signed by a trusted key', () => {
+    const forged = revoked();
+    forged[0] = revoke(entry(a, 1, 4), 3, c);
+    expect(() => followKeyTransitions(forged, a.keyId)).toThrow(
+      `keys[0]: the revocation is signed by ${c.keyId}, a key the pin does not trust`,
+    );
+    const altered = revoked();
+    altered[0]!.revocation!.statement.issued_at = '2020-01-01T00:00:00.000Z';
+    altered[0]!.revoked_at = '2020-01-01T00:00:00.000Z';
+    expect(() => followKeyTransitions(altered, a.keyId)).toThrow(
+      `keys[0]: the revocation is not signed by ${b.keyId}`,
+    );
+    const moved = JSON.parse(JSON.stringify({ keys: revoked() })) as { keys: SigningKeyRecord[] };
+    moved.keys[0]!.revoked_from_sequence = 4;
+    expect(() => parseKeyHistory(moved)).toThrow(/does not match revoked_from_sequence/);
+  });
+
+  it('refuse a history that drops a revocation the verifier has seen', () => {
+    const dropped = [entry(a, 1, 4), entry(b, 5, null, a)];
+    expect(ids(followKeyTransitions(dropped, a.keyId))).toHaveLength(2);
+    expect(() => followKeyTransitions(dropped, a.keyId, { seen: seen() })).toThrow(
+      `the history omits the revocation of ${a.keyId} from sequence 3 (signed by ${b.keyId} at 2026-03-01T00:00:00.000Z) that this verifier has seen`,
+    );
+    // Still there: accepted; a later start would weaken it: refused.
+    expect(ids(followKeyTransitions(revoked(), a.keyId, { seen: seen() }))).toHaveLength(2);
+    const later = [revoke(entry(a, 1, 4), 4, b), entry(b, 5, null, a)];
+    expect(() => followKeyTransitions(later, a.keyId, { seen: seen() })).toThrow(
+      /it says revoked from 4/,
+    );
+    // Of a key the pin does not trust, a revocation changes nothing.
+    expect(ids(followKeyTransitions(dropped, b.keyId, { seen: seen() }))).toEqual([b.keyId]);
   });
 });
 

@@ -28,6 +28,9 @@ import {
   followServedHistory,
   keyHistoryUrl,
   parseKeyHistory,
+  parseRevocation,
+  signedRevocationsOf,
+  type KeyRevocation,
   type TrustedKey,
 } from '../key-history.js';
 import { parseStrictJson } from '../strict-json.js';
@@ -36,6 +39,8 @@ import { submitterLabel, type ParentEvidence, type VerifyResult } from '../verif
 import type { LogKey } from '../tlog/witness.js';
 import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
 import { progressBar } from '../node/progress.js';
+import { writeAtomically } from '../node/atomic-file.js';
+import { canonicalize } from '../canonical.js';
 
 // Imports @svc/verify only, so it starts fast, needs no store and runs where the service is not.
 
@@ -56,14 +61,19 @@ Usage:
                               "-" reads standard input
   --key <pem-file>            the issuer's Ed25519 public key (SPKI PEM)
   --fingerprint sha256:<hex>  pin the key: the SHA-256 of its DER SubjectPublicKeyInfo, the
-                              form of attestations[].key_id; with --key it must match too
+                              form of attestations[].key_id; with --key it must match too.
+                              Repeat it to pin several keys of one history
   --key-url <url>             fetch the PEM from an svc base URL or from the key URL itself;
                               refused unless its fingerprint equals --fingerprint
   --key-history <file>        the issuer's key history (the body of GET /v1/keys): with the
                               pinned key (--fingerprint or --key), a receipt of a later key
                               verifies by following the transition statements each key
-                              signed for the next; a broken chain is refused. --key-url
-                              fetches the history itself (from <base>/v1/keys)
+                              signed for the next; a broken chain is refused. Trust runs
+                              forward only: a key before the pin counts only when pinned
+                              too. --key-url fetches the history itself (<base>/v1/keys)
+  --known-history <file>      a key history seen before (an earlier GET /v1/keys body): a
+                              history followed now that lacks one of its signed revocations
+                              is refused
   --proof <proof.json>        check that the receipt is in the ledger: an inclusion proof as
                               GET /v1/receipts/<id>/proof answers it. The inclusion check runs
                               as POST /v1/verify's: the checkpoint is signed under the pinned
@@ -167,12 +177,10 @@ async function fetchKey(url: string): Promise<string> {
  * The keys the pin trusts through the history (the pinned one first), or null when no
  * history is to be followed: only --key, or a service that publishes none.
  */
-async function trustedHistory(values: {
-  key?: string;
-  fingerprint?: string;
-  'key-url'?: string;
-  'key-history'?: string;
-}): Promise<TrustedKey[] | null> {
+async function trustedHistory(
+  values: KeyValues,
+  kept: readonly KeyRevocation[] = [],
+): Promise<TrustedKey[] | null> {
   let body: unknown;
   let served = false;
   if (values['key-history'] !== undefined) {
@@ -193,17 +201,42 @@ async function trustedHistory(values: {
     body = attempt(`key history from ${keysUrl}`, () => parseStrictJson(text));
     served = true;
   } else return null;
-  const pin =
-    values.fingerprint !== undefined
-      ? attempt('--fingerprint', () => parseFingerprint(values.fingerprint!))
-      : values.key !== undefined
-        ? attempt(`--key ${values.key}`, () => parsePublicKeyPem(readFileSync(values.key!, 'utf8')))
-            .keyId
-        : fail('--key-history needs the pinned key: --fingerprint or --key');
+  const pins = pinsOf(values);
+  if (values.key !== undefined)
+    pins.push(
+      attempt(`--key ${values.key}`, () => parsePublicKeyPem(readFileSync(values.key!, 'utf8')))
+        .keyId,
+    );
+  if (pins.length === 0) return fail('--key-history needs the pinned key: --fingerprint or --key');
+  const seen = [...kept, ...(await knownRevocations(values['known-history']))];
   // A service that has recorded no key yet publishes an empty history: its server key holds.
-  if (served) return attempt('key history', () => followServedHistory(body, pin));
+  if (served) return attempt('key history', () => followServedHistory(body, pins, { seen }));
   const history = attempt('key history', () => parseKeyHistory(body));
-  return attempt('key history', () => followKeyTransitions(history, pin));
+  return attempt('key history', () => followKeyTransitions(history, pins, { seen }));
+}
+
+/** The key options every command takes. */
+interface KeyValues {
+  key?: string;
+  fingerprint?: string[];
+  'key-url'?: string;
+  'key-history'?: string;
+  'known-history'?: string;
+}
+
+/** Every --fingerprint, parsed (several pin several keys: an earlier key is trusted only so). */
+const pinsOf = (values: { fingerprint?: string[] }): string[] =>
+  (values.fingerprint ?? []).map((f) => attempt('--fingerprint', () => parseFingerprint(f)));
+
+/**
+ * The signed revocations of --known-history (a key history seen before: the body of an earlier
+ * GET /v1/keys): a history followed now that no longer holds one of them is refused.
+ */
+async function knownRevocations(path: string | undefined): Promise<KeyRevocation[]> {
+  if (path === undefined) return [];
+  const text = await readText(path, 'known key history');
+  const body = attempt(`--known-history ${path}`, () => parseStrictJson(text));
+  return signedRevocationsOf(attempt(`--known-history ${path}`, () => parseKeyHistory(body)));
 }
 
 /**
@@ -232,15 +265,10 @@ async function inclusionEvidence(
   return offlineInclusionEvidence(receipt, proof, keys, trusted);
 }
 
-async function trustedKey(values: {
-  key?: string;
-  fingerprint?: string;
-  'key-url'?: string;
-}): Promise<PublicKey> {
-  const pin =
-    values.fingerprint === undefined
-      ? undefined
-      : attempt('--fingerprint', () => parseFingerprint(values.fingerprint!));
+async function trustedKey(values: KeyValues): Promise<PublicKey> {
+  const pins = pinsOf(values);
+  // Without a history one key is used: the one of the pins that the key given matches.
+  const pin = pins.length === 0 ? undefined : pins.join(' or ');
   if (values.key !== undefined && values['key-url'] !== undefined)
     return fail('give --key or --key-url, not both');
   let key: PublicKey;
@@ -259,7 +287,7 @@ async function trustedKey(values: {
         : '--fingerprint needs --key-url (or --key) to obtain the key it pins',
     );
   }
-  if (pin !== undefined && key.keyId !== pin)
+  if (pin !== undefined && !pins.includes(key.keyId))
     return fail(`key fingerprint ${key.keyId} differs from the pinned ${pin}; refusing the key`);
   return key;
 }
@@ -352,11 +380,14 @@ const KEY_HELP = `  --key <pem-file>            the log's Ed25519 public key (SP
                               --key, a --fingerprint reads the history from --url
   --key-history <file>        the key history as a file (the body of GET /v1/keys), followed
                               from the pin (--fingerprint or --key)
+  --known-history <file>      an earlier key history: its signed revocations must still be
+                              in the history followed
 
-  With a history, every key linked to the pin by signed transition statements is trusted,
+  With a history, every key after the pin linked to it by signed transition statements is
+  trusted (a key before the pin only when it is pinned too, with another --fingerprint),
   each only for the sequences it signed and not after a revocation, and a checkpoint only
-  under the key current at its size. A history that is refused (a transition not signed by
-  the key before it, a pin it does not list) exits 2. With --key alone, that one key.`;
+  under the key current at its size. A history that is refused (a transition or revocation
+  not signed by a trusted key, a pin it does not list, a known revocation dropped) exits 2. With --key alone, that one key.`;
 
 const WITNESS_HELP = `svc-verify witness — keep the log honest: accept a new checkpoint only if it extends the last
 
@@ -372,7 +403,9 @@ file holds the last checkpoint this witness accepted (a signed note). Without on
 checkpoint is trusted on first use and written there. With one, the new checkpoint must be
 of the same origin and no smaller; a larger one must come with a consistency proof
 (<svc>/v1/log/consistency?from=<kept size>&to=<new size>) that verifies. Then the state file
-is replaced atomically; on any refusal it is left as it was.
+is replaced atomically; on any refusal it is left as it was. Following a history, the signed
+key revocations of every history it accepted are kept in <state>.revocations: a later history
+that drops one of them (for a key the pin trusts) is refused, exit 2.
 
   --state <file>              the witness's state: the last accepted checkpoint
   --url <svc>                 the svc base URL
@@ -421,9 +454,10 @@ Exit codes: 0 every check passed, 1 a check failed (the first failing leaves are
 
 const keyOptions = {
   key: { type: 'string' },
-  fingerprint: { type: 'string' },
+  fingerprint: { type: 'string', multiple: true },
   'key-url': { type: 'string' },
   'key-history': { type: 'string' },
+  'known-history': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
@@ -434,8 +468,9 @@ const keyOptions = {
  * without --key-url or --key reads the key history from the log's own --url.
  */
 async function logKeys(
-  values: { key?: string; fingerprint?: string; 'key-url'?: string; 'key-history'?: string },
+  values: KeyValues,
   url: string | undefined,
+  kept: readonly KeyRevocation[] = [],
 ): Promise<LogKey[]> {
   const keyValues =
     values.fingerprint !== undefined &&
@@ -444,8 +479,22 @@ async function logKeys(
     url !== undefined
       ? { ...values, 'key-url': url }
       : values;
-  const history = await trustedHistory(keyValues);
+  const history = await trustedHistory(keyValues, kept);
   return history ?? [(await trustedKey(keyValues)).raw];
+}
+
+/** The revocations a witness kept (`<state>.revocations`, a JSON array); none before the first. */
+async function keptRevocations(path: string): Promise<KeyRevocation[]> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    return fail(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  const list = attempt(path, () => parseStrictJson(text));
+  if (!Array.isArray(list)) return fail(`${path}: expected a JSON array of key revocations`);
+  return list.map((entry, i) => attempt(path, () => parseRevocation(entry, `revocation ${i}`)!));
 }
 
 async function witnessCommand(args: string[]): Promise<number> {
@@ -462,11 +511,20 @@ async function witnessCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) return fail(`witness: unexpected argument ${positionals[0]}`);
   if (!values.state) return fail('witness needs --state <file>');
   if (!values.url) return fail('witness needs --url <svc base URL>');
-  const result = await witness({
-    state: values.state,
-    url: values.url,
-    keys: await logKeys(values, values.url),
-  });
+  // The signed revocations of the histories this witness accepted, kept beside its state: a
+  // later history that drops one is refused.
+  const revocationsFile = `${values.state}.revocations`;
+  const kept = await keptRevocations(revocationsFile);
+  const keys = await logKeys(values, values.url, kept);
+  const result = await witness({ state: values.state, url: values.url, keys });
+  if (result.ok) {
+    const seen = new Map(kept.map((r) => [canonicalize(r), r]));
+    for (const key of keys)
+      if (!ArrayBuffer.isView(key) && key.record.revocation)
+        seen.set(canonicalize(key.record.revocation), key.record.revocation);
+    if (seen.size > kept.length)
+      await writeAtomically(revocationsFile, `${JSON.stringify([...seen.values()], null, 2)}\n`);
+  }
   if (values.json) console.log(JSON.stringify(result, null, 2));
   else if (result.ok) console.log(result.reason);
   if (!result.ok) {
@@ -559,9 +617,10 @@ async function main(args: string[]): Promise<number> {
     args,
     options: {
       key: { type: 'string' },
-      fingerprint: { type: 'string' },
+      fingerprint: { type: 'string', multiple: true },
       'key-url': { type: 'string' },
       'key-history': { type: 'string' },
+      'known-history': { type: 'string' },
       proof: { type: 'string' },
       checkpoint: { type: 'string' },
       parent: { type: 'string' },
