@@ -104,10 +104,17 @@ export async function startNode(options: {
   env?: Record<string, string>;
   readyPath: string;
   timeoutMs?: number;
+  /** The node binary (default: the one running the harness), to run under another Node line. */
+  execPath?: string;
+  /** The port to listen on (default: a free one), to restart a server where clients expect it. */
+  port?: number;
+  /** Every chunk of the server's stdout and stderr, for a caller that reads its logs. */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: string) => void;
 }): Promise<Spawned> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
+  const onOutput = options.onOutput;
   const child = spawn(
-    process.execPath,
+    options.execPath ?? process.execPath,
     [...(options.nodeArgs ?? []), options.script, ...(options.args ?? [])],
     {
       env: {
@@ -117,7 +124,7 @@ export async function startNode(options: {
         HOST: LOOPBACK,
         ...options.env,
       },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', onOutput ? 'pipe' : 'ignore', 'pipe'],
     },
   );
   let stderr = '';
@@ -125,7 +132,10 @@ export async function startNode(options: {
   child.stderr?.on('data', (chunk: string) => {
     // Bounded: a chatty server must not grow the harness's memory during a long run.
     stderr = (stderr + chunk).slice(-8_192);
+    onOutput?.('stderr', chunk);
   });
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => onOutput?.('stdout', chunk));
   const url = `http://${LOOPBACK}:${port}`;
   const spawned = track(options.name, child, url);
   try {

@@ -2,7 +2,6 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   statSync,
@@ -13,7 +12,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type autocannon from 'autocannon';
-import { openSqliteStore } from '../src/storage/sqlite/sqlite-store.js';
+import { enterpriseKey } from './api-key.js';
 import { benchClaim, claimBodyTemplates, fillClaimId } from './claims.js';
 import { formatSummary, summarizeProfile } from './cpuprofile-top.js';
 import { runLoad } from './load.js';
@@ -30,6 +29,7 @@ import {
   type ScenarioKind,
   type ScenarioResult,
 } from './report.js';
+import { startFlags } from './start-flags.js';
 import { seedLedger, type SeedResult } from './seed.js';
 import { auditExport, measureTreeCost, sampleReceiptIds, waitForCheckpoint } from './tlog.js';
 
@@ -37,7 +37,6 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SERVER = join(ROOT, 'dist/src/server.js');
 const BASELINE = join(ROOT, 'dist/bench/baseline-server.js');
 const RUSAGE_HOOK = join(ROOT, 'dist/bench/rusage-hook.js');
-const EMAIL = 'bench@example.com';
 
 // The goal for evaluate is stated at 32 connections; the write and baseline scenarios share
 // it so their ratios compare like with like. Read scenarios run at 8, and search also at 1:
@@ -174,7 +173,7 @@ function parseOptions(): Options {
         : null,
     server: resolve(values.server ?? SERVER),
     workers: Math.round(number(values.workers, 1)),
-    nodeArgs: [...startFlags(), ...(values['node-args'] ?? '').split(/\s+/).filter(Boolean)],
+    nodeArgs: [...startFlags(ROOT), ...(values['node-args'] ?? '').split(/\s+/).filter(Boolean)],
     tlogSizes: sizeList(values['tlog-sizes'] ?? (smoke ? '1000' : '100000,1000000')),
     tlogDir: values['tlog-dir'] ? resolve(values['tlog-dir']) : null,
     ledgerDir: values['ledger-dir'] ? resolve(values['ledger-dir']) : null,
@@ -182,18 +181,6 @@ function parseOptions(): Options {
     treePerRound: Math.round(number(values['tree-per-round'], smoke ? 100 : 4000)),
     auditRuns: Math.round(number(values['audit-runs'], smoke ? 1 : 3)),
   };
-}
-
-/**
- * The node flags of `npm start` (package.json): the bench measures the service as it is run,
- * and the Dockerfile runs it with the same flags (test/unit/node-flags.test.ts).
- */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  };
-  const words = pkg.scripts.start.trim().split(/\s+/);
-  return words.slice(words.indexOf('node') + 1).filter((word) => word.startsWith('--'));
 }
 
 const round2 = (n: number) => Number(n.toFixed(2));
@@ -237,28 +224,6 @@ function startService(
       ...env,
     },
   });
-}
-
-/** An API key on the unlimited tier: signed up over HTTP, promoted through the store. */
-async function enterpriseKey(service: Spawned, dataDir: string): Promise<string> {
-  // One address per key: a data dir is reused across runs, and an address signs up once.
-  const email = EMAIL.replace('@', `+${Date.now().toString(36)}@`);
-  const response = await fetch(`${service.url}/v1/signup`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email }),
-  });
-  const body = (await response.json()) as { api_key?: string };
-  if (!response.ok || !body.api_key) throw new Error(`signup answered ${response.status}`);
-  // A second connection to the service's database; WAL lets it write beside the server.
-  const store = openSqliteStore(join(dataDir, 'ledger.db'));
-  try {
-    const record = await store.apiKeys.setTier(email, 'enterprise', new Date().toISOString());
-    if (record?.tier !== 'enterprise') throw new Error('could not set the enterprise tier');
-  } finally {
-    await store.close();
-  }
-  return body.api_key;
 }
 
 async function ledgerSize(service: Spawned): Promise<number | null> {
