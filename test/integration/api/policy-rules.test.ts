@@ -258,6 +258,47 @@ describe('policies with conditional rules over HTTP', () => {
     expect(await ledgerState(t)).toEqual(before);
   });
 
+  it.each([
+    ['./infra/main.tf', 'must not hold a . segment'],
+    ['x/../infra/main.tf', 'must not hold a .. segment'],
+    ['docs/../infra/main.tf', 'must not hold a .. segment'],
+    ['infra\\main.tf', 'must use / as separator, never a backslash'],
+    ['/infra/main.tf', 'no leading /'],
+    ['infra//main.tf', 'empty segment'],
+    ['infra/', 'no trailing /'],
+  ])(
+    'changed path %j is refused (400, ledger unchanged), so it cannot slip past paths or satisfy only_paths',
+    async (path, problem) => {
+      const rules = [
+        { name: 'infra-review', if: { paths: ['infra/**'] }, require: { approvals: { count: 1 } } },
+        { name: 'docs-only', if: { only_paths: ['docs/**'] }, require: { checks: ['docs-ci'] } },
+      ];
+      const before = await ledgerState(t);
+      const res = await evaluate(
+        t,
+        a.apiKey,
+        claim({ policyConfig: { rules } }, { changed_paths: ['README.md', path] }),
+      );
+      const error = expectError(res, 400, 'validation_failed');
+      expect(error).toContain('action.changed_paths.1: ');
+      expect(error).toContain(problem);
+      expect(await ledgerState(t)).toEqual(before);
+      // The canonical spelling is evaluated, and the infra rule applies to it.
+      const canonical = await evaluate(
+        t,
+        a.apiKey,
+        claim({ policyConfig: { rules } }, { changed_paths: ['README.md', 'infra/main.tf'] }),
+      );
+      expect(canonical.status).toBe(200);
+      const checks = canonical.body.receipt.policy.checks as Json[];
+      expect(checks.find((c) => c.rule === 'rule:infra-review')).toMatchObject({
+        passed: false,
+        reason: 'applies; 0 approvals, 1 required',
+      });
+      expect(canonical.body.receipt.policy.verdict).toBe('BLOCKED');
+    },
+  );
+
   it('a policy without rules keeps its config hash and has no rules member', async () => {
     const res = await createPolicy({ name: 'plain', config: { minSources: 1 } });
     expect(res.status).toBe(201);
