@@ -191,7 +191,6 @@ export function createApp(deps: AppDeps): Express {
     signupLimitPerHour: config.signupLimitPerHour,
     onRefused: (scope: string) => metrics.rateLimited.inc({ scope }),
   };
-  const health = new HealthService({ store, serverKey, clock, jobs });
   let openapi: object | undefined;
   const signingKeys = new SigningKeyService({
     store: store.signingKeys,
@@ -201,6 +200,7 @@ export function createApp(deps: AppDeps): Express {
     // started with a new key) shows within seconds, as a revoked API key's does.
     cacheMs: 5_000,
   });
+  const health = new HealthService({ store, serverKey, clock, jobs, signingKeys });
   const transparencyLog = new TransparencyLog({
     tree: store.tree,
     ledger: store.ledger,

@@ -10,6 +10,7 @@ import { applyOverrides } from '../core/policy-overrides.js';
 import { ADMISSIBILITY_STATUSES, VERDICTS } from '../core/receipt-schema.js';
 import {
   DEFAULT_REPO_CONFIG,
+  NO_FILE_REPO_CONFIG,
   isAgent,
   repoConfigSchema,
   type RepoConfig,
@@ -215,7 +216,7 @@ export async function subjectOf(
   // An empty file is no configuration, as the App reads it: every default applies.
   const parsed =
     value === null || value === undefined
-      ? { success: true as const, data: DEFAULT_REPO_CONFIG }
+      ? { success: true as const, data: NO_FILE_REPO_CONFIG }
       : repoConfigSchema.safeParse(value);
   if (!parsed.success) return fail(...issuesOf(parsed.error));
   const config = parsed.data;

@@ -6,7 +6,13 @@ import {
   MAX_STRING_CHARS,
   MAX_URI_CHARS,
 } from './limits.js';
-import { ACTION_TYPES, MAX_CHANGED_PATHS, MAX_PATH_CHARS, SOURCE_TYPES } from './claim-types.js';
+import {
+  ACTION_TYPES,
+  changedPathProblem,
+  MAX_CHANGED_PATHS,
+  MAX_PATH_CHARS,
+  SOURCE_TYPES,
+} from './claim-types.js';
 import { policyNameSchema } from './policies.js';
 import { policyConfigSchema } from './policy-config.js';
 
@@ -27,6 +33,12 @@ const MAX_OWNERS = 64;
 
 const login = () => required(MAX_ID_CHARS);
 const path = () => required(MAX_PATH_CHARS);
+/** A changed path in its one canonical spelling (claim-types.ts), as globs see it. */
+const changedPath = () =>
+  path().superRefine((value, ctx) => {
+    const problem = changedPathProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} ${problem}` });
+  });
 
 export const REPO_PERMISSIONS = ['admin', 'maintain', 'write', 'triage', 'read', 'none'] as const;
 
@@ -84,7 +96,7 @@ export const actionSchema = z.strictObject({
   agent_model: text(MAX_ID_CHARS).optional(),
   human_operator: text(MAX_ID_CHARS).optional(),
   /** The files the action changes, for `paths` and `only_paths` conditions. */
-  changed_paths: z.array(path()).max(MAX_CHANGED_PATHS).optional(),
+  changed_paths: z.array(changedPath()).max(MAX_CHANGED_PATHS).optional(),
   /**
    * True when `changed_paths` is not the whole list (the source listed more than it returned,
    * or the list could not be read): every `paths` condition then applies and no `only_paths`

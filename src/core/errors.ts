@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'separation_of_duties'
   | 'policy_conflict'
   | 'policy_override_refused'
+  | 'rule_budget_exceeded'
   | 'email_registered'
   | 'locked_key'
   | 'forbidden'

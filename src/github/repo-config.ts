@@ -59,9 +59,27 @@ export type RepoConfig = z.infer<typeof repoConfigSchema>;
 
 export const DEFAULT_REPO_CONFIG: RepoConfig = repoConfigSchema.parse({});
 
+/**
+ * The rule a repository without `.github/svc.yml` gets: the App gates only agents' pull
+ * requests there, and an agent's pull request is never ALLOWED on its own word (the pull
+ * request its only evidence): passing CI and a person's approval, or a person decides.
+ */
+export const NO_CONFIG_RULE = {
+  name: 'agent-pr-needs-ci-and-approval',
+  description:
+    'No .github/svc.yml: an agent’s pull request needs passing CI and a human approval, else a person decides.',
+  require: { source_types: ['ci', 'human_approval'] },
+  on_fail: 'escalate',
+} as const;
+
+/** The config of a repository with no `.github/svc.yml` (nor one in the owner's `.github`). */
+export const NO_FILE_REPO_CONFIG: RepoConfig = repoConfigSchema.parse({
+  rules: [NO_CONFIG_RULE],
+});
+
 /** The config, or the exact member that is wrong, so the check run can say so. */
 export function parseRepoConfig(raw: unknown): LoadedConfig {
-  if (raw === null || raw === undefined) return { ok: true, config: DEFAULT_REPO_CONFIG };
+  if (raw === null || raw === undefined) return { ok: true, config: NO_FILE_REPO_CONFIG };
   const parsed = repoConfigSchema.safeParse(raw);
   if (parsed.success) return { ok: true, config: parsed.data };
   return {

@@ -8,6 +8,7 @@ import {
   type CodeOwners,
 } from '../core/claim-schema.js';
 import { MAX_ID_CHARS } from '../core/limits.js';
+import { changedPathProblem } from '../core/claim-types.js';
 
 // The claim schema's bounds (src/core/claim-schema.ts) for the lists built here: a longer
 // list is cut, never sent, and every cut below errs towards a stricter verdict.
@@ -45,7 +46,7 @@ export interface ChangedFilesListing {
  * `changed_paths` and `changed_paths_incomplete` of a pull request. A rename contributes both
  * paths (moving a file out of `infra/` changes `infra/`). The list is incomplete — and rules
  * then fail closed — when GitHub listed fewer files than the pull request has (it lists at
- * most 3,000), when the listing failed, or when a path is longer than a claim may carry.
+ * most 3,000), when the listing failed, or when a path is longer than a claim may carry or not in its canonical spelling.
  */
 export function changedPathsOf(listing: ChangedFilesListing): {
   changed_paths: string[];
@@ -56,7 +57,14 @@ export function changedPathsOf(listing: ChangedFilesListing): {
   for (const file of listing.files) {
     for (const path of [file.previous_filename, file.filename]) {
       if (typeof path !== 'string' || path === '' || paths.has(path)) continue;
-      if (path.length > MAX_PATH_CHARS || paths.size >= MAX_CHANGED_PATHS) incomplete = true;
+      // A name git allows but a claim refuses (a backslash in it): left out, and the list
+      // is then incomplete, so rules fail closed rather than miss it.
+      if (
+        path.length > MAX_PATH_CHARS ||
+        paths.size >= MAX_CHANGED_PATHS ||
+        changedPathProblem(path) !== null
+      )
+        incomplete = true;
       else paths.add(path);
     }
   }

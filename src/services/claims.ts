@@ -6,6 +6,7 @@ import { SvcError } from '../core/errors.js';
 import { evaluateClaim, type Evaluation } from '../core/evaluation.js';
 import { applyOverrides, lockedMode } from '../core/policy-overrides.js';
 import type { PolicyConfig } from '../core/policy-config.js';
+import { conditionsWithinBudget, REQUEST_RULE_STEP_BUDGET } from '../core/rules/conditional.js';
 import {
   buildReceiptDraft,
   type AppliedPolicy,
@@ -141,6 +142,15 @@ export class ClaimService {
     prefix: string,
   ): Promise<{ evaluation: Evaluation; draft: ReceiptDraft }> {
     const { config, name, overrides } = await this.effectivePolicy(claim, context);
+    // A claim's own rules are written per request: their globs get a small budget of their
+    // own, checked before the evaluation (and its replay) match them again.
+    const own = claim.policyConfig?.rules;
+    if (own && own.length > 0 && !conditionsWithinBudget(own, claim, REQUEST_RULE_STEP_BUDGET)) {
+      throw new SvcError(
+        'rule_budget_exceeded',
+        `policyConfig.rules: matching the globs of the claim's own rules against it takes more than ${REQUEST_RULE_STEP_BUDGET} steps; use fewer globs, fewer * in each, or list fewer changed paths`,
+      );
+    }
     const evaluation = evaluateClaim(claim, config, this.sha256Hex);
     const now = this.deps.clock.now();
     const draft = buildReceiptDraft({

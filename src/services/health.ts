@@ -4,6 +4,7 @@ import type { Clock } from '../ports/clock.js';
 import type { JobQueue } from '../ports/job-queue.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { Store } from '../ports/store.js';
+import type { SigningKeyService } from './signing-keys.js';
 
 export interface ComponentCheck {
   ok: boolean;
@@ -31,6 +32,8 @@ export class HealthService {
       serverKey: ServerKey;
       clock: Clock;
       jobs: JobQueue;
+      /** The ledger's key history: the server's key must be its current key to sign. */
+      signingKeys?: Pick<SigningKeyService, 'isCurrent'>;
       timeoutMs?: number;
     },
   ) {
@@ -52,6 +55,18 @@ export class HealthService {
         const signature = this.deps.serverKey.sign(PROBE);
         if (!verifyEd25519Strict(signature, PROBE, this.deps.serverKey.publicKeyRaw)) {
           throw new Error('signature does not verify');
+        }
+        // After `svc signing-key rotate` (or a revocation) and before the restart, the store
+        // refuses every append this key signs: the service cannot sign, so it is unhealthy.
+        // A history that cannot be read is the store check's failure, not the signer's.
+        const current = await this.deps.signingKeys?.isCurrent(this.deps.serverKey.keyId).then(
+          (yes) => yes,
+          () => true,
+        );
+        if (current === false) {
+          throw new Error(
+            `the signing key ${this.deps.serverKey.keyId} is no longer the ledger's current key (rotated or revoked): restart the service with the current key`,
+          );
         }
       }),
       jobs: await this.timed(async () => void (await this.deps.jobs.stats())),

@@ -278,6 +278,16 @@ export class TransparencyLog {
     };
   }
 
+  /** The root of the tree of `size` leaves (1 to the current size), or null beyond it. */
+  async rootAt(size: number): Promise<Uint8Array | null> {
+    if (!Number.isSafeInteger(size) || size < 1 || size > (await this.deps.tree.size()))
+      return null;
+    const { value } = await this.withStored((read, h) => treeHash(size, read, h), {
+      keepFor: size,
+    });
+    return value;
+  }
+
   /** The proof that the tree of `from` leaves is a prefix of the tree of `to` leaves. */
   async consistency(
     from: number,

@@ -1,5 +1,11 @@
 import {
   attestationKeyIdsOf,
+  keyCoverageProblem,
+  type NoteKey,
+  parseCheckpointText,
+  parseNote,
+  toBase64,
+  verifyNote,
   type CheckpointKey,
   type HashBytes,
   type InclusionEvidence,
@@ -72,6 +78,61 @@ function rememberingVerify(verify: Verify): Verify {
 export interface InclusionSource {
   /** `leafIndex`: the receipt's leaf, when the caller has read it already. */
   inclusion(receiptId: string, size?: number, leafIndex?: number): Promise<unknown>;
+  /** The root of the ledger's own tree of `size` leaves; null beyond its size. */
+  rootAt?(size: number): Promise<Uint8Array | null>;
+}
+
+/**
+ * A checkpoint signed by a key of the ledger's history for a tree size the ledger holds, whose
+ * root is not the ledger's root of that size: the log signed two different trees of one size
+ * (a split view, or a key used outside this service). Signed evidence a relying party keeps.
+ */
+export interface ForkEvidence {
+  size: number;
+  /** The root the presented checkpoint signs (base64). */
+  checkpoint_root: string;
+  /** The root of the ledger's own tree of that size (base64). */
+  ledger_root: string;
+  /** The key ids of the history whose signatures on the checkpoint verify. */
+  signed_by: string[];
+  /** The presented checkpoint, as given. */
+  checkpoint: string;
+}
+
+/**
+ * Fork evidence in a presented proof's checkpoint (attacker-controlled; any failure to parse
+ * or verify is simply no evidence: the inclusion check reports it).
+ */
+async function forkEvidenceOf(
+  given: unknown,
+  evidence: InclusionEvidence,
+  log: InclusionSource,
+): Promise<ForkEvidence | null> {
+  if (!log.rootAt || !isObject(given) || typeof given.checkpoint !== 'string') return null;
+  const note = given.checkpoint;
+  const parsed = parseNote(note);
+  const body = parsed ? parseCheckpointText(parsed.text) : null;
+  if (!body || body.origin !== evidence.origin || body.size < 1) return null;
+  const noteKeys: NoteKey[] = evidence.keys.map((k) => ({
+    name: evidence.origin,
+    publicKey: k.publicKey,
+  }));
+  const verified = verifyNote(note, noteKeys, evidence.verify);
+  if (!verified.ok) return null;
+  // Only a key that was current at that size could have signed it in this service.
+  const signers = verified.verifiedBy
+    .map((k) => evidence.keys[noteKeys.indexOf(k)]!)
+    .filter((k) => keyCoverageProblem(k, body.size) === null);
+  if (signers.length === 0) return null;
+  const own = await log.rootAt(body.size);
+  if (!own || toBase64(own) === toBase64(body.root)) return null;
+  return {
+    size: body.size,
+    checkpoint_root: toBase64(body.root),
+    ledger_root: toBase64(own),
+    signed_by: signers.map((k, i) => k.keyId ?? `key ${i + 1}`),
+    checkpoint: note,
+  };
 }
 
 /**
@@ -132,7 +193,7 @@ export async function verifyAgainstLedger(
   },
   expect: VerifyExpectations = {},
   proof?: unknown,
-): Promise<VerifyResult> {
+): Promise<VerifyResult & { fork_evidence?: ForkEvidence }> {
   const record = isObject(receipt) ? receipt : {};
   const receiptId = typeof record.receipt_id === 'string' ? record.receipt_id : null;
   // The signed position names the previous receipt; the ledger's copy of it is what
@@ -156,7 +217,7 @@ export async function verifyAgainstLedger(
         history,
       )
     : undefined;
-  return verifyReceipt(receipt, {
+  const result = verifyReceipt(receipt, {
     ...issuerKey(receipt, deps.serverKey, history, all),
     verifySignature: deps.serverKey.verify,
     ledgerHash,
@@ -167,6 +228,23 @@ export async function verifyAgainstLedger(
     expect,
     parent,
   });
+  const fork =
+    deps.log && inclusion && proof !== undefined
+      ? await forkEvidenceOf(proof, inclusion, deps.log)
+      : null;
+  if (!fork) return result;
+  // A proof against a tree the ledger contradicts proves nothing about the ledger, even when
+  // it leads to that tree's root: inclusion fails, and the evidence is reported beside it.
+  const checks = result.checks.map((c) =>
+    c.name === 'inclusion'
+      ? {
+          ...c,
+          status: 'FAIL' as const,
+          detail: `fork evidence: the checkpoint of size ${fork.size} is signed by ${fork.signed_by.join(', ')} of this ledger's key history, but its root ${fork.checkpoint_root} is not the ledger's root of that size, ${fork.ledger_root}`,
+        }
+      : c,
+  );
+  return { ...result, valid: false, checks, fork_evidence: fork };
 }
 
 /** A disposition's parent as the ledger holds it (contract §11); undefined for other receipts. */

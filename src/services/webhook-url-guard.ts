@@ -124,6 +124,29 @@ export function embeddedIPv4(address: string): { ipv4: string; form: string } | 
   return null;
 }
 
+// IPv6 is an allow-list, not a deny-list: a receiver must be global unicast (2000::/3) and
+// outside every block of the IANA IPv6 Special-Purpose Address Registry that lies inside it.
+// Everything outside 2000::/3 (::/8 forms such as ::1:127.0.0.1 or 1::127.0.0.1, ULA,
+// link-local, NAT64, discard, SRv6 5f00::/16) is refused whatever name ipaddr.js gives it.
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+const SPECIAL_PURPOSE: { prefix: [ipaddr.IPv6, number]; name: string }[] = [
+  // IETF protocol assignments: Teredo, PCP/TURN anycast, benchmarking, AMT, AS112, ORCHID, DRIP.
+  { prefix: ipaddr.IPv6.parseCIDR('2001::/23'), name: 'IETF protocol assignments, 2001::/23' },
+  { prefix: ipaddr.IPv6.parseCIDR('2001:db8::/32'), name: 'documentation, 2001:db8::/32' },
+  { prefix: ipaddr.IPv6.parseCIDR('2002::/16'), name: '6to4, 2002::/16' },
+  { prefix: ipaddr.IPv6.parseCIDR('2620:4f:8000::/48'), name: 'AS112, 2620:4f:8000::/48' },
+  { prefix: ipaddr.IPv6.parseCIDR('3fff::/20'), name: 'documentation, 3fff::/20' },
+];
+
+/** Why an IPv6 address is no global unicast receiver, or null when it is one. */
+function notGlobalUnicast(ip: ipaddr.IPv6): string | null {
+  const range = ip.range();
+  if (range !== 'unicast' && range in RANGE_NAMES) return `${RANGE_NAMES[range]} address`;
+  if (!ip.match(GLOBAL_UNICAST)) return 'not a global unicast address (outside 2000::/3)';
+  const special = SPECIAL_PURPOSE.find(({ prefix }) => ip.match(prefix));
+  return special ? `a special-purpose (${special.name}) address` : null;
+}
+
 /** What kind of address may not receive webhooks ("a loopback address"), or null when it may. */
 function refusedKind(address: string, allowPrivate: boolean): string | null {
   // process() turns IPv4-mapped IPv6 (::ffff:127.0.0.1) into the IPv4 address it carries,
@@ -136,8 +159,9 @@ function refusedKind(address: string, allowPrivate: boolean): string | null {
     // Whatever the IPv4 rule refuses (the metadata set even with private addresses allowed)
     // is refused in every form that reaches it; a public IPv4 address keeps its forms usable.
     const inner = refusedKind(embedded.ipv4, allowPrivate);
-    return inner && `${embedded.form} address embedding ${embedded.ipv4}, ${inner}`;
+    if (inner) return `${embedded.form} address embedding ${embedded.ipv4}, ${inner}`;
   }
+  if (ip.kind() === 'ipv6' && !allowPrivate) return notGlobalUnicast(ip as ipaddr.IPv6);
   const range = ip.range();
   if (range === 'unicast') return null;
   if (allowPrivate && !ALWAYS_REFUSED.has(range)) return null;

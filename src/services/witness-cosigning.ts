@@ -111,7 +111,7 @@ const errorText = (error: unknown) => {
  */
 export class WitnessCosigning {
   private readonly witnesses: { witness: Witness; key: NoteKey }[];
-  /** What each witness last said it cosigned, when it answered (200 or 409). */
+  /** The size each witness last cosigned for this service (a verified 200). */
   private readonly known = new Map<string, number>();
   /** The checkpoint size each witness was last sent. */
   private readonly attempted = new Map<string, number>();
@@ -199,8 +199,11 @@ export class WitnessCosigning {
           // The witness's size: tlog-witness requires it as the body of a 409.
           const match = /^(0|[1-9][0-9]{0,15})\n$/.exec(answer.body);
           if (!match) return failed('409 Conflict without a tree size in its body');
+          // Attacker-controlled (a witness may be wrong or hostile): the size steers this round
+          // only and is never kept, or one answer of 9999999999999999 would silence the
+          // witness until a restart. Only a verified cosignature moves `known`.
           const theirs = Number(match[1]);
-          this.known.set(witness.name, theirs);
+          if (!Number.isSafeInteger(theirs)) return failed('409 Conflict naming no usable size');
           if (theirs === old) return failed(`409 Conflict naming the size sent (${old})`);
           if (conflicts >= MAX_CONFLICTS) return failed('409 Conflict again and again');
           old = theirs;

@@ -14,6 +14,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   separation_of_duties: 403,
   policy_conflict: 409,
   policy_override_refused: 400,
+  rule_budget_exceeded: 400,
   email_registered: 409,
   locked_key: 403,
   forbidden: 403,

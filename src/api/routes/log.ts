@@ -1,5 +1,5 @@
-import type { Response } from 'express';
-import { parseTilePath, TILE_WIDTH } from '@svc/verify';
+import type { Request, Response } from 'express';
+import { parseTilePath, tilePath, TILE_WIDTH, type Tile } from '@svc/verify';
 import { z } from 'zod';
 import { SvcError } from '../../core/errors.js';
 import type { ReadScope } from '../../ports/ledger-queries.js';
@@ -24,13 +24,37 @@ const tag = 'Transparency log';
 const LATEST_CACHE = 'no-cache';
 const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
 const PENDING_CACHE = 'public, max-age=60';
+// While reads are private an entry bundle is an authorised read: a shared cache must not keep
+// it and hand it to the next caller.
+const PRIVATE_FULL_CACHE = 'private, max-age=31536000, immutable';
+const PRIVATE_PENDING_CACHE = 'private, max-age=60';
+
+const TILE_PREFIX = '/v1/log/tile/';
+
+/**
+ * The tile a request names, read from the raw request path (attacker-controlled): Express
+ * decodes its wildcard segments, so `entries%2F000.p%2F6` would reach the hash-tile route as
+ * an entry bundle. Only the canonical C2SP spelling is a tile: no percent-encoding, no `x000`
+ * groups of leading zeros, no `.p/256`; anything else is 404, as a path that is no tile.
+ */
+function tileOf(req: Request): Tile {
+  const raw = req.originalUrl.split('?', 1)[0] ?? '';
+  const rest = raw.startsWith(TILE_PREFIX) ? raw.slice(TILE_PREFIX.length) : '';
+  const tile = parseTilePath(rest);
+  if (!tile || tilePath(tile) !== `tile/${rest}`)
+    throw new SvcError(
+      'not_found',
+      'Not a tile path of C2SP tlog-tiles in its canonical form (tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>], N in 3-digit groups, all but the last prefixed by x, no leading zero group, W from 1 to 255, no percent-encoding)',
+    );
+  return tile;
+}
 
 /** The Cache-Control a log answer carries: how long a cache may keep it. */
 const cacheHeaders = (description: string) =>
   z.object({ 'Cache-Control': z.string().meta({ description }) });
 
 const TILE_CACHE = cacheHeaders(
-  'How long a cache may keep the tile: a year for a full tile (it never changes), a minute for a partial one.',
+  'How long a cache may keep the tile: a year for a full tile (it never changes), a minute for a partial one; private for entry bundles while reads are private.',
 );
 
 const tileResponse = {
@@ -48,14 +72,18 @@ export function logRoutes(
     holds: (receiptId: string, scope: NonNullable<ReadScope>) => Promise<boolean>;
   },
 ): RouteDef[] {
-  async function sendTile(path: string, res: Response): Promise<void> {
-    const tile = parseTilePath(path);
-    if (!tile) throw new SvcError('not_found', 'Not a tile path of C2SP tlog-tiles');
+  async function sendTile(tile: Tile, res: Response): Promise<void> {
     const bytes = await log.tile(tile);
-    res.setHeader(
-      'Cache-Control',
-      tile.width === TILE_WIDTH ? IMMUTABLE_CACHE : 'public, max-age=60',
-    );
+    const full = tile.width === TILE_WIDTH;
+    const cache =
+      tile.level === 'entries' && !options.publicReads
+        ? full
+          ? PRIVATE_FULL_CACHE
+          : PRIVATE_PENDING_CACHE
+        : full
+          ? IMMUTABLE_CACHE
+          : PENDING_CACHE;
+    res.setHeader('Cache-Control', cache);
     res.type('application/octet-stream').send(Buffer.from(bytes));
   }
 
@@ -105,14 +133,16 @@ export function logRoutes(
       tag,
       summary: 'An entry bundle of the log (C2SP tlog-tiles)',
       description:
-        'tile/entries/<N>[.p/<W>]: the leaf data of 256 leaves (the preimages of chain.receipt_hash: the signed cores and attestations of the receipts), each prefixed by its length as a big-endian uint16. A read of receipts of every account: when SVC_PUBLIC_READS=false only keys the operator made readers of everything read it (403 forbidden for others).',
+        'tile/entries/<N>[.p/<W>]: the leaf data of 256 leaves (the preimages of chain.receipt_hash: the signed cores and attestations of the receipts), each prefixed by its length as a big-endian uint16. A read of receipts of every account: when SVC_PUBLIC_READS=false only keys the operator made readers of everything read it (403 forbidden for others), sent Cache-Control: private. Only the canonical C2SP path names a tile: other spellings, percent-encoded slashes included, are 404.',
       access: 'read',
       params: tileParams,
       documentedPaths: tilePathTemplates('entries'),
       response: tileResponse,
       errors: [403, 404],
       headers: { 200: TILE_CACHE },
-      handle: ({ params, res }) => {
+      handle: ({ req, res }) => {
+        const tile = tileOf(req);
+        if (tile.level !== 'entries') throw new SvcError('not_found', 'Not an entry bundle path');
         // A bundle holds every account's receipts side by side: while reads are private, only
         // a key the operator made a reader of everything reads it.
         if (readScopeOf(res, options.publicReads) !== undefined)
@@ -120,7 +150,7 @@ export function logRoutes(
             'forbidden',
             'Entry bundles hold every account’s receipts: while reads are private, only a key the operator made a reader of everything (svc keys set-reader <key> all) reads them; GET /v1/receipts/:id/proof proves your own receipts',
           );
-        return sendTile(`entries/${params.path.join('/')}`, res);
+        return sendTile(tile, res);
       },
     }),
     defineRoute({
@@ -137,11 +167,13 @@ export function logRoutes(
       response: tileResponse,
       errors: [404],
       headers: { 200: TILE_CACHE },
-      // Entry bundles only through their own route, which is a read.
-      handle: ({ params, res }) =>
-        params.path[0] === 'entries'
-          ? Promise.reject(new SvcError('not_found', 'Not a hash tile path'))
-          : sendTile(params.path.join('/'), res),
+      // Entry bundles only through their own route, which is a read: the raw path decides,
+      // never the decoded wildcard.
+      handle: ({ req, res }) => {
+        const tile = tileOf(req);
+        if (tile.level === 'entries') throw new SvcError('not_found', 'Not a hash tile path');
+        return sendTile(tile, res);
+      },
     }),
     defineRoute({
       method: 'get',

@@ -107,6 +107,23 @@ export const verifyResponseSchema = z
         description:
           'What the key signed about who asked, under which policy and where in the ledger (null members for receipt-core-v1); null when the signature did not verify.',
       }),
+    fork_evidence: z
+      .object({
+        size: z.number().int(),
+        checkpoint_root: z.string().meta({ description: 'The root the checkpoint signs, base64.' }),
+        ledger_root: z
+          .string()
+          .meta({ description: "The ledger's own root of that size, base64." }),
+        signed_by: z.array(z.string()).meta({
+          description: "Key ids of the ledger's key history whose signatures on it verify.",
+        }),
+        checkpoint: z.string().meta({ description: 'The presented checkpoint, as given.' }),
+      })
+      .optional()
+      .meta({
+        description:
+          "Present only when the proof given carries a checkpoint signed by a key of the ledger's key history (current at that size) for a size the ledger holds, with another root than the ledger's: the log signed two different trees of one size. Keep it: it is signed evidence of a fork. valid is then false and the inclusion check FAILs.",
+      }),
   })
   .meta({ id: 'VerifyResponse' });
 

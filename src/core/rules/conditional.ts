@@ -1,5 +1,5 @@
 import type { Approval, ClaimAction, ClaimInput } from '../claim-schema.js';
-import { GlobBudgetExhausted, globMatcher, type GlobBudget } from './glob.js';
+import { GlobBudget, GlobBudgetExhausted, globMatcher } from './glob.js';
 import type { ConditionalRule, RuleConditions, RuleRequirements } from './conditional-schema.js';
 import { THRESHOLD_RULES, type RuleCheck, type RuleContext } from './threshold-rules.js';
 
@@ -15,6 +15,34 @@ import { THRESHOLD_RULES, type RuleCheck, type RuleContext } from './threshold-r
  * depends only on the claim and the config, so replay reaches the same result.
  */
 export const GLOB_STEP_BUDGET = 20_000_000;
+
+/**
+ * Steps the conditions of a claim's own rules (policyConfig.rules, attacker-controlled and
+ * written per request) may take, measured before anything is evaluated: about 40 ms here, so
+ * that with the evaluation and its replay a request spends well under 200 ms on them. About
+ * 3,000 ordinary paths against a couple of globs; past it the request is refused
+ * (`rule_budget_exceeded`) instead of blocking the event loop.
+ */
+export const REQUEST_RULE_STEP_BUDGET = 500_000;
+
+/**
+ * Whether matching the conditions of `rules` against the claim stays within `limit` steps.
+ * Run on a claim's own rules before evaluation; pure, like the rest of the evaluation.
+ */
+export function conditionsWithinBudget(
+  rules: readonly ConditionalRule[],
+  claim: ClaimInput,
+  limit: number,
+): boolean {
+  const budget = new GlobBudget(limit);
+  try {
+    for (const rule of rules) unmatchedCondition(rule.if, claim.action, budget);
+  } catch (error) {
+    if (error instanceof GlobBudgetExhausted) return false;
+    throw error;
+  }
+  return !budget.exhausted;
+}
 
 /** Conclusions that satisfy a required check, as GitHub's required status checks count them. */
 const PASSING_CONCLUSIONS: ReadonlySet<string> = new Set(['success', 'neutral', 'skipped']);

@@ -258,6 +258,98 @@ describe('policies with conditional rules over HTTP', () => {
     expect(await ledgerState(t)).toEqual(before);
   });
 
+  it.each([
+    ['./infra/main.tf', 'must not hold a . segment'],
+    ['x/../infra/main.tf', 'must not hold a .. segment'],
+    ['docs/../infra/main.tf', 'must not hold a .. segment'],
+    ['infra\\main.tf', 'must use / as separator, never a backslash'],
+    ['/infra/main.tf', 'no leading /'],
+    ['infra//main.tf', 'empty segment'],
+    ['infra/', 'no trailing /'],
+  ])(
+    'changed path %j is refused (400, ledger unchanged), so it cannot slip past paths or satisfy only_paths',
+    async (path, problem) => {
+      const rules = [
+        { name: 'infra-review', if: { paths: ['infra/**'] }, require: { approvals: { count: 1 } } },
+        { name: 'docs-only', if: { only_paths: ['docs/**'] }, require: { checks: ['docs-ci'] } },
+      ];
+      const before = await ledgerState(t);
+      const res = await evaluate(
+        t,
+        a.apiKey,
+        claim({ policyConfig: { rules } }, { changed_paths: ['README.md', path] }),
+      );
+      const error = expectError(res, 400, 'validation_failed');
+      expect(error).toContain('action.changed_paths.1: ');
+      expect(error).toContain(problem);
+      expect(await ledgerState(t)).toEqual(before);
+      // The canonical spelling is evaluated, and the infra rule applies to it.
+      const canonical = await evaluate(
+        t,
+        a.apiKey,
+        claim({ policyConfig: { rules } }, { changed_paths: ['README.md', 'infra/main.tf'] }),
+      );
+      expect(canonical.status).toBe(200);
+      const checks = canonical.body.receipt.policy.checks as Json[];
+      expect(checks.find((c) => c.rule === 'rule:infra-review')).toMatchObject({
+        passed: false,
+        reason: 'applies; 0 approvals, 1 required',
+      });
+      expect(canonical.body.receipt.policy.verdict).toBe('BLOCKED');
+    },
+  );
+
+  it("a claim's own rules whose globs take too long to match are refused quickly with rule_budget_exceeded; ledger unchanged", async () => {
+    // Backtracking-style globs against long paths: millions of matching steps.
+    const globs = Array.from({ length: 100 }, (_, i) => `*a*a*a*a*a*a*a*a*${i}`);
+    const heavy = claim(
+      {
+        policyConfig: {
+          rules: [{ name: 'heavy', if: { paths: globs }, require: { checks: ['ci'] } }],
+        },
+      },
+      {
+        changed_paths: Array.from(
+          { length: 300 },
+          (_, i) => `${'a'.repeat(1000)}${'z'.repeat(1 + (i % 5))}`,
+        ),
+      },
+    );
+    const before = await ledgerState(t);
+    for (const path of ['/v1/evaluate', '/v1/simulate']) {
+      const started = performance.now();
+      const res = await request(t.app).post(path).set('X-API-Key', a.apiKey).send(heavy);
+      const elapsed = performance.now() - started;
+      expect(expectError(res, 400, 'rule_budget_exceeded')).toContain('policyConfig.rules');
+      // The matching itself stops after the budget (tens of ms); the rest is the request's
+      // own parsing and validation, with room for a loaded machine.
+      expect(elapsed).toBeLessThan(1000);
+    }
+    expect(await ledgerState(t)).toEqual(before);
+    // Ordinary own rules over many paths stay well inside the budget.
+    const ordinary = await evaluate(
+      t,
+      a.apiKey,
+      claim(
+        {
+          policyConfig: {
+            rules: [
+              {
+                name: 'infra',
+                if: { paths: ['infra/**', '**/*.tf'] },
+                require: { checks: ['ci'] },
+              },
+            ],
+          },
+        },
+        {
+          changed_paths: Array.from({ length: 1000 }, (_, i) => `src/module${i % 50}/file-${i}.ts`),
+        },
+      ),
+    );
+    expect(ordinary.status).toBe(200);
+  });
+
   it('a policy without rules keeps its config hash and has no rules member', async () => {
     const res = await createPolicy({ name: 'plain', config: { minSources: 1 } });
     expect(res.status).toBe(201);

@@ -252,8 +252,34 @@ describe('SVC_PUBLIC_READS=false: each key reads only its own account’s receip
     expect(refused.body.error).toContain('reader of everything');
     const bundle = await get(w.t, path, w.auditor);
     expect(bundle.status).toBe(200);
-    // Hash tiles hold hashes only: public in either mode.
-    expect((await get(w.t, '/v1/log/tile/0/000.p/6')).status).toBe(200);
+    // A shared cache must not keep an authorised read and hand it to the next caller.
+    expect(bundle.headers['cache-control']).toMatch(/^private\b/);
+    // Hash tiles hold hashes only: public in either mode, and cached as such.
+    const hashes = await get(w.t, '/v1/log/tile/0/000.p/6');
+    expect(hashes.status).toBe(200);
+    expect(hashes.headers['cache-control']).toMatch(/^public\b/);
+  });
+
+  it('an encoded slash does not reach an entry bundle through the hash-tile route', async () => {
+    for (const path of [
+      '/v1/log/tile/entries%2F000.p%2F6',
+      '/v1/log/tile/entries%2f000.p%2f6',
+      '/v1/log/tile/entries%2F000.p/6',
+      '/v1/log/tile/entries/000.p%2F6',
+    ]) {
+      // The last is under tile/entries/, a read: no key is 401 there before any parsing.
+      const unkeyed = path.startsWith('/v1/log/tile/entries/') ? 401 : 404;
+      for (const [key, status] of [
+        [undefined, unkeyed],
+        [w.alice.apiKey, 404],
+        [w.auditor, 404],
+      ] as const) {
+        const res = await get(w.t, path, key);
+        expect({ path, status: res.status }).toEqual({ path, status });
+        expectError(res, status, status === 401 ? 'unauthorized' : 'not_found');
+        if (status === 404) expect(res.body.error).toContain('canonical');
+      }
+    }
   });
 
   it('a key with no receipts sees an empty ledger', async () => {

@@ -73,6 +73,18 @@ describe('signing-key history', () => {
     expect(refused.body.code).toBe('unavailable');
     expect(refused.body.error).toContain('the signing key was rotated');
     expect((await store.ledger.head()).sequence).toBe(2);
+    // Deep health says so too: a probe must not keep routing traffic to a process that
+    // cannot sign; the shallow check (liveness) stays 200.
+    const deep = await request(before.app).get('/health?deep=true');
+    expect(deep.status).toBe(503);
+    expect(deep.body.ok).toBe(false);
+    expect(deep.body.checks.signer).toEqual({
+      ok: false,
+      latency_ms: expect.any(Number),
+      error: expect.stringContaining('no longer the ledger'),
+    });
+    expect(deep.body.checks.store.ok).toBe(true);
+    expect((await request(before.app).get('/health')).status).toBe(200);
     const oldLog = new TransparencyLog({
       tree: store.tree,
       ledger: store.ledger,
@@ -84,6 +96,7 @@ describe('signing-key history', () => {
     await expect(oldLog.makeCheckpoint()).rejects.toThrow(/no longer the ledger's current key/);
 
     const after = appWith(newKey);
+    expect((await request(after.app).get('/health?deep=true')).status).toBe(200);
     const r3 = (await evaluate(after)).body.receipt as Json;
     expect(r3.position.sequence).toBe(3);
     expect(r3.attestations[0].key_id).toBe(newKey.keyId);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {
@@ -161,6 +162,59 @@ describe('POST /v1/verify: the inclusion check', () => {
       { ...proofs[1]!, checkpoint: forged },
       `bad checkpoint signature: the signature of ${ORIGIN} does not verify`,
     );
+  });
+
+  it('a checkpoint signed by the ledger’s key for a size it holds, with another root, is reported as fork evidence', async () => {
+    // A forked tree of size 2 that holds receipt 1's genuine leaf beside a forged one, signed
+    // with the ledger's own key: the inclusion proof leads to its root.
+    const leaf = fromBase64(proofs[0]!.leaf_hash as string)!;
+    const forged = createHash('sha256').update('\x00forged leaf').digest();
+    const forkRoot = createHash('sha256')
+      .update(Buffer.concat([Buffer.from([1]), leaf, forged]))
+      .digest();
+    const checkpoint = signNote(
+      checkpointText({ origin: ORIGIN, size: 2, root: new Uint8Array(forkRoot) }),
+      { name: ORIGIN, publicKey: t.serverKey.publicKeyRaw },
+      (message) => t.serverKey.sign(message),
+    );
+    const proof = {
+      leaf_index: 0,
+      tree_size: 2,
+      leaf_hash: proofs[0]!.leaf_hash,
+      inclusion: [toBase64(forged)],
+      checkpoint,
+    };
+    const res = await verify({ receipt: receipts[0], proof });
+    expect(res.status).toBe(200);
+    // The ledger's own root of size 2, from its tile (two leaf hashes).
+    const tile = await request(t.app)
+      .get('/v1/log/tile/0/000.p/2')
+      .buffer(true)
+      .parse((r, done) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => done(null, Buffer.concat(chunks)));
+      });
+    const ledgerRoot = createHash('sha256')
+      .update(Buffer.concat([Buffer.from([1]), tile.body as Buffer]))
+      .digest();
+    expect(res.body.fork_evidence).toEqual({
+      size: 2,
+      checkpoint_root: forkRoot.toString('base64'),
+      ledger_root: ledgerRoot.toString('base64'),
+      signed_by: [t.serverKey.keyId],
+      checkpoint,
+    });
+    expect(res.body.valid).toBe(false);
+    expect(inclusionOf(res.body)).toMatchObject({
+      status: 'FAIL',
+      detail: expect.stringContaining('fork evidence'),
+    });
+    // An honest proof carries no such member, and the ledger is unchanged.
+    const honest = await verify({ receipt: receipts[0], proof: proofs[0] });
+    expect(honest.body.valid).toBe(true);
+    expect(honest.body).not.toHaveProperty('fork_evidence');
+    expect(await ledgerState(t)).toEqual(before);
   });
 
   it('a tampered proof element fails', async () => {

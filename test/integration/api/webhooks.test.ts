@@ -87,6 +87,12 @@ describe('POST /v1/webhooks/outbound', () => {
     ['https://0x7f.1/', '127.0.0.1 is a loopback address'],
     ['https://[::ffff:127.0.0.1]/', '127.0.0.1 is a loopback address'],
     ['https://[::1]/', '::1 is a loopback address'],
+    ['https://[::1:127.0.0.1]/', '::1:7f00:1 is not a global unicast address (outside 2000::/3)'],
+    ['https://[1::127.0.0.1]/', '1::7f00:1 is not a global unicast address (outside 2000::/3)'],
+    [
+      'https://[2002:808:808::1]/',
+      '2002:808:808::1 is a special-purpose (6to4, 2002::/16) address',
+    ],
     ['https://10.1.2.3/', '10.1.2.3 is a private address'],
     ['https://192.168.0.1/', '192.168.0.1 is a private address'],
     ['https://169.254.169.254/latest/', '169.254.169.254 is a cloud metadata address'],
@@ -176,11 +182,13 @@ describe('POST /v1/webhooks/outbound', () => {
     }
   });
 
-  it('accepts embedding IPv6 forms whose IPv4 address is public unicast', async () => {
+  it('refuses embedding IPv6 forms even when their IPv4 address is public: none is global unicast outside the special-purpose registry', async () => {
     for (const host of EMBEDDED_PUBLIC) {
       const res = await post({ url: `https://${host}/hook`, event: 'receipt.created' });
-      expect({ host, status: res.status }).toEqual({ host, status: 201 });
+      expect({ host, status: res.status }).toEqual({ host, status: 400 });
+      expect(res.body.error).toMatch(/not a global unicast address|a special-purpose/);
     }
+    expect((await request(t.app).get(PATH).set('X-API-Key', key)).body.receivers).toEqual([]);
   });
 
   it('allows at most 20 receivers per key', async () => {

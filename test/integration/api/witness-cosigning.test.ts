@@ -266,6 +266,23 @@ describe('witness cosignatures', () => {
     expect(w.requests).toHaveLength(1);
   });
 
+  it('keeps no size a 409 Conflict names beyond its round: a huge one does not silence the witness', async () => {
+    const w = await witness();
+    const { cosigning } = configure([asWitness(w)]);
+    for (const huge of ['9999999999999999', '99999999999']) {
+      await evaluate(1);
+      await log.makeCheckpoint();
+      w.next = { status: 409, body: `${huge}\n`, contentType: 'text/x.tlog.size' };
+      expect(await cosigning.cosignLatest()).toMatchObject([{ outcome: 'failed' }]);
+    }
+    // The next round starts from what the witness verifiably cosigned (nothing yet).
+    await evaluate(1);
+    const three = await log.makeCheckpoint();
+    expect(await cosigning.cosignLatest()).toMatchObject([{ outcome: 'cosigned', size: 3 }]);
+    expect(w.requests.at(-1)).toMatchObject({ old: 0, note: three.note, status: 200 });
+    expect((await t.store.tree.cosignaturesOf(3)).map((c) => c.witness)).toEqual([w.name]);
+  });
+
   it('does not let an unreachable or silent witness disturb evaluate', async () => {
     const good = await witness('witness.example/good');
     const down = await witness('witness.example/down');

@@ -67,6 +67,9 @@ describe('GitHub App: a pull request that changes .github/svc.yml', () => {
   });
 
   it('a stricter proposed file: its failing rules, and no warning', async () => {
+    // A repository whose .github/svc.yml names the default policy: no file at all would
+    // also ask agents' pull requests for a human approval (docs/GITHUB_APP.md).
+    state.config.set('main', 'policy: default\n');
     state.config.set(SHA, 'policy: strict\n');
     const { done, summary, receipt } = await evaluate(bot);
     expect(done.body.conclusion).toBe('success');
@@ -77,6 +80,9 @@ describe('GitHub App: a pull request that changes .github/svc.yml', () => {
   });
 
   it('an invalid proposed file is reported as such', async () => {
+    // A repository whose .github/svc.yml names the default policy: no file at all would
+    // also ask agents' pull requests for a human approval (docs/GITHUB_APP.md).
+    state.config.set('main', 'policy: default\n');
     state.config.set(SHA, 'policyConfig:\n  minConfidence: 7\n');
     const { done, summary } = await evaluate(bot);
     expect(done.body.conclusion).toBe('success');

@@ -187,6 +187,9 @@ describe('GitHub App: failures of GitHub and of the process', () => {
     const t = appWithGithub();
     try {
       state = newRepoState();
+      // A repository whose .github/svc.yml names the default policy: no file at all would
+      // also ask agents' pull requests for a human approval (docs/GITHUB_APP.md).
+      state.config.set('main', 'policy: default\n');
       state.pulls.set(3, pr);
       // The first look-up of the pull request fails; everything after works.
       nock(API).get(`/repos/${OWNER}/${REPO}/pulls/3`).reply(502, { message: 'Bad Gateway' });

@@ -48,6 +48,9 @@ describe('GitHub App on documented payloads (@octokit/webhooks-examples)', () =>
   it('pull_request.opened by a bot: evaluated, and the receipt verifies', async () => {
     const payload = example('pull_request', 'opened', (p) => {
       const pr = p.pull_request as Record<string, unknown>;
+      // A repository whose .github/svc.yml names the default policy: no file at all would
+      // also ask agents' pull requests for a human approval (docs/GITHUB_APP.md).
+      state.config.set((pr.base as { ref: string }).ref, 'policy: default\n');
       (pr.user as Record<string, unknown>).login = 'copilot-swe-agent[bot]';
       state.pulls.set(pr.number as number, {
         number: pr.number as number,

@@ -150,6 +150,9 @@ describe('logs of the GitHub path', () => {
   it('a retried job logs each attempt: its number, when it runs next and why', async () => {
     const t = open();
     const state = newRepoState();
+    // A repository whose .github/svc.yml names the default policy: no file at all would
+    // also ask agents' pull requests for a human approval (docs/GITHUB_APP.md).
+    state.config.set('main', 'policy: default\n');
     state.pulls.set(3, pr);
     nock(API)
       .get(`/repos/${OWNER}/${REPO}/pulls/3`)

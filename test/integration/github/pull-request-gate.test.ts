@@ -120,7 +120,8 @@ describe('GitHub App: a pull request becomes a signed check run', () => {
       app_id: APP_ID,
       installation_id: INSTALLATION,
     });
-    expect(receipt.policy).toMatchObject({ verdict: 'ALLOWED', name: 'default', overrides: false });
+    // No .github/svc.yml: the default policy with the agent rule added, signed as an override.
+    expect(receipt.policy).toMatchObject({ verdict: 'ALLOWED', name: 'default', overrides: true });
     expect(receipt.subject).toMatchObject({
       entity: 'acme/web',
       repository: 'acme/web',
@@ -147,6 +148,46 @@ describe('GitHub App: a pull request becomes a signed check run', () => {
     expect(
       verified.body.checks.find((c: { name: string }) => c.name === 'policy_binding').status,
     ).toBe('PASS');
+  });
+
+  it.each([
+    ['no CI and no review: the pull request its only evidence', false, 'ci, human_approval'],
+    ['CI green, no approval', true, 'human_approval'],
+  ])(
+    'no .github/svc.yml: an agent’s pull request is ESCALATED with %s',
+    async (_label, green, missing) => {
+      state.pulls.set(12, bot);
+      if (green)
+        state.checkRuns.set(SHA, [
+          { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
+        ]);
+      await deliver(t, 'pull_request', pullRequestEvent('opened', bot));
+      await t.jobs.runDue();
+      const [done] = completed();
+      expect(done!.body.conclusion).toBe('action_required');
+      const stored = await request(t.app).get(`/v1/receipts/${done!.body.external_id as string}`);
+      expect(stored.body.receipt.policy).toMatchObject({
+        name: 'default',
+        verdict: 'ESCALATED',
+        overrides: true,
+      });
+      expect(stored.body.receipt.policy.checks).toContainEqual({
+        rule: 'rule:agent-pr-needs-ci-and-approval',
+        passed: false,
+        reason: `applies; admissible source types missing: ${missing}`,
+      });
+    },
+  );
+
+  it('a repository with its own .github/svc.yml decides for itself: CI green alone is ALLOWED under default', async () => {
+    state.pulls.set(12, bot);
+    state.config.set('main', 'policy: default\n');
+    state.checkRuns.set(SHA, [
+      { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
+    ]);
+    await deliver(t, 'pull_request', pullRequestEvent('opened', bot));
+    await t.jobs.runDue();
+    expect(completed()[0]!.body.conclusion).toBe('success');
   });
 
   it('BLOCKED: failing CI → failure, naming the failed check', async () => {

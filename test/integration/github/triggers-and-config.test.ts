@@ -121,6 +121,9 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
   });
 
   it('pending CI blocks and says so; CI completing re-evaluates to a new, allowing receipt', async () => {
+    // A repository whose .github/svc.yml names the default policy: no file at all would
+    // also ask agents' pull requests for a human approval (docs/GITHUB_APP.md).
+    state.config.set('main', 'policy: default\n');
     state.checkRuns.set(SHA, [
       { name: 'build', status: 'in_progress', conclusion: null, app_id: 1 },
     ]);
@@ -244,6 +247,9 @@ describe('GitHub App: who is gated, configuration, and what re-evaluates', () =>
   });
 
   it("a merge group is evaluated on its own head: the PRs' receipts plus the group's CI", async () => {
+    // A repository whose .github/svc.yml names the default policy: no file at all would
+    // also ask agents' pull requests for a human approval (docs/GITHUB_APP.md).
+    state.config.set('main', 'policy: default\n');
     state.checkRuns.set(SHA, [
       { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
     ]);
@@ -320,6 +326,9 @@ describe('GitHub App: what an author cannot steer', () => {
   };
 
   it('a branch named like a merge queue does not make a merge group', async () => {
+    // A repository whose .github/svc.yml names the default policy: no file at all would
+    // also ask agents' pull requests for a human approval (docs/GITHUB_APP.md).
+    state.config.set('main', 'policy: default\n');
     // A fork's pull request from `gh-readonly-queue/nowhere/pr-7-0`, after PR 7 was allowed.
     state.checkRuns.set(SHA, [
       { name: 'build', status: 'completed', conclusion: 'success', app_id: 1 },
@@ -373,6 +382,9 @@ describe('GitHub App: what an author cannot steer', () => {
   });
 
   it('a re-run in the same suite replaces the earlier run', async () => {
+    // A repository whose .github/svc.yml names the default policy: no file at all would
+    // also ask agents' pull requests for a human approval (docs/GITHUB_APP.md).
+    state.config.set('main', 'policy: default\n');
     state.checkRuns.set(SHA, [
       {
         name: 'build',

@@ -539,6 +539,19 @@ describe('the SSRF guard at delivery time', () => {
     },
   );
 
+  // ::/8 forms outside global unicast (2000::/3) that ipaddr.js does not name as special.
+  it.each(['::1:7f00:1', '1::7f00:1', '400::1'])(
+    'refuses a host that now resolves to %s, outside global unicast, when private URLs are refused',
+    async (address) => {
+      expect(await attemptsAfterRebinding(false, address)).toEqual([
+        [
+          null,
+          `refused: url: hooks.example.test is refused: ${address} is not a global unicast address (outside 2000::/3)`,
+        ],
+      ]);
+    },
+  );
+
   it.each(privateForms)(
     'refuses a host that now resolves to %s when private URLs are refused',
     async (address, reason) => {

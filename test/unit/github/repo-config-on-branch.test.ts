@@ -3,6 +3,7 @@ import {
   configOnBranch,
   DEFAULT_REPO_CONFIG,
   type FoundConfig,
+  NO_FILE_REPO_CONFIG,
 } from '../../../src/github/repo-config.js';
 import { loadFixture } from '../core/reference.js';
 
@@ -22,8 +23,22 @@ describe('configOnBranch', () => {
     });
   });
 
-  it('no file anywhere: the defaults, even though the plugin answers an empty object', () => {
-    expect(configOnBranch(absent, 'main')).toEqual({ ok: true, config: DEFAULT_REPO_CONFIG });
+  it('no file anywhere: the defaults with the agent rule, even though the plugin answers an empty object', () => {
+    expect(configOnBranch(absent, 'main')).toEqual({ ok: true, config: NO_FILE_REPO_CONFIG });
+    expect(NO_FILE_REPO_CONFIG).toEqual({
+      ...DEFAULT_REPO_CONFIG,
+      policyConfig: {
+        rules: [
+          {
+            name: 'agent-pr-needs-ci-and-approval',
+            description: expect.stringContaining('No .github/svc.yml'),
+            if: {},
+            require: { source_types: ['ci', 'human_approval'] },
+            on_fail: 'escalate',
+          },
+        ],
+      },
+    });
   });
 
   it('an unknown member is a problem naming the file, the branch and the member', () => {

@@ -81,6 +81,14 @@ describe('changed_paths: what a pull request changes', () => {
     ).toBe(true);
   });
 
+  it('leaves out a file name a claim refuses (a backslash) and marks the list incomplete', () => {
+    const files = [{ filename: 'docs/a.md' }, { filename: 'infra\\main.tf' }];
+    expect(changedPathsOf({ files, total: 2 })).toEqual({
+      changed_paths: ['docs/a.md'],
+      changed_paths_incomplete: true,
+    });
+  });
+
   it('a list that could not be read is empty and incomplete', () => {
     expect(changedPathsOf({ files: [], total: 3, error: 'Sorry, the diff is too large' })).toEqual({
       changed_paths: [],

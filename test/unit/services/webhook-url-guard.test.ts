@@ -116,12 +116,40 @@ describe('checkWebhookUrl', () => {
     expect(await refusal('http://224.0.0.1/', lenient)).toContain('multicast');
   });
 
-  it('accepts a 6to4 host whose embedded address is public unicast', async () => {
-    for (const options of [strict, lenient]) {
-      expect(await checkWebhookUrl('https://sixtofour.example.com/', options)).toMatchObject({
-        ok: true,
-        address: { address: '2002:808:808::1', family: 6 },
+  it('refuses a 6to4 host, a special-purpose block, unless private addresses are allowed', async () => {
+    expect(await checkWebhookUrl('https://sixtofour.example.com/', strict)).toEqual({
+      ok: false,
+      reason:
+        'url: sixtofour.example.com is refused: 2002:808:808::1 is a special-purpose (6to4, 2002::/16) address',
+    });
+    expect(await checkWebhookUrl('https://sixtofour.example.com/', lenient)).toMatchObject({
+      ok: true,
+      address: { address: '2002:808:808::1', family: 6 },
+    });
+  });
+
+  it('accepts IPv6 only in global unicast (2000::/3) outside the special-purpose registry', async () => {
+    for (const [url, reason] of [
+      // ::/8 forms ipaddr.js names plain unicast or reserved; they embed loopback.
+      ['https://[::1:127.0.0.1]/', 'not a global unicast address (outside 2000::/3)'],
+      ['https://[1::127.0.0.1]/', 'not a global unicast address (outside 2000::/3)'],
+      ['https://[::1:0:0:1]/', 'not a global unicast address (outside 2000::/3)'],
+      ['https://[100::1]/', 'outside'],
+      ['https://[400::1]/', 'outside 2000::/3'],
+      ['https://[e000::1]/', 'outside 2000::/3'],
+      ['https://[2001:db8::1]/', 'a reserved address'],
+      ['https://[3fff::1]/', 'a reserved address'],
+      ['https://[2001:2::1]/', 'IETF protocol assignments'],
+      ['https://[2620:4f:8000::1]/', 'AS112'],
+      ['https://[5f00::1]/', 'outside 2000::/3'],
+    ] as const) {
+      expect({ url, reason: await refusal(url, strict) }).toEqual({
+        url,
+        reason: expect.stringContaining(reason),
       });
+    }
+    for (const url of ['https://[2606:4700::1111]/', 'https://[2001:4860:4860::8888]/']) {
+      expect({ url, reason: await refusal(url, strict) }).toEqual({ url, reason: null });
     }
   });
 });
@@ -230,8 +258,10 @@ describe.each(FORMS)('an IPv6 address of the %s form', (_name, form, of) => {
     expect(refusalOf(of['10.0.0.7']!, true)).toBeNull();
   });
 
-  it('is allowed when the embedded address is public unicast', () => {
-    expect(refusalOf(of['8.8.8.8']!, false)).toBeNull();
+  it('is no global unicast receiver even when the embedded address is public unicast', () => {
+    expect(refusalOf(of['8.8.8.8']!, false)).toMatch(
+      /is (not a global unicast address|a special-purpose)/,
+    );
     expect(refusalOf(of['8.8.8.8']!, true)).toBeNull();
   });
 });
