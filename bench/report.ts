@@ -83,6 +83,11 @@ export interface BenchResults {
     platform: string;
     arch: string;
     memory_mb: number;
+    /**
+     * CPU µs of one node:crypto Ed25519 signature and verification, measured at the start
+     * (absent from results before 2026-11-28): the CPU's share of the ratios to Express.
+     */
+    ed25519_native?: { sign_us: number; verify_us: number };
     /** 1, 5 and 15 minute load averages: other work on the machine skews every number. */
     loadavg_start: number[];
     loadavg_end: number[];
@@ -280,7 +285,11 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(
     `Run of ${results.date.slice(0, 10)} (${results.date}), ${results.mode} mode: ` +
       `${m.cores} cores (${m.cpu_model}), Node ${m.node}, ${m.platform}/${m.arch}, ` +
-      `${fmtInt(m.memory_mb)} MB RAM, ${results.settings.workers ?? 1} service worker process` +
+      `${fmtInt(m.memory_mb)} MB RAM` +
+      (m.ed25519_native
+        ? ` (node:crypto Ed25519: sign ${m.ed25519_native.sign_us} µs, verify ${m.ed25519_native.verify_us} µs of CPU)`
+        : '') +
+      `, ${results.settings.workers ?? 1} service worker process` +
       `${(results.settings.workers ?? 1) === 1 ? '' : 'es'}` +
       (results.settings.node_args?.length
         ? ` under \`node ${results.settings.node_args.join(' ')}\`. `

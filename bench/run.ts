@@ -15,6 +15,7 @@ import type autocannon from 'autocannon';
 import { enterpriseKey } from './api-key.js';
 import { benchClaim, claimBodyTemplates, fillClaimId } from './claims.js';
 import { formatSummary, summarizeProfile } from './cpuprofile-top.js';
+import { ed25519NativeCost } from './crypto-floor.js';
 import { runLoad } from './load.js';
 import { runMicro } from './micro.js';
 import { startNode, stopAll, type Spawned } from './processes.js';
@@ -823,6 +824,7 @@ function machine(): Omit<BenchResults['machine'], 'loadavg_start' | 'loadavg_end
     platform: process.platform,
     arch: process.arch,
     memory_mb: Math.round(totalmem() / 2 ** 20),
+    ed25519_native: ed25519NativeCost(),
   };
 }
 
