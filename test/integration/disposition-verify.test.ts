@@ -44,7 +44,7 @@ describe('parent_link', () => {
     live = await startLiveService();
     key = parsePublicKeyPem(live.t.serverKey.publicKeyPem);
     const agent = await live.signup();
-    const reviewer = await live.signup();
+    const reviewer = await live.signupReviewer();
     parent = (await live.evaluate(agent.apiKey, escalatedClaim())).receipt as Json;
     other = (await live.evaluate(agent.apiKey, escalatedClaim())).receipt as Json;
     expect(parent.policy.verdict).toBe('ESCALATED');

@@ -457,6 +457,15 @@ const DROP_OUTBOX = `
   DROP TABLE outbox;
 `;
 
+/**
+ * The reviewer capability: recording a disposition is granted by the operator, never by
+ * signup. Existing keys are not reviewers; the operator grants the ones that decide.
+ */
+const REVIEWER_KEYS = `
+  ALTER TABLE api_keys ADD COLUMN reviewer INTEGER NOT NULL DEFAULT 0
+    CHECK (reviewer IN (0, 1));
+`;
+
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1. A
 // migration's text is frozen once released (existing ledgers ran it as it was), so a later
 // one repeats the statements it needs rather than share them with an earlier one: sharing
@@ -661,6 +670,7 @@ const MIGRATIONS: Migration[] = [
   COSIGNATURES_SCHEMA,
   DISPOSITIONS_SCHEMA,
   DROP_OUTBOX,
+  REVIEWER_KEYS,
 ];
 
 /** The schema version this build writes. */
@@ -675,6 +685,7 @@ export const VERSION_AFTER = {
   cosignatures: MIGRATIONS.indexOf(COSIGNATURES_SCHEMA) + 1,
   dispositions: MIGRATIONS.indexOf(DISPOSITIONS_SCHEMA) + 1,
   dropOutbox: MIGRATIONS.indexOf(DROP_OUTBOX) + 1,
+  reviewerKeys: MIGRATIONS.indexOf(REVIEWER_KEYS) + 1,
 } as const;
 
 /**

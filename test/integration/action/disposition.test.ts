@@ -53,7 +53,7 @@ describe('the bundled Action with a disposition', () => {
   beforeAll(async () => {
     live = await startLiveService();
     agentKey = (await live.signup()).apiKey;
-    reviewerKey = (await live.signup()).apiKey;
+    reviewerKey = (await live.signupReviewer()).apiKey;
   });
   afterAll(() => live.close());
 
