@@ -27275,7 +27275,7 @@ function verifyReceipt(input, options) {
     checks.push(checkInclusion(receipt, options.inclusion, "text" in text ? text.text : void 0));
   if (declaresDisposition(receipt)) checks.push(checkParentLink(receipt, options.parent));
   const facts = signature.status === "PASS" ? signedFactsOf(receipt) : null;
-  checks.push(checkPolicyBinding(facts, options.expect));
+  checks.push(checkPolicyBinding(facts, options.expect, receipt));
   const status = (name) => checks.find((c) => c.name === name)?.status;
   return {
     valid: checks.every((c) => c.status !== "FAIL") && status("signature_valid") === "PASS" && status("hash_integrity") === "PASS",
@@ -27412,7 +27412,12 @@ function checkParentLink(receipt, parent) {
     `the parent's receipt hash is ${parent.receiptHash}, not the signed parent_receipt_hash ${link2.parent_receipt_hash}`
   );
 }
-function checkPolicyBinding(facts, expect) {
+function signedReviewerOf(receipt) {
+  if (!declaresDisposition(receipt) || !isObject(receipt.disposition)) return null;
+  const reviewer = receipt.disposition.reviewer;
+  return isObject(reviewer) && isString2(reviewer.id) ? reviewer.id : null;
+}
+function checkPolicyBinding(facts, expect, receipt) {
   const name = "policy_binding";
   const stated = Object.entries(expect ?? {}).filter(([, v]) => v !== void 0);
   if (stated.length === 0)
@@ -27440,6 +27445,14 @@ function checkPolicyBinding(facts, expect) {
     if (actual !== expect.submitter)
       problems.push(
         `submitter ${JSON.stringify(actual)} is not the expected ${JSON.stringify(expect.submitter)}`
+      );
+  }
+  if (expect?.reviewer !== void 0) {
+    const actual = signedReviewerOf(receipt);
+    if (actual === null) problems.push("not a disposition: it signs no reviewer");
+    else if (actual !== expect.reviewer)
+      problems.push(
+        `reviewer ${JSON.stringify(actual)} is not the expected ${JSON.stringify(expect.reviewer)}`
       );
   }
   return problems.length > 0 ? fail(problems.join("; ")) : { name, layer: "cryptographic", status: "PASS" };
@@ -27569,6 +27582,15 @@ function parseExpectations(input) {
         `expected submitter must be an API key's kid_<ULID> or github_app:<app_id>:<installation_id>, got ${JSON.stringify(submitter)}`
       );
     expect.submitter = submitter;
+  }
+  const reviewer = input.reviewer?.trim();
+  if (reviewer) {
+    if (reviewer.length > 256)
+      throw new VerifyError(
+        "validation_failed",
+        `expected reviewer must be at most 256 characters, got ${reviewer.length}`
+      );
+    expect.reviewer = reviewer;
   }
   return expect;
 }
@@ -27896,6 +27918,13 @@ function readInputs(get, mask, env) {
     failOn,
     dispositionFile: get("disposition-file") ? inWorkspace(get("disposition-file")) : null,
     fetchDisposition: oneOf2("fetch-disposition", get("fetch-disposition") || "false", ["true", "false"]) === "true",
+    dispositionExpect: checked(
+      "disposition-recorder / disposition-reviewer",
+      () => parseExpectations({
+        submitter: get("disposition-recorder"),
+        reviewer: get("disposition-reviewer")
+      })
+    ),
     witnessState: get("witness-state") ? inWorkspace(get("witness-state")) : null,
     workspace
   };
@@ -27911,6 +27940,10 @@ function readInputs(get, mask, env) {
     if (inputs.receiptFile)
       throw new ActionFailure(`input receipt-file applies to mode verify only`);
   }
+  if (Object.keys(inputs.dispositionExpect ?? {}).length > 0 && !inputs.dispositionFile && !inputs.fetchDisposition)
+    throw new ActionFailure(
+      "inputs disposition-recorder and disposition-reviewer need disposition-file or fetch-disposition"
+    );
   if (inputs.dispositionFile && inputs.fetchDisposition)
     throw new ActionFailure("give input disposition-file or fetch-disposition, not both");
   if (inputs.fetchDisposition && !apiUrl)
@@ -28473,7 +28506,7 @@ async function dispositionOf(inputs, deps, parent, parentResult, trust, problems
   const result = verifyOffline(
     receipt,
     chosen.key.key,
-    inputs.expect,
+    { ...inputs.expect, ...inputs.dispositionExpect },
     chosen.keyRefusal,
     void 0,
     parentEvidenceOf(parent, parentResult)
@@ -28491,7 +28524,8 @@ async function dispositionOf(inputs, deps, parent, parentResult, trust, problems
   }
   const decision = str(disposition.decision) ?? "";
   const reviewer = isObject(disposition.reviewer) ? disposition.reviewer : {};
-  const note = `the escalation was decided: ${decision} by ${str(reviewer.kind) ?? "?"} ${JSON.stringify(str(reviewer.id))} (${str(disposition.reason) ?? ""}), disposition receipt ${str(receipt.receipt_id) ?? "?"}, verified and linked to this receipt`;
+  const recorder = result.signed?.submitter ? submitterLabel(result.signed.submitter) : "?";
+  const note = `the escalation was decided: ${decision} by ${str(reviewer.kind) ?? "?"} ${JSON.stringify(str(reviewer.id))} (${str(disposition.reason) ?? ""}), recorded by ${recorder}, disposition receipt ${str(receipt.receipt_id) ?? "?"}, verified and linked to this receipt`;
   deps.info(`svc: ${note}`);
   return {
     note,

@@ -37,6 +37,11 @@ export interface ActionInputs {
   dispositionFile?: string | null;
   /** `fetch-disposition`: ask api-url for the disposition of an ESCALATED receipt. */
   fetchDisposition?: boolean;
+  /**
+   * `disposition-recorder` (its signed submitter) and `disposition-reviewer` (its signed
+   * reviewer.id): what the disposition must sign, besides `expect`.
+   */
+  dispositionExpect?: VerifyExpectations;
   /** Absolute path of `witness-state`: witness svc's log and keep its checkpoint there. */
   witnessState: string | null;
   /** Where relative paths resolve and the receipt is written: GITHUB_WORKSPACE. */
@@ -122,6 +127,12 @@ export function readInputs(
     dispositionFile: get('disposition-file') ? inWorkspace(get('disposition-file')) : null,
     fetchDisposition:
       oneOf('fetch-disposition', get('fetch-disposition') || 'false', ['true', 'false']) === 'true',
+    dispositionExpect: checked('disposition-recorder / disposition-reviewer', () =>
+      parseExpectations({
+        submitter: get('disposition-recorder'),
+        reviewer: get('disposition-reviewer'),
+      }),
+    ),
     witnessState: get('witness-state') ? inWorkspace(get('witness-state')) : null,
     workspace,
   };
@@ -138,6 +149,14 @@ export function readInputs(
     if (inputs.receiptFile)
       throw new ActionFailure(`input receipt-file applies to mode verify only`);
   }
+  if (
+    Object.keys(inputs.dispositionExpect ?? {}).length > 0 &&
+    !inputs.dispositionFile &&
+    !inputs.fetchDisposition
+  )
+    throw new ActionFailure(
+      'inputs disposition-recorder and disposition-reviewer need disposition-file or fetch-disposition',
+    );
   if (inputs.dispositionFile && inputs.fetchDisposition)
     throw new ActionFailure('give input disposition-file or fetch-disposition, not both');
   if (inputs.fetchDisposition && !apiUrl)

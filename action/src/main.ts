@@ -366,10 +366,12 @@ async function dispositionOf(
   } else return null;
   const { receipt } = parseReceipt(text, where);
   const chosen = trust.keyFor(receipt);
+  // Who recorded the decision and whom it names, when the workflow pins them: any reviewer
+  // key of the service can record one, so a valid disposition alone is not enough.
   const result = verifyOffline(
     receipt,
     chosen.key.key,
-    inputs.expect,
+    { ...inputs.expect, ...inputs.dispositionExpect },
     chosen.keyRefusal,
     undefined,
     parentEvidenceOf(parent, parentResult),
@@ -387,7 +389,8 @@ async function dispositionOf(
   }
   const decision = str(disposition.decision) ?? '';
   const reviewer = isObject(disposition.reviewer) ? disposition.reviewer : {};
-  const note = `the escalation was decided: ${decision} by ${str(reviewer.kind) ?? '?'} ${JSON.stringify(str(reviewer.id))} (${str(disposition.reason) ?? ''}), disposition receipt ${str(receipt.receipt_id) ?? '?'}, verified and linked to this receipt`;
+  const recorder = result.signed?.submitter ? submitterLabel(result.signed.submitter) : '?';
+  const note = `the escalation was decided: ${decision} by ${str(reviewer.kind) ?? '?'} ${JSON.stringify(str(reviewer.id))} (${str(disposition.reason) ?? ''}), recorded by ${recorder}, disposition receipt ${str(receipt.receipt_id) ?? '?'}, verified and linked to this receipt`;
   deps.info(`svc: ${note}`);
   return {
     note,

@@ -132,7 +132,7 @@ export const defineRoute = <
 const ERROR_TEXT: Record<number, string> = {
   400: 'Malformed JSON (`malformed_json`) or invalid input (`validation_failed`); the message names the field.',
   401: 'Missing or invalid API key (`unauthorized`).',
-  403: 'Refused to this key (`locked_key`: only the operator revokes a key locked to a policy; `forbidden`: while reads are private, only a reader of everything reads this; `separation_of_duties`: the reviewer or the key took part in the escalated claim).',
+  403: 'Refused to this key (`locked_key`: only the operator revokes a key locked to a policy; `forbidden`: while reads are private, only a reader of everything reads this, and only a key the operator made a reviewer records a disposition; `separation_of_duties`: the reviewer or the key took part in the escalated claim).',
   404: 'Not found (`not_found`).',
   409: 'Conflict (`claim_conflict`, `policy_conflict`, `email_registered`, `receiver_limit`, `not_escalated`, `already_disposed`).',
   413: 'Body over 1 MiB (`payload_too_large`).',

@@ -260,6 +260,7 @@ function checkLines(subject: Subject): string[] {
     `gate_humans: ${config.gate_humans}`,
     `drafts: ${config.drafts}`,
     `check_name: ${config.check_name}`,
+    ...(config.reviewers.length ? [`reviewers: ${JSON.stringify(config.reviewers)}`] : []),
   ];
   const hash = configHashOf(subject);
   if (subject.effective?.ok && hash) {

@@ -29,14 +29,17 @@ const HELP = `svc — operator commands for the svc service
 Usage:
   svc keys list                                 every key: key_id, email, tier, lock, state
   svc keys create --email <e> [--tier <t>] [--policy <name> --locked] [--reader all|own]
-                                                issue a key (printed once); --locked makes
+                  [--reviewer]                  issue a key (printed once); --locked makes
                                                 every claim of the key use <name>; --reader all
                                                 lets it read every receipt when reads are
-                                                private (SVC_PUBLIC_READS=false)
+                                                private (SVC_PUBLIC_READS=false); --reviewer
+                                                lets it record dispositions (decide
+                                                escalations), which no signup key may
   svc keys rotate <key_id|email>                replace a key: prints the new one, revokes the old
   svc keys revoke <key_id|email>                revoke a key at once (also a locked one)
   svc keys set-tier <email|key_id> <tier>       change the tier of a key
   svc keys set-reader <email|key_id> all|own    what the key reads when reads are private
+  svc keys set-reviewer <email|key_id> on|off   grant or withdraw the reviewer capability
   svc keys unlock <email|key_id>                lift a key's policy lock
   svc keys show <email|key_id>                  a key's details; by e-mail, every key of the
                                                 address, revoked ones marked revoked
@@ -91,7 +94,7 @@ const limitText = (tier: Tier) => {
 };
 
 const describeKey = (r: ApiKeyRecord) =>
-  `${r.keyId}  ${r.email}  tier ${r.tier} (${limitText(r.tier)})  policy ${r.lockedPolicy ? `${r.lockedPolicy} (locked)` : '-'}  created ${r.createdAt}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}${r.reader === 'all' ? '  reader all' : ''}`;
+  `${r.keyId}  ${r.email}  tier ${r.tier} (${limitText(r.tier)})  policy ${r.lockedPolicy ? `${r.lockedPolicy} (locked)` : '-'}  created ${r.createdAt}  ${r.revokedAt ? `revoked ${r.revokedAt}` : 'active'}${r.reader === 'all' ? '  reader all' : ''}${r.reviewer ? '  reviewer' : ''}`;
 
 const tierOf = (value: string | undefined): Tier =>
   TIERS.includes(value as Tier)
@@ -122,6 +125,7 @@ async function keys(store: Store, args: string[], out: Out): Promise<number> {
       policy: { type: 'string' },
       locked: { type: 'boolean' },
       reader: { type: 'string' },
+      reviewer: { type: 'boolean' },
     },
     allowPositionals: true,
     strict: true,
@@ -165,6 +169,7 @@ async function keys(store: Store, args: string[], out: Out): Promise<number> {
         tier: values.tier === undefined ? 'free' : tierOf(values.tier),
         lockedPolicy: values.policy ?? null,
         reader: values.reader === undefined ? 'own' : readerOf(values.reader),
+        reviewer: values.reviewer === true,
       });
       out(issued.apiKey);
       out(describeKey(issued.record));
@@ -201,6 +206,16 @@ async function keys(store: Store, args: string[], out: Out): Promise<number> {
       if (rest.length > 0) return usage('too many arguments');
       const record = await found();
       const updated = await service.setReader(record.email, reader);
+      if (!updated) throw new Error(`no active key matches ${target}`);
+      out(describeKey(updated));
+      return 0;
+    }
+    case 'set-reviewer': {
+      if (extra !== 'on' && extra !== 'off')
+        return usage(`set-reviewer takes on or off; got "${extra ?? ''}"`);
+      if (rest.length > 0) return usage('too many arguments');
+      const record = await found();
+      const updated = await service.setReviewer(record.email, extra === 'on');
       if (!updated) throw new Error(`no active key matches ${target}`);
       out(describeKey(updated));
       return 0;

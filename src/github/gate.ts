@@ -86,11 +86,16 @@ export class GateSteps {
     }
   }
 
-  /** Evaluates a claim in the installation's scope and renders the check run it earns. */
+  /**
+   * Evaluates a claim in the installation's scope and renders the check run it earns. An
+   * escalation already decided shows the decision when the App recorded it (a press of
+   * Approve or Reject) or one of `reviewers` (the config's API keys) did.
+   */
   async evaluate(
     installation: Installation,
     input: unknown,
     subject: string,
+    reviewers: readonly string[] = [],
   ): Promise<
     CheckRunOutput & { receiptId: string; verdict: EvaluateResponse['decision']['verdict'] }
   > {
@@ -111,7 +116,7 @@ export class GateSteps {
     );
     // The same evidence again (a Re-run, a redelivery) answers the same escalated receipt: when
     // a person decided it already, the check shows that decision, not a new call for one.
-    const decided = await this.decisionOn(response, installation.id);
+    const decided = await this.decisionOn(response, installation.id, reviewers);
     return {
       ...(decided ?? renderEvaluation(response, { baseUrl: this.deps.baseUrl, subject })),
       receiptId: response.receipt.receipt_id,
@@ -122,6 +127,7 @@ export class GateSteps {
   private async decisionOn(
     response: EvaluateResponse,
     installationId: number,
+    reviewers: readonly string[],
   ): Promise<CheckRunOutput | null> {
     if (response.decision.verdict !== 'ESCALATED' || !this.deps.dispositions) return null;
     const parentId = response.receipt.receipt_id;
@@ -129,6 +135,22 @@ export class GateSteps {
       const scope = githubSubmitter(this.deps.appId, installationId).scope;
       const { receipt } = await this.deps.dispositions.dispositionOf(parentId, scope);
       if (!receipt.disposition) return null;
+      // Any account's reviewer key can decide through the API; a required check turns only
+      // for a decision the repository trusts, so a key its config does not name leaves the
+      // check as it was.
+      const by = receipt.submitter;
+      const trusted =
+        (by?.kind === 'github_app' &&
+          by.app_id === this.deps.appId &&
+          by.installation_id === installationId) ||
+        (by?.kind === 'api_key' && reviewers.includes(by.key_id));
+      if (!trusted) {
+        this.deps.log.info(
+          { receipt_id: parentId, disposition_receipt_id: receipt.receipt_id },
+          'disposition not shown: recorded by a key the repository does not name as a reviewer',
+        );
+        return null;
+      }
       return renderDisposition({
         baseUrl: this.deps.baseUrl,
         decision: receipt.disposition.decision,

@@ -60,7 +60,7 @@ export class MergeGroupFlow {
         },
         loaded.config,
       );
-      return this.steps.evaluate(installation, claim, 'This merge group');
+      return this.steps.evaluate(installation, claim, 'This merge group', loaded.config.reviewers);
     });
   }
 

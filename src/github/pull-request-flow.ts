@@ -83,7 +83,12 @@ export class PullRequestFlow {
       const configs = [config, ...(proposed?.ok ? [proposed.config] : [])];
       const teamed = await this.withTeams(installation, ref, evidence, configs);
       const claim = buildPullRequestClaim(teamed(config), config);
-      const output = await this.steps.evaluate(installation, claim, `Pull request #${number}`);
+      const output = await this.steps.evaluate(
+        installation,
+        claim,
+        `Pull request #${number}`,
+        config.reviewers,
+      );
       if (!proposed) return output;
       const preview = await this.preview(installation, teamed, proposed, pr.facts.author);
       return { ...renderPreview(output, output, preview), receiptId: output.receiptId };

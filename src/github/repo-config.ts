@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { formatIssues } from '../core/claim-schema.js';
+import { KEY_ID_PATTERN } from '../core/ids.js';
 import { policyNameSchema } from '../core/policies.js';
 import { policyConfigSchema } from '../core/policy-config.js';
 import { conditionalRulesSchema } from '../core/rules/conditional-schema.js';
@@ -29,6 +30,16 @@ export const repoConfigSchema = z
     /** Whether draft pull requests are evaluated. */
     drafts: z.boolean().default(false),
     check_name: z.string().min(1).max(100).default(DEFAULT_CHECK_NAME),
+    /**
+     * API keys (key_id) whose dispositions the check run shows. A decision recorded through
+     * the API by any other key stays in the ledger but leaves the check as it was: only the
+     * App's Approve and Reject (people with write access) and the keys named here decide
+     * the repository's escalations.
+     */
+    reviewers: z
+      .array(z.string().regex(KEY_ID_PATTERN, 'must be an API key id (kid_ and a ULID)'))
+      .max(100)
+      .default([]),
   })
   // The rules travel in the claim's policyConfig, after any written there.
   .superRefine((config, ctx) => {

@@ -25,6 +25,12 @@ export interface ApiKeyRecord {
   lockedPolicy: string | null;
   /** What the key reads while reads are private; kept across rotations. */
   reader: Reader;
+  /**
+   * Whether the key may record dispositions (decide escalations): granted by the operator
+   * only, never by signup, so the gated agent cannot sign up a second address and approve
+   * its own escalation. Kept across rotations.
+   */
+  reviewer: boolean;
   createdAt: string;
   updatedAt: string;
   revokedAt: string | null;
@@ -63,6 +69,8 @@ export interface ApiKeyStore {
   setTier(email: string, tier: Tier, updatedAt: string): Promise<ApiKeyRecord | null>;
   /** Changes what the email's active key reads; null when it has none. */
   setReader(email: string, reader: Reader, updatedAt: string): Promise<ApiKeyRecord | null>;
+  /** Grants or withdraws the email's active key the reviewer capability; null when it has none. */
+  setReviewer(email: string, reviewer: boolean, updatedAt: string): Promise<ApiKeyRecord | null>;
   /** Lifts the policy lock of the email's active key; null when it has none. */
   unlock(email: string, updatedAt: string): Promise<ApiKeyRecord | null>;
   /** Every key, active and revoked, oldest first. */

@@ -97,6 +97,8 @@ export class ApiKeyService {
     tier: Tier;
     lockedPolicy: string | null;
     reader?: Reader;
+    /** May record dispositions: the operator's grant, never signup's. */
+    reviewer?: boolean;
   }): Promise<IssuedKey> {
     const email = normalizeEmail(input.email);
     const registered = () =>
@@ -111,6 +113,7 @@ export class ApiKeyService {
       tier: input.tier,
       lockedPolicy: input.lockedPolicy,
       reader: input.reader ?? 'own',
+      reviewer: input.reviewer ?? false,
     });
     const stored = await this.deps.keys.insertIfAbsent(record);
     // A concurrent signup for the same email won the race.
@@ -147,7 +150,7 @@ export class ApiKeyService {
     return record;
   }
 
-  /** A new key for the same account (tier, lock, reader and ownership kept); the old one is revoked. */
+  /** A new key for the same account (tier, lock, reader, reviewer and ownership kept); the old one is revoked. */
   async rotate(current: ApiKeyRecord): Promise<IssuedKey> {
     const { apiKey, record } = this.newKey(current);
     const stored = await this.deps.keys.rotate(current.keyId, record, this.now());
@@ -202,6 +205,14 @@ export class ApiKeyService {
     return record;
   }
 
+  /** Grants or withdraws the reviewer capability of the email's active key (operator only). */
+  async setReviewer(email: string, reviewer: boolean): Promise<ApiKeyRecord | null> {
+    const normalized = normalizeEmail(email);
+    const record = await this.deps.keys.setReviewer(normalized, reviewer, this.now());
+    this.forget((r) => r.email === normalized);
+    return record;
+  }
+
   /** Lifts the policy lock of the email's active key (operator only). */
   async unlock(email: string): Promise<ApiKeyRecord | null> {
     const normalized = normalizeEmail(email);
@@ -238,7 +249,7 @@ export class ApiKeyService {
   }
 
   private newKey(
-    base: Pick<ApiKeyRecord, 'id' | 'email' | 'tier' | 'lockedPolicy' | 'reader'>,
+    base: Pick<ApiKeyRecord, 'id' | 'email' | 'tier' | 'lockedPolicy' | 'reader' | 'reviewer'>,
   ): IssuedKey {
     const apiKey = `sk_svc_${randomUUID()}`;
     const now = this.now();
@@ -252,6 +263,7 @@ export class ApiKeyService {
         tier: base.tier,
         lockedPolicy: base.lockedPolicy,
         reader: base.reader,
+        reviewer: base.reviewer,
         createdAt: now,
         updatedAt: now,
         revokedAt: null,

@@ -55,7 +55,8 @@ export class DispositionService {
    * Records the decision. 404 for a parent the caller cannot read; 409 for a parent that is
    * not ESCALATED; 403 when the reviewer is the claim's agent or human operator, or the
    * submitter is the account that asked for the parent; 409 when it has a disposition. The same
-   * decision asked again by the same submitter answers the stored one (`replayed`).
+   * decision asked again by the same recorder (an API key's account, its rotated keys included)
+   * answers the stored one (`replayed`).
    */
   async dispose(
     parentReceiptId: string,
@@ -151,7 +152,7 @@ export class DispositionService {
       );
   }
 
-  /** The stored disposition again, when it is the same decision by the same submitter. */
+  /** The stored disposition again, when it is the same decision by the same recorder. */
   private answerExisting(
     entry: LedgerEntry,
     request: DispositionRequest,
@@ -161,7 +162,7 @@ export class DispositionService {
     const same =
       stored !== undefined &&
       entry.receipt.claim_id === dispositionClaimId(stored.parent_receipt_id) &&
-      sameSubmitter(entry, context) &&
+      sameRecorder(entry, context) &&
       stored.decision === request.decision &&
       stored.reason === request.reason &&
       stored.reviewer.kind === request.reviewer.kind &&
@@ -178,6 +179,12 @@ export class DispositionService {
   }
 }
 
-const sameSubmitter = (entry: LedgerEntry, context: SubmitterContext): boolean =>
-  entry.receipt.submitter !== undefined &&
-  canonicalize(entry.receipt.submitter) === canonicalize(context.submitter);
+/**
+ * Whether `context` recorded `entry`: for an API key, its account (a rotated key is the same
+ * recorder, as it is the same submitter of claims); for the App, the same installation.
+ */
+const sameRecorder = (entry: LedgerEntry, context: SubmitterContext): boolean =>
+  context.account !== null
+    ? entry.receipt.submitter?.kind === 'api_key' && entry.apiKeyId === context.account
+    : entry.receipt.submitter !== undefined &&
+      canonicalize(entry.receipt.submitter) === canonicalize(context.submitter);

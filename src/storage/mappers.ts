@@ -85,6 +85,8 @@ export interface ApiKeyFields {
   locked_policy: string | null;
   /** Absent on MongoDB keys stored before private reads had readers: 'own'. */
   reader?: Reader;
+  /** Absent on keys stored before the reviewer capability existed: not a reviewer. */
+  reviewer?: boolean;
   created_at: string;
   updated_at: string;
   revoked_at: string | null;
@@ -98,6 +100,7 @@ export const toApiKeyRecord = (keyId: string, fields: ApiKeyFields): ApiKeyRecor
   tier: fields.tier,
   lockedPolicy: fields.locked_policy,
   reader: fields.reader ?? 'own',
+  reviewer: fields.reviewer === true,
   createdAt: fields.created_at,
   updatedAt: fields.updated_at,
   revokedAt: fields.revoked_at,
@@ -111,6 +114,7 @@ export const apiKeyFields = (record: ApiKeyRecord): Required<ApiKeyFields> => ({
   tier: record.tier,
   locked_policy: record.lockedPolicy,
   reader: record.reader,
+  reviewer: record.reviewer,
   created_at: record.createdAt,
   updated_at: record.updatedAt,
   revoked_at: record.revokedAt,

@@ -26,6 +26,7 @@ const key = (overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
   tier: 'pilot',
   lockedPolicy: null,
   reader: 'own',
+  reviewer: false,
   createdAt: CREATED,
   updatedAt: CREATED,
   revokedAt: null,

@@ -840,6 +840,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         tier: 'free',
         lockedPolicy: null,
         reader: 'own',
+        reviewer: false,
         createdAt: '2026-01-15T10:00:00.000Z',
         updatedAt: '2026-01-15T10:00:00.000Z',
         revokedAt: null,
@@ -922,6 +923,24 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         await store.apiKeys.setReader(key.email, 'own', at);
         expect((await store.apiKeys.findByKeyId(key.keyId))?.reader).toBe('own');
         expect((await store.apiKeys.findByKeyId(next.keyId))?.reader).toBe('own');
+      });
+
+      it('keeps whether a key is a reviewer: inserted, changed by setReviewer, carried by rotate', async () => {
+        const key = record({ reviewer: true });
+        expect(await store.apiKeys.insertIfAbsent(key)).toEqual(key);
+        expect((await store.apiKeys.findByDigest(key.keyDigest))?.reviewer).toBe(true);
+        const at = '2026-02-01T00:00:00.000Z';
+        const withdrawn = { ...key, reviewer: false, updatedAt: at };
+        expect(await store.apiKeys.setReviewer(key.email, false, at)).toEqual(withdrawn);
+        expect(await store.apiKeys.findByKeyId(key.keyId)).toEqual(withdrawn);
+        expect(await store.apiKeys.setReviewer('nobody@example.com', true, at)).toBeNull();
+        const next = record({ id: key.id, email: key.email, reviewer: true });
+        await store.apiKeys.rotate(key.keyId, next, at);
+        expect((await store.apiKeys.findActiveByEmail(key.email))?.reviewer).toBe(true);
+        // Only the active key changes.
+        await store.apiKeys.setReviewer(key.email, false, at);
+        expect((await store.apiKeys.findByKeyId(key.keyId))?.reviewer).toBe(false);
+        expect((await store.apiKeys.findByKeyId(next.keyId))?.reviewer).toBe(false);
       });
 
       it('unlock lifts the lock of the email’s active key only', async () => {

@@ -30,6 +30,8 @@ describe('parent_link', () => {
   let parent: Json;
   let other: Json;
   let disposition: Json;
+  /** The key_id of the reviewer key that recorded `disposition`. */
+  let recorder: string;
 
   const post = async (path: string, body: unknown, apiKey?: string) => {
     const res = await fetch(live.url + path, {
@@ -44,7 +46,8 @@ describe('parent_link', () => {
     live = await startLiveService();
     key = parsePublicKeyPem(live.t.serverKey.publicKeyPem);
     const agent = await live.signup();
-    const reviewer = await live.signup();
+    const reviewer = await live.signupReviewer();
+    recorder = reviewer.keyId;
     parent = (await live.evaluate(agent.apiKey, escalatedClaim())).receipt as Json;
     other = (await live.evaluate(agent.apiKey, escalatedClaim())).receipt as Json;
     expect(parent.policy.verdict).toBe('ESCALATED');
@@ -135,6 +138,23 @@ describe('parent_link', () => {
       });
     });
 
+    it('binds who recorded the decision and whom it names when expected', () => {
+      const bound = verifyOffline(disposition, key, { submitter: recorder, reviewer: 'lead' });
+      expect(bound.valid).toBe(true);
+      expect(statuses(bound).policy_binding).toBe('PASS');
+      const otherKey = 'kid_01JHGZ3Q4W5E6R7T8Y9V0W1X2Z';
+      const byOther = verifyOffline(disposition, key, { submitter: otherKey });
+      expect(byOther.valid).toBe(false);
+      expect(detailOf(byOther, 'policy_binding')).toContain(`"${recorder}" is not the expected`);
+      const named = verifyOffline(disposition, key, { reviewer: 'maintainer' });
+      expect(named.valid).toBe(false);
+      expect(detailOf(named, 'policy_binding')).toContain('reviewer "lead" is not the expected');
+      // A receipt that is not a disposition signs no reviewer.
+      const parentResult = verifyOffline(parent, key, { reviewer: 'lead' });
+      expect(parentResult.valid).toBe(false);
+      expect(detailOf(parentResult, 'policy_binding')).toContain('not a disposition');
+    });
+
     it('receipts that are not dispositions have no parent_link check', () => {
       expect(statuses(verifyOffline(parent, key)).parent_link).toBeUndefined();
     });
@@ -198,7 +218,7 @@ describe('parent_link', () => {
       expect(without.code).toBe(0);
       expect(without.stdout).toMatch(/^UNVERIFIED\s+parent_link\b/m);
       expect(without.stdout).toContain(
-        `disposition   approve of ${parent.receipt_id} by user "lead"`,
+        `disposition   approve of ${parent.receipt_id} by user "lead", recorded by ${recorder}`,
       );
 
       const ok = await runNode(script, [
@@ -233,6 +253,38 @@ describe('parent_link', () => {
       ]);
       expect(unusable.code).toBe(2);
       expect(unusable.stderr).toContain('--parent');
+    });
+
+    it('--expect-submitter and --expect-reviewer require who recorded the decision and whom it names', async () => {
+      const keyPath = file('server.pem', live.t.serverKey.publicKeyPem);
+      const receipt = file('disposition.json', disposition);
+      const args = [receipt, '--key', keyPath, '--parent', file('parent.json', parent)];
+      const pinned = await runNode(script, [
+        ...args,
+        '--expect-submitter',
+        recorder,
+        '--expect-reviewer',
+        'lead',
+        '--require-proceed',
+      ]);
+      expect(pinned.code).toBe(0);
+      expect(pinned.stdout).toMatch(/^PASS\s+policy_binding$/m);
+      expect(pinned.stdout).toContain(`recorded by ${recorder}`);
+
+      const byAnother = await runNode(script, [
+        ...args,
+        '--expect-submitter',
+        'github_app:4242:777',
+        '--require-proceed',
+      ]);
+      expect(byAnother.code).toBe(1);
+      expect(byAnother.stdout).toMatch(
+        /^FAIL\s+policy_binding\s+submitter .* is not the expected/m,
+      );
+
+      const another = await runNode(script, [...args, '--expect-reviewer', 'maintainer']);
+      expect(another.code).toBe(1);
+      expect(another.stdout).toMatch(/^FAIL\s+policy_binding\s+reviewer "lead" is not/m);
     });
   });
 });

@@ -22,7 +22,7 @@ import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.j
 import { expectError, KEY_ID } from '../support/api.js';
 import { H } from '../support/receipts.js';
 import { STRICT_CONFIG } from '../support/policies.js';
-import { validClaim } from '../support/claims.js';
+import { escalatedClaim, validClaim } from '../support/claims.js';
 
 // Child processes on a machine shared with other test runs: generous time limits.
 jest.setTimeout(120_000);
@@ -432,6 +432,42 @@ describe('svc keys and svc policies (operator CLI)', () => {
       );
       expect((await cli('keys', 'set-reader', 'nobody@example.com', 'all')).code).toBe(1);
     });
+  });
+
+  it('--reviewer grants recording dispositions; set-reviewer withdraws and gives it; rotate keeps it', async () => {
+    const agent = issued((await cli('keys', 'create', '--email', 'agent@example.com')).stdout);
+    const create = await cli('keys', 'create', '--email', 'lead@example.com', '--reviewer');
+    expect(create.code).toBe(0);
+    expect(create.stdout).toMatch(/ reviewer$/m);
+    const lead = issued(create.stdout);
+    const plain = issued((await cli('keys', 'create', '--email', 'plain@example.com')).stdout);
+    expect((await cli('keys', 'show', plain.keyId)).stdout).not.toContain('reviewer');
+    const a = app();
+    const parent = await request(a)
+      .post('/v1/evaluate')
+      .set('X-API-Key', agent.apiKey)
+      .send(escalatedClaim({ pull_request: 7 }));
+    expect(parent.body.receipt.policy.verdict).toBe('ESCALATED');
+    const dispose = (key: string) =>
+      request(a)
+        .post(`/v1/receipts/${parent.body.receipt.receipt_id}/disposition`)
+        .set('X-API-Key', key)
+        .send({ decision: 'approve', reviewer: { id: 'lead@example.com' }, reason: 'Reviewed' });
+
+    expect(expectError(await dispose(plain.apiKey), 403, 'forbidden')).toContain('reviewer');
+    expect((await cli('keys', 'set-reviewer', 'LEAD@example.com', 'off')).code).toBe(0);
+    afterCacheBound();
+    expectError(await dispose(lead.apiKey), 403, 'forbidden');
+    const give = await cli('keys', 'set-reviewer', lead.keyId, 'on');
+    expect(give.code).toBe(0);
+    expect(give.stdout).toMatch(/ reviewer$/m);
+    const rotated = await cli('keys', 'rotate', lead.keyId);
+    expect(rotated.code).toBe(0);
+    expect(rotated.stdout).toMatch(/ reviewer$/m);
+    expect((await dispose(issued(rotated.stdout).apiKey)).status).toBe(201);
+
+    expect((await cli('keys', 'set-reviewer', 'plain@example.com', 'yes')).code).toBe(2);
+    expect((await cli('keys', 'set-reviewer', 'nobody@example.com', 'on')).code).toBe(1);
   });
 
   describe('the lock belongs to the account', () => {

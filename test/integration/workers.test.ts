@@ -95,6 +95,20 @@ async function signup(email: string): Promise<string> {
   return ((await res.json()) as { api_key: string }).api_key;
 }
 
+/** A signup key the operator then makes a reviewer, as `svc keys set-reviewer` does. */
+async function reviewerSignup(email: string): Promise<string> {
+  const key = await signup(email);
+  const store = openSqliteStore(join(dataDir, 'ledger.db'));
+  try {
+    expect((await store.apiKeys.setReviewer(email, true, new Date().toISOString()))?.reviewer).toBe(
+      true,
+    );
+  } finally {
+    await store.close();
+  }
+  return key;
+}
+
 async function ledgerSize(): Promise<number> {
   const reader = openSqliteStore(join(dataDir, 'ledger.db'), { readonly: true });
   try {
@@ -158,8 +172,8 @@ describe('SVC_WORKERS=2', () => {
   it('records a disposition through the workers: sealed by the writer, one per parent', async () => {
     const agent = await signup('escalating@example.com');
     const reviewers = [
-      await signup('reviewer-a@example.com'),
-      await signup('reviewer-b@example.com'),
+      await reviewerSignup('reviewer-a@example.com'),
+      await reviewerSignup('reviewer-b@example.com'),
     ];
     const evaluated = await call('/v1/evaluate', {
       method: 'POST',

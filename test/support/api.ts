@@ -49,6 +49,30 @@ export async function signupAccount(
   return { apiKey: res.body.api_key as string, keyId: res.body.key_id as string, email };
 }
 
+/**
+ * Grants an account's active key the reviewer capability (recording dispositions), as the
+ * operator does with `svc keys set-reviewer <email> on`. Before the key's first request: the
+ * app caches an authenticated key for a few seconds.
+ */
+export async function grantReviewer(t: TestApp, account: Pick<Account, 'email'>): Promise<void> {
+  const updated = await t.store.apiKeys.setReviewer(
+    account.email.trim().toLowerCase(),
+    true,
+    new Date(t.clock.now()).toISOString(),
+  );
+  expect(updated?.reviewer).toBe(true);
+}
+
+/** A new account (see signupAccount) whose key the operator made a reviewer. */
+export async function signupReviewer(
+  t: TestApp,
+  email = uniqueEmail('reviewer'),
+): Promise<Account> {
+  const account = await signupAccount(t, email);
+  await grantReviewer(t, account);
+  return account;
+}
+
 /** The raw API key of a new account (see signupAccount), for tests that need only the key. */
 export const newKey = async (t: TestApp, tier: Tier = 'free', email = uniqueEmail(tier)) =>
   (await signupAccount(t, email, tier)).apiKey;

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildTestApp, type TestApp } from './harness.js';
-import { signupAccount, uniqueEmail } from './api.js';
+import { signupAccount, signupReviewer, uniqueEmail } from './api.js';
 import { validClaim } from './claims.js';
 
 export interface LiveService {
@@ -10,6 +10,8 @@ export interface LiveService {
   url: string;
   /** A fresh API key from POST /v1/signup, with its public key_id. */
   signup(): Promise<{ apiKey: string; keyId: string; email: string }>;
+  /** A fresh signup key the operator made a reviewer (it may record dispositions). */
+  signupReviewer(): Promise<{ apiKey: string; keyId: string; email: string }>;
   /** POST /v1/evaluate; the parsed JSON body. */
   evaluate(apiKey: string, claim?: Record<string, unknown>): Promise<Record<string, unknown>>;
   close(): Promise<void>;
@@ -39,6 +41,7 @@ export async function startLiveService(options: Parameters<typeof buildTestApp>[
     t,
     url,
     signup: () => signupAccount(t, uniqueEmail('live')),
+    signupReviewer: () => signupReviewer(t, uniqueEmail('live-reviewer')),
     evaluate: (apiKey, claim = validClaim()) => post('/v1/evaluate', claim, apiKey),
     async close() {
       server.closeAllConnections();

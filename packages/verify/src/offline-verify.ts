@@ -219,6 +219,8 @@ export function parseExpectations(input: {
   policy?: string | undefined;
   configHash?: string | undefined;
   submitter?: string | undefined;
+  /** A disposition's signed reviewer id (at most 256 characters, as the API takes it). */
+  reviewer?: string | undefined;
 }): VerifyExpectations {
   const expect: VerifyExpectations = {};
   const policy = input.policy?.trim();
@@ -240,6 +242,15 @@ export function parseExpectations(input: {
         `expected submitter must be an API key's kid_<ULID> or github_app:<app_id>:<installation_id>, got ${JSON.stringify(submitter)}`,
       );
     expect.submitter = submitter;
+  }
+  const reviewer = input.reviewer?.trim();
+  if (reviewer) {
+    if (reviewer.length > 256)
+      throw new VerifyError(
+        'validation_failed',
+        `expected reviewer must be at most 256 characters, got ${reviewer.length}`,
+      );
+    expect.reviewer = reviewer;
   }
   return expect;
 }

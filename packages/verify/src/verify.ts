@@ -33,6 +33,11 @@ export interface VerifyExpectations {
   configHash?: string;
   /** The submitter: an API key's `kid_<ULID>`, or `github_app:<app_id>:<installation_id>`. */
   submitter?: string;
+  /**
+   * For a disposition (contract §11): the `reviewer.id` it signs. Who recorded it is the
+   * submitter: pin that too, since a reviewer key names the reviewer it likes.
+   */
+  reviewer?: string;
 }
 
 /** The signed statements of a receipt whose signature verified; v1 signs no policy identity. */
@@ -199,7 +204,7 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
     checks.push(checkInclusion(receipt, options.inclusion, 'text' in text ? text.text : undefined));
   if (declaresDisposition(receipt)) checks.push(checkParentLink(receipt, options.parent));
   const facts = signature.status === 'PASS' ? signedFactsOf(receipt) : null;
-  checks.push(checkPolicyBinding(facts, options.expect));
+  checks.push(checkPolicyBinding(facts, options.expect, receipt));
   const status = (name: CheckName) => checks.find((c) => c.name === name)?.status;
   return {
     valid:
@@ -403,9 +408,17 @@ function checkParentLink(receipt: Json, parent: ParentEvidence | undefined): Ver
       );
 }
 
+/** The reviewer id a receipt signs: only a disposition's, declared in its signed fields. */
+function signedReviewerOf(receipt: Json): string | null {
+  if (!declaresDisposition(receipt) || !isObject(receipt.disposition)) return null;
+  const reviewer = receipt.disposition.reviewer;
+  return isObject(reviewer) && isString(reviewer.id) ? reviewer.id : null;
+}
+
 function checkPolicyBinding(
   facts: SignedFacts | null,
   expect: VerifyExpectations | undefined,
+  receipt: Json,
 ): VerifyCheck {
   const name = 'policy_binding';
   const stated = Object.entries(expect ?? {}).filter(([, v]) => v !== undefined);
@@ -434,6 +447,14 @@ function checkPolicyBinding(
     if (actual !== expect.submitter)
       problems.push(
         `submitter ${JSON.stringify(actual)} is not the expected ${JSON.stringify(expect.submitter)}`,
+      );
+  }
+  if (expect?.reviewer !== undefined) {
+    const actual = signedReviewerOf(receipt);
+    if (actual === null) problems.push('not a disposition: it signs no reviewer');
+    else if (actual !== expect.reviewer)
+      problems.push(
+        `reviewer ${JSON.stringify(actual)} is not the expected ${JSON.stringify(expect.reviewer)}`,
       );
   }
   return problems.length > 0

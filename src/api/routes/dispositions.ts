@@ -1,3 +1,4 @@
+import { SvcError } from '../../core/errors.js';
 import { apiKeySubmitter } from '../../services/claims.js';
 import type { DispositionService } from '../../services/dispositions.js';
 import type { Metrics } from '../../services/metrics.js';
@@ -20,7 +21,7 @@ export function dispositionRoutes(
       tag: 'Claims',
       summary: 'Record the human decision on an ESCALATED receipt, as a signed receipt',
       description:
-        'Writes a disposition receipt (receipt-core-v2 signing a `disposition` member: the parent receipt id and chain.receipt_hash, the decision, the reviewer {kind: "user", id, name} and the reason), appended to the same chain and log as every receipt, with a receipt.created webhook. approve gives verdict ALLOWED and admissibility ACCEPTED, reject BLOCKED and REJECTED; policy.rules holds the one rule human_disposition. 404 for a receipt this key cannot read; 409 not_escalated for a receipt that is not ESCALATED; 409 already_disposed when it has a disposition already; 403 separation_of_duties when reviewer.id is the claim’s agent or human_operator, or this key’s account submitted the escalated claim. The same request again by the same key answers the stored disposition with 200 and Idempotent-Replay: true.',
+        'Writes a disposition receipt (receipt-core-v2 signing a `disposition` member: the parent receipt id and chain.receipt_hash, the decision, the reviewer {kind: "user", id, name} and the reason), appended to the same chain and log as every receipt, with a receipt.created webhook. approve gives verdict ALLOWED and admissibility ACCEPTED, reject BLOCKED and REJECTED; policy.rules holds the one rule human_disposition. 403 forbidden for a key without the reviewer capability (granted by the operator: `svc keys create --reviewer`, `svc keys set-reviewer <email|key_id> on`; never a signup key), nothing written; 404 for a receipt this key cannot read; 409 not_escalated for a receipt that is not ESCALATED; 409 already_disposed when it has a disposition already; 403 separation_of_duties when reviewer.id is the claim’s agent or human_operator, or this key’s account submitted the escalated claim. The same request again by the same account (also with a rotated key) answers the stored disposition with 200 and Idempotent-Replay: true.',
       access: 'key',
       params: receiptParams,
       body: dispositionRequestSchema,
@@ -30,11 +31,19 @@ export function dispositionRoutes(
         schema: evaluateResponseSchema,
       },
       otherSuccess: {
-        200: 'The same request again by the same key: the stored disposition, nothing written (Idempotent-Replay: true).',
+        200: 'The same request again by the same account (also with a rotated key): the stored disposition, nothing written (Idempotent-Replay: true).',
       },
       errors: [403, 404, 409],
       headers: { 200: dispositionHeaders },
       async handle({ params, body, res }) {
+        const key = res.locals.apiKey!;
+        // Deciding an escalation is the operator's grant: signup is self-service, so without
+        // it the gated agent could sign up a second address and approve its own escalation.
+        if (!key.reviewer)
+          throw new SvcError(
+            'forbidden',
+            'Recording a disposition needs the reviewer capability, which this key does not have: the operator grants it (svc keys set-reviewer <email|key_id> on)',
+          );
         const { response, replayed } = await dispositions.dispose(
           params.id,
           {
@@ -46,7 +55,7 @@ export function dispositionRoutes(
             },
             reason: body.reason,
           },
-          apiKeySubmitter(res.locals.apiKey!),
+          apiKeySubmitter(key),
           readScopeOf(res, options.publicReads),
         );
         if (replayed) {

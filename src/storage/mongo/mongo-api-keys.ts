@@ -143,6 +143,19 @@ export class MongoApiKeys implements ApiKeyStore {
     return doc ? toRecord(doc) : null;
   }
 
+  async setReviewer(
+    email: string,
+    reviewer: boolean,
+    updatedAt: string,
+  ): Promise<ApiKeyRecord | null> {
+    const doc = await this.keys.findOneAndUpdate(
+      { email, active: true },
+      { $set: { reviewer, updated_at: updatedAt } },
+      { returnDocument: 'after' },
+    );
+    return doc ? toRecord(doc) : null;
+  }
+
   async unlock(email: string, updatedAt: string): Promise<ApiKeyRecord | null> {
     const doc = await this.keys.findOneAndUpdate(
       { email, active: true },

@@ -468,6 +468,15 @@ const SIGNED_REVOCATIONS_SCHEMA = `
     BEGIN SELECT RAISE(ABORT, 'a signing key''s revocation statement never changes'); END;
 `;
 
+/**
+ * The reviewer capability: recording a disposition is granted by the operator, never by
+ * signup. Existing keys are not reviewers; the operator grants the ones that decide.
+ */
+const REVIEWER_KEYS = `
+  ALTER TABLE api_keys ADD COLUMN reviewer INTEGER NOT NULL DEFAULT 0
+    CHECK (reviewer IN (0, 1));
+`;
+
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1. A
 // migration's text is frozen once released (existing ledgers ran it as it was), so a later
 // one repeats the statements it needs rather than share them with an earlier one: sharing
@@ -673,6 +682,7 @@ const MIGRATIONS: Migration[] = [
   DISPOSITIONS_SCHEMA,
   DROP_OUTBOX,
   SIGNED_REVOCATIONS_SCHEMA,
+  REVIEWER_KEYS,
 ];
 
 /** The schema version this build writes. */
@@ -688,6 +698,7 @@ export const VERSION_AFTER = {
   dispositions: MIGRATIONS.indexOf(DISPOSITIONS_SCHEMA) + 1,
   dropOutbox: MIGRATIONS.indexOf(DROP_OUTBOX) + 1,
   signedRevocations: MIGRATIONS.indexOf(SIGNED_REVOCATIONS_SCHEMA) + 1,
+  reviewerKeys: MIGRATIONS.indexOf(REVIEWER_KEYS) + 1,
 } as const;
 
 /**

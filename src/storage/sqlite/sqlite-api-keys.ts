@@ -9,13 +9,20 @@ import type {
 import { apiKeyFields, toApiKeyRecord, type ApiKeyFields } from '../mappers.js';
 import { prepareDisableOwned } from './sqlite-webhooks.js';
 
-interface KeyRow extends Required<ApiKeyFields> {
+/** SQLite has no boolean: the reviewer capability is stored as 0 or 1. */
+interface KeyRow extends Omit<Required<ApiKeyFields>, 'reviewer'> {
   key_id: string;
+  reviewer: 0 | 1;
 }
 
-const toRecord = (row: KeyRow): ApiKeyRecord => toApiKeyRecord(row.key_id, row);
+const toRecord = (row: KeyRow): ApiKeyRecord =>
+  toApiKeyRecord(row.key_id, { ...row, reviewer: row.reviewer === 1 });
 
-const toRow = (record: ApiKeyRecord): KeyRow => ({ key_id: record.keyId, ...apiKeyFields(record) });
+const toRow = (record: ApiKeyRecord): KeyRow => ({
+  key_id: record.keyId,
+  ...apiKeyFields(record),
+  reviewer: record.reviewer ? 1 : 0,
+});
 
 export class SqliteApiKeys implements ApiKeyStore {
   private readonly byDigest: Statement<[string], KeyRow>;
@@ -23,6 +30,7 @@ export class SqliteApiKeys implements ApiKeyStore {
   private readonly activeByEmail: Statement<[string], KeyRow>;
   private readonly latestByEmail: Statement<[string], KeyRow>;
   private readonly updateReader: Statement<[Reader, string, string]>;
+  private readonly updateReviewer: Statement<[0 | 1, string, string]>;
   private readonly unlockRow: Statement<[string, string]>;
   private readonly insert: Statement<[KeyRow]>;
   private readonly revokeRow: Statement<[string, string, string]>;
@@ -47,14 +55,17 @@ export class SqliteApiKeys implements ApiKeyStore {
     this.updateReader = db.prepare(
       'UPDATE api_keys SET reader = ?, updated_at = ? WHERE email = ? AND revoked_at IS NULL',
     );
+    this.updateReviewer = db.prepare(
+      'UPDATE api_keys SET reviewer = ?, updated_at = ? WHERE email = ? AND revoked_at IS NULL',
+    );
     this.unlockRow = db.prepare(
       'UPDATE api_keys SET locked_policy = NULL, updated_at = ? WHERE email = ? AND revoked_at IS NULL',
     );
     this.insert = db.prepare(`
       INSERT INTO api_keys (key_id, account_id, email, key_digest, tier, locked_policy, reader,
-        created_at, updated_at, revoked_at)
+        reviewer, created_at, updated_at, revoked_at)
       VALUES (@key_id, @account_id, @email, @key_digest, @tier, @locked_policy, @reader,
-        @created_at, @updated_at, @revoked_at)
+        @reviewer, @created_at, @updated_at, @revoked_at)
       ON CONFLICT (email) WHERE revoked_at IS NULL DO NOTHING`);
     this.revokeRow = db.prepare(
       'UPDATE api_keys SET revoked_at = ?, updated_at = ? WHERE key_id = ? AND revoked_at IS NULL',
@@ -126,6 +137,15 @@ export class SqliteApiKeys implements ApiKeyStore {
 
   async setReader(email: string, reader: Reader, updatedAt: string): Promise<ApiKeyRecord | null> {
     const { changes } = this.updateReader.run(reader, updatedAt, email);
+    return changes ? this.findActiveByEmail(email) : null;
+  }
+
+  async setReviewer(
+    email: string,
+    reviewer: boolean,
+    updatedAt: string,
+  ): Promise<ApiKeyRecord | null> {
+    const { changes } = this.updateReviewer.run(reviewer ? 1 : 0, updatedAt, email);
     return changes ? this.findActiveByEmail(email) : null;
   }
 

@@ -21,6 +21,7 @@ describe('the bundled Action with a disposition', () => {
   let live: LiveService;
   let agentKey: string;
   let reviewerKey: string;
+  let reviewerKeyId: string;
 
   const dispose = async (receiptId: string, decision: 'approve' | 'reject') => {
     const res = await fetch(`${live.url}/v1/receipts/${receiptId}/disposition`, {
@@ -53,7 +54,7 @@ describe('the bundled Action with a disposition', () => {
   beforeAll(async () => {
     live = await startLiveService();
     agentKey = (await live.signup()).apiKey;
-    reviewerKey = (await live.signup()).apiKey;
+    ({ apiKey: reviewerKey, keyId: reviewerKeyId } = await live.signupReviewer());
   });
   afterAll(() => live.close());
 
@@ -78,6 +79,47 @@ describe('the bundled Action with a disposition', () => {
     );
     expect(alone.code).toBe(1);
     expect(alone.errors[0]).toMatch(/^svc gate: verdict ESCALATED/);
+  });
+
+  it('disposition-recorder and disposition-reviewer require who recorded the decision and whom it names', async () => {
+    const response = await escalated();
+    const disposition = await dispose(response.receipt.receipt_id, 'approve');
+    const pinned = await verifyWith(response, disposition, {
+      'disposition-recorder': reviewerKeyId,
+      'disposition-reviewer': 'release-manager',
+    });
+    expect(pinned.errors).toEqual([]);
+    expect(pinned.code).toBe(0);
+    expect(pinned.outputs.disposition).toBe('approve');
+    expect(pinned.stdout).toContain(`recorded by ${reviewerKeyId}`);
+
+    // Recorded by another key than the one the workflow trusts: not trusted, whatever fail-on.
+    const byAnother = await verifyWith(response, disposition, {
+      'disposition-recorder': 'github_app:4242:777',
+      'fail-on': 'never',
+    });
+    expect(byAnother.code).toBe(1);
+    expect(byAnother.outputs.disposition).toBe('');
+    expect(byAnother.errors[0]).toMatch(
+      /the disposition \(disposition-file .*\) is not trusted: .* is not what this workflow asked for: submitter .* is not the expected "github_app:4242:777"/,
+    );
+    const named = await verifyWith(response, disposition, { 'disposition-reviewer': 'maintainer' });
+    expect(named.code).toBe(1);
+    expect(named.errors[0]).toContain(
+      'reviewer "release-manager" is not the expected "maintainer"',
+    );
+
+    const alone = await runAction(
+      {
+        mode: 'verify',
+        'receipt-file': 'r.json',
+        'public-key': live.t.serverKey.publicKeyPem,
+        'disposition-recorder': reviewerKeyId,
+      },
+      { files: { 'r.json': JSON.stringify(response) } },
+    );
+    expect(alone.code).toBe(1);
+    expect(alone.errors[0]).toContain('need disposition-file or fetch-disposition');
   });
 
   it('fails an escalation rejected by its disposition, as BLOCKED', async () => {

@@ -188,8 +188,8 @@ describe('the examples of action/README.md', () => {
     expect(escalated.policy).toMatchObject({ name: 'default', verdict: 'ESCALATED' });
 
     // A reviewer records the approval: a key of another account than the one that escalated
-    // (the key the README's disposition step has the operator issue).
-    const reviewer = await live.signup();
+    // (the reviewer key the README's disposition step has the operator issue).
+    const reviewer = await live.signupReviewer();
     const res = await fetch(`${live.url}/v1/receipts/${String(escalated.receipt_id)}/disposition`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-API-Key': reviewer.apiKey },

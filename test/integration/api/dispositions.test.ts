@@ -14,7 +14,9 @@ import {
   expectError,
   type Json,
   ledgerState,
+  grantReviewer,
   signupAccount,
+  signupReviewer,
   uniqueEmail,
 } from '../../support/api.js';
 import {
@@ -54,7 +56,9 @@ async function world(options: { publicReads?: boolean } = {}): Promise<World> {
     webhookDelivery: { resolve },
   });
   const agentKey = await signupAccount(t);
-  const reviewerKey = await signupAccount(t);
+  const reviewerKey = await signupReviewer(t);
+  // A reviewer too, so that what refuses it is separation of duties, not the missing grant.
+  await grantReviewer(t, agentKey);
   const res = await evaluate(t, agentKey.apiKey, escalated());
   expect(res.status).toBe(200);
   expect(res.body.receipt.policy.verdict).toBe('ESCALATED');
@@ -209,9 +213,56 @@ describe('POST /v1/receipts/:id/disposition', () => {
     expect(await ledgerState(w.t)).toEqual(before);
   });
 
+  it('answers the same decision by the recording account’s rotated key with 200 and Idempotent-Replay', async () => {
+    const w = await world();
+    const id = w.parent.receipt_id as string;
+    const first = await dispose(w.t, w.reviewerKey.apiKey, id, approve);
+    expect(first.status).toBe(201);
+    const rotated = await request(w.t.app)
+      .post('/v1/account/rotate')
+      .set('X-API-Key', w.reviewerKey.apiKey);
+    expect(rotated.status).toBe(201);
+    const before = await ledgerState(w.t);
+    const again = await dispose(w.t, rotated.body.api_key as string, id, approve);
+    expect(again.status).toBe(200);
+    expect(again.headers['idempotent-replay']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    // Another decision by the rotated key is still a second decision.
+    expectError(
+      await dispose(w.t, rotated.body.api_key as string, id, { ...approve, decision: 'reject' }),
+      409,
+      'already_disposed',
+    );
+    expect(await ledgerState(w.t)).toEqual(before);
+  });
+
+  it('refuses a key the operator did not make a reviewer (403 forbidden naming the capability), writing nothing', async () => {
+    const w = await world();
+    const id = w.parent.receipt_id as string;
+    // Signup is self-service: an agent can sign up a second address, whose key must not decide.
+    const selfService = await signupAccount(w.t);
+    const before = await ledgerState(w.t);
+    for (const decision of ['approve', 'reject'])
+      expect(
+        expectError(
+          await dispose(w.t, selfService.apiKey, id, { ...approve, decision }),
+          403,
+          'forbidden',
+        ),
+      ).toMatch(/reviewer capability/);
+    expect(await ledgerState(w.t)).toEqual(before);
+    expect(await w.t.store.ledger.dispositionsOf([id])).toEqual([]);
+    // The operator's grant (once the authentication cache has let the old record go) lets it.
+    await grantReviewer(w.t, selfService);
+    w.t.clock.advance(60_000);
+    const granted = await dispose(w.t, selfService.apiKey, id, approve);
+    expect(granted.status).toBe(201);
+    expect(granted.body.receipt.submitter).toEqual({ kind: 'api_key', key_id: selfService.keyId });
+  });
+
   it('answers 409 already_disposed to a second reviewer’s key', async () => {
     const w = await world();
-    const third = await signupAccount(w.t);
+    const third = await signupReviewer(w.t);
     const id = w.parent.receipt_id as string;
     expect((await dispose(w.t, w.reviewerKey.apiKey, id, approve)).status).toBe(201);
     const before = await ledgerState(w.t);
@@ -226,7 +277,7 @@ describe('POST /v1/receipts/:id/disposition', () => {
 
   it('of two dispositions sent at once, writes one (201) and refuses the other (409)', async () => {
     const w = await world();
-    const third = await signupAccount(w.t);
+    const third = await signupReviewer(w.t);
     const id = w.parent.receipt_id as string;
     const [a, b] = await Promise.all([
       dispose(w.t, w.reviewerKey.apiKey, id, approve),
@@ -282,12 +333,13 @@ describe('POST /v1/receipts/:id/disposition', () => {
       .set('X-API-Key', w.reviewerKey.apiKey);
     expectError(read, 404, 'not_found');
     expect(await ledgerState(w.t)).toEqual(before);
-    // A key the operator made a reader of everything may decide, and then both read it.
+    // A reviewer key the operator made a reader of everything may decide, and then both read it.
     const auditor = await new ApiKeyService({ keys: w.t.store.apiKeys, clock: w.t.clock }).create({
       email: uniqueEmail('auditor'),
       tier: 'free',
       lockedPolicy: null,
       reader: 'all',
+      reviewer: true,
     });
     const res = await dispose(w.t, auditor.apiKey, w.parent.receipt_id as string, approve);
     expect(res.status).toBe(201);
@@ -451,6 +503,7 @@ describe('POST /v1/receipts/:id/disposition', () => {
       tier: 'free',
       lockedPolicy: null,
       reader: 'all',
+      reviewer: true,
     });
     const res = await dispose(w.t, auditor.apiKey, w.parent.receipt_id as string, {
       ...approve,

@@ -13,7 +13,7 @@ import {
   seriousViolations,
 } from '../../support/browser.js';
 import { buildTestApp, ManualClock, newServerKey } from '../../support/harness.js';
-import { newKey } from '../../support/api.js';
+import { newKey, signupReviewer } from '../../support/api.js';
 import { mergeAction, validClaim } from '../../support/claims.js';
 import {
   APP_ID,
@@ -211,7 +211,7 @@ describe('the ledger explorer in a browser', () => {
 
   it("checks a disposition's link to the escalated receipt it decides", async () => {
     const agentKey = await newKey(t as never);
-    const reviewerKey = await newKey(t as never);
+    const reviewerKey = (await signupReviewer(t as never)).apiKey;
     const escalated = await request(t.app)
       .post('/v1/evaluate')
       .set('X-API-Key', agentKey)
@@ -242,7 +242,7 @@ describe('the ledger explorer in a browser', () => {
   it('no page is wider than a 375 px phone screen, hashes and the verify panel included', async () => {
     // An escalation, decided, and one still waiting: the pages a reviewer opens from a check run.
     const agentKey = await newKey(t as never);
-    const reviewerKey = await newKey(t as never);
+    const reviewerKey = (await signupReviewer(t as never)).apiKey;
     const escalate = async () => {
       const res = await request(t.app)
         .post('/v1/evaluate')

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
-import { newKey } from '../../support/api.js';
+import { newKey, signupReviewer } from '../../support/api.js';
 import { mergeAction, validClaim } from '../../support/claims.js';
 
 // The explorer's pages as the server renders them: what a reader without JavaScript gets.
@@ -169,7 +169,7 @@ describe('explorer pages (public reads)', () => {
 
   it('an escalation shows its human decision, and the decision links back to it', async () => {
     const agentKey = await newKey(t);
-    const reviewerKey = await newKey(t);
+    const reviewerKey = (await signupReviewer(t)).apiKey;
     const escalated = await request(t.app)
       .post('/v1/evaluate')
       .set('X-API-Key', agentKey)

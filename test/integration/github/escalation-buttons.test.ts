@@ -3,12 +3,14 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import * as ed from '@noble/ed25519';
 import { pino } from 'pino';
 import request from 'supertest';
+import { signupReviewer } from '../../support/api.js';
 import { signedMessage } from '../../support/receipts.js';
 import {
   APP_ID,
   appWithGithub,
   BASE_URL,
   checkRunActionEvent,
+  checkSuiteEvent,
   closedNetwork,
   deliver,
   fakeGitHub,
@@ -313,6 +315,80 @@ describe('GitHub App: Approve and Reject on an escalated check run', () => {
     const summary = (again.body.output as { summary: string }).summary;
     expect(summary).toContain('@maintainer');
     expect(summary).toContain(`(${page(decision!.receipt.receipt_id)})`);
+  });
+
+  describe('a decision recorded through the API', () => {
+    /** A reviewer key approves through POST /v1/receipts/:id/disposition, naming a maintainer. */
+    const approveThroughApi = async (run: Awaited<ReturnType<typeof escalate>>) => {
+      const reviewer = await signupReviewer(t);
+      const res = await request(t.app)
+        .post(`/v1/receipts/${run.externalId}/disposition`)
+        .set('X-API-Key', reviewer.apiKey)
+        .send({ decision: 'approve', reviewer: { id: 'maintainer' }, reason: 'looks fine' });
+      expect(res.status).toBe(201);
+      return { reviewer, disposition: res.body.receipt as Json };
+    };
+    /** CI's suite completes: the pull request is evaluated again, with the same evidence. */
+    const ciCompletes = async () => {
+      const res = await deliver(t, 'check_suite', checkSuiteEvent(SHA, { numbers: [12] }));
+      expect(res.status).toBe(202);
+      expect(await t.jobs.runDue()).toBe(1);
+      return github.writes.filter((w) => w.method === 'PATCH').at(-1)!;
+    };
+
+    it('by a key the repository does not name leaves the check run as it was', async () => {
+      const run = await escalate();
+      const { disposition } = await approveThroughApi(run);
+      const again = await ciCompletes();
+      // The same escalated receipt, still waiting for a decision on GitHub, with its buttons.
+      expect(again.body).toMatchObject({
+        conclusion: 'action_required',
+        external_id: run.externalId,
+      });
+      expect((again.body.actions as { identifier: string }[]).map((a) => a.identifier)).toEqual([
+        're-evaluate',
+        'approve',
+        'reject',
+      ]);
+      const output = again.body.output as { title: string; summary: string };
+      expect(output.title).not.toMatch(/approved/i);
+      expect(output.summary).not.toContain('maintainer');
+      expect(lines).toContainEqual(
+        expect.objectContaining({
+          msg: 'disposition not shown: recorded by a key the repository does not name as a reviewer',
+          disposition_receipt_id: disposition.receipt_id,
+        }),
+      );
+    });
+
+    it('by a key named in the config’s reviewers decides the check run', async () => {
+      const reviewer = await signupReviewer(t);
+      state.config.set(
+        'main',
+        `policy: strict\ngate_humans: true\nreviewers: [${reviewer.keyId}]\n`,
+      );
+      const run = await escalate();
+      const res = await request(t.app)
+        .post(`/v1/receipts/${run.externalId}/disposition`)
+        .set('X-API-Key', reviewer.apiKey)
+        .send({ decision: 'approve', reviewer: { id: 'lead@acme.example' }, reason: 'CAB-7' });
+      expect(res.status).toBe(201);
+      const again = await ciCompletes();
+      expect(again.body).toMatchObject({ conclusion: 'success', external_id: run.externalId });
+      expect((again.body.output as { title: string }).title).toBe(
+        'ALLOWED: approved by lead@acme.example',
+      );
+    });
+
+    it('a reviewers entry that is not a key id is a config error', async () => {
+      state.config.set('main', 'policy: strict\ngate_humans: true\nreviewers: [maintainer]\n');
+      state.pulls.set(agentPr.number, agentPr);
+      await deliver(t, 'pull_request', pullRequestEvent('opened', agentPr));
+      expect(await t.jobs.runDue()).toBe(1);
+      const done = github.writes.filter((w) => w.method === 'PATCH').at(-1)!;
+      expect(done.body.conclusion).toBe('failure');
+      expect((done.body.output as { summary: string }).summary).toMatch(/reviewers.*key id/);
+    });
   });
 
   it('a press on a check run whose escalation a later evaluation of the same commit superseded changes nothing', async () => {

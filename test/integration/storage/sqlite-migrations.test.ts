@@ -178,6 +178,8 @@ describe('SQLite schema upgrade', () => {
     expect(receiptRows(old)).toEqual(receiptsBefore);
     // Keys stored before read only their own account's receipts.
     expect(old.prepare('SELECT reader FROM api_keys').all()).toEqual([{ reader: 'own' }]);
+    // Nor do they decide escalations: the operator grants the reviewer capability.
+    expect(old.prepare('SELECT reviewer FROM api_keys').all()).toEqual([{ reviewer: 0 }]);
     for (const [table, order] of [
       ['scope_totals', 'scope, verdict, admissibility'],
       ['scope_repository_stats', 'scope, repository'],

@@ -40,6 +40,7 @@ describe('the stores’ shared mappers', () => {
       tier: 'pilot',
       lockedPolicy: 'strict',
       reader: 'all',
+      reviewer: true,
       createdAt: AT,
       updatedAt: AT,
       revokedAt: null,
@@ -59,14 +60,17 @@ describe('the stores’ shared mappers', () => {
       tier: 'free',
       lockedPolicy: null,
       reader: 'all',
+      reviewer: true,
       createdAt: AT,
       updatedAt: AT,
       revokedAt: AT,
     });
     delete old.reader;
-    expect(toApiKeyRecord('kid_01', old as Parameters<typeof toApiKeyRecord>[1]).reader).toBe(
-      'own',
-    );
+    delete old.reviewer;
+    const read = toApiKeyRecord('kid_01', old as Parameters<typeof toApiKeyRecord>[1]);
+    expect(read.reader).toBe('own');
+    // Nor does it decide escalations: the operator grants that.
+    expect(read.reviewer).toBe(false);
   });
 
   it('a receipt’s texts are parsed into the entry', () => {

@@ -23,6 +23,7 @@ import {
   type PublicKey,
 } from '../public-key.js';
 import { parseReceiptInput } from '../receipt-input.js';
+import type { Submitter } from '../receipt-contract.js';
 import {
   followKeyTransitions,
   followServedHistory,
@@ -92,7 +93,13 @@ Usage:
   --expect-policy <name>      require the signed policy.name (receipt-core-v2)
   --expect-config-hash <h>    require the signed policy.config_hash
   --expect-submitter <id>     require the signed submitter: kid_<ULID> or
-                              github_app:<app_id>:<installation_id>
+                              github_app:<app_id>:<installation_id>. For a disposition this
+                              is who recorded the decision: the reviewer key, or the GitHub
+                              App's installation
+  --expect-reviewer <id>      for a disposition: require the signed reviewer.id (a GitHub
+                              login, or the person a reviewer key named). Pin the recorder
+                              with --expect-submitter as well: a reviewer key names whom it
+                              likes
   --require-proceed           exit 1 unless the receipt is valid AND its signed verdict is
                               ALLOWED and admissibility ACCEPTED: use this to gate a step
   --json                      print the result as JSON, the shape of POST /v1/verify, and
@@ -309,7 +316,10 @@ async function parentEvidence(
 }
 
 /** `approve of dr-… by user "sam"`: what a verified disposition signs, in one line. */
-function dispositionLine(receipt: Record<string, unknown>): string | null {
+function dispositionLine(
+  receipt: Record<string, unknown>,
+  recorder: Submitter | null,
+): string | null {
   const d = receipt.disposition as
     | {
         decision?: unknown;
@@ -318,7 +328,8 @@ function dispositionLine(receipt: Record<string, unknown>): string | null {
       }
     | undefined;
   if (typeof d !== 'object' || d === null) return null;
-  return `${String(d.decision)} of ${String(d.parent_receipt_id)} by ${String(d.reviewer?.kind)} ${JSON.stringify(d.reviewer?.id)}`;
+  const recorded = recorder ? submitterLabel(recorder) : '(no signed submitter)';
+  return `${String(d.decision)} of ${String(d.parent_receipt_id)} by ${String(d.reviewer?.kind)} ${JSON.stringify(d.reviewer?.id)}, recorded by ${recorded}`;
 }
 
 function table(
@@ -351,7 +362,7 @@ function table(
     if (signed.submitter) lines.push(`submitter     ${submitterLabel(signed.submitter)}`);
     if (signed.position)
       lines.push(`position      ${signed.position.log} #${signed.position.sequence}`);
-    const disposition = dispositionLine(receipt);
+    const disposition = dispositionLine(receipt, signed.submitter);
     if (disposition) lines.push(`disposition   ${disposition}`);
   }
   lines.push('');
@@ -627,6 +638,7 @@ async function main(args: string[]): Promise<number> {
       'expect-policy': { type: 'string' },
       'expect-config-hash': { type: 'string' },
       'expect-submitter': { type: 'string' },
+      'expect-reviewer': { type: 'string' },
       'require-proceed': { type: 'boolean' },
       json: { type: 'boolean' },
       version: { type: 'boolean' },
@@ -652,6 +664,7 @@ async function main(args: string[]): Promise<number> {
       policy: values['expect-policy'],
       configHash: values['expect-config-hash'],
       submitter: values['expect-submitter'],
+      reviewer: values['expect-reviewer'],
     }),
   );
   const history = await trustedHistory(values);
