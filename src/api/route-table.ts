@@ -130,7 +130,7 @@ export const defineRoute = <
 ): RouteDef => route as unknown as RouteDef;
 
 const ERROR_TEXT: Record<number, string> = {
-  400: 'Malformed JSON (`malformed_json`) or invalid input (`validation_failed`); the message names the field.',
+  400: 'Malformed JSON (`malformed_json`), invalid input (`validation_failed`; the message names the field), a policyConfig the policy does not allow (`policy_override_refused`), or a claim whose own rules need more glob matching than one request may spend (`rule_budget_exceeded`).',
   401: 'Missing or invalid API key (`unauthorized`).',
   403: 'Refused to this key (`locked_key`: only the operator revokes a key locked to a policy; `forbidden`: while reads are private, only a reader of everything reads this, and only a key the operator made a reviewer records a disposition; `separation_of_duties`: the reviewer or the key took part in the escalated claim).',
   404: 'Not found (`not_found`).',
