@@ -10,8 +10,17 @@ import { isSealAsk, perTurn, sealAnswer, type SealAnswer } from './seal-messages
  */
 export function serveSeals(worker: Worker, sealer: ReceiptSealer, logger: Logger): void {
   const answer = perTurn<SealAnswer>((answers) => {
-    // A worker that died meanwhile gets no answer; its client saw the connection drop.
-    if (worker.isConnected()) worker.send({ type: 'svc:sealed', answers });
+    // A worker that died meanwhile gets no answer; its client saw the connection drop. It
+    // can die after the check, so the send's callback takes the EPIPE: without a callback the
+    // Worker emits it as an 'error' event, which would end the writer.
+    if (!worker.isConnected()) return;
+    worker.send({ type: 'svc:sealed', answers }, undefined, (error: Error | null) => {
+      if (error)
+        logger.info(
+          { worker_pid: worker.process.pid, err_code: (error as NodeJS.ErrnoException).code },
+          'a worker exited before its answers were sent',
+        );
+    });
   });
   worker.on('message', (message: unknown) => {
     if (!isSealAsk(message)) return;

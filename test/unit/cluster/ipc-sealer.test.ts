@@ -173,3 +173,38 @@ describe('a worker seals through the writing process', () => {
     }
   });
 });
+
+describe('the writer serving a worker that dies', () => {
+  it('survives an answer to a worker that exited after the connected check (EPIPE)', async () => {
+    // Node's Worker.send: with a callback a failed write goes to it; without one the Worker
+    // emits 'error', which nothing handles, and the writer process would die of it.
+    const worker = new EventEmitter() as EventEmitter & {
+      send: (m: unknown, h?: unknown, cb?: (e: Error | null) => void) => boolean;
+      isConnected: () => boolean;
+      process: { pid: number };
+    };
+    worker.isConnected = () => true;
+    worker.process = { pid: 4242 };
+    const epipe = Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+    const sent: unknown[] = [];
+    worker.send = (message, _handle, callback) => {
+      sent.push(message);
+      setImmediate(() => (callback ? callback(epipe) : worker.emit('error', epipe)));
+      return false;
+    };
+    const lines: Array<{ msg: string; err_code?: string }> = [];
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line)) },
+    );
+    const sealer: ReceiptSealer = { seal: () => Promise.reject(new Error('store closed')) };
+    serveSeals(worker as unknown as Worker, sealer, logger);
+
+    worker.emit('message', { type: 'svc:seal', asks: [{ id: 1, request: {} }] });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+
+    expect(sent).toEqual([{ type: 'svc:sealed', answers: [{ id: 1, error: 'store closed' }] }]);
+    expect(lines.map((l) => l.msg)).toContain('a worker exited before its answers were sent');
+    expect(lines.find((l) => l.err_code)?.err_code).toBe('EPIPE');
+  });
+});
