@@ -82,6 +82,7 @@ export const SRC_FOLDERS = [
   'cluster',
   'secrets',
   'cli',
+  'runtime',
 ];
 const COMPOSITION = ['app.js', 'server.js', 'logger.js'];
 
@@ -96,6 +97,18 @@ export const LAYERS = [
   { folder: 'src/services', may: ['core', 'ports'], not: [transports] },
   { folder: 'src/secrets', may: ['core', 'ports'], not: [transports] },
   { folder: 'src/cluster', may: ['core', 'ports'], not: [transports] },
+  // The ledger runtime opens the store and builds the services, job handlers and the GitHub
+  // App's delivery handler once; HTTP is built over it (app.ts) and knows it, not the reverse.
+  {
+    folder: 'src/runtime',
+    may: ['config', 'core', 'ports', 'services', 'storage', 'secrets', 'jobs', 'github'],
+    not: [
+      {
+        group: ['express', 'pino-http', 'helmet', 'cors'],
+        message: 'The runtime knows no HTTP: app.ts builds the routes over it.',
+      },
+    ],
+  },
   // Adapters implement ports; the job queues are adapters too, so nothing under storage/
   // reaches up to the job handlers or a transport.
   {

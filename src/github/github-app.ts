@@ -1,7 +1,7 @@
 import type { ProbotOctokit } from 'probot';
 import { Probot } from 'probot';
 import type { Logger } from 'pino';
-import type { Job, JobHandler, JobResult } from '../ports/job-queue.js';
+import type { GITHUB_DELIVERY_JOB, Job, JobHandler, JobResult } from '../ports/job-queue.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse } from '../services/claims.js';
@@ -12,7 +12,6 @@ import { isTransient, type GateDeps } from './gate.js';
 import { MergeGroupFlow } from './merge-group-flow.js';
 import { PullRequestFlow } from './pull-request-flow.js';
 import { boundedErr, boundedEvent, deliveryFields, errorFields } from './log-fields.js';
-import type { DELIVERY_JOB } from './webhook-route.js';
 
 export interface GithubAppConfig {
   appId?: number;
@@ -56,7 +55,7 @@ export function githubDeliveryHandler(deps: {
   onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
   /** Octokit defaults, e.g. retries and throttling off in tests. */
   Octokit?: typeof ProbotOctokit;
-}): JobHandler<typeof DELIVERY_JOB> {
+}): JobHandler<typeof GITHUB_DELIVERY_JOB> {
   // Probot logs every delivery (at debug) and every handler error itself, each with the whole
   // delivery attached: its logger, and ours, serialize both to bounded fields only.
   const log = deps.log.child(
@@ -115,7 +114,7 @@ export function githubDeliveryHandler(deps: {
   loaded.catch((error: unknown) => log.error({ err: error }, 'GitHub App failed to start'));
   /** Another run later: logged with the attempt, when it runs next and why. */
   const retry = (
-    job: Job<typeof DELIVERY_JOB>,
+    job: Job<typeof GITHUB_DELIVERY_JOB>,
     fields: Record<string, unknown>,
     error: unknown,
   ): JobResult => {

@@ -5,10 +5,14 @@ import { isVerifyError, parseStrictJson } from '@svc/verify';
 import { isSvcError, SvcError } from '../core/errors.js';
 import { MAX_BODY_BYTES } from '../core/limits.js';
 import { clipText } from '../core/text.js';
-import type { JobName, JobPayload, JobQueue, JsonValue } from '../ports/job-queue.js';
+import {
+  GITHUB_DELIVERY_JOB,
+  type JobPayload,
+  type JobQueue,
+  type JsonValue,
+} from '../ports/job-queue.js';
 
 export const WEBHOOK_PATH = '/v1/webhook/scm';
-export const DELIVERY_JOB = 'github.delivery' satisfies JobName;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -18,7 +22,7 @@ const header = (req: Request, name: string): string | undefined => {
   return typeof value === 'string' ? clipText(value, 128, '…') : undefined;
 };
 
-export type DeliveryJob = JobPayload<typeof DELIVERY_JOB>;
+export type DeliveryJob = JobPayload<typeof GITHUB_DELIVERY_JOB>;
 
 /**
  * POST /v1/webhook/scm. The signature is checked over the raw bytes before anything parses
@@ -131,7 +135,7 @@ export function webhookRoute(deps: {
       return;
     }
     const job: DeliveryJob = { id, name, payload: payload as JsonValue };
-    const { created } = await deps.queue.enqueue(DELIVERY_JOB, job, {
+    const { created } = await deps.queue.enqueue(GITHUB_DELIVERY_JOB, job, {
       dedupeKey: `github:${id}`,
     });
     deps.log.info({ delivery: id, event: name, action, duplicate: !created }, 'webhook accepted');

@@ -16,6 +16,9 @@ export interface JobPayloads {
 
 export type JobName = keyof JobPayloads;
 
+/** The queue's name for a verified GitHub App delivery. */
+export const GITHUB_DELIVERY_JOB = 'github.delivery' satisfies JobName;
+
 /** The payload of a job name; a name outside JobPayloads (a test's) carries any JSON. */
 export type JobPayload<N extends string> = N extends JobName ? JobPayloads[N] : JsonValue;
 

@@ -29,7 +29,7 @@ export interface Store {
   /**
    * Rate-limit windows kept in the store, one window per client for every process and instance
    * on it. Absent on the embedded store, whose windows are per process (or, with several
-   * workers, in a file of their own beside the ledger: server.ts).
+   * workers, in a file of their own beside the ledger: runtime/open-ledger.ts).
    */
   openSharedRateLimiter?(clock: Clock): RateLimiter & { close(): void };
   /** Resolves when the backend answers a trivial query; rejects otherwise. */

@@ -2,7 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Express } from 'express';
-import { createApp, type AppDeps } from '../../src/app.js';
+import { createApp } from '../../src/app.js';
+import { createLedgerRuntime, type LedgerRuntimeDeps } from '../../src/runtime/ledger-runtime.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { JobQueue, JobQueueOptions } from '../../src/ports/job-queue.js';
 import type { ServerKey } from '../../src/ports/signer.js';
@@ -58,15 +59,15 @@ export interface TestAppOptions {
   dataDir?: string;
   store?: Store;
   serverKey?: ServerKey;
-  box?: AppDeps['box'];
+  box?: LedgerRuntimeDeps['box'];
   clock?: ManualClock;
-  config?: Partial<AppDeps['config']>;
+  config?: Partial<LedgerRuntimeDeps['config']>;
   /** The job queue's retry schedule (the store's default otherwise). */
   retryDelaysMs?: JobQueueOptions['retryDelaysMs'];
-  webhookDelivery?: AppDeps['webhookDelivery'];
-  githubOctokit?: AppDeps['githubOctokit'];
-  logger?: AppDeps['logger'];
-  limiter?: AppDeps['limiter'];
+  webhookDelivery?: LedgerRuntimeDeps['webhookDelivery'];
+  githubOctokit?: LedgerRuntimeDeps['githubOctokit'];
+  logger?: LedgerRuntimeDeps['logger'];
+  limiter?: LedgerRuntimeDeps['limiter'];
   logOrigin?: string;
   explorerScript?: string;
 }
@@ -89,7 +90,7 @@ export function buildTestApp(options: TestAppOptions = {}): TestApp {
     clock,
     ...(options.retryDelaysMs ? { retryDelaysMs: options.retryDelaysMs } : {}),
   });
-  const app = createApp({
+  const runtime = createLedgerRuntime({
     config: {
       anonLimitPerHour: 10_000,
       signupLimitPerHour: 1_000,
@@ -107,8 +108,8 @@ export function buildTestApp(options: TestAppOptions = {}): TestApp {
     githubOctokit: options.githubOctokit,
     limiter: options.limiter,
     logOrigin: options.logOrigin,
-    explorerScript: options.explorerScript,
   });
+  const app = createApp(runtime, { explorerScript: options.explorerScript });
   return {
     app,
     store,

@@ -1,0 +1,53 @@
+import type { Logger } from 'pino';
+import type { ProbotOctokit } from 'probot';
+import type { Clock } from '../ports/clock.js';
+import { GITHUB_DELIVERY_JOB, type JobQueue } from '../ports/job-queue.js';
+import type { LedgerQueries } from '../ports/ledger-queries.js';
+import type { ClaimService } from '../services/claims.js';
+import type { DispositionService } from '../services/dispositions.js';
+import type { Metrics } from '../services/metrics.js';
+import type { RuntimeConfig } from './ledger-runtime.js';
+
+/**
+ * Registers the GitHub App's delivery handler when an App is configured (an id and a private
+ * key), and says whether it did. Probot and Octokit (tens of MB) are loaded only then; the
+ * handler is registered at once and every delivery waits for them to load.
+ */
+export function registerGithubDeliveries(deps: {
+  config: RuntimeConfig;
+  jobs: JobQueue;
+  claims: ClaimService;
+  dispositions: DispositionService;
+  queries: LedgerQueries;
+  clock: Clock;
+  logger: Logger;
+  Octokit: typeof ProbotOctokit | undefined;
+  metrics: Metrics;
+}): boolean {
+  const { config, metrics } = deps;
+  const github = config.github;
+  if (github?.appId === undefined || github.privateKey === undefined) return false;
+  const { appId, privateKey } = github;
+  const handler = import('../github/github-app.js').then(({ githubDeliveryHandler }) =>
+    githubDeliveryHandler({
+      config: { ...github, appId, privateKey, webhookSecret: config.webhookSecret },
+      claims: deps.claims,
+      dispositions: deps.dispositions,
+      queries: deps.queries,
+      clock: deps.clock,
+      baseUrl: config.baseUrl ?? 'http://localhost:3000',
+      log: deps.logger,
+      Octokit: deps.Octokit,
+      onReceipt: (response, replayed) => {
+        if (!replayed)
+          metrics.receiptsIssued.inc({
+            verdict: response.receipt.policy.verdict,
+            admissibility: response.receipt.admissibility.status,
+          });
+      },
+    }),
+  );
+  handler.catch((error: unknown) => deps.logger.error({ err: error }, 'GitHub App failed to load'));
+  deps.jobs.handle(GITHUB_DELIVERY_JOB, async (job) => (await handler)(job));
+  return true;
+}
