@@ -6,7 +6,7 @@ import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService } from '../services/claims.js';
 import type { DispositionService } from '../services/dispositions.js';
 import type { Metrics } from '../services/metrics.js';
-import type { RuntimeConfig } from './ledger-runtime.js';
+import type { RuntimeConfig } from './runtime-config.js';
 
 /**
  * Registers the GitHub App's delivery handler when an App is configured (an id and a private

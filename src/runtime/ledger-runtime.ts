@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ProbotOctokit } from 'probot';
 import { nativeHashBytes, nativeSha256Hex } from '@svc/verify/node';
-import { DEFAULT_WEBHOOK_RETRY_DELAYS, type Config } from '../config/config.js';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS } from '../config/config.js';
 import { DELIVERY_TIMEOUT_MS, webhookDeliveryHandler } from '../jobs/webhook-delivery.js';
 import { newWebhookSecret } from '../jobs/webhook-signing.js';
 import type { Clock } from '../ports/clock.js';
@@ -27,27 +27,8 @@ import { TransparencyLog } from '../services/transparency-log.js';
 import { systemResolver, type ResolveHost } from '../services/webhook-url-guard.js';
 import { WebhookService } from '../services/webhooks.js';
 import { registerGithubDeliveries } from './github-deliveries.js';
+import type { RuntimeConfig } from './runtime-config.js';
 import { startWriterDuties } from './writer-duties.js';
-
-/** The settings the runtime reads; tests give the few they need. */
-export type RuntimeConfig = Pick<
-  Config,
-  'anonLimitPerHour' | 'signupLimitPerHour' | 'trustProxy' | 'publicReads'
-> &
-  Partial<
-    Pick<
-      Config,
-      | 'baseUrl'
-      | 'contactEmail'
-      | 'logOrigin'
-      | 'webhookSecret'
-      | 'github'
-      | 'allowPrivateWebhookUrls'
-      | 'webhookRetryDelays'
-      | 'witnesses'
-      | 'checkpointIntervalMs'
-    >
-  >;
 
 export interface LedgerRuntimeDeps {
   config: RuntimeConfig;
@@ -122,6 +103,8 @@ export interface LedgerRuntime {
   /** Stops the duties and the jobs (those running finish), then closes the limiter and store. */
   close(): Promise<void>;
 }
+
+export type { RuntimeConfig };
 
 export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
   const { store, serverKey, clock, config, logger } = deps;
