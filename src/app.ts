@@ -9,6 +9,7 @@ import { securityHeaders } from './api/middleware/security-headers.js';
 import { buildOpenApiDocument } from './api/openapi.js';
 import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
+import { authzenRoutes, echoAuthzenRequestId, isAuthzenRequest } from './api/routes/authzen.js';
 import { claimRoutes } from './api/routes/claims.js';
 import { dispositionRoutes } from './api/routes/dispositions.js';
 import { ledgerRoutes } from './api/routes/ledger.js';
@@ -64,6 +65,7 @@ function apiRoutes(
     ...ledgerRoutes(runtime.reads, config),
     ...policyRoutes(runtime.policies),
     ...webhookRoutes(runtime.webhooks),
+    ...authzenRoutes(runtime.authzen, config.baseUrl ?? 'http://localhost:3000'),
   ];
   return routes;
 }
@@ -126,10 +128,12 @@ export function createApp(runtime: LedgerRuntime, options: HttpOptions = {}): Ex
     );
   });
   app.use(crossOriginHeaders(routes, config));
+  app.use(echoAuthzenRequestId);
   app.use(authenticateAndLimit(limits));
   // Preflights end here, once the limiter has set its headers.
   app.use((req, res, next) => (req.method === 'OPTIONS' ? void res.status(204).end() : next()));
-  app.use(jsonBody());
+  // AuthZEN §10.1: a request that is not application/json is a 400 there, not a 415.
+  app.use(jsonBody({ badMediaTypeIs400: (req) => isAuthzenRequest(req.path) }));
 
   const api = express.Router();
   mountRoutes(api, routes, config);

@@ -34,6 +34,8 @@ export const API_TAGS = {
   'Transparency log':
     'The ledger as a Merkle-tree transparency log: signed checkpoints, tiles, inclusion and consistency proofs.',
   'GitHub App': 'Deliveries of the GitHub App, which evaluates pull requests into check runs.',
+  AuthZEN:
+    'svc as an OpenID AuthZEN Authorization API 1.0 Policy Decision Point: every decision a receipt.',
   System: 'Health, status, metrics and this document.',
 } as const;
 

@@ -13,6 +13,7 @@ import type { ServerKey } from '../ports/signer.js';
 import type { Store } from '../ports/store.js';
 import { DELIVERY_JOB } from '../ports/webhook-store.js';
 import { ApiKeyService } from '../services/api-keys.js';
+import { AuthzenService } from '../services/authzen.js';
 import { ClaimService } from '../services/claims.js';
 import { DispositionService } from '../services/dispositions.js';
 import { HealthService } from '../services/health.js';
@@ -88,6 +89,8 @@ export interface LedgerRuntime {
   readonly policies: PolicyService;
   readonly claims: ClaimService;
   readonly dispositions: DispositionService;
+  /** svc as an AuthZEN Policy Decision Point, over the claims (contract §13). */
+  readonly authzen: AuthzenService;
   readonly signingKeys: SigningKeyService;
   readonly transparencyLog: TransparencyLog;
   readonly reads: LedgerReadService;
@@ -210,6 +213,16 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
     policies,
     claims,
     dispositions,
+    authzen: new AuthzenService({
+      claims,
+      sha256Hex,
+      baseUrl: config.baseUrl ?? 'http://localhost:3000',
+      onReceipt: (response) =>
+        metrics.receiptsIssued.inc({
+          verdict: response.receipt.policy.verdict,
+          admissibility: response.receipt.admissibility.status,
+        }),
+    }),
     signingKeys,
     transparencyLog,
     reads: new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),

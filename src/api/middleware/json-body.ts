@@ -17,12 +17,14 @@ const hasBody = (req: Request) =>
  * keys, unsafe numbers and the rest of contract §1 are refused before any handler sees the
  * value. An empty body is undefined.
  */
-export function jsonBody(): RequestHandler[] {
+export function jsonBody(
+  options: { badMediaTypeIs400?: (req: Request) => boolean } = {},
+): RequestHandler[] {
   const raw = express.raw({ type: () => true, limit: MAX_BODY_BYTES });
   const mediaType: RequestHandler = (req, _res, next) => {
     if (hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
       throw new SvcError(
-        'unsupported_media_type',
+        options.badMediaTypeIs400?.(req) ? 'validation_failed' : 'unsupported_media_type',
         'Send the request body as JSON with "Content-Type: application/json"',
       );
     }

@@ -115,6 +115,8 @@ const ALWAYS_PUBLIC_GETS = [
   '/v1/log/checkpoint',
   '/v1/log/consistency',
   '/v1/log/tile/*path',
+  // The AuthZEN PDP's metadata names its endpoints (AuthZEN §9), no receipt.
+  '/.well-known/authzen-configuration',
 ];
 const READS = [
   '/v1/ledger',
