@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { createPolicySchema } from '../api/schemas/policies.js';
 import { claimInputSchema, type ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
+import { effectivePolicy, policyNameOf as requestedPolicyName } from '../core/effective-policy.js';
 import { evaluateClaim } from '../core/evaluation.js';
 import { builtinPolicy } from '../core/policies.js';
-import { applyOverrides } from '../core/policy-overrides.js';
 import { ADMISSIBILITY_STATUSES, VERDICTS } from '../core/receipt-schema.js';
 import {
   DEFAULT_REPO_CONFIG,
@@ -182,16 +182,24 @@ export type EffectiveOutcome =
   | { ok: true; name: string; config: Record<string, unknown>; config_hash: string }
   | { ok: false; name: string; code: string; message: string };
 
+/**
+ * No claim here comes from an API key, so none is locked: a repository config's claims are
+ * the App's, whose submitter is never locked, and a policy file's are those of a key that
+ * names the policy. A key locked to the policy would hold them to tighten-only overrides
+ * (core/effective-policy.ts), which only the service knows of its keys.
+ */
+const NO_LOCK = null;
+
 /** The policy a repository config names, with its policyConfig applied, as the App's claims get it. */
 async function effectiveOfRepoConfig(
   policies: PolicySet,
   config: RepoConfig,
 ): Promise<EffectiveOutcome | null> {
-  const name = config.policy ?? 'default';
+  const name = requestedPolicyName(config, NO_LOCK);
   const policy = await policies.service.resolve(name, null);
   if (!policy) return null;
   try {
-    const { config: effective } = applyOverrides(policy, config.policyConfig);
+    const { config: effective } = effectivePolicy(config, NO_LOCK, policy);
     // H(effective): what the receipts of the App's claims carry as policy.config_hash.
     return { ok: true, name, config: effective, config_hash: hashCanonical(effective) };
   } catch (error) {
@@ -236,7 +244,7 @@ export async function builtinSubject(name: string, policies: PolicySet): Promise
 
 /** The name of the policy the subject's claims are evaluated under. */
 export const policyNameOf = (subject: Subject): string =>
-  subject.kind === 'repo-config' ? (subject.config.policy ?? 'default') : subject.view.name;
+  subject.kind === 'repo-config' ? requestedPolicyName(subject.config, NO_LOCK) : subject.view.name;
 
 /** Why a subject cannot be tested, when the policy it names is unknown offline. */
 export function unresolvable(subject: Subject): string | null {
@@ -554,9 +562,9 @@ function claimFor(subject: Subject, input: TestCase['input']): ClaimInput | { no
 }
 
 /**
- * Evaluates a case as POST /v1/evaluate would (the claim's named policy, its policyConfig as
- * far as the policy's `overrides` allows, then the core's evaluation and replay), with nothing
- * signed and nothing written.
+ * Evaluates a case as POST /v1/evaluate would (the effective policy the service computes, from
+ * the claim's named policy and its policyConfig, then the core's evaluation and replay), with
+ * nothing signed and nothing written.
  */
 export async function evaluateCase(subject: Subject, testCase: TestCase): Promise<CaseOutcome> {
   const built = claimFor(subject, testCase.input);
@@ -578,17 +586,13 @@ export async function evaluateCase(subject: Subject, testCase: TestCase): Promis
   if (!claim.success) {
     return { error: 'validation_failed', message: issuesOf(claim.error).join('; '), policy: name };
   }
-  const policy = await subject.policies.service.resolve(claim.data.policy ?? 'default', null);
-  if (!policy) {
-    return {
-      error: 'validation_failed',
-      message: `policy: unknown policy "${claim.data.policy ?? 'default'}"`,
-      policy: name,
-    };
-  }
   try {
-    const { config } = applyOverrides(policy, claim.data.policyConfig);
-    const evaluation = evaluateClaim(claim.data, config);
+    const resolved = await subject.policies.service.resolve(
+      requestedPolicyName(claim.data, NO_LOCK),
+      null,
+    );
+    const policy = effectivePolicy(claim.data, NO_LOCK, resolved);
+    const evaluation = evaluateClaim(claim.data, policy.config);
     return {
       verdict: evaluation.policy.verdict,
       admissibility: evaluation.admissibility.status,

@@ -1,5 +1,6 @@
 import { claimInputSchema } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
+import { policyNeeds } from '../core/policy-needs.js';
 import { renderPreview, type Preview } from './check-run.js';
 import { githubSubmitter, GateSteps, type GateDeps, type Installation } from './gate.js';
 import {
@@ -21,8 +22,7 @@ import {
   changedPathsOf,
   codeOwnersInTurns,
   codeOwnersOf,
-  ownerTeams,
-  teamsNamedBy,
+  teamsToLookUp,
 } from './rule-facts.js';
 
 /**
@@ -107,18 +107,11 @@ export class PullRequestFlow {
     configs: RepoConfig[],
   ): Promise<(config: RepoConfig) => PullRequestEvidence> {
     const facts = evidence.facts!;
-    const paths = changedPathsOf(facts.files).changed_paths;
+    const owned =
+      facts.owned ?? codeOwnersOf(facts.codeOwners, changedPathsOf(facts.files).changed_paths);
     const named = new Map<RepoConfig, string[]>();
     for (const config of configs) {
-      const { teams, codeOwners } = teamsNamedBy([
-        config,
-        config.policyConfig,
-        await this.effectivePolicyConfig(installation, evidence, config),
-      ]);
-      const owners = codeOwners
-        ? ownerTeams(facts.owned ?? codeOwnersOf(facts.codeOwners, paths))
-        : [];
-      named.set(config, [...new Set([...teams, ...owners])]);
+      named.set(config, teamsToLookUp(await this.needsOf(installation, config), owned));
     }
     const wanted = [...new Set([...named.values()].flat())].sort();
     const approvers = approvalsOf(evidence.reviews, evidence.pr.headSha, {
@@ -146,6 +139,21 @@ export class PullRequestFlow {
     };
   }
 
+  /**
+   * What the policy of the App's claims under `config` reads (core/policy-needs.ts), from its
+   * effective policy alone: no evaluation. Null when the policy is refused: the evaluation
+   * then answers why, whatever the claim holds.
+   */
+  private async needsOf(installation: Installation, config: RepoConfig) {
+    try {
+      const submitter = githubSubmitter(this.deps.appId, installation.id);
+      return policyNeeds((await this.deps.claims.effectivePolicy(config, submitter)).config);
+    } catch (error) {
+      if (isSvcError(error)) return null;
+      throw error;
+    }
+  }
+
   /** What the claim `config` makes of `evidence` would decide: simulated, nothing written. */
   private async simulate(
     installation: Installation,
@@ -154,21 +162,6 @@ export class PullRequestFlow {
   ) {
     const claim = claimInputSchema.parse(buildPullRequestClaim(evidence, config));
     return this.deps.claims.simulate(claim, githubSubmitter(this.deps.appId, installation.id));
-  }
-
-  /** The policy config a claim under `config` is evaluated with (its rules included), or null. */
-  private async effectivePolicyConfig(
-    installation: Installation,
-    evidence: PullRequestEvidence,
-    config: RepoConfig,
-  ): Promise<unknown> {
-    try {
-      return (await this.simulate(installation, evidence, config)).policy.config;
-    } catch (error) {
-      // The evaluation itself reports a config it cannot use.
-      if (isSvcError(error)) return null;
-      throw error;
-    }
   }
 
   /** What the pull request's own `.github/svc.yml` would decide: simulated, nothing written. */

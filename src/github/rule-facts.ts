@@ -8,6 +8,7 @@ import {
   type CodeOwners,
 } from '../core/claim-schema.js';
 import { MAX_ID_CHARS } from '../core/limits.js';
+import type { PolicyNeeds } from '../core/policy-needs.js';
 import { changedPathProblem } from '../core/claim-types.js';
 
 // The claim schema's bounds (src/core/claim-schema.ts) for the lists built here: a longer
@@ -275,43 +276,6 @@ export const teamSlug = (value: unknown): string | null => {
   return /^[a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9_.-]*$/.test(slug) ? slug : null;
 };
 
-const asRecord = (value: unknown): Record<string, unknown> | null =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
-
-/** The conditional rules of a policy config or repository config (`rules`), read defensively. */
-export const rulesIn = (config: unknown): Record<string, unknown>[] => {
-  const rules = asRecord(config)?.rules;
-  return Array.isArray(rules) ? rules.map(asRecord).filter((r) => r !== null) : [];
-};
-
-/**
- * What team memberships of approvers a policy's rules read: the teams named in
- * `require.approvals.from.teams`, and whether a rule asks for code owners' approvals (whose
- * `@org/team` owners then count through the approvers' teams).
- */
-export function teamsNamedBy(configs: readonly unknown[]): {
-  teams: string[];
-  codeOwners: boolean;
-} {
-  const teams = new Set<string>();
-  let codeOwners = false;
-  for (const config of configs) {
-    for (const rule of rulesIn(config)) {
-      const from = asRecord(asRecord(asRecord(rule.require)?.approvals)?.from);
-      if (!from) continue;
-      const named = Array.isArray(from.teams) ? from.teams : [from.teams];
-      for (const team of named) {
-        const slug = teamSlug(team);
-        if (slug) teams.add(slug);
-      }
-      if (from.code_owners === true) codeOwners = true;
-    }
-  }
-  return { teams: [...teams].sort(), codeOwners };
-}
-
 /** The `@org/team` owners among the code owners, as team slugs. */
 export const ownerTeams = (owned: readonly CodeOwners[]): string[] =>
   [
@@ -321,3 +285,18 @@ export const ownerTeams = (owned: readonly CodeOwners[]): string[] =>
   ]
     .filter((t): t is string => t !== null)
     .sort();
+
+/**
+ * The teams whose memberships of the approvers a policy's needs (core/policy-needs.ts) call
+ * for, as GitHub slugs: the teams it names, and the `@org/team` code owners of the changed
+ * paths when it counts code owners' approvals. None for a refused policy (null), whose
+ * evaluation answers an error whatever the approvers' teams.
+ */
+export function teamsToLookUp(
+  needs: Pick<PolicyNeeds, 'teams' | 'codeOwners'> | null,
+  owned: readonly CodeOwners[],
+): string[] {
+  if (!needs) return [];
+  const named = needs.teams.map(teamSlug).filter((t): t is string => t !== null);
+  return [...new Set([...named, ...(needs.codeOwners ? ownerTeams(owned) : [])])].sort();
+}

@@ -4,12 +4,14 @@ import { hashCanonical, portableSha256Hex, proceeds, type Sha256Hex } from '@svc
 import type { ClaimInput } from '../core/claim-schema.js';
 import { SvcError } from '../core/errors.js';
 import { evaluateClaim, type Evaluation } from '../core/evaluation.js';
-import { applyOverrides, lockedMode } from '../core/policy-overrides.js';
-import type { PolicyConfig } from '../core/policy-config.js';
-import { conditionsWithinBudget, REQUEST_RULE_STEP_BUDGET } from '../core/rules/conditional.js';
+import {
+  effectivePolicy,
+  policyNameOf,
+  type EffectivePolicy,
+  type PolicyRequest,
+} from '../core/effective-policy.js';
 import {
   buildReceiptDraft,
-  type AppliedPolicy,
   type Receipt,
   type ReceiptDraft,
   type Submitter,
@@ -141,16 +143,7 @@ export class ClaimService {
     context: SubmitterContext,
     prefix: string,
   ): Promise<{ evaluation: Evaluation; draft: ReceiptDraft }> {
-    const { config, name, overrides } = await this.effectivePolicy(claim, context);
-    // A claim's own rules are written per request: their globs get a small budget of their
-    // own, checked before the evaluation (and its replay) match them again.
-    const own = claim.policyConfig?.rules;
-    if (own && own.length > 0 && !conditionsWithinBudget(own, claim, REQUEST_RULE_STEP_BUDGET)) {
-      throw new SvcError(
-        'rule_budget_exceeded',
-        `policyConfig.rules: matching the globs of the claim's own rules against it takes more than ${REQUEST_RULE_STEP_BUDGET} steps; use fewer globs, fewer * in each, or list fewer changed paths`,
-      );
-    }
+    const { config, name, overridden } = await this.effectivePolicy(claim, context);
     const evaluation = evaluateClaim(claim, config, this.sha256Hex);
     const now = this.deps.clock.now();
     const draft = buildReceiptDraft({
@@ -159,42 +152,28 @@ export class ClaimService {
       claim,
       evaluation,
       // The evaluation hashed the config's canonical text already.
-      policy: { name, config_hash: evaluation.config_hash, overrides },
+      policy: { name, config_hash: evaluation.config_hash, overrides: overridden },
       submitter: context.submitter,
     });
     return { evaluation, draft };
   }
 
   /**
-   * The policy a claim is evaluated under: the submitter's locked policy whatever the claim
-   * names, else the named one (`default` when none), with the claim's policyConfig applied as
-   * far as that policy allows.
+   * The policy a claim, or a repository config naming the policy of the App's claims, is
+   * evaluated under for this submitter (core/effective-policy.ts), or the error evaluate
+   * would answer.
    */
-  private async effectivePolicy(
-    claim: ClaimInput,
+  async effectivePolicy(
+    request: PolicyRequest,
     context: SubmitterContext,
-  ): Promise<{ config: PolicyConfig } & Omit<AppliedPolicy, 'config_hash'>> {
-    const name = context.lockedPolicy ?? claim.policy ?? 'default';
+  ): Promise<EffectivePolicy> {
     // A lock names a built-in or shared policy: the locked account's own policies never
     // stand in for it, so the gated agent cannot write its own gate.
-    const policy = await this.deps.policies.resolve(
-      name,
+    const resolved = await this.deps.policies.resolve(
+      policyNameOf(request, context.lockedPolicy),
       context.lockedPolicy ? null : context.account,
     );
-    if (!policy) {
-      throw context.lockedPolicy
-        ? new SvcError(
-            'validation_failed',
-            `policy: this key is locked to "${name}", which no longer exists; ask the operator`,
-          )
-        : new SvcError('validation_failed', `policy: unknown policy "${name}"`);
-    }
-    const mode = context.lockedPolicy ? lockedMode(policy.overrides) : policy.overrides;
-    const { config, overridden } = applyOverrides(
-      { ...policy, overrides: mode },
-      claim.policyConfig,
-    );
-    return { config, name, overrides: overridden };
+    return effectivePolicy(request, context.lockedPolicy, resolved);
   }
 
   private replayed(entry: LedgerEntry, inputsHash: string): EvaluateResponse {

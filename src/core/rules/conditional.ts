@@ -31,7 +31,7 @@ export const REQUEST_RULE_STEP_BUDGET = 500_000;
  */
 export function conditionsWithinBudget(
   rules: readonly ConditionalRule[],
-  claim: ClaimInput,
+  claim: Pick<ClaimInput, 'action'>,
   limit: number,
 ): boolean {
   const budget = new GlobBudget(limit);
@@ -70,7 +70,7 @@ const some = (items: string[]): string =>
     : `${items.slice(0, SHOWN).join(', ')} and ${items.length - SHOWN} more`;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /** Logins and team slugs compare case-insensitively, with or without a leading "@". */
-const handle = (s: string) => s.trim().replace(/^@/, '').toLowerCase();
+export const handle = (s: string) => s.trim().replace(/^@/, '').toLowerCase();
 
 /**
  * Evaluates one conditional rule (contract §10). Pure: it reads only the claim and the rule.

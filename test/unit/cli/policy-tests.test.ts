@@ -409,6 +409,34 @@ describe('evaluating cases', () => {
     expect(lines.at(-1)).toBe('3 passed, 1 failed (4 cases)');
   });
 
+  it('refuses a claim whose own rules take too long to match, as the service does', async () => {
+    const s = await subject({ name: 'production', config: {}, overrides: 'any' }, 'policy');
+    const globs = Array.from({ length: 100 }, (_, i) => `*a*a*a*a*a*a*a*a*${i}`);
+    const [heavy] = cases([
+      {
+        name: 'heavy',
+        claim: {
+          ...claim(source('a', 'ci')),
+          action: {
+            action_type: 'merge',
+            target_system: 'github',
+            changed_paths: Array.from(
+              { length: 300 },
+              (_, i) => `${'a'.repeat(1000)}${'z'.repeat(1 + (i % 5))}`,
+            ),
+          },
+          policyConfig: {
+            rules: [{ name: 'heavy', if: { paths: globs }, require: { checks: ['ci'] } }],
+          },
+        },
+        expect: { error: 'rule_budget_exceeded' },
+      },
+    ]);
+    const outcome = await evaluateCase(s, heavy!);
+    expect(outcome).toMatchObject({ error: 'rule_budget_exceeded', policy: 'production' });
+    expect((outcome as { message: string }).message).toMatch(/^policyConfig\.rules: /);
+  });
+
   it("builds a recorded pull request's claim as the App does, and leaves a human's ungated", async () => {
     const repo = await subject({ policy: 'default', agents: ['*[bot]'] }, 'repo-config');
     const [bot, human] = cases([

@@ -23,7 +23,7 @@ import {
   committersOf,
   labelsOf,
   ownerTeams,
-  teamsNamedBy,
+  teamsToLookUp,
   type ListedFile,
   type ReviewFact,
 } from '../../../src/github/rule-facts.js';
@@ -290,32 +290,24 @@ describe('code_owners: the base branch CODEOWNERS, last match wins', () => {
   });
 });
 
-describe('teamsNamedBy: which team lookups a policy needs', () => {
-  it('none without rules, or with rules naming no teams', () => {
-    expect(teamsNamedBy([{}, undefined, null, { rules: 'x' }])).toEqual({
-      teams: [],
-      codeOwners: false,
-    });
-    expect(
-      teamsNamedBy([{ rules: [{ name: 'two', require: { approvals: { count: 2 } } }] }]),
-    ).toEqual({ teams: [], codeOwners: false });
+describe('teamsToLookUp: which team memberships the App looks up for a policy', () => {
+  const owned = [
+    { path: 'src/auth/session.ts', owners: ['@acme/security', 'alice'] },
+    { path: 'infra/main.tf', owners: ['@acme/platform', 'ops@acme.example'] },
+  ];
+
+  it('none for a refused policy, or one that names no teams and counts no code owners', () => {
+    expect(teamsToLookUp(null, owned)).toEqual([]);
+    expect(teamsToLookUp({ teams: [], codeOwners: false }, owned)).toEqual([]);
   });
 
-  it('the teams of require.approvals.from.teams in any rule, and code owners', () => {
+  it('the teams it names as GitHub slugs, with the team owners when it counts code owners', () => {
     expect(
-      teamsNamedBy([
-        {
-          rules: [
-            {
-              name: 'a',
-              require: { approvals: { count: 2, from: { teams: ['@acme/Platform'] } } },
-            },
-            { name: 'b', require: { approvals: { from: { teams: 'acme/sec', users: ['x'] } } } },
-          ],
-        },
-        { rules: [{ name: 'c', require: { approvals: { from: { code_owners: true } } } }] },
-      ]),
-    ).toEqual({ teams: ['acme/platform', 'acme/sec'], codeOwners: true });
+      teamsToLookUp({ teams: ['acme/sec', 'not a slug/x'], codeOwners: false }, owned),
+    ).toEqual(['acme/sec']);
+    expect(
+      teamsToLookUp({ teams: ['acme/sec', 'acme/platform'], codeOwners: true }, owned),
+    ).toEqual(['acme/platform', 'acme/sec', 'acme/security']);
   });
 });
 
