@@ -9,6 +9,7 @@ import { securityHeaders } from './api/middleware/security-headers.js';
 import { buildOpenApiDocument } from './api/openapi.js';
 import { crossOriginHeaders, mountRoutes, type RouteDef } from './api/route-table.js';
 import { accountRoutes } from './api/routes/accounts.js';
+import { attestationRoutes } from './api/routes/attestation.js';
 import { authzenRoutes, echoAuthzenRequestId, isAuthzenRequest } from './api/routes/authzen.js';
 import { claimRoutes } from './api/routes/claims.js';
 import { dispositionRoutes } from './api/routes/dispositions.js';
@@ -66,6 +67,12 @@ function apiRoutes(
     ...policyRoutes(runtime.policies),
     ...webhookRoutes(runtime.webhooks),
     ...authzenRoutes(runtime.authzen, config.baseUrl ?? 'http://localhost:3000'),
+    ...attestationRoutes({
+      reads: runtime.reads,
+      signer: runtime.serverKey,
+      baseUrl: config.baseUrl ?? 'http://localhost:3000',
+      publicReads: config.publicReads,
+    }),
   ];
   return routes;
 }

@@ -1,6 +1,7 @@
 // @svc/verify: everything a relying party needs to check svc receipts and its transparency
 // log, portable (no node: imports: Node, the GitHub Action and browsers run the same code).
 // The Node-only helpers are under "@svc/verify/node"; the svc-verify CLI is src/cli/.
+export * from './attestation.js';
 export * from './canonical.js';
 export * from './ed25519.js';
 export * from './encoding.js';

@@ -127,6 +127,7 @@ const READS = [
   '/v1/receipts/diff',
   '/v1/receipts/:id',
   '/v1/receipts/:id/proof',
+  '/v1/receipts/:id/attestation',
   '/v1/receipts/:id/disposition',
   '/v1/log/tile/entries/*path',
   '/v1/repos',

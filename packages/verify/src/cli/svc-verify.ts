@@ -42,6 +42,7 @@ import { auditSource, UnusableError, witness, type LedgerResult } from './log-au
 import { progressBar } from '../node/progress.js';
 import { writeAtomically } from '../node/atomic-file.js';
 import { canonicalize } from '../canonical.js';
+import { checkAttestation, parseDsseEnvelope, type AttestationKey } from '../attestation.js';
 
 // Imports @svc/verify only, so it starts fast, needs no store and runs where the service is not.
 
@@ -54,9 +55,11 @@ Usage:
   svc-verify witness --state <file> --url <svc> (--key ... | --fingerprint ... [--key-url ...])
   svc-verify ledger (--url <svc> | --dir <dir>) (--key ... | --fingerprint ... --key-url ...)
                     [--key-history <file>]
+  svc-verify attestation <envelope> --receipt <file> (--key ... | --fingerprint ... --key-url ...)
 
   witness and ledger check the ledger as a transparency log: "svc-verify witness --help" and
-  "svc-verify ledger --help" describe them.
+  "svc-verify ledger --help" describe them. attestation checks a receipt's in-toto attestation
+  (GET /v1/receipts/<id>/attestation): "svc-verify attestation --help".
 
   <file | ->                  a receipt, or a whole evaluate response (its .receipt is checked);
                               "-" reads standard input
@@ -621,8 +624,82 @@ async function ledgerCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+const ATTESTATION_HELP = `svc-verify attestation — check a receipt's in-toto attestation offline
+
+Usage:
+  svc-verify attestation <envelope | -> --receipt <file> --key <pem-file>
+  svc-verify attestation <envelope | -> --receipt <file> --fingerprint sha256:<hex> --key-url <url>
+  svc-verify attestation <envelope | -> --receipt <file> --fingerprint sha256:<hex> --key-history <file>
+
+The envelope is the DSSE envelope of GET /v1/receipts/<id>/attestation; --receipt the receipt it
+speaks for (the "receipt" member of GET /v1/receipts/<id>, or a receipt file). Both are checked
+under the key you trust (the options of "svc-verify --help"): the receipt as svc-verify checks
+any receipt, and the envelope's DSSE signature over PAE under the key its keyid names; then the
+statement's shape (in-toto Statement v1, SLSA VSA v1), that its input attestation is this
+receipt (the SHA-256 of chain.receipt_hash), and that verificationResult is PASSED exactly when
+the receipt says proceed.
+
+Options:
+  --receipt <file>  the receipt the attestation is of (required)
+  --json            the checks as JSON on standard output
+
+Exit codes: 0 the attestation and the receipt are valid, 1 either is not, 2 wrong usage or
+unusable input (unreadable file, not JSON, not a DSSE envelope, bad key).`;
+
+async function attestationCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { ...keyOptions, receipt: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    console.log(ATTESTATION_HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) return fail('attestation: give exactly one envelope file, or "-"');
+  if (values.receipt === undefined) return fail('attestation needs --receipt <file>');
+  const history = await trustedHistory(values);
+  const pinned = history === null ? await trustedKey(values) : undefined;
+  const envelopeText = await readText(positionals[0]!, 'envelope file');
+  const envelope = attempt('envelope', () => parseDsseEnvelope(envelopeText));
+  const receiptText = await readText(values.receipt, 'receipt file');
+  const { receipt } = attempt('receipt', () => parseReceiptInput(receiptText));
+  const { key, keyRefusal } = history ? keyFromHistory(receipt, history) : { key: pinned! };
+  const receiptResult = verifyOffline(receipt, key, {}, keyRefusal);
+  const keys: AttestationKey[] = history ?? [{ keyId: pinned!.keyId, raw: pinned!.raw }];
+  const result = checkAttestation(
+    envelope,
+    receipt as Parameters<typeof checkAttestation>[1],
+    keys,
+  );
+  const valid = receiptResult.valid && result.valid;
+  if (values.json) {
+    console.log(JSON.stringify({ ...result, valid, receipt_valid: receiptResult.valid }, null, 2));
+  } else {
+    console.log(
+      [
+        `receipt             ${receiptResult.valid ? 'valid' : 'NOT valid'}`,
+        ...result.checks.map(
+          (c) => `${c.name.padEnd(19)} ${c.passed ? 'PASS' : 'FAIL'}  ${c.detail}`,
+        ),
+        valid ? 'ATTESTATION OK' : 'ATTESTATION NOT OK',
+      ].join('\n'),
+    );
+  }
+  if (!valid) {
+    const first = result.checks.find((c) => !c.passed);
+    console.error(
+      `svc-verify attestation: NOT valid: ${first ? `${first.name}: ${first.detail}` : 'the receipt does not verify'}`,
+    );
+    return 1;
+  }
+  return 0;
+}
+
 async function main(args: string[]): Promise<number> {
   if (args[0] === 'witness') return witnessCommand(args.slice(1));
+  if (args[0] === 'attestation') return attestationCommand(args.slice(1));
   if (args[0] === 'ledger') return ledgerCommand(args.slice(1));
   const { values, positionals } = parseArgs({
     args,
