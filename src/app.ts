@@ -41,6 +41,8 @@ import { ApiKeyService } from './services/api-keys.js';
 import type { ReceiptSealer } from './ports/receipt-sealer.js';
 import { ClaimService } from './services/claims.js';
 import { DispositionService } from './services/dispositions.js';
+import { SessionService } from './services/sessions.js';
+import { sessionRoutes } from './api/routes/sessions.js';
 import { HealthService } from './services/health.js';
 import { LedgerReadService } from './services/ledger-reads.js';
 import { logOriginFor } from './services/log-origin.js';
@@ -237,6 +239,7 @@ export function createApp(deps: AppDeps): Express {
         (await store.queries.getMany([receiptId], scope)).length > 0,
     }),
     ...ledgerRoutes(reads, config),
+    ...sessionRoutes(new SessionService({ sessions: store.sessions }), config),
     ...policyRoutes(policies),
     ...webhookRoutes(
       new WebhookService({
