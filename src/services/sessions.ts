@@ -20,7 +20,8 @@ export interface SessionListQuery {
   harness?: string;
   covered?: boolean;
   limit: number;
-  before?: number;
+  /** A page's `next_after`: the first_sequence of its last session. */
+  after?: number;
 }
 
 const viewOf = ({ scope: _scope, ...rest }: SessionSummary): SessionView => rest;
@@ -29,11 +30,14 @@ const viewOf = ({ scope: _scope, ...rest }: SessionSummary): SessionView => rest
 export class SessionService {
   constructor(private readonly deps: { sessions: SessionStore }) {}
 
-  /** Newest sessions first, with the filters given; `next_before` continues the listing. */
+  /**
+   * Newest sessions first (by the sequence of their first receipt), with the filters given;
+   * `next_after` continues the listing, as the ledger's other listings do.
+   */
   async list(
     query: SessionListQuery,
     scope: ReadScope,
-  ): Promise<{ sessions: SessionView[]; limit: number; next_before: number | null }> {
+  ): Promise<{ sessions: SessionView[]; limit: number; next_after: number | null }> {
     const found = await this.deps.sessions.list(
       {
         ...(scope === undefined ? {} : { scope }),
@@ -42,12 +46,12 @@ export class SessionService {
         ...(query.harness === undefined ? {} : { harness: query.harness }),
         ...(query.covered === undefined ? {} : { covered: query.covered }),
       },
-      { limit: query.limit, ...(query.before === undefined ? {} : { before: query.before }) },
+      { limit: query.limit, ...(query.after === undefined ? {} : { before: query.after }) },
     );
     return {
       sessions: found.map(viewOf),
       limit: query.limit,
-      next_before: found.length === query.limit ? found.at(-1)!.first_sequence : null,
+      next_after: found.length === query.limit ? found.at(-1)!.first_sequence : null,
     };
   }
 

@@ -16,8 +16,9 @@ export const sessionListQuery = z.strictObject({
     .optional()
     .meta({ description: 'Only covered sessions (true) or only sessions not covered (false).' }),
   limit: limitParam,
-  before: sequenceCursor.meta({
-    description: 'Cursor: continue with sessions started before this (the next_before of a page).',
+  after: sequenceCursor.meta({
+    description:
+      'Cursor: continue after this session in the newest-first order (the next_after of the previous page).',
   }),
 });
 
@@ -59,7 +60,7 @@ export const sessionPageSchema = z
   .object({
     sessions: z.array(sessionSchema),
     limit: z.number().int(),
-    next_before: z
+    next_after: z
       .number()
       .int()
       .nullable()

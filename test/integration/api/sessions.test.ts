@@ -144,7 +144,7 @@ describe('GET /v1/sessions and /v1/sessions/:id', () => {
     w = await world(true);
     const res = await get(w.t, '/v1/sessions');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ limit: 100, next_before: null });
+    expect(res.body).toMatchObject({ limit: 100, next_after: null });
     expect(res.body.sessions).toEqual([
       expect.objectContaining({
         session_id: 'sess-bob',
@@ -180,7 +180,7 @@ describe('GET /v1/sessions and /v1/sessions/:id', () => {
     expect(await ids('harness=codex')).toEqual(['sess-bob']);
     const first = await get(w.t, '/v1/sessions?limit=1');
     expect(first.body.sessions).toHaveLength(1);
-    expect(await ids(`limit=1&before=${first.body.next_before}`)).toEqual(['sess-alice']);
+    expect(await ids(`limit=1&after=${first.body.next_after}`)).toEqual(['sess-alice']);
   });
 
   it('answers one session’s receipts in ledger order, each verifying with the portable verifier', async () => {
@@ -257,7 +257,7 @@ describe('GET /v1/sessions and /v1/sessions/:id', () => {
     const cases: [string, number, string][] = [
       ['/v1/sessions?covered=maybe', 400, 'validation_failed'],
       ['/v1/sessions?limit=0', 400, 'validation_failed'],
-      ['/v1/sessions?before=-1', 400, 'validation_failed'],
+      ['/v1/sessions?after=-1', 400, 'validation_failed'],
       ['/v1/sessions?verdict=ALLOWED', 400, 'validation_failed'],
       ['/v1/sessions?agent=', 400, 'validation_failed'],
       [`/v1/sessions/${'x'.repeat(300)}`, 400, 'validation_failed'],
@@ -268,7 +268,7 @@ describe('GET /v1/sessions and /v1/sessions/:id', () => {
       const res = await get(w.t, path);
       const message = expectError(res, status, code);
       if (status === 400)
-        expect(message).toMatch(/^(covered|limit|before|after|agent|id|verdict|query)/);
+        expect(message).toMatch(/^(covered|limit|after|agent|id|verdict|query)/);
     }
     expect(await ledgerState(w.t)).toEqual(before);
   });
