@@ -267,8 +267,7 @@ describe('GET /v1/sessions and /v1/sessions/:id', () => {
     for (const [path, status, code] of cases) {
       const res = await get(w.t, path);
       const message = expectError(res, status, code);
-      if (status === 400)
-        expect(message).toMatch(/^(covered|limit|after|agent|id|verdict|query)/);
+      if (status === 400) expect(message).toMatch(/^(covered|limit|after|agent|id|verdict|query)/);
     }
     expect(await ledgerState(w.t)).toEqual(before);
   });
