@@ -16,6 +16,7 @@ import { dispositionRoutes } from './api/routes/dispositions.js';
 import { ledgerRoutes } from './api/routes/ledger.js';
 import { logRoutes } from './api/routes/log.js';
 import { policyRoutes } from './api/routes/policies.js';
+import { sessionRoutes } from './api/routes/sessions.js';
 import { systemRoutes } from './api/routes/system.js';
 import { verifyRoutes } from './api/routes/verify.js';
 import { webhookRoutes } from './api/routes/webhooks.js';
@@ -64,6 +65,7 @@ function apiRoutes(
         (await store.queries.getMany([receiptId], scope)).length > 0,
     }),
     ...ledgerRoutes(runtime.reads, config),
+    ...sessionRoutes(runtime.sessions, config),
     ...policyRoutes(runtime.policies),
     ...webhookRoutes(runtime.webhooks),
     ...authzenRoutes(runtime.authzen, config.baseUrl ?? 'http://localhost:3000'),

@@ -27027,6 +27027,8 @@ var SIGNED_FIELDS_V1 = [
 var RECEIPT_CORE_V2 = "receipt-core-v2";
 var SIGNED_FIELDS_V2 = [...SIGNED_FIELDS_V1, "submitter", "position"];
 var SIGNED_FIELDS_DISPOSITION = [...SIGNED_FIELDS_V2, "disposition"];
+var SIGNED_FIELDS_OUTCOME = [...SIGNED_FIELDS_V2, "outcome"];
+var RAN_WITHOUT_ALLOW = "ran_without_allow";
 var RECEIPT_ID_PATTERN = /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 var SOURCE_TYPES = [
   "scm",
@@ -27065,7 +27067,7 @@ function receiptHash(receipt, options = {}) {
 var v2HashText = (coreText, attestations) => `{"attestations":${canonicalize(attestations)},"core":${coreText}}`;
 var CONTRACT_FIELDS = {
   [RECEIPT_CORE_V1]: [SIGNED_FIELDS_V1],
-  [RECEIPT_CORE_V2]: [SIGNED_FIELDS_V2, SIGNED_FIELDS_DISPOSITION]
+  [RECEIPT_CORE_V2]: [SIGNED_FIELDS_V2, SIGNED_FIELDS_DISPOSITION, SIGNED_FIELDS_OUTCOME]
 };
 function declarationOf(receipt) {
   const declared = receipt.signed_fields;
@@ -27085,6 +27087,12 @@ function signedFieldsOf(receipt) {
   return declarationOf(receipt)?.fields ?? null;
 }
 var declaresDisposition = (receipt) => signedFieldsOf(receipt)?.includes("disposition") ?? false;
+var declaresOutcome = (receipt) => signedFieldsOf(receipt)?.includes("outcome") ?? false;
+function parentLinkOf(receipt) {
+  if (declaresDisposition(receipt)) return receipt.disposition ?? null;
+  if (declaresOutcome(receipt)) return receipt.outcome ?? null;
+  return null;
+}
 function signedCoreOf(receipt) {
   const fields = signedFieldsOf(receipt);
   if (!fields) return null;
@@ -27261,6 +27269,7 @@ function verifyReceipt(input, options) {
   const receipt = isObject(input) ? input : {};
   const v2 = contractOf(receipt) === RECEIPT_CORE_V2;
   const structure = v2 ? [...STRUCTURE, ...STRUCTURE_V2, NO_UNSIGNED_MEMBERS] : [...STRUCTURE, NO_UNSIGNED_MEMBERS];
+  if (declaresOutcome(receipt)) structure.push(OUTCOME_VALID);
   const checks = structure.map(([name, test]) => {
     const problem = test(receipt);
     return problem ? { name, layer: "structural", status: "FAIL", detail: problem } : { name, layer: "structural", status: "PASS" };
@@ -27273,7 +27282,8 @@ function verifyReceipt(input, options) {
   checks.push(v2 ? checkLinkageV2(receipt, options, own) : LINKAGE_V1);
   if (options.inclusion)
     checks.push(checkInclusion(receipt, options.inclusion, "text" in text ? text.text : void 0));
-  if (declaresDisposition(receipt)) checks.push(checkParentLink(receipt, options.parent));
+  if (declaresDisposition(receipt) || declaresOutcome(receipt))
+    checks.push(checkParentLink(receipt, options.parent));
   const facts = signature.status === "PASS" ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect, receipt));
   const status = (name) => checks.find((c) => c.name === name)?.status;
@@ -27390,12 +27400,49 @@ function checkLinkageV2(receipt, options, own) {
     previous === null ? `the ledger does not hold receipt ${position.sequence - 1}; position checked against chain only` : "no ledger consulted; position checked against chain only"
   );
 }
+var OUTCOME_STATUSES = ["succeeded", "failed"];
+var OUTCOME_MEMBERS = [
+  "parent_receipt_id",
+  "parent_receipt_hash",
+  "status",
+  "exit_code",
+  "output_digest"
+];
+var ranWithoutAllow = (r) => isObject(r.policy) && r.policy.verdict === "BLOCKED" && Array.isArray(r.policy.checks) && r.policy.checks.some((c) => isObject(c) && c.rule === RAN_WITHOUT_ALLOW && c.passed === false);
+var OUTCOME_VALID = [
+  "outcome_valid",
+  (r) => {
+    const o = r.outcome;
+    if (!isObject(o)) return "outcome missing or not an object";
+    const extra = Object.keys(o).filter((k) => !OUTCOME_MEMBERS.includes(k));
+    if (extra.length > 0)
+      return `outcome members the contract does not define: ${listNames(extra)}`;
+    if (!oneOf(o.status, OUTCOME_STATUSES)) return "outcome.status is not succeeded or failed";
+    if (o.exit_code !== void 0 && !Number.isSafeInteger(o.exit_code))
+      return "outcome.exit_code is not an integer";
+    if (o.output_digest !== void 0 && !(isString2(o.output_digest) && HASH_PATTERN.test(o.output_digest)))
+      return 'outcome.output_digest is not "sha256:" and 64 lowercase hex digits';
+    if (o.parent_receipt_id === null && o.parent_receipt_hash === null)
+      return ranWithoutAllow(r) ? null : "an outcome that names no decision must be BLOCKED by a failed ran_without_allow";
+    return null;
+  }
+];
 function checkParentLink(receipt, parent) {
   const name = "parent_link";
   const fail = (detail) => ({ name, layer: "ledger", status: "FAIL", detail });
-  const link2 = isObject(receipt.disposition) ? receipt.disposition : null;
+  const found = parentLinkOf(receipt);
+  const link2 = isObject(found) ? found : null;
+  if (declaresOutcome(receipt) && link2 && link2.parent_receipt_id === null && link2.parent_receipt_hash === null)
+    return {
+      name,
+      layer: "ledger",
+      status: "SKIPPED",
+      detail: "the outcome names no decision: svc recorded no decision for the call it reports"
+    };
   if (!link2 || !isString2(link2.parent_receipt_id) || !RECEIPT_ID_PATTERN.test(link2.parent_receipt_id) || !isString2(link2.parent_receipt_hash) || !HASH_PATTERN.test(link2.parent_receipt_hash))
-    return fail("disposition.parent_receipt_id or parent_receipt_hash missing or malformed");
+    return fail(
+      `${declaresOutcome(receipt) ? "outcome" : "disposition"}.parent_receipt_id or parent_receipt_hash missing or malformed`
+    );
   if (parent === void 0)
     return {
       name,

@@ -136,7 +136,7 @@ const ERROR_TEXT: Record<number, string> = {
   401: 'Missing or invalid API key (`unauthorized`).',
   403: 'Refused to this key (`locked_key`: only the operator revokes a key locked to a policy; `forbidden`: while reads are private, only a reader of everything reads this, and only a key the operator made a reviewer records a disposition; `separation_of_duties`: the reviewer or the key took part in the escalated claim).',
   404: 'Not found (`not_found`).',
-  409: 'Conflict (`claim_conflict`, `policy_conflict`, `email_registered`, `receiver_limit`, `not_escalated`, `already_disposed`).',
+  409: 'Conflict (`claim_conflict`, `policy_conflict`, `email_registered`, `receiver_limit`, `not_escalated`, `already_disposed`, `approval_refused`).',
   413: 'Body over 1 MiB (`payload_too_large`).',
   415: 'Body not sent as application/json (`unsupported_media_type`).',
   429: 'Rate limit exceeded (`rate_limited`); see Retry-After.',

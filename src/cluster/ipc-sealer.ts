@@ -38,7 +38,12 @@ export class IpcSealer implements ReceiptSealer {
         const waiter = this.waiting.get(answer.id);
         if (!waiter) continue;
         this.waiting.delete(answer.id);
-        if ('error' in answer) waiter.reject(new Error(`ledger writer: ${answer.error}`));
+        if ('error' in answer)
+          waiter.reject(
+            answer.code === undefined
+              ? new Error(`ledger writer: ${answer.error}`)
+              : new SvcError(answer.code, answer.error),
+          );
         else waiter.resolve(resultOfAnswer(answer, waiter.request));
       }
     });

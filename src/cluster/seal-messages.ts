@@ -1,4 +1,5 @@
 import { receiptOfSeal, sealPartsOf, type SealParts } from '../core/receipt.js';
+import type { ErrorCode } from '../core/errors.js';
 import type { AppendResult } from '../ports/ledger-store.js';
 import type { SealRequest } from '../ports/receipt-sealer.js';
 import { isObject } from '@svc/verify';
@@ -21,7 +22,8 @@ export interface SealAsk {
 export type SealAnswer =
   | { id: number; sealed: SealParts }
   | { id: number; result: AppendResult }
-  | { id: number; error: string };
+  /** `code`: a refusal the worker answers as the writer's store did (e.g. approval_refused). */
+  | { id: number; error: string; code?: ErrorCode };
 
 /** The answers the writer has for one worker after a turn: a group commit's, together. */
 export interface SealAnswers {

@@ -1,5 +1,6 @@
 import type { Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { isSvcError } from '../core/errors.js';
 import type { ReceiptSealer } from '../ports/receipt-sealer.js';
 import { isSealAsk, perTurn, sealAnswer, type SealAnswer } from './seal-messages.js';
 
@@ -30,7 +31,12 @@ export function serveSeals(worker: Worker, sealer: ReceiptSealer, logger: Logger
         .then((result) => sealAnswer(id, result))
         .then(answer, (error: unknown) => {
           logger.error({ err: error, worker_pid: worker.process.pid }, 'cannot append a receipt');
-          answer({ id, error: (error as Error).message });
+          // A store's refusal keeps its code, so the worker answers it as this process would.
+          answer(
+            isSvcError(error)
+              ? { id, error: error.message, code: error.code }
+              : { id, error: (error as Error).message },
+          );
         });
     }
   });

@@ -76,6 +76,14 @@ const retentionDays = z
   .transform(Number)
   .refine((n) => n > 0 && n <= 36_500, { error: 'must be more than 0 and at most 36500 days' });
 
+// Whole seconds as milliseconds, at most a week: how long an approval of one tool call lasts.
+const approvalSeconds = z
+  .string()
+  .regex(/^\d{1,6}$/, { error: 'must be a whole number of seconds, e.g. 3600' })
+  .transform(Number)
+  .refine((n) => n >= 1 && n <= 604_800, { error: 'must be 1 to 604800 seconds' })
+  .transform((n) => n * 1000);
+
 // Seconds, fractions allowed (0.5), as milliseconds; at most an hour, which for the HTTP
 // timeouts is already far longer than any honest client takes to send a request of 1 MiB.
 const timeoutSeconds = z
@@ -224,6 +232,8 @@ const envSchema = z.object({
   SVC_SIGNUP_LIMIT_PER_HOUR: hourlyLimit.default(20),
   SVC_TRUST_PROXY: trustProxy.default(false),
   SVC_PUBLIC_READS: boolean.default(true),
+  // A default is the parsed value (milliseconds).
+  SVC_AGENT_APPROVAL_TTL: approvalSeconds.default(3_600_000),
   SVC_CONTACT_EMAIL: z.email({ error: 'must be an e-mail address' }).max(254).optional(),
   // A default is the parsed value (milliseconds), not an input to parse.
   SVC_HEADERS_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.headersMs),
@@ -287,6 +297,11 @@ export interface Config {
   trustProxy: false | number | string[];
   /** Whether ledger reads (search, analytics, metrics, ...) need no API key. */
   publicReads: boolean;
+  /**
+   * How long, in milliseconds, a disposition approving an escalated tool call lets that exact
+   * input run (once, in that session): contract §12.
+   */
+  agentApprovalTtlMs: number;
   /** Whom API users write to: the OpenAPI document's contact e-mail (SVC_CONTACT_EMAIL). */
   contactEmail?: string;
   /**
@@ -360,6 +375,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signupLimitPerHour: e.SVC_SIGNUP_LIMIT_PER_HOUR,
     trustProxy: e.SVC_TRUST_PROXY,
     publicReads: e.SVC_PUBLIC_READS,
+    agentApprovalTtlMs: e.SVC_AGENT_APPROVAL_TTL,
     contactEmail: e.SVC_CONTACT_EMAIL,
     httpTimeouts: {
       headersMs: e.SVC_HEADERS_TIMEOUT,

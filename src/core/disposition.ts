@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ClaimInput } from './claim-schema.js';
 import type { PolicyConfig } from './policy-config.js';
 import type { RuleResult } from './policy.js';
+import type { OutcomeRule } from './outcome.js';
 import {
   hashCanonical,
   portableSha256Hex,
@@ -24,8 +25,8 @@ export interface DispositionRule {
   reviewer: Reviewer;
 }
 
-/** A rule result as the ledger keeps it: a policy rule, or a disposition's decision. */
-export type StoredRuleResult = RuleResult | DispositionRule;
+/** A rule result as the ledger keeps it: a policy rule, a disposition's decision, or an outcome's. */
+export type StoredRuleResult = RuleResult | DispositionRule | OutcomeRule;
 
 /** The claim id of a parent's disposition: one per parent, so one id per parent. */
 export const dispositionClaimId = (parentReceiptId: string): string =>

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'claim_conflict'
   | 'not_escalated'
   | 'already_disposed'
+  | 'approval_refused'
   | 'separation_of_duties'
   | 'policy_conflict'
   | 'policy_override_refused'

@@ -1,3 +1,4 @@
+import { applyApproval } from './approval.js';
 import type { ClaimInput } from './claim-schema.js';
 import type { PolicyConfig } from './policy-config.js';
 import { CAUSE_SEPARATOR, describeRuleFailure, REVIEW_PREFIX } from './policy-reason.js';
@@ -33,8 +34,14 @@ export interface PolicyOutcome {
 
 const PRODUCTION_ENVIRONMENTS = new Set(['production', 'prod']);
 
-/** Pure: the same claim and config always give the same outcome (the replay check relies on it). */
-export function evaluatePolicy(claim: ClaimInput, config: PolicyConfig): PolicyOutcome {
+/**
+ * Pure: the same claim and config always give the same outcome (the replay check relies on it).
+ * A tool call that cites an approval (contract §12) has it applied last.
+ */
+export const evaluatePolicy = (claim: ClaimInput, config: PolicyConfig): PolicyOutcome =>
+  applyApproval(claim, evaluateRules(claim, config));
+
+function evaluateRules(claim: ClaimInput, config: PolicyConfig): PolicyOutcome {
   const admissible = claim.sources.filter(isAdmissible);
   const context: RuleContext = {
     sources: claim.sources,

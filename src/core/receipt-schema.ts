@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RAN_WITHOUT_ALLOW } from '@svc/verify';
 import { RULE_ORDER } from './rules/threshold-rules.js';
 
 // The receipt of contract §2 as zod schemas: the TypeScript types of receipt.ts are inferred
@@ -41,6 +42,7 @@ export const ruleResultSchema = z
     rule: z.union([
       z.enum(RULE_ORDER),
       z.literal(DISPOSITION_RULE),
+      z.literal(RAN_WITHOUT_ALLOW),
       z
         .string()
         .regex(/^rule:[a-z0-9][a-z0-9_-]{0,62}$/)
@@ -127,6 +129,26 @@ export const dispositionSchema = z
       'receipt-core-v2 dispositions only (signed): the human decision on an ESCALATED receipt, linked to it by id and hash.',
   });
 
+export const OUTCOME_STATUSES = ['succeeded', 'failed'] as const;
+
+export const outcomeSchema = z
+  .object({
+    parent_receipt_id: z.string().nullable().meta({
+      description: 'The decision on the call; null when the ledger holds none (ran_without_allow).',
+    }),
+    parent_receipt_hash: hash
+      .nullable()
+      .meta({ description: "The decision's chain.receipt_hash." }),
+    status: z.enum(OUTCOME_STATUSES),
+    exit_code: z.number().int().optional(),
+    output_digest: hash.optional().meta({ description: "SHA-256 of the call's output." }),
+  })
+  .meta({
+    id: 'Outcome',
+    description:
+      'receipt-core-v2 outcomes only (signed): what the harness reported after a tool call, linked to its decision by id and hash (contract §12).',
+  });
+
 export const receiptCoreSchema = z.object({
   receipt_id: z.string().meta({ example: 'dr-01JHGZ3Q4W5E6R7T8Y9U0I1O2P' }),
   issued_at: timestamp,
@@ -159,6 +181,7 @@ export const receiptCoreSchema = z.object({
   submitter: submitterSchema.optional(),
   position: signedPositionSchema.optional(),
   disposition: dispositionSchema.optional(),
+  outcome: outcomeSchema.optional(),
 });
 
 export const receiptSchema = receiptCoreSchema

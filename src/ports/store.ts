@@ -7,6 +7,7 @@ import type { PolicyStore } from './policy-store.js';
 import type { SigningKeyStore } from './signing-key-store.js';
 import type { Clock } from './clock.js';
 import type { RateLimiter } from './rate-limiter.js';
+import type { SessionStore } from './session-store.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /** Everything persistent, behind one handle so the composition root can open and close it. */
@@ -20,6 +21,8 @@ export interface Store {
   readonly signingKeys: SigningKeyStore;
   readonly apiKeys: ApiKeyStore;
   readonly policies: PolicyStore;
+  /** Agent sessions (contract §12), kept by the ledger's appends. */
+  readonly sessions: SessionStore;
   readonly webhooks: WebhookStore;
   /**
    * The store's durable job queue. Open one per process (or test); receipts' webhook

@@ -21,6 +21,7 @@ import { LedgerReadService } from '../services/ledger-reads.js';
 import { logOriginFor } from '../services/log-origin.js';
 import { Metrics } from '../services/metrics.js';
 import { PolicyService } from '../services/policies.js';
+import { SessionService } from '../services/sessions.js';
 import { sealerOf } from '../services/receipt-sealer.js';
 import { SlidingWindowLimiter } from '../services/rate-limiter.js';
 import { SigningKeyService } from '../services/signing-keys.js';
@@ -94,6 +95,8 @@ export interface LedgerRuntime {
   readonly signingKeys: SigningKeyService;
   readonly transparencyLog: TransparencyLog;
   readonly reads: LedgerReadService;
+  /** Agent sessions: their decisions and outcomes, and whether they are covered (§12). */
+  readonly sessions: SessionService;
   readonly webhooks: WebhookService;
   readonly health: HealthService;
   /** Whether GitHub App deliveries are processed (an App id and private key are set). */
@@ -226,6 +229,7 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
     signingKeys,
     transparencyLog,
     reads: new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),
+    sessions: new SessionService({ sessions: store.sessions }),
     webhooks: new WebhookService({
       webhooks: store.webhooks,
       box: deps.box,

@@ -11,6 +11,7 @@ import {
   type InclusionEvidence,
   isObject,
   keyForReceipt,
+  parentLinkOf,
   type ParentEvidence,
   type Sha256Hex,
   type VerifyExpectations,
@@ -247,16 +248,20 @@ export async function verifyAgainstLedger(
   return { ...result, valid: false, checks, fork_evidence: fork };
 }
 
-/** A disposition's parent as the ledger holds it (contract §11); undefined for other receipts. */
+/**
+ * A disposition's or an outcome's parent as the ledger holds it (contract §11, §12); undefined
+ * for other receipts.
+ */
 async function parentInLedger(
   receipt: Record<string, unknown>,
   ledger: LedgerStore,
 ): Promise<ParentEvidence | undefined> {
-  const link = isObject(receipt.disposition) ? receipt.disposition : null;
+  const found = parentLinkOf(receipt);
+  const link = isObject(found) ? found : null;
   const id = link?.parent_receipt_id;
   if (typeof id !== 'string' || id.length > 256) return undefined;
   const hash = await ledger.receiptHashOf(id);
   return hash === null
-    ? { missing: `the ledger holds no receipt ${JSON.stringify(id)}, the disposition's parent` }
+    ? { missing: `the ledger holds no receipt ${JSON.stringify(id)}, the linked parent` }
     : { receiptId: id, receiptHash: hash };
 }

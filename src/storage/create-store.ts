@@ -4,7 +4,8 @@ import type { Config } from '../config/config.js';
 import type { Store } from '../ports/store.js';
 import { MissingLedgerError } from './missing-ledger.js';
 
-export type StoreConfig = Pick<Config, 'dataDir' | 'mongodbUri' | 'mongodbDatabase'>;
+export type StoreConfig = Pick<Config, 'dataDir' | 'mongodbUri' | 'mongodbDatabase'> &
+  Partial<Pick<Config, 'agentApprovalTtlMs'>>;
 
 /**
  * Opens the configured store: MongoDB when MONGODB_URI is set, else the embedded SQLite file
@@ -31,6 +32,7 @@ export async function createStore(
       webhookScope: options.webhookScope,
       onJobQueueError: options.onJobQueueError,
       mustExist: options.mustExist,
+      approvalTtlMs: config.agentApprovalTtlMs,
     });
   }
   const file = join(config.dataDir, 'ledger.db');
@@ -42,5 +44,6 @@ export async function createStore(
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
   return openSqliteStore(file, {
     webhookScope: options.webhookScope,
+    approvalTtlMs: config.agentApprovalTtlMs,
   });
 }

@@ -12,6 +12,7 @@ import { describeAccountsContract } from './accounts.contract.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 import { describeLogTreeContract } from './log-tree.contract.js';
 import { describeSigningKeyContract } from './signing-key-store.contract.js';
+import { describeSessionContract } from './sessions.contract.js';
 import { describeWebhookAndJobContract } from './webhooks-and-jobs.contract.js';
 import { describeWebhookScopeContract } from './webhook-scope.contract.js';
 
@@ -46,6 +47,7 @@ async function openFresh(webhookScope: 'all' | 'owner' = 'all'): Promise<Store> 
       describeStoreContract('MongoDB', () => openFresh());
       describeLogTreeContract('MongoDB', () => openFresh());
       describeSigningKeyContract('MongoDB', () => openFresh());
+      describeSessionContract('MongoDB', () => openFresh());
       describeWebhookAndJobContract('MongoDB', () => openFresh());
       describeWebhookScopeContract('MongoDB', openFresh);
       describeAccountsContract('MongoDB', async () => {

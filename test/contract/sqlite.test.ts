@@ -11,6 +11,7 @@ import { describeAccountsContract } from './accounts.contract.js';
 import { describeStoreContract } from './ledger-store.contract.js';
 import { describeLogTreeContract } from './log-tree.contract.js';
 import { describeSigningKeyContract } from './signing-key-store.contract.js';
+import { describeSessionContract } from './sessions.contract.js';
 
 // A file, not ':memory:', so WAL, fsync and the file's own locking are what is tested.
 const dirs: string[] = [];
@@ -29,6 +30,7 @@ const openFresh = async () => openSqliteStore(freshFile());
 describeStoreContract('SQLite', openFresh);
 describeLogTreeContract('SQLite', openFresh);
 describeSigningKeyContract('SQLite', openFresh);
+describeSessionContract('SQLite', openFresh);
 describeAccountsContract(
   'SQLite',
   async () => {

@@ -48,15 +48,26 @@ export function mingoDb(): Db {
         ) {
           return project(first(filter, options?.sort), options?.projection);
         },
-        find(filter: Filter) {
-          let order: Record<string, 1 | -1> | undefined;
+        find(
+          filter: Filter,
+          options?: { projection?: Filter; sort?: Record<string, 1 | -1>; limit?: number },
+        ) {
+          let order = options?.sort;
+          let most = options?.limit;
           const cursor = {
             sort(spec: Record<string, 1 | -1>) {
               order = spec;
               return cursor;
             },
+            limit(n: number) {
+              most = n;
+              return cursor;
+            },
             async toArray() {
-              return matching(filter, order).map((doc) => copy(doc)!);
+              const found = matching(filter, order);
+              return (most ? found.slice(0, most) : found).map((doc) =>
+                project(doc, options?.projection)!,
+              );
             },
           };
           return cursor;

@@ -20,6 +20,10 @@ export const RECEIPT_CORE_V2 = 'receipt-core-v2';
 export const SIGNED_FIELDS_V2 = [...SIGNED_FIELDS_V1, 'submitter', 'position'] as const;
 /** A disposition receipt (contract §11): receipt-core-v2 with its `disposition` signed too. */
 export const SIGNED_FIELDS_DISPOSITION = [...SIGNED_FIELDS_V2, 'disposition'] as const;
+/** An outcome receipt (contract §12): receipt-core-v2 with its `outcome` signed too. */
+export const SIGNED_FIELDS_OUTCOME = [...SIGNED_FIELDS_V2, 'outcome'] as const;
+/** The rule of an outcome receipt: failed when the call it reports had no ALLOWED decision. */
+export const RAN_WITHOUT_ALLOW = 'ran_without_allow';
 export const RECEIPT_ID_PATTERN =
   /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
@@ -101,7 +105,7 @@ export const v2HashText = (coreText: string, attestations: unknown): string =>
 // The exact field lists each contract allows: receipt-core-v2 also signs a disposition's link.
 const CONTRACT_FIELDS: Readonly<Record<string, readonly (readonly string[])[]>> = {
   [RECEIPT_CORE_V1]: [SIGNED_FIELDS_V1],
-  [RECEIPT_CORE_V2]: [SIGNED_FIELDS_V2, SIGNED_FIELDS_DISPOSITION],
+  [RECEIPT_CORE_V2]: [SIGNED_FIELDS_V2, SIGNED_FIELDS_DISPOSITION, SIGNED_FIELDS_OUTCOME],
 };
 
 /** The declared contract and field list, when they are a known contract's exact list. */
@@ -135,6 +139,21 @@ export function signedFieldsOf(receipt: Record<string, unknown>): readonly strin
 /** Whether a receipt declares itself a disposition (contract §11): it signs `disposition`. */
 export const declaresDisposition = (receipt: Record<string, unknown>): boolean =>
   signedFieldsOf(receipt)?.includes('disposition') ?? false;
+
+/** Whether a receipt declares itself an outcome (contract §12): it signs `outcome`. */
+export const declaresOutcome = (receipt: Record<string, unknown>): boolean =>
+  signedFieldsOf(receipt)?.includes('outcome') ?? false;
+
+/**
+ * The signed member that links a receipt to its parent: a disposition's `disposition` or an
+ * outcome's `outcome` (both carry parent_receipt_id and parent_receipt_hash); null for a
+ * receipt that declares neither.
+ */
+export function parentLinkOf(receipt: Record<string, unknown>): unknown {
+  if (declaresDisposition(receipt)) return receipt.disposition ?? null;
+  if (declaresOutcome(receipt)) return receipt.outcome ?? null;
+  return null;
+}
 
 /** Picks the members a receipt declares signed; null when the declaration is not a known one. */
 export function signedCoreOf(receipt: Record<string, unknown>): Record<string, unknown> | null {

@@ -21,6 +21,7 @@ export const CHECK_NAMES = [
   'submitter_present',
   'position_present',
   'no_unsigned_members',
+  'outcome_valid',
   // cryptographic and ledger
   'signature_valid',
   'hash_integrity',

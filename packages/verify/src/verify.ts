@@ -4,6 +4,9 @@ import { fromBase64, utf8Bytes } from './encoding.js';
 import {
   contractOf,
   declaresDisposition,
+  declaresOutcome,
+  parentLinkOf,
+  RAN_WITHOUT_ALLOW,
   RECEIPT_CORE_V2,
   RECEIPT_ID_PATTERN,
   receiptHashText,
@@ -184,6 +187,7 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
   const structure = v2
     ? [...STRUCTURE, ...STRUCTURE_V2, NO_UNSIGNED_MEMBERS]
     : [...STRUCTURE, NO_UNSIGNED_MEMBERS];
+  if (declaresOutcome(receipt)) structure.push(OUTCOME_VALID);
   const checks: VerifyCheck[] = structure.map(([name, test]) => {
     const problem = test(receipt);
     return problem
@@ -202,7 +206,8 @@ export function verifyReceipt(input: unknown, options: VerifyOptions): VerifyRes
   // The inclusion check's leaf hashes the same preimage: made once.
   if (options.inclusion)
     checks.push(checkInclusion(receipt, options.inclusion, 'text' in text ? text.text : undefined));
-  if (declaresDisposition(receipt)) checks.push(checkParentLink(receipt, options.parent));
+  if (declaresDisposition(receipt) || declaresOutcome(receipt))
+    checks.push(checkParentLink(receipt, options.parent));
   const facts = signature.status === 'PASS' ? signedFactsOf(receipt) : null;
   checks.push(checkPolicyBinding(facts, options.expect, receipt));
   const status = (name: CheckName) => checks.find((c) => c.name === name)?.status;
@@ -376,11 +381,70 @@ function checkLinkageV2(receipt: Json, options: VerifyOptions, own: OwnHash): Ve
   );
 }
 
-/** `parent_link` of a disposition: the parent exists and has the hash the disposition signs. */
+const OUTCOME_STATUSES: readonly string[] = ['succeeded', 'failed'];
+const OUTCOME_MEMBERS: readonly string[] = [
+  'parent_receipt_id',
+  'parent_receipt_hash',
+  'status',
+  'exit_code',
+  'output_digest',
+];
+
+/** Whether a receipt's checks hold a failed `ran_without_allow` and its verdict is BLOCKED. */
+const ranWithoutAllow = (r: Json): boolean =>
+  isObject(r.policy) &&
+  r.policy.verdict === 'BLOCKED' &&
+  Array.isArray(r.policy.checks) &&
+  r.policy.checks.some((c) => isObject(c) && c.rule === RAN_WITHOUT_ALLOW && c.passed === false);
+
+// An outcome (contract §12): what the harness reported after a call, linked to the decision.
+// One that names no decision (none was found) says the call ran without an allow, so its own
+// verdict must say so: BLOCKED by ran_without_allow.
+const OUTCOME_VALID: [name: CheckName, test: (r: Json) => string | null] = [
+  'outcome_valid',
+  (r) => {
+    const o = r.outcome;
+    if (!isObject(o)) return 'outcome missing or not an object';
+    const extra = Object.keys(o).filter((k) => !OUTCOME_MEMBERS.includes(k));
+    if (extra.length > 0)
+      return `outcome members the contract does not define: ${listNames(extra)}`;
+    if (!oneOf(o.status, OUTCOME_STATUSES)) return 'outcome.status is not succeeded or failed';
+    if (o.exit_code !== undefined && !Number.isSafeInteger(o.exit_code))
+      return 'outcome.exit_code is not an integer';
+    if (
+      o.output_digest !== undefined &&
+      !(isString(o.output_digest) && HASH_PATTERN.test(o.output_digest))
+    )
+      return 'outcome.output_digest is not "sha256:" and 64 lowercase hex digits';
+    if (o.parent_receipt_id === null && o.parent_receipt_hash === null)
+      return ranWithoutAllow(r)
+        ? null
+        : 'an outcome that names no decision must be BLOCKED by a failed ran_without_allow';
+    return null;
+  },
+];
+
+/**
+ * `parent_link` of a disposition or an outcome: the parent exists and has the hash the link
+ * signs. An outcome that names no decision (a call svc never decided) has no link to check.
+ */
 function checkParentLink(receipt: Json, parent: ParentEvidence | undefined): VerifyCheck {
   const name = 'parent_link';
   const fail = (detail: string): VerifyCheck => ({ name, layer: 'ledger', status: 'FAIL', detail });
-  const link = isObject(receipt.disposition) ? receipt.disposition : null;
+  const found = parentLinkOf(receipt);
+  const link = isObject(found) ? found : null;
+  if (
+    declaresOutcome(receipt) &&
+    link &&
+    link.parent_receipt_id === null &&
+    link.parent_receipt_hash === null
+  )
+    return {
+      name,
+      layer: 'ledger',
+      status: 'SKIPPED',
+      detail: 'the outcome names no decision: svc recorded no decision for the call it reports',
+    };
   if (
     !link ||
     !isString(link.parent_receipt_id) ||
@@ -388,7 +452,9 @@ function checkParentLink(receipt: Json, parent: ParentEvidence | undefined): Ver
     !isString(link.parent_receipt_hash) ||
     !HASH_PATTERN.test(link.parent_receipt_hash)
   )
-    return fail('disposition.parent_receipt_id or parent_receipt_hash missing or malformed');
+    return fail(
+      `${declaresOutcome(receipt) ? 'outcome' : 'disposition'}.parent_receipt_id or parent_receipt_hash missing or malformed`,
+    );
   if (parent === undefined)
     return {
       name,

@@ -11,6 +11,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   claim_conflict: 409,
   not_escalated: 409,
   already_disposed: 409,
+  approval_refused: 409,
   separation_of_duties: 403,
   policy_conflict: 409,
   policy_override_refused: 400,

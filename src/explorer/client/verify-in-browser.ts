@@ -15,6 +15,7 @@ import {
   parseTrustedCheckpoint,
   publishedChainStart,
   verifyReceipt,
+  parentLinkOf,
   type ParentEvidence,
   type PublicKey,
   type TrustedKey,
@@ -146,7 +147,8 @@ export async function verifyInBrowser(input: {
  * receipt hash, or why there is none; undefined for any other receipt.
  */
 async function parentOf(receipt: Record<string, unknown>): Promise<ParentEvidence | undefined> {
-  const link = isObject(receipt.disposition) ? receipt.disposition : null;
+  const found = parentLinkOf(receipt);
+  const link = isObject(found) ? found : null;
   if (!link || typeof link.parent_receipt_id !== 'string') return undefined;
   const parentId = link.parent_receipt_id;
   const stored = await getOptional(path(parentId));

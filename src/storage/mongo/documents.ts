@@ -38,6 +38,8 @@ export const COLLECTIONS = {
   checkpoints: 'checkpoints',
   cosignatures: 'cosignatures',
   signingKeys: 'signing_keys',
+  sessionRecords: 'session_records',
+  agentSessions: 'agent_sessions',
 } as const;
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClientSession, Db, MongoClient, TransactionOptions } from 'mongodb';
+import { SvcError } from '../../core/errors.js';
 import { extendsHead, type ChainHead } from '../../core/receipt.js';
 import type {
   AppendRequest,
@@ -26,6 +27,7 @@ import { newJobDocument, type JobDocument } from './job-documents.js';
 import type { MongoLedgerQueries } from './mongo-ledger-queries.js';
 import type { MongoSigningKeys } from './mongo-signing-keys.js';
 import type { MongoLogTree } from './mongo-log-tree.js';
+import type { MongoSessions } from './mongo-sessions.js';
 import { indexedFields, receiptPhrases, receiptWords } from './receipt-query.js';
 
 /**
@@ -69,6 +71,8 @@ export class MongoLedger implements LedgerStore {
     private readonly signingKeys: MongoSigningKeys,
     /** Which receivers get a receipt: see MongoStoreOptions.webhookScope. */
     private readonly webhookScope: 'all' | 'owner' = 'all',
+    /** Agent sessions, written in each append's transaction. */
+    private readonly sessions?: MongoSessions,
   ) {}
 
   private get receipts() {
@@ -106,6 +110,11 @@ export class MongoLedger implements LedgerStore {
         if (isDuplicateOn(error, 'claim_id')) continue;
         // Another instance disposed of the same parent first: answer its disposition.
         if (isDuplicateOn(error, 'parent_receipt_id')) continue;
+        // Another instance used the same approval first: it is used.
+        if (isDuplicateOn(error, 'approval_receipt_id'))
+          throw new SvcError('approval_refused', 'the approval was used already', {
+            cause: error,
+          });
         // Another instance took this sequence: read the new head and build again.
         if (isDuplicateOn(error, 'sequence') && attempt < MAX_SEQUENCE_RETRIES) continue;
         throw error;
@@ -175,6 +184,8 @@ export class MongoLedger implements LedgerStore {
       );
     }
     await this.recordAggregates(entry, request.scope, session);
+    // In this transaction: a tool call's session record, and the one use of its approval.
+    await this.sessions?.record(entry, request.scope, session);
     // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
     await this.tree.record(receipt, session);
     // In this transaction, so a receipt never exists without its webhook deliveries.

@@ -12,6 +12,8 @@ import { MongoPolicies } from './mongo-policies.js';
 import { MongoSigningKeys } from './mongo-signing-keys.js';
 import { MongoWindowLimiter } from './mongo-rate-limiter.js';
 import { MongoWebhooks } from './mongo-webhooks.js';
+import { MongoSessions, SESSION_INDEXES } from './mongo-sessions.js';
+import { DEFAULT_APPROVAL_TTL_MS } from '../../core/approval.js';
 
 export interface MongoStoreOptions {
   /** Database name; default: the one in the URI, else `svc`. */
@@ -27,6 +29,8 @@ export interface MongoStoreOptions {
   onJobQueueError?: (error: unknown) => void;
   /** Refuse (MissingLedgerError) a database without a ledger, instead of setting one up. */
   mustExist?: boolean;
+  /** How long an approval of a tool call lasts (SVC_AGENT_APPROVAL_TTL); default 1 h. */
+  approvalTtlMs?: number;
 }
 
 /**
@@ -129,6 +133,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
       partialFilterExpression: { status: 'current' },
     },
   ],
+  // Agent sessions (contract §12): their records and counts, and the guards of approvals.
+  ...SESSION_INDEXES,
   // Idle clients' windows leave once their newest request has left the window.
   [COLLECTIONS.rateWindows]: [
     { key: { expires_at: 1 }, name: 'expires_at_ttl', expireAfterSeconds: 0 },
@@ -208,10 +214,20 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
     // Receipts appended before the tree existed become its first leaves before any append.
     await tree.backfill();
     const signingKeys = new MongoSigningKeys(client, db);
+    const sessions = new MongoSessions(db, options.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS);
     let closed = false;
     return {
       kind: 'mongodb',
-      ledger: new MongoLedger(client, db, queries, tree, signingKeys, options.webhookScope),
+      ledger: new MongoLedger(
+        client,
+        db,
+        queries,
+        tree,
+        signingKeys,
+        options.webhookScope,
+        sessions,
+      ),
+      sessions,
       tree,
       signingKeys,
       queries,

@@ -477,6 +477,72 @@ const REVIEWER_KEYS = `
     CHECK (reviewer IN (0, 1));
 `;
 
+/**
+ * Agent sessions (contract §12): one row per tool-call receipt (a decision, a disposition of
+ * one, or an outcome), and per session its counts, both written in the receipt's append
+ * transaction. The unique approval column is the guard that an approval is used once; the
+ * unique partial index, that a decision has at most one outcome. No build before this one
+ * accepted tool-call claims, so no existing receipt belongs in these tables.
+ */
+const AGENT_SESSIONS_SCHEMA = `
+  CREATE TABLE session_records (
+    sequence            INTEGER PRIMARY KEY REFERENCES receipts (sequence),
+    receipt_id          TEXT NOT NULL UNIQUE REFERENCES receipts (receipt_id),
+    scope               TEXT NOT NULL,
+    session_id          TEXT NOT NULL,
+    harness             TEXT NOT NULL,
+    kind                TEXT NOT NULL CHECK (kind IN ('decision', 'disposition', 'outcome')),
+    tool_name           TEXT NOT NULL,
+    input_digest        TEXT NOT NULL,
+    tool_use_id         TEXT,
+    verdict             TEXT NOT NULL CHECK (verdict IN ('ALLOWED', 'BLOCKED', 'ESCALATED')),
+    parent_receipt_id   TEXT,
+    ran_without_allow   INTEGER NOT NULL CHECK (ran_without_allow IN (0, 1)),
+    approval_receipt_id TEXT UNIQUE,
+    issued_at           TEXT NOT NULL,
+    agent               TEXT,
+    repository          TEXT
+  ) STRICT;
+  CREATE INDEX session_records_session ON session_records (scope, session_id, sequence);
+  CREATE INDEX session_records_call
+    ON session_records (scope, session_id, tool_name, input_digest, sequence);
+  CREATE INDEX session_records_tool_use
+    ON session_records (scope, session_id, tool_name, tool_use_id, sequence)
+    WHERE tool_use_id IS NOT NULL;
+  CREATE INDEX session_records_parent ON session_records (parent_receipt_id)
+    WHERE parent_receipt_id IS NOT NULL;
+  CREATE UNIQUE INDEX session_records_one_outcome ON session_records (parent_receipt_id)
+    WHERE kind = 'outcome' AND parent_receipt_id IS NOT NULL;
+  CREATE TRIGGER session_records_no_update BEFORE UPDATE ON session_records
+    BEGIN SELECT RAISE(ABORT, 'session records are append-only'); END;
+  CREATE TRIGGER session_records_no_delete BEFORE DELETE ON session_records
+    BEGIN SELECT RAISE(ABORT, 'session records are append-only'); END;
+
+  -- Derived counts, kept in the append transaction like the other aggregates.
+  CREATE TABLE agent_sessions (
+    scope             TEXT NOT NULL,
+    session_id        TEXT NOT NULL,
+    harness           TEXT NOT NULL,
+    agent             TEXT,
+    repository        TEXT,
+    first_sequence    INTEGER NOT NULL UNIQUE,
+    last_sequence     INTEGER NOT NULL,
+    first_seen        TEXT NOT NULL,
+    last_seen         TEXT NOT NULL,
+    allowed           INTEGER NOT NULL,
+    blocked           INTEGER NOT NULL,
+    escalated         INTEGER NOT NULL,
+    dispositions      INTEGER NOT NULL,
+    outcomes          INTEGER NOT NULL,
+    ran_without_allow INTEGER NOT NULL,
+    unanswered        INTEGER NOT NULL,
+    PRIMARY KEY (scope, session_id)
+  ) STRICT;
+  CREATE INDEX agent_sessions_recent ON agent_sessions (first_sequence);
+  CREATE INDEX agent_sessions_session ON agent_sessions (session_id, first_sequence);
+  CREATE INDEX agent_sessions_scope ON agent_sessions (scope, first_sequence);
+`;
+
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1. A
 // migration's text is frozen once released (existing ledgers ran it as it was), so a later
 // one repeats the statements it needs rather than share them with an earlier one: sharing
@@ -683,6 +749,7 @@ const MIGRATIONS: Migration[] = [
   DROP_OUTBOX,
   SIGNED_REVOCATIONS_SCHEMA,
   REVIEWER_KEYS,
+  AGENT_SESSIONS_SCHEMA,
 ];
 
 /** The schema version this build writes. */
@@ -699,6 +766,7 @@ export const VERSION_AFTER = {
   dropOutbox: MIGRATIONS.indexOf(DROP_OUTBOX) + 1,
   signedRevocations: MIGRATIONS.indexOf(SIGNED_REVOCATIONS_SCHEMA) + 1,
   reviewerKeys: MIGRATIONS.indexOf(REVIEWER_KEYS) + 1,
+  agentSessions: MIGRATIONS.indexOf(AGENT_SESSIONS_SCHEMA) + 1,
 } as const;
 
 /**

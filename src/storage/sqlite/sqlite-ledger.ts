@@ -16,6 +16,8 @@ import { SqliteLogTree } from './sqlite-log-tree.js';
 import { SqliteSigningKeys } from './sqlite-signing-keys.js';
 import type { SqliteLedgerQueries } from './sqlite-ledger-queries.js';
 import { SqliteWebhookFanOut } from './sqlite-webhooks.js';
+import { SqliteSessions } from './sqlite-sessions.js';
+import { DEFAULT_APPROVAL_TTL_MS } from '../../core/approval.js';
 
 type Outcome = { result: AppendResult } | { error: unknown };
 
@@ -54,6 +56,7 @@ export class SqliteLedger implements LedgerStore {
   private readonly aggregates: SqliteAggregates;
   readonly tree: SqliteLogTree;
   readonly signingKeys: SqliteSigningKeys;
+  readonly sessions: SqliteSessions;
   private readonly webhooks: SqliteWebhookFanOut;
   private queue: Pending[] = [];
   private flushScheduled = false;
@@ -63,6 +66,7 @@ export class SqliteLedger implements LedgerStore {
     private readonly queries: SqliteLedgerQueries,
     fanOut: 'all' | 'owner' = 'all',
     private readonly onGroupCommit?: (appends: number) => void,
+    approvalTtlMs = DEFAULT_APPROVAL_TTL_MS,
   ) {
     this.byClaim = db.prepare(
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE scope = ? AND claim_id = ?`,
@@ -115,6 +119,7 @@ export class SqliteLedger implements LedgerStore {
     this.aggregates = new SqliteAggregates(db);
     this.tree = new SqliteLogTree(db);
     this.signingKeys = new SqliteSigningKeys(db);
+    this.sessions = new SqliteSessions(db, approvalTtlMs);
     this.webhooks = new SqliteWebhookFanOut(db, fanOut);
     // Inside the batch transaction each append is its own savepoint: one failing request
     // rolls back alone, and the others still commit.
@@ -200,6 +205,8 @@ export class SqliteLedger implements LedgerStore {
       );
     }
     this.aggregates.record(entry, request.scope);
+    // In this transaction: a tool call's session row, and the one use of the approval it cites.
+    this.sessions.record(entry, request.scope);
     // In this transaction, so every acknowledged receipt is a leaf of the log's tree.
     this.tree.record(receipt, receiptHashText);
     // In this transaction, so a receipt never exists without its webhook deliveries.

@@ -55,6 +55,8 @@ export function openSqliteStore(
     readonly?: boolean;
     webhookScope?: 'all' | 'owner';
     onGroupCommit?: (appends: number) => void;
+    /** How long an approval of a tool call lasts (SVC_AGENT_APPROVAL_TTL); default 1 h. */
+    approvalTtlMs?: number;
   } = {},
 ): Store {
   const readonly = options.readonly === true;
@@ -82,12 +84,19 @@ export function openSqliteStore(
     'INSERT INTO health_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
   );
   const queries = new SqliteLedgerQueries(db);
-  const ledger = new SqliteLedger(db, queries, options.webhookScope, options.onGroupCommit);
+  const ledger = new SqliteLedger(
+    db,
+    queries,
+    options.webhookScope,
+    options.onGroupCommit,
+    options.approvalTtlMs,
+  );
   return {
     kind: 'sqlite',
     ledger,
     tree: ledger.tree,
     signingKeys: ledger.signingKeys,
+    sessions: ledger.sessions,
     queries,
     policies: new SqlitePolicies(db),
     apiKeys: new SqliteApiKeys(db),

@@ -133,6 +133,8 @@ const READS = [
   '/v1/repos',
   '/v1/agents',
   '/v1/overview',
+  '/v1/sessions',
+  '/v1/sessions/:id',
   '/v1/policies',
   '/v1/policies/:name',
   '/v1/templates',
@@ -870,8 +872,9 @@ describe('SVC_PUBLIC_READS=false', () => {
       const own = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', key);
       expectError(own, 403, 'forbidden');
     }
-    // The one receipt has no disposition: past the key, that read answers 404.
-    const ok = path === '/v1/receipts/:id/disposition' ? 404 : 200;
+    // The one receipt has no disposition and is no tool call: past the key, those reads
+    // answer 404.
+    const ok = ['/v1/receipts/:id/disposition', '/v1/sessions/:id'].includes(path) ? 404 : 200;
     const withKey = await request(t.app).get(pathOf(path)).query(query).set('X-API-Key', reader);
     expect(withKey.status).toBe(ok);
     const bearer = await request(t.app)

@@ -89,6 +89,22 @@ describe('a worker seals through the writing process', () => {
     await expect(sealer.seal(request('good'))).resolves.toEqual(appended('good'));
   });
 
+  it("keeps the code of a store's refusal, so the worker answers it as the writer would", async () => {
+    const { child, parent } = channelPair();
+    const writer: ReceiptSealer = {
+      seal: async () => {
+        throw new SvcError('approval_refused', 'approval dr-x was used already, by dr-y');
+      },
+    };
+    serveSeals(parent as unknown as Worker, writer, silent);
+    const error = await new IpcSealer(child).seal(request('again')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SvcError);
+    expect(error).toMatchObject({
+      code: 'approval_refused',
+      message: 'approval dr-x was used already, by dr-y',
+    });
+  });
+
   it('fails what is in flight with 503 unavailable when the writer goes away', async () => {
     const { child, parent } = channelPair();
     // A writer that never answers, then disconnects.

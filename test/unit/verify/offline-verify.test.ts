@@ -192,9 +192,10 @@ describe('verifyOffline', () => {
 
 describe('CHECK_NAMES', () => {
   it('names every check of an offline verification of a v2 receipt, in report order', () => {
-    // parent_link is a disposition's only (contract §11): test/unit/core/disposition-vectors.
+    // parent_link is a disposition's and an outcome's only (contract §11, §12), outcome_valid
+    // an outcome's: test/unit/core/disposition-vectors and outcome-receipt.
     expect(verifyOffline(receipt, key).checks.map((c) => c.name)).toEqual(
-      CHECK_NAMES.filter((name) => name !== 'parent_link'),
+      CHECK_NAMES.filter((name) => name !== 'parent_link' && name !== 'outcome_valid'),
     );
   });
 

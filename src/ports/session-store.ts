@@ -1,0 +1,87 @@
+import type { SessionRecord } from '../core/session-record.js';
+import type { ReadScope, VerdictCounts } from './ledger-queries.js';
+import type { LedgerEntry } from './ledger-store.js';
+
+/**
+ * An agent session (contract §12) as the ledger keeps it: the tool-call receipts of one
+ * harness session id within one submitter scope, with counts kept in each append.
+ */
+export interface SessionSummary {
+  /** The submitter scope the session belongs to: its decisions' (internal, never shown). */
+  scope: string;
+  session_id: string;
+  harness: string;
+  agent: string | null;
+  repository: string | null;
+  first_sequence: number;
+  last_sequence: number;
+  first_seen: string;
+  last_seen: string;
+  decisions: VerdictCounts;
+  dispositions: number;
+  outcomes: number;
+  ran_without_allow: number;
+  /** ALLOWED decisions without an outcome, counted where the harness reports outcomes. */
+  missing_outcomes: number;
+  covered: boolean;
+}
+
+export interface SessionFilter {
+  /** Only the sessions of this submitter scope (private reads). */
+  scope?: string;
+  agent?: string;
+  repository?: string;
+  harness?: string;
+  covered?: boolean;
+}
+
+/** Newest sessions first: continue with those started before `before` (a first_sequence). */
+export interface SessionPage {
+  before?: number;
+  limit: number;
+}
+
+/** A tool call in a session: the key of decisions, outcomes and approvals. */
+export interface ToolCallKey {
+  scope: string;
+  sessionId: string;
+  toolName: string;
+  /** The input's digest, or else the harness's tool-use id, names the call. */
+  inputDigest?: string;
+  toolUseId?: string;
+}
+
+/** A disposition approving an escalated call, not used yet. */
+export interface OpenApproval {
+  receiptId: string;
+  receiptHash: string;
+  issuedAt: string;
+}
+
+/** The session reads and lookups; the rows they read are written by the ledger's appends. */
+export interface SessionStore {
+  list(filter: SessionFilter, page: SessionPage): Promise<SessionSummary[]>;
+  /**
+   * The session with this id the reader can read. Sessions of two scopes may share an id
+   * (harness ids are the harness's): the one started first is answered.
+   */
+  get(sessionId: string, scope: ReadScope): Promise<SessionSummary | null>;
+  /** A session's receipts in ledger order, after a sequence, at most `limit`. */
+  records(
+    scope: string,
+    sessionId: string,
+    page: { after?: number; limit: number },
+  ): Promise<{ record: SessionRecord; entry: LedgerEntry }[]>;
+  /** The most recent decision on the call (not a disposition or an outcome). */
+  latestDecision(key: ToolCallKey): Promise<LedgerEntry | null>;
+  /** The approving disposition of an escalated decision, if any. */
+  approvalOf(decisionReceiptId: string): Promise<OpenApproval | null>;
+  /**
+   * The most recent approval of exactly this call (session, tool name and input digest) that
+   * no decision has used and that was issued at or after `since`.
+   */
+  openApproval(
+    key: ToolCallKey & { inputDigest: string },
+    since: string,
+  ): Promise<OpenApproval | null>;
+}

@@ -1,0 +1,297 @@
+import type { ClientSession, Db, Filter, IndexDescription } from 'mongodb';
+import { SvcError } from '../../core/errors.js';
+import type { SessionRecord } from '../../core/session-record.js';
+import type { ReadScope } from '../../ports/ledger-queries.js';
+import type { LedgerEntry } from '../../ports/ledger-store.js';
+import type {
+  OpenApproval,
+  SessionFilter,
+  SessionPage,
+  SessionStore,
+  SessionSummary,
+  ToolCallKey,
+} from '../../ports/session-store.js';
+import {
+  approvalCited,
+  approvalProblem,
+  countsOf,
+  sessionRowOf,
+  summaryOf,
+  type SessionCounts,
+  type SessionRow,
+} from '../session-rows.js';
+import { COLLECTIONS, ENTRY_PROJECTION, toEntry, type ReceiptDocument } from './documents.js';
+
+/** A session record; `_id` is the receipt's sequence. */
+export interface SessionRecordDocument extends SessionRow {
+  _id: number;
+  receipt_hash: string;
+}
+
+/** A session's counts, kept in each append's transaction. */
+export interface AgentSessionDocument extends SessionCounts {
+  scope: string;
+  session_id: string;
+  harness: string;
+  agent: string | null;
+  repository: string | null;
+  first_sequence: number;
+  last_sequence: number;
+  first_seen: string;
+  last_seen: string;
+}
+
+/** The indexes of the session collections (mongo-store.ts creates them). */
+export const SESSION_INDEXES: Record<string, IndexDescription[]> = {
+  [COLLECTIONS.sessionRecords]: [
+    { key: { receipt_id: 1 }, name: 'receipt_id_unique', unique: true },
+    { key: { scope: 1, session_id: 1, _id: 1 }, name: 'session_sequence' },
+    {
+      key: { scope: 1, session_id: 1, tool_name: 1, input_digest: 1, _id: -1 },
+      name: 'call_sequence',
+    },
+    {
+      key: { scope: 1, session_id: 1, tool_name: 1, tool_use_id: 1, _id: -1 },
+      name: 'tool_use_sequence',
+    },
+    { key: { parent_receipt_id: 1 }, name: 'parent_receipt_id' },
+    // An approval is used by one decision, whichever instance appends it.
+    {
+      key: { approval_receipt_id: 1 },
+      name: 'approval_receipt_id_unique',
+      unique: true,
+      partialFilterExpression: { approval_receipt_id: { $type: 'string' } },
+    },
+    // A decision has at most one outcome.
+    {
+      key: { parent_receipt_id: 1, kind: 1 },
+      name: 'one_outcome',
+      unique: true,
+      partialFilterExpression: { kind: 'outcome', parent_receipt_id: { $type: 'string' } },
+    },
+  ],
+  [COLLECTIONS.agentSessions]: [
+    { key: { scope: 1, session_id: 1 }, name: 'scope_session_unique', unique: true },
+    { key: { first_sequence: -1 }, name: 'first_sequence' },
+    { key: { session_id: 1, first_sequence: 1 }, name: 'session_first_sequence' },
+    { key: { scope: 1, first_sequence: -1 }, name: 'scope_first_sequence' },
+  ],
+};
+
+// The same rule as summaryOf (and sessionCoverage), as filters for `covered`.
+const COVERED: Filter<AgentSessionDocument> = {
+  ran_without_allow: 0,
+  $or: [{ outcomes: 0 }, { unanswered: 0 }],
+};
+const NOT_COVERED: Filter<AgentSessionDocument> = {
+  $or: [{ ran_without_allow: { $gt: 0 } }, { outcomes: { $gt: 0 }, unanswered: { $gt: 0 } }],
+};
+
+const toSummary = (doc: AgentSessionDocument): SessionSummary =>
+  summaryOf({
+    ...doc,
+    counts: {
+      allowed: doc.allowed,
+      blocked: doc.blocked,
+      escalated: doc.escalated,
+      dispositions: doc.dispositions,
+      outcomes: doc.outcomes,
+      ran_without_allow: doc.ran_without_allow,
+      unanswered: doc.unanswered,
+    },
+  });
+
+const recordOf = (row: SessionRow): SessionRecord => ({
+  receipt_id: row.receipt_id,
+  sequence: row.sequence,
+  issued_at: row.issued_at,
+  kind: row.kind,
+  verdict: row.verdict,
+  tool_name: row.tool_name,
+  input_digest: row.input_digest,
+  parent_receipt_id: row.parent_receipt_id,
+  ran_without_allow: row.ran_without_allow,
+});
+
+const approvalOfDoc = (doc: SessionRecordDocument | null): OpenApproval | null =>
+  doc
+    ? { receiptId: doc.receipt_id, receiptHash: doc.receipt_hash, issuedAt: doc.issued_at }
+    : null;
+
+/** Agent sessions on MongoDB: documents written by `record`, in the ledger's append transaction. */
+export class MongoSessions implements SessionStore {
+  constructor(
+    private readonly db: Db,
+    /** How long an approval of a tool call lasts (SVC_AGENT_APPROVAL_TTL). */
+    private readonly approvalTtlMs: number,
+  ) {}
+
+  private get rows() {
+    return this.db.collection<SessionRecordDocument>(COLLECTIONS.sessionRecords);
+  }
+
+  private get sessions() {
+    return this.db.collection<AgentSessionDocument>(COLLECTIONS.agentSessions);
+  }
+
+  /**
+   * Writes a tool-call receipt's session record and counts in the append's transaction; a
+   * refused approval aborts the transaction, and a concurrent second use of one approval fails
+   * on the unique index.
+   */
+  async record(entry: LedgerEntry, scope: string, session: ClientSession): Promise<void> {
+    const link =
+      entry.receipt.outcome?.parent_receipt_id ?? entry.receipt.disposition?.parent_receipt_id;
+    const parent = link ? await this.rows.findOne({ receipt_id: link }, { session }) : null;
+    const row = sessionRowOf(entry, scope, parent?.scope ?? null);
+    if (!row) return;
+    const cited = row.kind === 'decision' ? approvalCited(entry) : null;
+    if (cited) {
+      const disposition = await this.rows.findOne({ receipt_id: cited.receiptId }, { session });
+      const user = await this.rows.findOne(
+        { approval_receipt_id: cited.receiptId },
+        { session, projection: { receipt_id: 1 } },
+      );
+      const problem = approvalProblem({
+        row,
+        cited,
+        disposition: disposition && { row: disposition, receiptHash: disposition.receipt_hash },
+        usedBy: user?.receipt_id ?? null,
+        ttlMs: this.approvalTtlMs,
+      });
+      if (problem) throw new SvcError('approval_refused', problem);
+    }
+    await this.rows.insertOne(
+      { ...row, _id: row.sequence, receipt_hash: entry.receipt.chain.receipt_hash },
+      { session },
+    );
+    const counts = countsOf(row, parent);
+    await this.sessions.updateOne(
+      { scope: row.scope, session_id: row.session_id },
+      {
+        $setOnInsert: {
+          harness: row.harness,
+          agent: row.agent,
+          repository: row.repository,
+          first_sequence: row.sequence,
+          first_seen: row.issued_at,
+        },
+        $set: { last_sequence: row.sequence, last_seen: row.issued_at },
+        $inc: { ...counts },
+      },
+      { upsert: true, session },
+    );
+  }
+
+  async list(filter: SessionFilter, page: SessionPage): Promise<SessionSummary[]> {
+    const query: Filter<AgentSessionDocument> = {};
+    for (const key of ['scope', 'agent', 'repository', 'harness'] as const)
+      if (filter[key] !== undefined) query[key] = filter[key];
+    if (page.before !== undefined) query.first_sequence = { $lt: page.before };
+    const where =
+      filter.covered === undefined
+        ? query
+        : { $and: [query, filter.covered ? COVERED : NOT_COVERED] };
+    const docs = await this.sessions
+      .find(where, { projection: { _id: 0 } })
+      .sort({ first_sequence: -1 })
+      .limit(page.limit)
+      .toArray();
+    return docs.map(toSummary);
+  }
+
+  async get(sessionId: string, scope: ReadScope): Promise<SessionSummary | null> {
+    const doc = await this.sessions.findOne(
+      { session_id: sessionId, ...(scope === undefined ? {} : { scope }) },
+      { projection: { _id: 0 }, sort: { first_sequence: 1 } },
+    );
+    return doc ? toSummary(doc) : null;
+  }
+
+  async records(
+    scope: string,
+    sessionId: string,
+    page: { after?: number; limit: number },
+  ): Promise<{ record: SessionRecord; entry: LedgerEntry }[]> {
+    const rows = await this.rows
+      .find({ scope, session_id: sessionId, _id: { $gt: page.after ?? 0 } })
+      .sort({ _id: 1 })
+      .limit(page.limit)
+      .toArray();
+    return this.withEntries(rows);
+  }
+
+  private async withEntries(
+    rows: SessionRecordDocument[],
+  ): Promise<{ record: SessionRecord; entry: LedgerEntry }[]> {
+    if (rows.length === 0) return [];
+    const receipts = await this.db
+      .collection<ReceiptDocument>(COLLECTIONS.receipts)
+      .find(
+        { sequence: { $in: rows.map((r) => r._id) } },
+        { projection: { ...ENTRY_PROJECTION, sequence: 1 } },
+      )
+      .toArray();
+    const bySequence = new Map(receipts.map((r) => [r.sequence, r]));
+    return rows.flatMap((row) => {
+      const receipt = bySequence.get(row._id);
+      return receipt ? [{ record: recordOf(row), entry: toEntry(receipt) }] : [];
+    });
+  }
+
+  async latestDecision(key: ToolCallKey): Promise<LedgerEntry | null> {
+    const byDigest = key.inputDigest !== undefined;
+    if (!byDigest && key.toolUseId === undefined) return null;
+    const row = await this.rows.findOne(
+      {
+        scope: key.scope,
+        session_id: key.sessionId,
+        tool_name: key.toolName,
+        kind: 'decision',
+        ...(byDigest ? { input_digest: key.inputDigest! } : { tool_use_id: key.toolUseId! }),
+      },
+      { sort: { _id: -1 } },
+    );
+    if (!row) return null;
+    const [found] = await this.withEntries([row]);
+    return found?.entry ?? null;
+  }
+
+  async approvalOf(decisionReceiptId: string): Promise<OpenApproval | null> {
+    return approvalOfDoc(
+      await this.rows.findOne({
+        parent_receipt_id: decisionReceiptId,
+        kind: 'disposition',
+        verdict: 'ALLOWED',
+      }),
+    );
+  }
+
+  async openApproval(
+    key: ToolCallKey & { inputDigest: string },
+    since: string,
+  ): Promise<OpenApproval | null> {
+    const candidates = await this.rows
+      .find(
+        {
+          scope: key.scope,
+          session_id: key.sessionId,
+          tool_name: key.toolName,
+          input_digest: key.inputDigest,
+          kind: 'disposition',
+          verdict: 'ALLOWED',
+          issued_at: { $gte: since },
+        },
+        { sort: { _id: -1 }, limit: 16 },
+      )
+      .toArray();
+    for (const candidate of candidates) {
+      const used = await this.rows.findOne(
+        { approval_receipt_id: candidate.receipt_id },
+        { projection: { _id: 1 } },
+      );
+      if (!used) return approvalOfDoc(candidate);
+    }
+    return null;
+  }
+}

@@ -1,0 +1,76 @@
+import { describe, expect, it } from '@jest/globals';
+import type { Db } from 'mongodb';
+import { COLLECTIONS } from '../../../src/storage/mongo/documents.js';
+import {
+  MongoSessions,
+  type AgentSessionDocument,
+} from '../../../src/storage/mongo/mongo-sessions.js';
+import { summaryOf, type SessionCounts } from '../../../src/storage/session-rows.js';
+import { mingoDb } from '../../support/mingo-collections.js';
+
+// The MongoDB session listing's filters, evaluated by mingo: `covered` must select exactly the
+// sessions summaryOf (the rule of sessionCoverage) calls covered. The appends themselves run in
+// the MongoDB contract suite (MONGODB_URI).
+
+const COUNTS: SessionCounts[] = [];
+for (const ran_without_allow of [0, 1])
+  for (const outcomes of [0, 2])
+    for (const unanswered of [0, 1])
+      COUNTS.push({
+        allowed: 2,
+        blocked: 0,
+        escalated: 1,
+        dispositions: 0,
+        outcomes,
+        ran_without_allow,
+        unanswered,
+      });
+
+async function seeded(): Promise<{ sessions: MongoSessions; docs: AgentSessionDocument[] }> {
+  const db: Db = mingoDb();
+  const docs = COUNTS.map((counts, i): AgentSessionDocument => ({
+    ...counts,
+    scope: i % 2 === 0 ? 'key:a' : 'key:b',
+    session_id: `s${i}`,
+    harness: i % 3 === 0 ? 'codex' : 'claude-code',
+    agent: `bot-${i % 2}`,
+    repository: null,
+    first_sequence: i + 1,
+    last_sequence: i + 1,
+    first_seen: '2026-01-15T10:00:00.000Z',
+    last_seen: '2026-01-15T10:00:00.000Z',
+  }));
+  for (const doc of docs)
+    await db
+      .collection(COLLECTIONS.agentSessions)
+      .insertOne({ _id: doc.session_id, ...doc } as never);
+  return { sessions: new MongoSessions(db, 3_600_000), docs };
+}
+
+const summary = (doc: AgentSessionDocument) => summaryOf({ ...doc, counts: doc });
+
+describe('MongoSessions.list on mingo', () => {
+  it.each([true, false])(
+    'covered=%s selects the sessions summaryOf calls so, newest first',
+    async (covered) => {
+      const { sessions, docs } = await seeded();
+      const expected = docs
+        .filter((d) => summary(d).covered === covered)
+        .map((d) => d.session_id)
+        .reverse();
+      expect(expected.length).toBeGreaterThan(0);
+      const found = await sessions.list({ covered }, { limit: 100 });
+      expect(found.map((s) => s.session_id)).toEqual(expected);
+      expect(found.every((s) => s.covered === covered)).toBe(true);
+    },
+  );
+
+  it('filters by scope, harness and agent, and pages before a first sequence', async () => {
+    const { sessions } = await seeded();
+    const ids = async (...args: Parameters<MongoSessions['list']>) =>
+      (await sessions.list(...args)).map((s) => s.session_id);
+    expect(await ids({ scope: 'key:b', harness: 'codex' }, { limit: 100 })).toEqual(['s3']);
+    expect(await ids({ agent: 'bot-0' }, { limit: 2 })).toEqual(['s6', 's4']);
+    expect(await ids({}, { limit: 2, before: 3 })).toEqual(['s1', 's0']);
+  });
+});
