@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import { Http1Error, post } from './http1.js';
 import { EXIT_HEADER, hookPath } from './protocol.js';
 import type { Harness, HookAnswer } from './types.js';
 
@@ -19,6 +19,10 @@ export type ForwardResult = { ok: true; answer: HookAnswer } | { ok: false; prob
 /** Bounds on what svc may send back: an answer is a few hundred bytes. */
 const MAX_ANSWER_BYTES = 1 << 20;
 
+function problem(message: string): ForwardResult {
+  return { ok: false, problem: message };
+}
+
 function urlOf(harness: Harness, options: ForwardOptions): URL {
   const url = new URL(options.baseUrl.replace(/\/+$/, '') + hookPath(harness.name));
   if (options.event) url.searchParams.set('event', options.event);
@@ -26,25 +30,7 @@ function urlOf(harness: Harness, options: ForwardOptions): URL {
   return url;
 }
 
-function readBody(response: IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    response.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_ANSWER_BYTES) {
-        response.destroy();
-        resolve(null);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    response.on('error', reject);
-  });
-}
-
-/** The `error` (and request id) of svc's error body, for the message that names the problem. */
+/** The `error` (and code and request id) of svc's error body, for the message. */
 function errorDetail(text: string): string {
   try {
     const body = JSON.parse(text) as { error?: unknown; code?: unknown; request_id?: unknown };
@@ -57,8 +43,12 @@ function errorDetail(text: string): string {
   }
 }
 
-function interpret(harness: Harness, status: number, exitHeader: unknown, text: string | null) {
-  if (text === null) return problem(`svc's answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+function interpret(
+  harness: Harness,
+  status: number,
+  exitHeader: string | undefined,
+  text: string,
+): ForwardResult {
   if (status < 200 || status > 299)
     return problem(`svc answered HTTP ${status}${errorDetail(text)}`);
   let body: unknown;
@@ -67,10 +57,8 @@ function interpret(harness: Harness, status: number, exitHeader: unknown, text: 
   } catch {
     return problem(`svc's answer is not JSON (HTTP ${status})`);
   }
-  if (!harness.isAnswer(body)) {
-    return problem(`svc's answer is not a ${harness.name} hook answer`);
-  }
-  const header = typeof exitHeader === 'string' ? exitHeader.trim() : '';
+  if (!harness.isAnswer(body)) return problem(`svc's answer is not a ${harness.name} hook answer`);
+  const header = exitHeader?.trim() ?? '';
   if (!/^\d{1,3}$/.test(header) || Number(header) > 255) {
     return problem(`svc's answer has no valid ${EXIT_HEADER} header`);
   }
@@ -80,11 +68,7 @@ function interpret(harness: Harness, status: number, exitHeader: unknown, text: 
     // With a non-zero status the harnesses read the reason from stderr.
     answer.stderr = harness.reasonOf(body) ?? `svc-hook: svc answered with exit status ${exitCode}`;
   }
-  return { ok: true as const, answer };
-}
-
-function problem(message: string): ForwardResult {
-  return { ok: false, problem: message };
+  return { ok: true, answer };
 }
 
 /**
@@ -105,52 +89,38 @@ export async function forward(
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return problem(`SVC_URL must be an http or https URL, not ${url.protocol}`);
   }
-  // Only the transport that is needed is loaded: node:https costs start-up time.
-  const { request } =
-    url.protocol === 'https:' ? await import('node:https') : await import('node:http');
-  return new Promise<ForwardResult>((resolve) => {
-    let settled = false;
-    const settle = (result: ForwardResult) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(result);
-    };
-    const req = request(
-      url,
+  if (url.username || url.password) return problem('SVC_URL must not carry credentials');
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
+  try {
+    const response = await post(
       {
-        method: 'POST',
+        url,
         headers: {
           'content-type': 'application/json',
-          'content-length': Buffer.byteLength(event),
           accept: 'application/json',
           'x-api-key': options.apiKey,
           'user-agent': 'svc-hook',
         },
+        body: event,
+        maxBodyBytes: MAX_ANSWER_BYTES,
       },
-      (response) => {
-        readBody(response).then(
-          (text) =>
-            settle(
-              interpret(
-                harness,
-                response.statusCode ?? 0,
-                response.headers['x-svc-hook-exit'],
-                text,
-              ),
-            ),
-          (error: Error) => settle(problem(`svc's answer broke off: ${error.message}`)),
-        );
-      },
+      deadline.signal,
     );
-    const timer = setTimeout(() => {
-      settle(problem(`svc did not answer within ${options.timeoutMs} ms`));
-      req.destroy();
-    }, options.timeoutMs);
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      const code = error.code ? `${error.code} ` : '';
-      settle(problem(`svc cannot be reached at ${url.origin}: ${code}${error.message}`.trim()));
-    });
-    req.end(event);
-  });
+    return interpret(
+      harness,
+      response.status,
+      response.headers[EXIT_HEADER.toLowerCase()],
+      response.body.toString('utf8'),
+    );
+  } catch (error) {
+    if (deadline.signal.aborted)
+      return problem(`svc did not answer within ${options.timeoutMs} ms`);
+    if (error instanceof Http1Error && error.code) {
+      return problem(`svc cannot be reached at ${url.origin}: ${error.code} ${error.message}`);
+    }
+    return problem((error as Error).message);
+  } finally {
+    clearTimeout(timer);
+  }
 }
