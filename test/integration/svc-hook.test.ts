@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { answer } from '@svc/hook';
@@ -147,6 +148,36 @@ describe('svc-hook passes svc’s answer through', () => {
     const run = await svcHook(['gemini-cli'], fixtureText('gemini-cli', 'before-tool'));
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual(deny.body);
+  });
+
+  it('does not wait for a server that keeps the connection open after its answer', async () => {
+    const body = JSON.stringify(
+      answer('copilot', { verdict: 'ALLOWED', reasons: [], can_ask: false }).body,
+    );
+    const raw = createNetServer((socket) => {
+      socket.once('data', () =>
+        socket.write(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-svc-hook-exit: 0\r\n` +
+            `content-length: ${Buffer.byteLength(body)}\r\nconnection: keep-alive\r\n\r\n${body}`,
+        ),
+      );
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (raw.address() as AddressInfo).port;
+      const run = await svcHook(
+        ['copilot', '--timeout', '5000'],
+        fixtureText('copilot', 'pre-tool-use'),
+        {
+          SVC_URL: `http://127.0.0.1:${port}`,
+        },
+      );
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual(JSON.parse(body));
+      expect(run.ms).toBeLessThan(4000);
+    } finally {
+      raw.close();
+    }
   });
 
   it('sends the configured event and policy as query parameters', async () => {

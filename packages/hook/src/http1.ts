@@ -70,6 +70,20 @@ function unchunk(data: Buffer): Buffer | null {
   }
 }
 
+/**
+ * Whether the bytes so far hold a whole response, by its content-length or its last chunk: a
+ * server or proxy that keeps the connection open despite `connection: close` is not waited on.
+ */
+function isComplete(data: Buffer): boolean {
+  const split = data.indexOf(CRLF + CRLF);
+  if (split < 0) return false;
+  const head = data.toString('latin1', 0, split).toLowerCase();
+  const body = data.subarray(split + 4);
+  if (/\ntransfer-encoding:[^\n]*chunked/.test(head)) return unchunk(body) !== null;
+  const length = /\ncontent-length:[ \t]*(\d+)/.exec(head);
+  return length !== null && body.length >= Number(length[1]);
+}
+
 /** Parses a whole response read to the end of the connection. */
 export function parseResponse(data: Buffer, maxBodyBytes: number): Http1Response {
   const split = data.indexOf(CRLF + CRLF);
@@ -114,39 +128,44 @@ export async function post(request: Http1Request, signal: AbortSignal): Promise<
   // Only the transport that is needed is loaded: node:tls costs start-up time too.
   const socket: Socket =
     url.protocol === 'https:'
-      ? (await import('node:tls')).connect({ host, port, servername: host })
+      ? (await import('node:tls')).connect({ host, port })
       : (await import('node:net')).connect({ host, port });
   return new Promise<Http1Response>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
     const limit = MAX_HEADER_BYTES + request.maxBodyBytes + 1024;
-    const fail = (error: Error) => {
+    const settle = (outcome: () => Http1Response) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', abort);
       socket.destroy();
-      reject(error);
+      try {
+        resolve(outcome());
+      } catch (error) {
+        reject(error as Error);
+      }
     };
+    const fail = (error: Error) =>
+      settle(() => {
+        throw error;
+      });
     const abort = () => fail(new Http1Error('aborted'));
     if (signal.aborted) return abort();
     signal.addEventListener('abort', abort, { once: true });
     // Written, not ended: a half-closed request makes some servers and proxies hang up early;
     // the server closes the connection after its answer (connection: close).
     socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => socket.write(bytes));
+    const whole = () => parseResponse(Buffer.concat(chunks), request.maxBodyBytes);
     socket.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) return fail(new Http1Error(`svc's answer is larger than ${limit} bytes`));
       chunks.push(chunk);
+      if (isComplete(Buffer.concat(chunks))) settle(whole);
     });
     socket.on('error', (error: NodeJS.ErrnoException) =>
       fail(new Http1Error(error.message, error.code)),
     );
-    socket.on('end', () => {
-      signal.removeEventListener('abort', abort);
-      try {
-        resolve(parseResponse(Buffer.concat(chunks), request.maxBodyBytes));
-      } catch (error) {
-        reject(error as Error);
-      } finally {
-        socket.destroy();
-      }
-    });
+    socket.on('end', () => settle(whole));
   });
 }

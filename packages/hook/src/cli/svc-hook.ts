@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { forward } from '../forward.js';
-import { HARNESSES, isHarnessName } from '../harnesses/index.js';
+import { loadHarness } from '../harnesses/load.js';
 import { EXIT_HEADER, hookPath } from '../protocol.js';
-import type { Harness, HookAnswer } from '../types.js';
+import type { Harness, HarnessName, HookAnswer } from '../types.js';
 import { HARNESS_NAMES } from '../types.js';
 
 // svc-hook <harness>: the command hook of a coding agent. It forwards the hook event on stdin
@@ -40,7 +40,7 @@ is denied with a message that names the problem, unless fail-open is set.
 `;
 
 interface Options {
-  harness: Harness;
+  harness: HarnessName;
   timeoutMs: number;
   failOpen: boolean;
   event?: string;
@@ -76,9 +76,11 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
     }
   }
   if (harnessName === undefined) return { error: 'name the harness' };
-  if (!isHarnessName(harnessName)) return { error: `unknown harness "${harnessName}"` };
+  if (!(HARNESS_NAMES as readonly string[]).includes(harnessName)) {
+    return { error: `unknown harness "${harnessName}"` };
+  }
   const options: Options = {
-    harness: HARNESSES[harnessName],
+    harness: harnessName as HarnessName,
     timeoutMs: DEFAULT_TIMEOUT_MS,
     failOpen,
   };
@@ -105,8 +107,11 @@ function emit(answer: HookAnswer): void {
   process.stdout.write(`${JSON.stringify(answer.body)}\n`, () => process.exit(answer.exit_code));
 }
 
-async function decide(options: Options, env: NodeJS.ProcessEnv): Promise<HookAnswer> {
-  const { harness } = options;
+async function decide(
+  harness: Harness,
+  options: Options,
+  env: NodeJS.ProcessEnv,
+): Promise<HookAnswer> {
   const fail = (problem: string) =>
     options.failOpen ? harness.failOpen(problem) : harness.failClosed(problem);
   let event: string | null;
@@ -150,11 +155,12 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const { options, timeoutError } = parsed;
+  const harness = await loadHarness(options.harness);
   if (timeoutError) {
-    emit(options.harness.failClosed(timeoutError));
+    emit(harness.failClosed(timeoutError));
     return;
   }
-  emit(await decide(options, process.env));
+  emit(await decide(harness, options, process.env));
 }
 
 main().catch((error: unknown) => {
