@@ -68,6 +68,13 @@ const selfByName = {
   message: 'Inside @svc/verify, import its modules relatively.',
 };
 
+// packages/hook is published alone and depends on nothing but Node: no package of the service,
+// no other workspace, no schema library.
+const hookDependencies = {
+  group: ['@svc/*', '@noble/*', 'safe-stable-stringify', 'yaml', 'picomatch', 'ulid'],
+  message: '@svc/hook has no dependencies: it imports its own modules and Node only.',
+};
+
 /** The folders of src/ (and its top-level files) that the `may` lists name. */
 export const SRC_FOLDERS = [
   'config',
@@ -176,6 +183,7 @@ export const LAYERS = [
       },
     ],
   },
+  { folder: 'packages/hook/src', may: null, not: [serviceCode, hookDependencies] },
 ];
 
 /** One config block per row of LAYERS. */

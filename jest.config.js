@@ -13,10 +13,12 @@ export default {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
-  // @svc/verify (packages/verify) is run from its source, as tsconfig.json's paths type it.
+  // @svc/verify and @svc/hook (packages/) are run from their source, as tsconfig.json's paths
+  // type them.
   moduleNameMapper: {
     '^@svc/verify$': '<rootDir>/packages/verify/src/index.ts',
     '^@svc/verify/node$': '<rootDir>/packages/verify/src/node/index.ts',
+    '^@svc/hook$': '<rootDir>/packages/hook/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },

@@ -16,12 +16,15 @@ const STAMP = 'dist/.build-stamp';
 const INPUTS = [
   'src',
   'packages/verify/src',
+  'packages/hook/src',
   'package.json',
   'package-lock.json',
   'packages/verify/package.json',
+  'packages/hook/package.json',
   'tsconfig.json',
   'tsconfig.build.json',
   'packages/verify/tsconfig.json',
+  'packages/hook/tsconfig.json',
   'scripts/build-explorer.mjs',
 ];
 const OUTPUTS = [
@@ -30,6 +33,8 @@ const OUTPUTS = [
   'dist/explorer/explorer.js',
   'packages/verify/dist/index.js',
   'packages/verify/dist/cli/svc-verify.js',
+  'packages/hook/dist/index.js',
+  'packages/hook/dist/cli/svc-hook.js',
 ];
 
 /** The newest modification time of a file, or of any file below a directory. */

@@ -14,6 +14,8 @@ const OUTPUTS = [
   'dist/explorer/explorer.js',
   'packages/verify/dist/index.js',
   'packages/verify/dist/cli/svc-verify.js',
+  'packages/hook/dist/index.js',
+  'packages/hook/dist/cli/svc-hook.js',
 ];
 
 function tree() {
@@ -47,6 +49,9 @@ describe('build-if-stale', () => {
       write('packages/verify/src/tlog/note.ts', 3500); // the verifier's sources count too
       expect(check()).toBe(1);
       write('dist/.build-stamp', 4000);
+      write('packages/hook/src/forward.ts', 4500); // and svc-hook's
+      expect(check()).toBe(1);
+      write('dist/.build-stamp', 5000);
       rmSync(join(root, 'dist/explorer/explorer.js'));
       expect(check()).toBe(1); // an output is missing
     } finally {

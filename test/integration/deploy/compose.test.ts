@@ -297,6 +297,18 @@ describe('docker/Dockerfile', () => {
     expect(dockerfile).toMatch(/^CMD \["node", (?:"--[^"]+", )*"dist\/src\/server\.js"\]$/m);
   });
 
+  it('links the workspace package @svc/hook in the build and ships its build', () => {
+    const copy = dockerfile.indexOf('\nCOPY packages/hook ./packages/hook\n');
+    expect(copy).toBeGreaterThan(0);
+    expect(copy).toBeLessThan(dockerfile.indexOf('\nRUN npm ci'));
+    expect(dockerfile).toContain(
+      '\nCOPY --from=build /app/packages/hook/package.json ./packages/hook/\n',
+    );
+    expect(dockerfile).toContain(
+      '\nCOPY --from=build /app/packages/hook/dist ./packages/hook/dist\n',
+    );
+  });
+
   it('links the workspace package @svc/verify in the build and ships its build', () => {
     const copy = dockerfile.indexOf('\nCOPY packages/verify ./packages/verify\n');
     expect(copy).toBeGreaterThan(0);

@@ -80,6 +80,7 @@ function cloneWorkingTree(dir: string): string {
     } else if (entry === '@svc') {
       mkdirSync(join(modules, '@svc'));
       symlinkSync('../../packages/verify', join(modules, '@svc', 'verify'));
+      symlinkSync('../../packages/hook', join(modules, '@svc', 'hook'));
     } else symlinkSync(from, join(modules, entry));
   }
 

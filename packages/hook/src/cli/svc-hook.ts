@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs';
+import { forward } from '../forward.js';
+import { loadHarness } from '../harnesses/load.js';
+import { EXIT_HEADER, hookPath } from '../protocol.js';
+import type { Harness, HarnessName, HookAnswer } from '../types.js';
+import { HARNESS_NAMES } from '../types.js';
+
+// svc-hook <harness>: the command hook of a coding agent. It forwards the hook event on stdin
+// to svc and turns svc's answer into the harness's stdout and exit status. It fails closed:
+// whatever keeps a decision from arriving denies the call, naming the problem.
+
+/** Below every harness's own hook timeout (Copilot's default of 30 s is the shortest). */
+const DEFAULT_TIMEOUT_MS = 8000;
+/** A hook event is a tool call's input: large file writes included, but bounded. */
+const MAX_EVENT_BYTES = 8 << 20;
+
+const USAGE = `Usage: svc-hook <harness> [options]
+
+Forwards a coding agent's hook event (JSON on standard input) to svc and writes the
+harness's answer to standard output, exiting with the status the harness expects.
+
+Harnesses: ${HARNESS_NAMES.join(', ')}
+
+Environment:
+  SVC_URL              svc's base URL; the event is POSTed to SVC_URL${hookPath('<harness>')}
+  SVC_API_KEY          the API key, sent as the X-API-Key header
+  SVC_HOOK_TIMEOUT_MS  how long to wait for svc, in ms (default ${DEFAULT_TIMEOUT_MS})
+  SVC_HOOK_FAIL_OPEN   "true" lets calls through when svc cannot decide (default: deny)
+
+Options:
+  --timeout <ms>       as SVC_HOOK_TIMEOUT_MS
+  --fail-open          as SVC_HOOK_FAIL_OPEN=true
+  --event <name>       the hook event the command is configured for (sent as ?event=)
+  --policy <name>      evaluate under this policy instead of the key's (sent as ?policy=)
+  -h, --help           this text
+
+svc answers with the harness's JSON body and the exit status in the ${EXIT_HEADER} header.
+When svc cannot be reached, answers with an error, a malformed body or too late, the call
+is denied with a message that names the problem, unless fail-open is set.
+`;
+
+interface Options {
+  harness: HarnessName;
+  timeoutMs: number;
+  failOpen: boolean;
+  event?: string;
+  policy?: string;
+}
+
+type Parsed = { help: true } | { error: string } | { options: Options; timeoutError?: string };
+
+function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
+  let harnessName: string | undefined;
+  let timeout = env['SVC_HOOK_TIMEOUT_MS'];
+  let failOpen = env['SVC_HOOK_FAIL_OPEN'] === 'true';
+  let event: string | undefined;
+  let policy: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = () => {
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value`);
+      return next;
+    };
+    try {
+      if (arg === '-h' || arg === '--help') return { help: true };
+      else if (arg === '--fail-open') failOpen = true;
+      else if (arg === '--timeout') timeout = value();
+      else if (arg === '--event') event = value();
+      else if (arg === '--policy') policy = value();
+      else if (arg.startsWith('-')) return { error: `unknown option ${arg}` };
+      else if (harnessName === undefined) harnessName = arg;
+      else return { error: `unexpected argument ${arg}` };
+    } catch (error) {
+      return { error: (error as Error).message };
+    }
+  }
+  if (harnessName === undefined) return { error: 'name the harness' };
+  if (!(HARNESS_NAMES as readonly string[]).includes(harnessName)) {
+    return { error: `unknown harness "${harnessName}"` };
+  }
+  const options: Options = {
+    harness: harnessName as HarnessName,
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+    failOpen,
+  };
+  if (event !== undefined) options.event = event;
+  if (policy !== undefined) options.policy = policy;
+  if (timeout !== undefined) {
+    const ms = Number(timeout);
+    // A bad timeout is the operator's mistake, but it still must not let a call through.
+    if (!/^\d+$/.test(timeout.trim()) || ms < 1 || ms > 600_000) {
+      return { options, timeoutError: `the timeout must be 1 to 600000 ms, not "${timeout}"` };
+    }
+    options.timeoutMs = ms;
+  }
+  return { options };
+}
+
+function readStdin(): string | null {
+  const data = readFileSync(0);
+  return data.length > MAX_EVENT_BYTES ? null : data.toString('utf8');
+}
+
+function emit(answer: HookAnswer): void {
+  if (answer.stderr) process.stderr.write(`${answer.stderr}\n`);
+  process.stdout.write(`${JSON.stringify(answer.body)}\n`, () => process.exit(answer.exit_code));
+}
+
+async function decide(
+  harness: Harness,
+  options: Options,
+  env: NodeJS.ProcessEnv,
+): Promise<HookAnswer> {
+  const fail = (problem: string) =>
+    options.failOpen ? harness.failOpen(problem) : harness.failClosed(problem);
+  let event: string | null;
+  try {
+    event = readStdin();
+  } catch (error) {
+    return fail(
+      `the hook event could not be read from standard input: ${(error as Error).message}`,
+    );
+  }
+  if (event === null) return fail(`the hook event is larger than ${MAX_EVENT_BYTES} bytes`);
+  try {
+    JSON.parse(event);
+  } catch {
+    return fail('the hook event on standard input is not JSON');
+  }
+  const baseUrl = env['SVC_URL'];
+  if (!baseUrl) return fail('SVC_URL is not set');
+  const apiKey = env['SVC_API_KEY'];
+  if (!apiKey) return fail('SVC_API_KEY is not set');
+  const result = await forward(harness, event, {
+    baseUrl,
+    apiKey,
+    timeoutMs: options.timeoutMs,
+    ...(options.event ? { event: options.event } : {}),
+    ...(options.policy ? { policy: options.policy } : {}),
+  });
+  return result.ok ? result.answer : fail(result.problem);
+}
+
+async function main(): Promise<void> {
+  const parsed = parseArgs(process.argv.slice(2), process.env);
+  if ('help' in parsed) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if ('error' in parsed) {
+    // Without a known harness there is no harness answer to give: exit 2, which blocks the
+    // call in Claude Code, Codex, Gemini CLI and Cursor.
+    process.stderr.write(`svc-hook: ${parsed.error}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const { options, timeoutError } = parsed;
+  const harness = await loadHarness(options.harness);
+  if (timeoutError) {
+    emit(harness.failClosed(timeoutError));
+    return;
+  }
+  emit(await decide(harness, options, process.env));
+}
+
+main().catch((error: unknown) => {
+  // Unreachable by design; still, a crash must deny rather than let the call through.
+  process.stderr.write(`svc-hook: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(2);
+});

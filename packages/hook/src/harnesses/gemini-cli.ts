@@ -1,0 +1,97 @@
+import { LIMITS, isObject, mcpToolName, optStr, present, requireObject, str } from '../read.js';
+import { parsed } from '../parse-result.js';
+import { allowText, denyText, escalatedDenyText, failClosedText, failOpenText } from '../text.js';
+import type { Harness, HookAnswer, HookDecision, HookEvent, HookEventKind } from '../types.js';
+
+// Gemini CLI hooks (github.com/google-gemini/gemini-cli, docs/hooks/reference.md and
+// packages/core/src/hooks/types.ts): command hooks, JSON on stdin and stdout. BeforeTool
+// answers { decision: "allow" | "deny" (alias "block"), reason }; the reason goes to the
+// agent as the tool's error. Exit 2 blocks with stderr as the reason; any other non-zero
+// exit is only a warning, and the call goes on. No "ask" is documented for BeforeTool, so an
+// escalation is a denial with the place where a reviewer decides.
+
+const KINDS: Record<string, HookEventKind> = {
+  BeforeTool: 'pre_tool',
+  AfterTool: 'post_tool',
+  SessionStart: 'session_start',
+  SessionEnd: 'session_end',
+};
+
+function toolName(body: Record<string, unknown>): string {
+  const name = str(body, 'tool_name', LIMITS.name);
+  // MCP tools carry mcp_context { server_name, tool_name (the server's own name) }.
+  const context = body['mcp_context'];
+  if (isObject(context) && !name.startsWith('mcp__')) {
+    const server = optStr(context, 'server_name', LIMITS.name);
+    const tool = optStr(context, 'tool_name', LIMITS.name);
+    if (server && tool) return mcpToolName(server, tool);
+  }
+  return name;
+}
+
+function read(raw: unknown): HookEvent {
+  const body = requireObject(raw, 'the body');
+  const hookEvent = str(body, 'hook_event_name', LIMITS.name);
+  const kind = KINDS[hookEvent] ?? 'other';
+  const event: HookEvent = {
+    kind,
+    hook_event: hookEvent,
+    session: { id: str(body, 'session_id', LIMITS.id) },
+    agent: 'gemini-cli',
+  };
+  const cwd = optStr(body, 'cwd', LIMITS.path);
+  if (cwd) event.session.cwd = cwd;
+  const transcript = optStr(body, 'transcript_path', LIMITS.path);
+  if (transcript) event.transcript_path = transcript;
+  if (kind === 'pre_tool' || kind === 'post_tool') {
+    event.tool = { name: toolName(body), input: present(body, 'tool_input') };
+  }
+  if (kind === 'post_tool') {
+    // tool_response is { llmContent, returnDisplay, error? }.
+    const response = body['tool_response'];
+    const failed =
+      isObject(response) && response['error'] !== undefined && response['error'] !== null;
+    event.outcome = { status: failed ? 'failed' : 'succeeded', output: response };
+  }
+  return event;
+}
+
+function answer(decision: HookDecision): HookAnswer {
+  if (decision.verdict === 'ALLOWED') {
+    // systemMessage is shown to the user in the terminal.
+    return { body: { decision: 'allow', systemMessage: allowText(decision) }, exit_code: 0 };
+  }
+  const text = decision.verdict === 'BLOCKED' ? denyText(decision) : escalatedDenyText(decision);
+  return { body: { decision: 'deny', reason: text, systemMessage: text }, exit_code: 0 };
+}
+
+const DECISIONS = new Set(['allow', 'deny', 'block', 'approve', 'ask']);
+
+export const geminiCli: Harness = {
+  name: 'gemini-cli',
+  parseEvent: (body) => parsed('gemini-cli', () => read(body)),
+  answer,
+  acknowledge: () => ({ body: {}, exit_code: 0 }),
+  failClosed(message) {
+    const text = failClosedText(message);
+    return { body: { decision: 'deny', reason: text }, exit_code: 2, stderr: text };
+  },
+  failOpen(message) {
+    const text = failOpenText(message);
+    return { body: { systemMessage: text }, exit_code: 0, stderr: text };
+  },
+  isAnswer(body): body is Record<string, unknown> {
+    if (!isObject(body)) return false;
+    const decision = body['decision'];
+    if (decision !== undefined && !(typeof decision === 'string' && DECISIONS.has(decision))) {
+      return false;
+    }
+    return ['reason', 'systemMessage'].every(
+      (k) => body[k] === undefined || typeof body[k] === 'string',
+    );
+  },
+  reasonOf(body) {
+    const reason = body['reason'];
+    return typeof reason === 'string' ? reason : undefined;
+  },
+};

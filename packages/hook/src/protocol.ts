@@ -1,0 +1,10 @@
+// What svc-hook and the hook endpoint agree on, beyond the harness's own answer body.
+
+/**
+ * The response header that carries the command hook's exit status (an integer 0-255): the
+ * body is the harness's answer, written to stdout as is, and svc-hook exits with this status.
+ */
+export const EXIT_HEADER = 'X-Svc-Hook-Exit';
+
+/** The endpoint path of a harness's hooks, below the service's base URL. */
+export const hookPath = (harness: string) => `/v1/hooks/${harness}`;

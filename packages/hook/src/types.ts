@@ -1,0 +1,76 @@
+/** The harnesses whose hooks this package speaks, by the name their endpoint carries. */
+export const HARNESS_NAMES = ['claude-code', 'codex', 'cursor', 'gemini-cli', 'copilot'] as const;
+export type HarnessName = (typeof HARNESS_NAMES)[number];
+
+/** What a hook event is about, whatever the harness calls it. */
+export type HookEventKind = 'pre_tool' | 'post_tool' | 'session_start' | 'session_end' | 'other';
+
+/** A hook event in one shape for every harness. */
+export interface HookEvent {
+  kind: HookEventKind;
+  /** The event's name as the harness sent or configured it (`PreToolUse`, `beforeShellExecution` …). */
+  hook_event: string;
+  session: { id: string; cwd?: string };
+  tool?: {
+    /** As the harness names the tool; an MCP tool as `mcp__<server>__<tool>`. */
+    name: string;
+    /** The tool's input exactly as the harness sent it (see each harness for what that is). */
+    input: unknown;
+    use_id?: string;
+  };
+  /** What a post-tool event reports about the call that ran. */
+  outcome?: { status: 'succeeded' | 'failed'; exit_code?: number; output?: unknown };
+  /** The agent, named as svc's claims name it: the harness. */
+  agent: HarnessName;
+  model?: string;
+  transcript_path?: string;
+  permission_mode?: string;
+}
+
+/** A parse mismatch is a value, not an exception: the body is attacker-controlled input. */
+export type ParseResult = { ok: true; event: HookEvent } | { ok: false; error: string };
+
+/** Options a caller may know better than the body: the event a hook was configured for. */
+export interface ParseOptions {
+  /** The harness's event name, when the body does not carry it (Copilot's camelCase payloads). */
+  event?: string;
+}
+
+/** svc's decision on a pre-tool event, as the hook endpoint hands it to `answer`. */
+export interface HookDecision {
+  verdict: 'ALLOWED' | 'BLOCKED' | 'ESCALATED';
+  reasons: string[];
+  receipt_url?: string;
+  receipt_id?: string;
+  /** Whether the operator can be asked now (an interactive session, not a headless run). */
+  can_ask: boolean;
+  /** The event being answered (HookEvent.hook_event), for harnesses whose answer depends on it. */
+  hook_event?: string;
+}
+
+/** What a hook writes: `body` as JSON on stdout (or as the HTTP hook's response body). */
+export interface HookAnswer {
+  body: Record<string, unknown>;
+  /** The command hook's exit status. */
+  exit_code: number;
+  /** Text for standard error, where the harness reads a reason from it (with exit code 2). */
+  stderr?: string;
+}
+
+/** One harness: how its events read and how it is answered. */
+export interface Harness {
+  name: HarnessName;
+  parseEvent(body: unknown, options?: ParseOptions): ParseResult;
+  /** The answer to a pre-tool event, in the harness's own output shape. */
+  answer(decision: HookDecision): HookAnswer;
+  /** The answer to an event that asks nothing (post-tool, session start and end). */
+  acknowledge(): HookAnswer;
+  /** A denial for when no decision could be had (svc unreachable, a bad answer …). */
+  failClosed(message: string): HookAnswer;
+  /** Letting the call through without a decision: only when the operator configured it. */
+  failOpen(message: string): HookAnswer;
+  /** Whether a body is a well-formed answer of this harness (what svc-hook accepts from svc). */
+  isAnswer(body: unknown): body is Record<string, unknown>;
+  /** The reason an answer carries, for standard error when the exit status is 2. */
+  reasonOf(body: Record<string, unknown>): string | undefined;
+}

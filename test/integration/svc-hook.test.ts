@@ -1,0 +1,339 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { answer } from '@svc/hook';
+import { transpileTree } from '../fixtures/transpile-tree.js';
+import type { TranspiledTree } from '../fixtures/transpile-tree.js';
+import { freePort } from '../support/server-process.js';
+import { fixtureText } from '../unit/hook/fixtures.js';
+import { PRE_TOOL_OUTPUT } from '../unit/hook/output-schemas.js';
+
+// svc-hook as a harness runs it: a child process with the event on stdin, against a local
+// svc stand-in. What it writes and how it exits is what the harness acts on.
+
+let tree: TranspiledTree;
+let server: Server;
+let baseUrl: string;
+let handler: (req: IncomingMessage, body: string, res: ServerResponse) => void;
+const requests: Array<{ url: string; headers: IncomingMessage['headers']; body: string }> = [];
+
+beforeAll(async () => {
+  tree = transpileTree(['packages/hook/src/cli/svc-hook.ts']);
+  server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      requests.push({ url: req.url ?? '', headers: req.headers, body });
+      handler(req, body, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  tree.cleanup();
+});
+
+afterEach(() => {
+  requests.length = 0;
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+function svcHook(args: string[], stdin: string, env: Record<string, string> = {}): Promise<Run> {
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(tree.url('packages/hook/src/cli/svc-hook.ts')), ...args],
+    {
+      env: { PATH: process.env.PATH ?? '', SVC_URL: baseUrl, SVC_API_KEY: 'svc_test_key', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  child.stdin.end(stdin);
+  return new Promise((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started })),
+  );
+}
+
+function replyWith(body: unknown, exit: string | null, status = 200) {
+  handler = (_req, _body, res) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (exit !== null) headers['x-svc-hook-exit'] = exit;
+    res.writeHead(status, headers).end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
+}
+
+const RECEIPT = 'https://svc.example/receipts/01JD8Z6X7Q';
+const claudeEvent = fixtureText('claude-code', 'pre-tool-use.bash');
+
+describe('svc-hook passes svc’s answer through', () => {
+  it('POSTs the event as the harness sent it, with the API key, and writes the allow', async () => {
+    const allow = answer('claude-code', {
+      verdict: 'ALLOWED',
+      reasons: [],
+      receipt_url: RECEIPT,
+      can_ask: true,
+    });
+    replyWith(allow.body, '0');
+    const run = await svcHook(['claude-code'], claudeEvent);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual(allow.body);
+    expect(run.stderr).toBe('');
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.url).toBe('/v1/hooks/claude-code');
+    expect(requests[0]!.headers['x-api-key']).toBe('svc_test_key');
+    expect(requests[0]!.headers['content-type']).toBe('application/json');
+    expect(requests[0]!.body).toBe(claudeEvent);
+  });
+
+  it('writes a deny and exits with the status svc names, the reason on stderr', async () => {
+    const deny = answer('cursor', {
+      verdict: 'BLOCKED',
+      reasons: ['rule:command denies npm install'],
+      receipt_url: RECEIPT,
+      can_ask: true,
+      hook_event: 'beforeShellExecution',
+    });
+    replyWith(deny.body, '2');
+    const run = await svcHook(['cursor'], fixtureText('cursor', 'before-shell-execution'));
+    expect(run.code).toBe(2);
+    expect(JSON.parse(run.stdout)).toEqual(deny.body);
+    expect(run.stderr).toContain('rule:command denies npm install');
+    expect(PRE_TOOL_OUTPUT.cursor.safeParse(JSON.parse(run.stdout)).success).toBe(true);
+  });
+
+  it('writes an ask', async () => {
+    const ask = answer('claude-code', {
+      verdict: 'ESCALATED',
+      reasons: ['rule:command asks before terraform apply'],
+      receipt_url: RECEIPT,
+      can_ask: true,
+    });
+    replyWith(ask.body, '0');
+    const run = await svcHook(['claude-code'], claudeEvent);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual(ask.body);
+  });
+
+  it('reads an answer sent in chunks', async () => {
+    const deny = answer('gemini-cli', {
+      verdict: 'BLOCKED',
+      reasons: ['rule:paths denies .env'],
+      receipt_url: RECEIPT,
+      can_ask: false,
+    });
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-svc-hook-exit': '0' });
+      const text = JSON.stringify(deny.body);
+      res.write(text.slice(0, 10));
+      res.end(text.slice(10));
+    };
+    const run = await svcHook(['gemini-cli'], fixtureText('gemini-cli', 'before-tool'));
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual(deny.body);
+  });
+
+  it('does not wait for a server that keeps the connection open after its answer', async () => {
+    const body = JSON.stringify(
+      answer('copilot', { verdict: 'ALLOWED', reasons: [], can_ask: false }).body,
+    );
+    const raw = createNetServer((socket) => {
+      socket.once('data', () =>
+        socket.write(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-svc-hook-exit: 0\r\n` +
+            `content-length: ${Buffer.byteLength(body)}\r\nconnection: keep-alive\r\n\r\n${body}`,
+        ),
+      );
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (raw.address() as AddressInfo).port;
+      const run = await svcHook(
+        ['copilot', '--timeout', '5000'],
+        fixtureText('copilot', 'pre-tool-use'),
+        {
+          SVC_URL: `http://127.0.0.1:${port}`,
+        },
+      );
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual(JSON.parse(body));
+      expect(run.ms).toBeLessThan(4000);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('sends the configured event and policy as query parameters', async () => {
+    replyWith({}, '0');
+    const run = await svcHook(
+      ['copilot', '--event', 'preToolUse', '--policy', 'agent'],
+      fixtureText('copilot', 'pre-tool-use'),
+    );
+    expect(run.code).toBe(0);
+    expect(requests[0]!.url).toBe('/v1/hooks/copilot?event=preToolUse&policy=agent');
+  });
+});
+
+describe('svc-hook fails closed', () => {
+  /** The denial the harness acts on: its documented shape, the problem named, blocking. */
+  function expectDenial(run: Run, harness: 'claude-code' | 'copilot' | 'codex', problem: RegExp) {
+    const body = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(PRE_TOOL_OUTPUT[harness].safeParse(body).success).toBe(true);
+    const decision = (harness === 'copilot' ? body : body['hookSpecificOutput']) as Record<
+      string,
+      unknown
+    >;
+    expect(decision['permissionDecision']).toBe('deny');
+    expect(decision['permissionDecisionReason']).toMatch(problem);
+    expect(run.stderr).toMatch(problem);
+    // Copilot never blocks on a non-zero exit; the others block on 2, whatever stdout holds.
+    expect(run.code).toBe(harness === 'copilot' ? 0 : 2);
+  }
+
+  it('when svc cannot be reached', async () => {
+    const port = await freePort();
+    const run = await svcHook(['claude-code'], claudeEvent, {
+      SVC_URL: `http://127.0.0.1:${port}`,
+    });
+    expectDenial(
+      run,
+      'claude-code',
+      new RegExp(`svc cannot be reached at http://127.0.0.1:${port}: ECONNREFUSED`),
+    );
+  });
+
+  it('when svc answers 5xx, naming its error and request id', async () => {
+    replyWith({ error: 'store unavailable', code: 'internal', request_id: 'req-1' }, null, 503);
+    const run = await svcHook(['copilot'], fixtureText('copilot', 'pre-tool-use'));
+    expectDenial(
+      run,
+      'copilot',
+      /svc answered HTTP 503: store unavailable, internal, request req-1/,
+    );
+  });
+
+  it('when svc answers 4xx', async () => {
+    replyWith({ error: 'invalid API key', code: 'unauthorized', request_id: 'req-2' }, null, 401);
+    const run = await svcHook(['codex'], fixtureText('codex', 'pre-tool-use.bash'));
+    expectDenial(run, 'codex', /svc answered HTTP 401: invalid API key/);
+  });
+
+  it('when the answer is not JSON', async () => {
+    replyWith('<html>gateway</html>', '0');
+    const run = await svcHook(['claude-code'], claudeEvent);
+    expectDenial(run, 'claude-code', /svc's answer is not JSON \(HTTP 200\)/);
+  });
+
+  it('when the answer is not the harness’s answer', async () => {
+    replyWith(
+      { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'maybe' } },
+      '0',
+    );
+    const run = await svcHook(['claude-code'], claudeEvent);
+    expectDenial(run, 'claude-code', /svc's answer is not a claude-code hook answer/);
+  });
+
+  it('when the answer names no exit status, or a bad one', async () => {
+    for (const exit of [null, 'two', '300']) {
+      replyWith({ permissionDecision: 'allow', permissionDecisionReason: 'ok' }, exit);
+      const run = await svcHook(['copilot'], fixtureText('copilot', 'pre-tool-use'));
+      expectDenial(run, 'copilot', /svc's answer has no valid X-Svc-Hook-Exit header/);
+    }
+  });
+
+  it('when svc does not answer in time', async () => {
+    handler = () => {
+      /* never answers */
+    };
+    const run = await svcHook(
+      ['codex', '--timeout', '300'],
+      fixtureText('codex', 'pre-tool-use.bash'),
+    );
+    expectDenial(run, 'codex', /svc did not answer within 300 ms/);
+    expect(run.ms).toBeLessThan(5000);
+  });
+
+  it('takes the timeout from SVC_HOOK_TIMEOUT_MS, and refuses a bad one', async () => {
+    handler = () => {};
+    const timed = await svcHook(['claude-code'], claudeEvent, { SVC_HOOK_TIMEOUT_MS: '250' });
+    expectDenial(timed, 'claude-code', /svc did not answer within 250 ms/);
+    const bad = await svcHook(['claude-code'], claudeEvent, { SVC_HOOK_TIMEOUT_MS: '1e3' });
+    expectDenial(bad, 'claude-code', /the timeout must be 1 to 600000 ms, not "1e3"/);
+  });
+
+  it('when the key or the URL is not set, or the event is not JSON', async () => {
+    const noKey = await svcHook(['claude-code'], claudeEvent, { SVC_API_KEY: '' });
+    expectDenial(noKey, 'claude-code', /SVC_API_KEY is not set/);
+    const noUrl = await svcHook(['claude-code'], claudeEvent, { SVC_URL: '' });
+    expectDenial(noUrl, 'claude-code', /SVC_URL is not set/);
+    const badUrl = await svcHook(['claude-code'], claudeEvent, { SVC_URL: 'ftp://svc.example' });
+    expectDenial(badUrl, 'claude-code', /SVC_URL must be an http or https URL, not ftp:/);
+    const notJson = await svcHook(['claude-code'], 'not json');
+    expectDenial(notJson, 'claude-code', /the hook event on standard input is not JSON/);
+    expect(requests).toHaveLength(0);
+  });
+
+  it('exits 2 with its usage for a harness it does not know', async () => {
+    const run = await svcHook(['vim'], claudeEvent);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('svc-hook: unknown harness "vim"');
+    expect(run.stderr).toContain('Usage: svc-hook <harness>');
+  });
+});
+
+describe('svc-hook fails open only when configured', () => {
+  it('with SVC_HOOK_FAIL_OPEN=true, svc unreachable lets the call through with a warning', async () => {
+    const port = await freePort();
+    const run = await svcHook(['claude-code'], claudeEvent, {
+      SVC_URL: `http://127.0.0.1:${port}`,
+      SVC_HOOK_FAIL_OPEN: 'true',
+    });
+    expect(run.code).toBe(0);
+    const body = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(body['hookSpecificOutput']).toBeUndefined();
+    expect(body['systemMessage']).toMatch(/WARNING: allowed without a decision.*ECONNREFUSED/);
+    expect(run.stderr).toMatch(/WARNING: allowed without a decision/);
+  });
+
+  it('with --fail-open, a 5xx lets a Copilot call through', async () => {
+    replyWith({ error: 'boom' }, null, 500);
+    const run = await svcHook(['copilot', '--fail-open'], fixtureText('copilot', 'pre-tool-use'));
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({});
+    expect(run.stderr).toMatch(/WARNING: .*svc answered HTTP 500: boom/);
+  });
+
+  it('any other value of SVC_HOOK_FAIL_OPEN still fails closed', async () => {
+    replyWith({ error: 'boom' }, null, 500);
+    for (const value of ['1', 'yes', 'TRUE']) {
+      const run = await svcHook(['claude-code'], claudeEvent, { SVC_HOOK_FAIL_OPEN: value });
+      expect(run.code).toBe(2);
+      expect(run.stdout).toContain('"permissionDecision":"deny"');
+    }
+  });
+
+  it('prints its help', async () => {
+    const run = await svcHook(['--help'], '');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('SVC_HOOK_FAIL_OPEN');
+    expect(run.stdout).toContain('X-Svc-Hook-Exit');
+  });
+});
