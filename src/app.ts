@@ -151,6 +151,7 @@ export function createApp(runtime: LedgerRuntime, options: HttpOptions = {}): Ex
   app.use(
     explorerRouter({
       reads: runtime.reads,
+      sessions: runtime.sessions,
       dispositions: runtime.dispositions,
       log: runtime.transparencyLog,
       keys: runtime.signingKeys,

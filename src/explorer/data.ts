@@ -9,6 +9,7 @@ import type {
   searchPageSchema,
   timelineSchema,
 } from '../api/schemas/ledger.js';
+import type { sessionDetailSchema } from '../api/schemas/sessions.js';
 import type { keyHistoryResponseSchema } from '../api/schemas/verify.js';
 
 // What each page renders, in the shapes of the JSON API: the server fills them from the
@@ -23,6 +24,7 @@ export type SearchPage = z.input<typeof searchPageSchema>;
 export type LedgerPage = z.input<typeof ledgerPageSchema>;
 export type PullRequestDiff = z.input<typeof diffSchema>;
 export type KeyHistory = z.input<typeof keyHistoryResponseSchema>;
+export type SessionDetail = z.input<typeof sessionDetailSchema>;
 export type ReceiptResponse = z.output<typeof evaluateResponseSchema>;
 export type ListedReceipt = SearchPage['receipts'][number];
 

@@ -33,5 +33,9 @@ export const time = (iso: string): Html =>
 export const receiptHref = (receiptId: string): string =>
   `/explorer/receipts/${encodeURIComponent(receiptId)}`;
 
+/** The page of an agent session (contract §12). */
+export const sessionHref = (sessionId: string): string =>
+  `/explorer/sessions/${encodeURIComponent(sessionId)}`;
+
 export const pullRequestHref = (repository: string, pr: string | number): string =>
   `/explorer/pulls?${new URLSearchParams({ repository, pr: String(pr) }).toString()}`;

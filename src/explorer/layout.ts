@@ -1,6 +1,6 @@
 import { html, type Html } from './html.js';
 
-export type PageName = 'overview' | 'receipts' | 'receipt' | 'pull' | 'keys';
+export type PageName = 'overview' | 'receipts' | 'receipt' | 'pull' | 'keys' | 'session';
 
 export const SCRIPT_PATH = '/explorer/assets/explorer.js';
 export const STYLE_PATH = '/explorer/assets/explorer.css';

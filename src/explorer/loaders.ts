@@ -2,6 +2,7 @@ import { SvcError } from '../core/errors.js';
 import type { ReadScope } from '../ports/ledger-queries.js';
 import type { DispositionService } from '../services/dispositions.js';
 import type { LedgerReadService } from '../services/ledger-reads.js';
+import type { SessionService } from '../services/sessions.js';
 import type { SigningKeyService } from '../services/signing-keys.js';
 import type { TransparencyLog } from '../services/transparency-log.js';
 import type { KeysData, ListData, ListFilter, OverviewData, ReceiptData } from './data.js';
@@ -9,6 +10,7 @@ import type { KeysData, ListData, ListFilter, OverviewData, ReceiptData } from '
 /** What the server's pages read: the services behind the JSON API, never the API over HTTP. */
 export interface ExplorerSources {
   reads: LedgerReadService;
+  sessions: Pick<SessionService, 'session'>;
   dispositions: Pick<DispositionService, 'dispositionOf'>;
   log: TransparencyLog;
   keys: SigningKeyService;

@@ -9,6 +9,7 @@ import {
 } from 'express';
 import { STATUS_OF } from '../api/middleware/errors.js';
 import { diffQuery, receiptParams, searchQuery } from '../api/schemas/ledger.js';
+import { sessionParams, sessionRecordsQuery } from '../api/schemas/sessions.js';
 import { validate, validateQuery } from '../api/validate.js';
 import { isSvcError, SvcError } from '../core/errors.js';
 import { listFilterOf } from './data.js';
@@ -27,6 +28,7 @@ import { renderOverview } from './pages/overview.js';
 import { renderPullRequest } from './pages/pull-request.js';
 import { renderReceiptList } from './pages/receipt-list.js';
 import { renderReceipt } from './pages/receipt.js';
+import { renderSession } from './pages/session.js';
 import { EXPLORER_CSS } from './styles.js';
 
 /** Where `npm run build` writes the browser bundle (dist/explorer/explorer.js). */
@@ -91,6 +93,16 @@ export function explorerRouter(options: ExplorerOptions): Router {
     ...page('receipt', 'Receipt', async (req) => {
       const { id } = validate(receiptParams, req.params);
       return renderReceipt(await loadReceipt(options, id, undefined));
+    }),
+  );
+  router.get(
+    '/explorer/sessions/:id',
+    ...page('session', 'Agent session', async (req) => {
+      const { id } = validate(sessionParams, req.params);
+      const query = validateQuery(sessionRecordsQuery, {
+        after: searchOf(req).get('after') ?? undefined,
+      });
+      return renderSession(await options.sessions.session(id, query, undefined));
     }),
   );
   router.get(

@@ -7,6 +7,7 @@ import {
   type ReceiptResponse,
   type Repositories,
   type SearchPage,
+  type SessionDetail,
   type Timeline,
 } from '../data.js';
 import { html, queryString } from '../html.js';
@@ -15,6 +16,7 @@ import { renderOverview } from '../pages/overview.js';
 import { renderPullRequest } from '../pages/pull-request.js';
 import { renderReceiptList } from '../pages/receipt-list.js';
 import { renderReceipt } from '../pages/receipt.js';
+import { renderSession } from '../pages/session.js';
 import { ApiError, forgetKey, getJson, getOptional, storedKey, storeKey } from './api.js';
 import { setUpVerifyPanel } from './verify-panel.js';
 
@@ -64,6 +66,14 @@ async function load(page: string): Promise<PageView | null> {
         head: around.head.sequence,
         disposition: decided === null ? null : (JSON.parse(decided) as ReceiptResponse),
       });
+    }
+    case 'session': {
+      const id = decodeURIComponent(location.pathname.split('/').pop() ?? '');
+      return renderSession(
+        await getJson<SessionDetail>(
+          `/v1/sessions/${encodeURIComponent(id)}${queryString({ after: search.get('after') })}`,
+        ),
+      );
     }
     case 'pull':
       return renderPullRequest(

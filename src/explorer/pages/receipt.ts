@@ -1,7 +1,7 @@
 import type { Source } from '../../core/claim-schema.js';
 import type { Receipt } from '../../core/receipt.js';
 import type { ReceiptData } from '../data.js';
-import { badge, hash, pullRequestHref, receiptHref, time } from '../format.js';
+import { badge, hash, pullRequestHref, receiptHref, sessionHref, time } from '../format.js';
 import { externalLink, html, type Html } from '../html.js';
 import type { PageView } from '../layout.js';
 import { escalationCausesOf } from '../../core/policy-reason.js';
@@ -98,6 +98,9 @@ export function renderReceipt(data: ReceiptData): PageView {
   const { response } = data;
   const { receipt, claim } = response;
   const s = receipt.subject;
+  // A tool call's session (contract §12), whose page shows every call of it in order.
+  const session = (claim.action as { session?: { id?: unknown } } | undefined)?.session;
+  const sessionId = typeof session?.id === 'string' ? session.id : null;
   const title = `Receipt ${receipt.receipt_id}`;
   return {
     title,
@@ -126,6 +129,12 @@ export function renderReceipt(data: ReceiptData): PageView {
             s.agent
               ? html`<dt>Agent</dt>
                   <dd>${s.agent}</dd>`
+              : ''
+          }
+          ${
+            sessionId
+              ? html`<dt>Session</dt>
+                  <dd><a href="${sessionHref(sessionId)}">${sessionId}</a></dd>`
               : ''
           }
           ${

@@ -1,0 +1,161 @@
+import type { SessionDetail } from '../data.js';
+import { badge, count, receiptHref, time } from '../format.js';
+import { html, type Html } from '../html.js';
+import type { PageView } from '../layout.js';
+
+type SessionRecord = SessionDetail['records'][number];
+
+/** The redacted summary of a call, as the claim signed it (contract §12). */
+interface Summary {
+  command?: string;
+  paths?: string[];
+  urls?: string[];
+  mcp_server?: string;
+  mcp_tool?: string;
+}
+
+const summaryOf = (record: SessionRecord): Summary =>
+  ((record.tool as { summary?: Summary } | null)?.summary ?? {}) as Summary;
+
+/** What the call would do: its command, else its paths, URLs or MCP tool. */
+function whatItDoes(record: SessionRecord): Html {
+  const s = summaryOf(record);
+  const parts: Html[] = [];
+  if (s.command) parts.push(html`<code class="content">${s.command}</code>`);
+  if (s.paths?.length)
+    parts.push(
+      html`<span>paths ${s.paths.map((p, i) => html`${i ? ', ' : ''}<code>${p}</code>`)}</span>`,
+    );
+  if (s.urls?.length)
+    parts.push(
+      html`<span>URLs ${s.urls.map((u, i) => html`${i ? ', ' : ''}<code>${u}</code>`)}</span>`,
+    );
+  if (s.mcp_server)
+    parts.push(html`<span>MCP <code>${s.mcp_server}/${s.mcp_tool ?? ''}</code></span>`);
+  return parts.length ? html`${parts.map((p, i) => html`${i ? html`<br />` : ''}${p}`)}` : html`—`;
+}
+
+const KIND_LABEL: Record<SessionRecord['kind'], string> = {
+  decision: 'Decision',
+  disposition: 'Reviewer',
+  outcome: 'Outcome',
+};
+
+function recordRow(record: SessionRecord): Html {
+  const loud = record.ran_without_allow;
+  return html`<tr class="${loud ? 'ran-without-allow' : ''}">
+    <td>${record.sequence}</td>
+    <td>${time(record.issued_at)}</td>
+    <td>${KIND_LABEL[record.kind]}</td>
+    <td><code>${record.tool_name}</code></td>
+    <td>${whatItDoes(record)}</td>
+    <td>
+      ${badge(record.verdict)}
+      ${loud ? html`<strong class="badge bad">RAN WITHOUT ALLOW</strong>` : ''}
+    </td>
+    <td>
+      <a href="${receiptHref(record.receipt_id)}">${record.receipt_id}</a>
+      ${
+        record.parent_receipt_id
+          ? html`<br />of
+              <a href="${receiptHref(record.parent_receipt_id)}">${record.parent_receipt_id}</a>`
+          : ''
+      }
+    </td>
+  </tr>`;
+}
+
+/** An agent session (contract §12): its coverage, counts and every record in ledger order. */
+export function renderSession(data: SessionDetail): PageView {
+  const { session, records } = data;
+  const title = `Session ${session.session_id}`;
+  const d = session.decisions;
+  return {
+    title,
+    body: html`<h1 id="page-title">${title}</h1>
+      ${
+        session.ran_without_allow > 0
+          ? html`<p class="alert bad" role="alert">
+              ${count(session.ran_without_allow)} call${session.ran_without_allow === 1 ? '' : 's'}
+              ran without an ALLOWED decision: the gate was bypassed.
+            </p>`
+          : ''
+      }
+      <section aria-labelledby="coverage-heading">
+        <h2 id="coverage-heading">Coverage</h2>
+        <dl class="facts">
+          <dt>Covered</dt>
+          <dd>
+            ${badge(session.covered ? 'PASS' : 'FAIL')}
+            ${
+              session.covered
+                ? 'every reported call had an ALLOWED decision and its outcome'
+                : 'not every reported call was decided and reported'
+            }
+          </dd>
+          <dt>Harness</dt>
+          <dd>${session.harness}</dd>
+          ${
+            session.agent
+              ? html`<dt>Agent</dt>
+                  <dd>${session.agent}</dd>`
+              : ''
+          }
+          ${
+            session.repository
+              ? html`<dt>Repository</dt>
+                  <dd>${session.repository}</dd>`
+              : ''
+          }
+          <dt>Seen</dt>
+          <dd>${time(session.first_seen)} to ${time(session.last_seen)}</dd>
+          <dt>Decisions</dt>
+          <dd>
+            ${count(d.ALLOWED)} ${badge('ALLOWED')} ${count(d.BLOCKED)} ${badge('BLOCKED')}
+            ${count(d.ESCALATED)} ${badge('ESCALATED')}
+          </dd>
+          <dt>Reviewer decisions</dt>
+          <dd>${count(session.dispositions)}</dd>
+          <dt>Outcomes</dt>
+          <dd>
+            ${count(session.outcomes)}, of which ${count(session.ran_without_allow)} ran without
+            allow; ${count(session.missing_outcomes)} allowed calls without an outcome
+          </dd>
+        </dl>
+        <p>
+          Coverage says what the harness reported; a call the harness never reported cannot be seen
+          here.
+        </p>
+      </section>
+      <section aria-labelledby="records-heading">
+        <h2 id="records-heading">Calls in order</h2>
+        ${
+          records.length === 0
+            ? html`<p>No record.</p>`
+            : html`<table class="session-records">
+                <thead>
+                  <tr>
+                    <th scope="col">#</th>
+                    <th scope="col">Time</th>
+                    <th scope="col">Record</th>
+                    <th scope="col">Tool</th>
+                    <th scope="col">What it does</th>
+                    <th scope="col">Verdict</th>
+                    <th scope="col">Receipt</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${records.map(recordRow)}
+                </tbody>
+              </table>`
+        }
+        ${
+          data.next_after !== null
+            ? html`<p>
+                <a href="?after=${String(data.next_after)}">Later records</a>
+              </p>`
+            : ''
+        }
+      </section>`,
+  };
+}
