@@ -126,7 +126,12 @@ function compile(glob: string): Token[] {
 
 const literal = (ch: string): Token => ({ kind: 'char', test: (c) => c === ch });
 
-function segmentTokens(segment: string): Token[] {
+/**
+ * The tokens of one segment; `word` reads it as a glob over a whole word instead (a command's
+ * argument), where `/` is a character like any other: `*` matches any run, `?` and a bracket
+ * expression any character.
+ */
+function segmentTokens(segment: string, word = false): Token[] {
   const tokens: Token[] = [];
   for (let i = 0; i < segment.length; i++) {
     const c = segment[i]!;
@@ -135,11 +140,11 @@ function segmentTokens(segment: string): Token[] {
     } else if (c === '*') {
       // A run of stars inside a segment is one star.
       while (segment[i + 1] === '*') i++;
-      tokens.push({ kind: 'star' });
+      tokens.push({ kind: word ? 'all' : 'star' });
     } else if (c === '?') {
-      tokens.push({ kind: 'char', test: (ch) => ch !== '/' });
+      tokens.push({ kind: 'char', test: (ch) => word || ch !== '/' });
     } else if (c === '[') {
-      const parsed = bracket(segment, i);
+      const parsed = bracket(segment, i, word);
       if (parsed) {
         tokens.push({ kind: 'char', test: parsed.test });
         i = parsed.end;
@@ -153,6 +158,7 @@ function segmentTokens(segment: string): Token[] {
 function bracket(
   segment: string,
   open: number,
+  word: boolean,
 ): { test: (c: string) => boolean; end: number } | null {
   let i = open + 1;
   // As in picomatch, only `^` negates; a `!` is a member.
@@ -164,7 +170,7 @@ function bracket(
     let c = segment[i]!;
     if (c === ']' && i > first) {
       const test = (ch: string) =>
-        ch !== '/' && ranges.some(([lo, hi]) => ch >= lo && ch <= hi) !== negated;
+        (word || ch !== '/') && ranges.some(([lo, hi]) => ch >= lo && ch <= hi) !== negated;
       return { test, end: i };
     }
     if (c === '\\' && i + 1 < segment.length) c = segment[++i]!;
@@ -295,5 +301,24 @@ export function globMatcher(
   return (value, budget) => {
     const v = fold(value);
     return included.some((m) => m(v, budget)) && !excluded.some((m) => m(v, budget));
+  };
+}
+
+/**
+ * A matcher for word globs (a command pattern's words): the dialect above with `/` an
+ * ordinary character, so `*` also matches `refs/heads/main`; no `**`, no `!` exclusion.
+ * Matched against the same step budget.
+ */
+export function wordMatcher(
+  patterns: readonly string[],
+  nocase: boolean,
+): (value: string, budget: GlobBudget) => boolean {
+  const fold = (s: string) => (nocase ? s.toLowerCase() : s);
+  const compiled = patterns
+    .flatMap((p) => alternativesOf(fold(p)) ?? [fold(p)])
+    .map((p) => automaton(segmentTokens(p, true)));
+  return (value, budget) => {
+    const v = fold(value);
+    return compiled.some((m) => m(v, budget));
   };
 }
