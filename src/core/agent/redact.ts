@@ -10,6 +10,9 @@
 
 export const REDACTED = '[redacted]';
 
+/** Authorization schemes: kept, the credentials after them redacted. */
+const SCHEME = '(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256)';
+
 /** Characters a redacted value may hold. */
 const V = String.raw`[A-Za-z0-9._~+/=%:@,\-]`;
 
@@ -59,7 +62,7 @@ export const REDACTIONS: readonly Redaction[] = [
   {
     kind: 'Authorization header',
     pattern: new RegExp(
-      String.raw`(?<keep>\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256)\s+)?)${V}+`,
+      String.raw`(?<keep>\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:${SCHEME}\s+)?)(?!${SCHEME}\s|\[redacted\])${V}+`,
       'gi',
     ),
     replace: `$<keep>${REDACTED}`,
