@@ -597,10 +597,15 @@ const rest = (words: Word[], i: number): Inner => ({ commands: [words.slice(i)] 
 const lineOf = (word: Word | undefined): Inner =>
   !word ? null : word.kind === 'dynamic' ? { opaque: true } : { line: word.text };
 
-/** A shell's `-c` string (`bash -lc '…'`, `sh -e -c '…'`), or null when it runs no string. */
+/**
+ * A shell's `-c` string (`bash -lc '…'`, `sh -e -c '…'`); opaque when the shell reads its
+ * commands from its input (`curl … | sh`, `bash -s`), which nobody can see; null when it runs
+ * a script file.
+ */
 function shellString(words: Word[]): Inner {
   let i = 1;
   let command = false;
+  let stdin = false;
   while (i < words.length) {
     const t = words[i]!.text;
     if (words[i]!.kind === 'dynamic') return command ? lineOf(words[i]) : null;
@@ -623,6 +628,7 @@ function shellString(words: Word[]): Inner {
     }
     if (/^[-+][A-Za-z]+$/.test(t)) {
       if (t.startsWith('-') && t.includes('c')) command = true;
+      if (t.startsWith('-') && t.includes('s')) stdin = true;
       i++;
       continue;
     }
@@ -632,7 +638,8 @@ function shellString(words: Word[]): Inner {
     }
     break;
   }
-  return command ? lineOf(words[i]) : null;
+  if (command) return lineOf(words[i]);
+  return stdin || i >= words.length ? { opaque: true } : null;
 }
 
 /** The inner command of a wrapper; each reads only its own argv. */
