@@ -12,7 +12,7 @@
 //     (`{-f,--force}`), also matches a cluster of short options holding that letter (`-fu`,
 //     `-rf`), as getopt reads them.
 // A word the shell expands (`$x`, `$(…)`) matches every pattern word (fail closed).
-import { alternativesOf, type GlobBudget, wordMatcher } from '../rules/glob.js';
+import { alternativesOf, compiledOnce, type GlobBudget, wordMatcher } from '../rules/glob.js';
 import { programName, type Word } from './command-line.js';
 import { pathOutside } from './tool-paths.js';
 
@@ -70,8 +70,14 @@ export function commandPatternProblem(pattern: string): string | null {
   return null;
 }
 
-/** Compiles a validated pattern. */
+const compiledPatterns = new Map<string, CommandPattern>();
+
+/** Compiles a validated pattern (once: a compiled pattern is a pure function of its text). */
 export function compileCommandPattern(pattern: string): CommandPattern {
+  return compiledOnce(compiledPatterns, pattern, () => compile(pattern));
+}
+
+function compile(pattern: string): CommandPattern {
   return wordsOf(pattern).map((word): PatternWord => {
     if (word === '**') return { kind: 'any' };
     if (word === '*') return { kind: 'one' };
@@ -79,8 +85,9 @@ export function compileCommandPattern(pattern: string): CommandPattern {
     if (word === '<project>') return { kind: 'project' };
     return {
       kind: 'glob',
-      matches: wordMatcher([word], false),
-      nocaseProgram: wordMatcher([word], true),
+      // Each compiled on first use: most words are only ever compared one way.
+      matches: (value, budget) => wordMatcher([word], false)(value, budget),
+      nocaseProgram: (value, budget) => wordMatcher([word], true)(value, budget),
       full: word.includes('/'),
       options: (alternativesOf(word) ?? [])
         .filter((alternative) => /^-[A-Za-z0-9]$/.test(alternative))

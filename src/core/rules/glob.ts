@@ -291,6 +291,35 @@ export function globMatcher(
   patterns: readonly string[],
   nocase: boolean,
 ): (value: string, budget: GlobBudget) => boolean {
+  return compiledOnce(globMatchers, `${nocase ? 'i' : 's'}\0${patterns.join('\0')}`, () =>
+    compileGlobs(patterns, nocase),
+  );
+}
+
+type Matcher = (value: string, budget: GlobBudget) => boolean;
+
+/**
+ * Compiled matchers by their globs: a policy's rules are matched on every evaluation, and
+ * compiling their automata costs more than running them. A matcher is a pure function of its
+ * globs (its buffers are shared, matching is never re-entered), so reusing one changes no
+ * result. Bounded: the cache starts over past MAX_COMPILED entries (a claim's own rules are
+ * attacker-controlled).
+ */
+const MAX_COMPILED = 2048;
+const globMatchers = new Map<string, Matcher>();
+const wordMatchers = new Map<string, Matcher>();
+
+export function compiledOnce<T>(cache: Map<string, T>, key: string, compile: () => T): T {
+  let found = cache.get(key);
+  if (found === undefined) {
+    if (cache.size >= MAX_COMPILED) cache.clear();
+    found = compile();
+    cache.set(key, found);
+  }
+  return found;
+}
+
+function compileGlobs(patterns: readonly string[], nocase: boolean): Matcher {
   const fold = (s: string) => (nocase ? s.toLowerCase() : s);
   const compileAll = (list: string[]) =>
     list.flatMap((p) => alternativesOf(fold(p)) ?? [fold(p)]).map((p) => automaton(compile(p)));
@@ -313,6 +342,12 @@ export function wordMatcher(
   patterns: readonly string[],
   nocase: boolean,
 ): (value: string, budget: GlobBudget) => boolean {
+  return compiledOnce(wordMatchers, `${nocase ? 'i' : 's'}\0${patterns.join('\0')}`, () =>
+    compileWords(patterns, nocase),
+  );
+}
+
+function compileWords(patterns: readonly string[], nocase: boolean): Matcher {
   const fold = (s: string) => (nocase ? s.toLowerCase() : s);
   const compiled = patterns
     .flatMap((p) => alternativesOf(fold(p)) ?? [fold(p)])
