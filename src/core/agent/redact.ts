@@ -1,6 +1,9 @@
 // Secrets a tool call's summary would carry, replaced by `[redacted]` before anything is
 // stored or signed (contract §12). The digest is computed over the raw input, never this.
 //
+// Every pattern runs in time linear in the text (bounded repetitions where a match could
+// start at many places), since the text is attacker-controlled.
+//
 // A redacted value is a run of characters that carry no shell syntax (no quote, `$`, `` ` ``,
 // parenthesis, `;`, `&`, `|`, `<`, `>` or white space), so that a redaction cannot hide a
 // command from the rules that read the command line: `Bearer $(rm -rf /)` keeps its `$(…)`.
@@ -50,12 +53,12 @@ export const REDACTIONS: readonly Redaction[] = [
     pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g,
     replace: REDACTED,
   },
-  { kind: 'GitLab token', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g, replace: REDACTED },
-  { kind: 'Slack token', pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,}/g, replace: REDACTED },
+  { kind: 'GitLab token', pattern: /\bglpat-[A-Za-z0-9_-]{20,255}/g, replace: REDACTED },
+  { kind: 'Slack token', pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,255}/g, replace: REDACTED },
   { kind: 'npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED },
   {
     kind: 'OpenAI or Anthropic key',
-    pattern: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g,
+    pattern: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,255}/g,
     replace: REDACTED,
   },
   { kind: 'Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED },
@@ -82,13 +85,13 @@ export const REDACTIONS: readonly Redaction[] = [
   },
   {
     kind: 'password in a URL',
-    pattern: /(?<keep>\b[a-z][a-z0-9+.-]*:\/\/[^\s/@:'"]+:)[^\s/@'"]+(?=@)/gi,
+    pattern: /(?<keep>\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/@:'"]{1,256}:)[^\s/@'"]{1,256}(?=@)/gi,
     replace: `$<keep>${REDACTED}`,
   },
   {
     kind: 'secret assignment',
     pattern: new RegExp(
-      String.raw`(?<keep>\b[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)["']?\s*[=:]\s*["']?)(?!\[redacted\])${V}+`,
+      String.raw`(?<keep>\b[A-Za-z0-9_.-]{0,64}(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)["']?\s*[=:]\s*["']?)(?!\[redacted\])${V}+`,
       'gi',
     ),
     replace: `$<keep>${REDACTED}`,

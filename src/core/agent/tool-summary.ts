@@ -48,7 +48,12 @@ const PATH_KEYS = [
 /** Input members that hold URLs. */
 const URL_KEYS = ['url', 'urls', 'uri', 'href', 'link', 'endpoint', 'server_url'];
 /** URLs inside text (a command line, a fetch tool's prompt). */
-const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>`)]+/gi;
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s'"<>`)]+/gi;
+/**
+ * How much of one input text the summary reads: four times the command bound, so that a
+ * secret cut by the bound is still recognised whole; past it the summary is incomplete.
+ */
+const MAX_READ_CHARS = 4 * MAX_COMMAND_CHARS;
 /** Codex's apply_patch names its files in the patch. */
 const PATCH_FILE = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm;
 
@@ -115,7 +120,13 @@ export function summarizeToolCall(
       }
     }
   }
+  if (line !== undefined && line.length > MAX_READ_CHARS) {
+    line = line.slice(0, MAX_READ_CHARS);
+    incomplete = true;
+  }
   if (argv) {
+    if (argv.some((word) => word.length > MAX_READ_CHARS)) incomplete = true;
+    argv = argv.slice(0, MAX_ARGV_WORDS + 1).map((word) => word.slice(0, MAX_READ_CHARS));
     const words = redactWords(argv);
     if (words.length > MAX_ARGV_WORDS) incomplete = true;
     summary.argv = words.slice(0, MAX_ARGV_WORDS);
@@ -153,7 +164,12 @@ export function summarizeToolCall(
     }
   }
   const paths: string[] = [];
-  for (const raw of rawPaths) {
+  if (rawPaths.length > MAX_TOOL_PATHS) incomplete = true;
+  for (const raw of rawPaths.slice(0, MAX_TOOL_PATHS + 1)) {
+    if (raw.length > MAX_TOOL_PATH_CHARS) {
+      incomplete = true;
+      continue;
+    }
     const normalized = normalizeToolPath(raw.replace(/\\/g, '/'), cwd);
     if (normalized === null) continue;
     const path = redactSecrets(normalized);
@@ -171,12 +187,19 @@ export function summarizeToolCall(
   if (isRecord(input)) {
     for (const key of URL_KEYS) rawUrls.push(...strings(input[key]));
     if (/fetch/i.test(toolName)) {
-      for (const text of strings(input.prompt)) rawUrls.push(...(text.match(URL_IN_TEXT) ?? []));
+      for (const text of strings(input.prompt)) {
+        rawUrls.push(...(text.slice(0, MAX_READ_CHARS).match(URL_IN_TEXT) ?? []));
+      }
     }
   }
   if (line !== undefined) rawUrls.push(...(line.match(URL_IN_TEXT) ?? []));
   const urls: string[] = [];
-  for (const raw of rawUrls) {
+  if (rawUrls.length > MAX_TOOL_URLS) incomplete = true;
+  for (const raw of rawUrls.slice(0, MAX_TOOL_URLS + 1)) {
+    if (raw.length > MAX_URI_CHARS) {
+      incomplete = true;
+      continue;
+    }
     const url = redactSecrets(raw.trim());
     if (url === '') continue;
     if (url.length > MAX_URI_CHARS) {

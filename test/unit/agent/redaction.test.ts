@@ -143,3 +143,19 @@ describe('redaction of the summary', () => {
     expect(summary.incomplete).toBe(true);
   });
 });
+
+describe('redaction and the summary in linear time', () => {
+  it.each([
+    ['a long word', 'a'.repeat(1_000_000)],
+    ['dotted runs', 'a.'.repeat(500_000)],
+    ['scheme-like runs', 'a+'.repeat(300_000) + '://x'],
+    ['repeated prefixes', 'glpat-'.repeat(150_000)],
+    ['nested substitutions', '$('.repeat(200_000)],
+    ['many heredocs', '<<a '.repeat(200_000)],
+  ])('summarizes a command of %s within a second', (_name, command) => {
+    const started = performance.now();
+    const summary = summarizeToolCall('Bash', { command }, undefined);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(summary.incomplete).toBe(true);
+  });
+});
