@@ -786,7 +786,6 @@ for (const shell of [
 ]) {
   WRAPPERS[shell] = shellString;
 }
-WRAPPERS.sudoedit = () => null;
 
 /** A word written so that a shell reads it back as exactly this text. */
 export function quoteWord(text: string): string {
