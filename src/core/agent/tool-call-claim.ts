@@ -17,7 +17,11 @@ export interface ToolCallClaimInput {
   tool_name: string;
   /** The tool's input exactly as the harness sent it (parsed JSON). */
   tool_input: unknown;
-  /** The harness's id of this call, when it gives one. */
+  /**
+   * The harness's id of this call, when it gives one: it names the claim. Without it (and
+   * without `captured_at`), the same input in the same session makes the same claim_id, which
+   * the service answers with the first receipt.
+   */
   tool_use_id?: string;
   repository?: string;
   /** When the harness reported the call (ISO 8601 UTC): the source's provenance. */
@@ -83,7 +87,13 @@ function idOf(parts: string[], max: number): string {
 export function buildToolCallClaim(input: ToolCallClaimInput): ToolCallClaim {
   const digest = toolInputDigest(input.tool_input);
   const summary = summarizeToolCall(input.tool_name, input.tool_input, input.session.cwd);
-  const call = input.tool_use_id ?? digest.slice('sha256:'.length, 'sha256:'.length + 16);
+  // The call's id names the claim: claim_id is unique per account, and the service answers a
+  // repeated claim_id with the first receipt. Without the harness's id, the time of the call
+  // keeps two calls of the same input apart; without either, they are one claim.
+  const short = digest.slice('sha256:'.length, 'sha256:'.length + 16);
+  const call =
+    input.tool_use_id ??
+    (input.captured_at !== undefined ? `${input.captured_at}-${short}` : short);
   const enc = encodeURIComponent;
   const claim: ClaimInput = {
     claim_id: idOf([input.harness, input.session.id, call], MAX_ID_CHARS),

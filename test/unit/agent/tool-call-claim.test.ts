@@ -61,6 +61,23 @@ describe('buildToolCallClaim', () => {
     expect(claim.action!.tool!.input_digest).toBe(input_digest);
   });
 
+  it('names the claim by the call: its id, else its time, else its input', () => {
+    const call = (extra: Record<string, unknown>) =>
+      buildToolCallClaim({
+        harness: 'cursor',
+        session: { id: 's2' },
+        agent: 'cursor',
+        tool_name: 'shell',
+        tool_input: { command: 'ls' },
+        ...extra,
+      }).claim.claim_id;
+    expect(call({ tool_use_id: 'call-7' })).toBe('cursor/s2/call-7');
+    const at = (t: string) => call({ captured_at: t });
+    expect(at('2026-01-15T10:00:00Z')).not.toBe(at('2026-01-15T10:00:01Z'));
+    expect(at('2026-01-15T10:00:00Z')).toMatch(/^cursor\/s2\/2026-01-15T10:00:00Z-[0-9a-f]{16}$/);
+    expect(call({})).toBe(call({}));
+  });
+
   it('changes the digest for a changed byte of input', () => {
     expect(build('Bash', { command: 'ls a' }).input_digest).not.toBe(
       build('Bash', { command: 'ls b' }).input_digest,
