@@ -3,6 +3,7 @@ import { claimInputSchema, formatIssues, type ClaimInput } from '../claim-schema
 import { SvcError } from '../errors.js';
 import { MAX_ID_CHARS, MAX_URI_CHARS } from '../limits.js';
 import type { ToolSummary } from './tool-call-schema.js';
+import { normalizeToolPath } from './tool-paths.js';
 import { summarizeToolCall } from './tool-summary.js';
 
 export interface ToolCallClaimInput {
@@ -86,7 +87,14 @@ function idOf(parts: string[], max: number): string {
  */
 export function buildToolCallClaim(input: ToolCallClaimInput): ToolCallClaim {
   const digest = toolInputDigest(input.tool_input);
-  const summary = summarizeToolCall(input.tool_name, input.tool_input, input.session.cwd);
+  // The project directory in the paths' own spelling (`C:\proj\` is `C:/proj`); a
+  // relative one stays as given, for the schema to refuse.
+  const raw = input.session.cwd;
+  const cwd =
+    raw !== undefined && /^(?:[A-Za-z]:)?[\\/]/.test(raw)
+      ? (normalizeToolPath(raw, undefined) ?? raw)
+      : raw;
+  const summary = summarizeToolCall(input.tool_name, input.tool_input, cwd);
   // The call's id names the claim: claim_id is unique per account, and the service answers a
   // repeated claim_id with the first receipt. Without the harness's id, the time of the call
   // keeps two calls of the same input apart; without either, they are one claim.
@@ -97,7 +105,7 @@ export function buildToolCallClaim(input: ToolCallClaimInput): ToolCallClaim {
   const enc = encodeURIComponent;
   const claim: ClaimInput = {
     claim_id: idOf([input.harness, input.session.id, call], MAX_ID_CHARS),
-    entity: input.repository ?? input.session.cwd ?? `${input.harness}/${input.session.id}`,
+    entity: input.repository ?? cwd ?? `${input.harness}/${input.session.id}`,
     claim: `${input.agent} calls ${describe(input.tool_name, summary)}`,
     action: {
       action_type: 'agent_execution',
@@ -116,7 +124,7 @@ export function buildToolCallClaim(input: ToolCallClaimInput): ToolCallClaim {
       session: {
         id: input.session.id,
         harness: input.harness,
-        ...(input.session.cwd !== undefined && { cwd: input.session.cwd }),
+        ...(cwd !== undefined && { cwd }),
       },
     },
     sources: [

@@ -78,6 +78,18 @@ describe('buildToolCallClaim', () => {
     expect(call({})).toBe(call({}));
   });
 
+  it('spells a Windows project directory with / and reads paths against it', () => {
+    const { claim } = buildToolCallClaim({
+      harness: 'copilot',
+      session: { id: 'w1', cwd: 'C:\\Users\\dev\\proj\\' },
+      agent: 'copilot',
+      tool_name: 'edit',
+      tool_input: { path: 'C:\\Users\\dev\\proj\\src\\a.ts' },
+    });
+    expect(claim.action!.session!.cwd).toBe('C:/Users/dev/proj');
+    expect(claim.action!.tool!.summary.paths).toEqual(['src/a.ts']);
+  });
+
   it('changes the digest for a changed byte of input', () => {
     expect(build('Bash', { command: 'ls a' }).input_digest).not.toBe(
       build('Bash', { command: 'ls b' }).input_digest,
