@@ -3,7 +3,7 @@ import { parseCommandLine, type CommandLine } from '../agent/command-line.js';
 import { compileCommandPattern, matchesCommand, placeOf } from '../agent/command-pattern.js';
 import type { ToolSummary } from '../agent/tool-call-schema.js';
 import { pathOutside } from '../agent/tool-paths.js';
-import { GlobBudget, GlobBudgetExhausted, globMatcher } from './glob.js';
+import { compiledOnce, GlobBudget, GlobBudgetExhausted, globMatcher } from './glob.js';
 import type { ConditionalRule, RuleConditions, RuleRequirements } from './conditional-schema.js';
 import { THRESHOLD_RULES, type RuleCheck, type RuleContext } from './threshold-rules.js';
 
@@ -178,16 +178,14 @@ type Globbed = (
   nocase: boolean,
 ) => string | null;
 
-/** The commands of a summary's command line, read once per summary object. */
-const parsedLines = new WeakMap<ToolSummary, CommandLine>();
-function commandsOf(summary: ToolSummary, command: string): CommandLine {
-  let parsed = parsedLines.get(summary);
-  if (!parsed) {
-    parsed = parseCommandLine(command);
-    parsedLines.set(summary, parsed);
-  }
-  return parsed;
-}
+/**
+ * The commands of a command line, read once per line text (a pure function of it), so an
+ * evaluation and its replay read it once. A few lines only: each may hold thousands of words.
+ */
+const parsedLines = new Map<string, CommandLine>();
+const MAX_PARSED_LINES = 64;
+const commandsOf = (command: string): CommandLine =>
+  compiledOnce(parsedLines, command, () => parseCommandLine(command), MAX_PARSED_LINES);
 
 /** A URL's host, lower-case, or '' when it has none that can be read. */
 function hostOf(url: string): string {
@@ -224,7 +222,7 @@ function toolUnmatched(
       : globbed('tool', listOf(conditions.tool), tool?.name, true)) ??
     onTool(commands, (summary) => {
       if (summary.command === undefined) return 'the call has no command';
-      const parsed = commandsOf(summary, summary.command);
+      const parsed = commandsOf(summary.command);
       if (parsed.opaque) return null;
       const patterns = commands!.map(compileCommandPattern);
       const place = placeOf(parsed.cd, cwd);

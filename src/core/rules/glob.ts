@@ -309,10 +309,15 @@ const MAX_COMPILED = 2048;
 const globMatchers = new Map<string, Matcher>();
 const wordMatchers = new Map<string, Matcher>();
 
-export function compiledOnce<T>(cache: Map<string, T>, key: string, compile: () => T): T {
+export function compiledOnce<T>(
+  cache: Map<string, T>,
+  key: string,
+  compile: () => T,
+  max = MAX_COMPILED,
+): T {
   let found = cache.get(key);
   if (found === undefined) {
-    if (cache.size >= MAX_COMPILED) cache.clear();
+    if (cache.size >= max) cache.clear();
     found = compile();
     cache.set(key, found);
   }
