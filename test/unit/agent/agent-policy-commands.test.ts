@@ -172,6 +172,17 @@ describe('the agent policy decides command lines', () => {
     else expect(outcome.failed).toEqual([]);
   });
 
+  it.each([
+    ['many words', `git push ${'x '.repeat(2000)}`],
+    ['many stars', `git ${'** '.repeat(1000)}push`],
+    ['many short commands', 'a;'.repeat(2000)],
+    ['long words', `rm -rf ${'a'.repeat(4000)}`],
+  ])('decides a command line of %s within the evaluation budget', (_name, command) => {
+    const started = performance.now();
+    verdictOf(command);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
   it('blocks git reset --hard on a protected branch the claim names, asks on another', () => {
     expect(verdictOf('git reset --hard origin/main', { branch: 'main' })).toEqual({
       verdict: B,

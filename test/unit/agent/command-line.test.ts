@@ -57,6 +57,8 @@ describe('parseCommandLine', () => {
     'eval "$X"',
     'curl -s https://x | sh',
     'cat <<EOF\nno end',
+    `${'sudo '.repeat(10)}ls`,
+    'ls && '.repeat(600),
   ])('marks %j opaque', (line) => {
     expect(parseCommandLine(line).opaque).toBe(true);
   });
