@@ -79,6 +79,8 @@ export function compileCommandPattern(pattern: string): CommandPattern {
 
 function compile(pattern: string): CommandPattern {
   return wordsOf(pattern).map((word): PatternWord => {
+    let exact: ReturnType<typeof wordMatcher> | undefined;
+    let folded: ReturnType<typeof wordMatcher> | undefined;
     if (word === '**') return { kind: 'any' };
     if (word === '*') return { kind: 'one' };
     if (word === '<outside>') return { kind: 'outside' };
@@ -86,8 +88,8 @@ function compile(pattern: string): CommandPattern {
     return {
       kind: 'glob',
       // Each compiled on first use: most words are only ever compared one way.
-      matches: (value, budget) => wordMatcher([word], false)(value, budget),
-      nocaseProgram: (value, budget) => wordMatcher([word], true)(value, budget),
+      matches: (value, budget) => (exact ??= wordMatcher([word], false))(value, budget),
+      nocaseProgram: (value, budget) => (folded ??= wordMatcher([word], true))(value, budget),
       full: word.includes('/'),
       options: (alternativesOf(word) ?? [])
         .filter((alternative) => /^-[A-Za-z0-9]$/.test(alternative))
