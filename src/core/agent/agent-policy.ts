@@ -56,23 +56,32 @@ export const AGENT_SECRET_PATHS = [
   '**/id_ed25519*',
 ];
 
-/** Tools that only read (by their names in the harnesses); any other tool may write. */
+/**
+ * Tools that only read, by their exact names in the harnesses (Claude Code, Gemini CLI,
+ * Cursor, Copilot, Codex); any other tool, an MCP tool included, may write. Exact names, no
+ * wildcards: `*search*` would also pass an MCP tool named `search_and_replace`.
+ */
 const READ_ONLY_TOOLS = [
-  '!Read',
-  '!Glob',
-  '!Grep',
-  '!LS',
-  '!NotebookRead',
-  '!WebFetch',
-  '!WebSearch',
-  '!read*',
-  '!*_read*',
-  '!view',
-  '!list*',
-  '!*search*',
-  '!glob*',
-  '!grep*',
-];
+  'Read',
+  'Glob',
+  'Grep',
+  'LS',
+  'NotebookRead',
+  'WebFetch',
+  'WebSearch',
+  'read_file',
+  'read_many_files',
+  'list_directory',
+  'search_file_content',
+  'google_web_search',
+  'web_fetch',
+  'list_dir',
+  'file_search',
+  'codebase_search',
+  'grep_search',
+  'web_search',
+  'view',
+].map((name) => `!${name}`);
 
 const rule = (
   name: string,

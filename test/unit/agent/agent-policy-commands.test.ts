@@ -230,6 +230,15 @@ describe('the agent policy decides command lines', () => {
     expect(write('/home/dev/proj/../other/a.txt').verdict).toBe(E);
     expect(write('/home/dev/proj/src/a.ts').verdict).toBe(A);
     expect(write('src/a.ts').verdict).toBe(A);
+    // Any tool not known to only read may write: an MCP tool whatever its name says.
+    const mcp = verdictOf('', {
+      tool: 'mcp__fs__search_and_replace',
+      input: { path: '/etc/hosts', search: 'a', replace: 'b' },
+    });
+    expect(mcp).toEqual({ verdict: E, failed: ['rule:write-outside-project'] });
+    expect(
+      verdictOf('', { tool: 'read_file', input: { absolute_path: '/etc/hosts' } }).verdict,
+    ).toBe(A);
   });
 
   it('asks before fetching a host off the allowlist', () => {
