@@ -13,6 +13,7 @@ import {
   MAX_PATH_CHARS,
   SOURCE_TYPES,
 } from './claim-types.js';
+import { agentSessionSchema, toolCallSchema } from './agent/tool-call-schema.js';
 import { policyNameSchema } from './policies.js';
 import { policyConfigSchema } from './policy-config.js';
 
@@ -82,37 +83,53 @@ export const codeOwnersSchema = z.strictObject({
   owners: z.array(required(MAX_ID_CHARS)).max(MAX_OWNERS),
 });
 
-export const actionSchema = z.strictObject({
-  action_type: z.enum(ACTION_TYPES),
-  target_system: required(MAX_ID_CHARS * 4),
-  repository: text(MAX_ID_CHARS * 4).optional(),
-  pull_request: z.union([text(64), z.number().int().nonnegative()]).optional(),
-  commit: text(MAX_ID_CHARS).optional(),
-  branch: text(MAX_ID_CHARS * 4).optional(),
-  environment: text(MAX_ID_CHARS).optional(),
-  risk_scope: list(text(MAX_ID_CHARS)).optional(),
-  affected_controls: list(text(MAX_ID_CHARS)).optional(),
-  agent: text(MAX_ID_CHARS).optional(),
-  agent_model: text(MAX_ID_CHARS).optional(),
-  human_operator: text(MAX_ID_CHARS).optional(),
-  /** The files the action changes, for `paths` and `only_paths` conditions. */
-  changed_paths: z.array(changedPath()).max(MAX_CHANGED_PATHS).optional(),
-  /**
-   * True when `changed_paths` is not the whole list (the source listed more than it returned,
-   * or the list could not be read): every `paths` condition then applies and no `only_paths`
-   * condition does, so an unknown path fails closed.
-   */
-  changed_paths_incomplete: z.boolean().optional(),
-  labels: z.array(required(MAX_ID_CHARS)).max(MAX_LABELS).optional(),
-  /** Who wrote the change (a pull request's author). */
-  author: text(MAX_ID_CHARS).optional(),
-  /** Commit authors and committers: like the author, their approval never counts. */
-  committers: z.array(login()).max(MAX_APPROVALS).optional(),
-  approvals: z.array(approvalSchema).max(MAX_APPROVALS).optional(),
-  checks: z.array(checkSchema).max(MAX_CHECKS).optional(),
-  /** The code owners of each changed path that has any. */
-  code_owners: z.array(codeOwnersSchema).max(MAX_CHANGED_PATHS).optional(),
-});
+export const actionSchema = z
+  .strictObject({
+    action_type: z.enum(ACTION_TYPES),
+    target_system: required(MAX_ID_CHARS * 4),
+    repository: text(MAX_ID_CHARS * 4).optional(),
+    pull_request: z.union([text(64), z.number().int().nonnegative()]).optional(),
+    commit: text(MAX_ID_CHARS).optional(),
+    branch: text(MAX_ID_CHARS * 4).optional(),
+    environment: text(MAX_ID_CHARS).optional(),
+    risk_scope: list(text(MAX_ID_CHARS)).optional(),
+    affected_controls: list(text(MAX_ID_CHARS)).optional(),
+    agent: text(MAX_ID_CHARS).optional(),
+    agent_model: text(MAX_ID_CHARS).optional(),
+    human_operator: text(MAX_ID_CHARS).optional(),
+    /** The files the action changes, for `paths` and `only_paths` conditions. */
+    changed_paths: z.array(changedPath()).max(MAX_CHANGED_PATHS).optional(),
+    /**
+     * True when `changed_paths` is not the whole list (the source listed more than it returned,
+     * or the list could not be read): every `paths` condition then applies and no `only_paths`
+     * condition does, so an unknown path fails closed.
+     */
+    changed_paths_incomplete: z.boolean().optional(),
+    labels: z.array(required(MAX_ID_CHARS)).max(MAX_LABELS).optional(),
+    /** Who wrote the change (a pull request's author). */
+    author: text(MAX_ID_CHARS).optional(),
+    /** Commit authors and committers: like the author, their approval never counts. */
+    committers: z.array(login()).max(MAX_APPROVALS).optional(),
+    approvals: z.array(approvalSchema).max(MAX_APPROVALS).optional(),
+    checks: z.array(checkSchema).max(MAX_CHECKS).optional(),
+    /** The code owners of each changed path that has any. */
+    code_owners: z.array(codeOwnersSchema).max(MAX_CHANGED_PATHS).optional(),
+    /** The tool call an agent asks to make (contract §12), on an `agent_execution` claim. */
+    tool: toolCallSchema.optional(),
+    /** The agent's session the call belongs to (contract §12). */
+    session: agentSessionSchema.optional(),
+  })
+  .superRefine((action, ctx) => {
+    for (const key of ['tool', 'session'] as const) {
+      if (action[key] !== undefined && action.action_type !== 'agent_execution') {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: 'is for action_type "agent_execution" only (contract §12)',
+        });
+      }
+    }
+  });
 
 export const decisionRightSchema = z.strictObject({
   principal: required(MAX_ID_CHARS),

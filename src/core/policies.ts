@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AGENT_POLICY_RULES } from './agent/agent-policy.js';
 import { DEFAULT_POLICY, type PolicyConfig } from './policy-config.js';
 import type { OverrideMode } from './policy-overrides.js';
 
@@ -51,6 +52,14 @@ export const BUILTIN_POLICIES: readonly NamedPolicy[] = Object.freeze([
     description:
       'For low-risk automation: one source, confidence 0.3, replay not required, risk scope up to 10.',
     config: { ...DEFAULT_POLICY, minConfidence: 0.3, requireReplay: false, maxRiskScope: 10 },
+    builtin: true,
+    overrides: 'tighten',
+  },
+  {
+    name: 'agent',
+    description:
+      "For coding agents' tool calls: denies destructive commands, force pushes and deletions of protected branches, history rewrites, disk and permission changes and reading credential files; asks before other force pushes, git reset --hard, writes outside the project, network access beyond an allowlist and publishing; allows the rest.",
+    config: { ...DEFAULT_POLICY, rules: AGENT_POLICY_RULES.map((rule) => structuredClone(rule)) },
     builtin: true,
     overrides: 'tighten',
   },

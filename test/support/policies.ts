@@ -14,3 +14,4 @@ const configOf = (name: string): Readonly<PolicyConfig> => {
 export const DEFAULT_CONFIG = configOf('default');
 export const STRICT_CONFIG = configOf('strict');
 export const PERMISSIVE_CONFIG = configOf('permissive');
+export const AGENT_CONFIG = configOf('agent');

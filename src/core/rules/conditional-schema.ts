@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ACTION_TYPES, MAX_PATH_CHARS, SOURCE_TYPES } from '../claim-types.js';
 import { MAX_ID_CHARS } from '../limits.js';
+import { commandPatternProblem } from '../agent/command-pattern.js';
+import { HARNESS_NAME } from '../agent/tool-call-schema.js';
 import { alternativesOf, MAX_BRACE_ALTERNATIVES } from './glob.js';
 import { ON_FAIL, RULE_FIELDS, thresholdShape, type ThresholdField } from './threshold-rules.js';
 
@@ -19,6 +21,12 @@ const globValue = (max = MAX_ID_CHARS) =>
     .refine((glob) => alternativesOf(glob) !== null, {
       error: `must expand to at most ${MAX_BRACE_ALTERNATIVES} alternatives`,
     });
+
+const commandPattern = () =>
+  value(1024).superRefine((pattern, ctx) => {
+    const problem = commandPatternProblem(pattern);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /** One value or a non-empty list of them; a list matches when any of its values does. */
 const oneOrMany = <T extends z.ZodType>(item: T, description: string) =>
@@ -56,6 +64,46 @@ export const ruleConditionsSchema = z
       globValue(MAX_PATH_CHARS),
       'Every changed path matches one of these globs; never when changed_paths is empty, absent or incomplete.',
     ),
+    // Tool calls (contract §12): each reads action.tool or action.session, and never matches
+    // a claim without them. They read the signed summary only, never a raw input.
+    tool: oneOrMany(
+      globValue(),
+      'action.tool.name matches one of these globs (case-insensitive; `mcp__*` for every MCP tool).',
+    ),
+    command: oneOrMany(
+      commandPattern(),
+      "One of the simple commands of the call's command line (wrappers and chains looked through) matches one of these command patterns.",
+    ),
+    tool_paths: oneOrMany(
+      globValue(MAX_PATH_CHARS),
+      'Some path of the call (action.tool.summary.paths) matches one of these globs (case-sensitive).',
+    ),
+    outside_project: z.boolean().optional().meta({
+      description:
+        "true: some path of the call lies outside the session's project directory; false: the call has paths and every one lies inside it.",
+    }),
+    urls: oneOrMany(
+      globValue(),
+      'The host of some URL of the call matches one of these globs (case-insensitive; `!host` excludes, so a list of `!` globs is an allowlist).',
+    ),
+    mcp_server: oneOrMany(
+      globValue(),
+      'action.tool.summary.mcp_server matches one of these globs (case-insensitive).',
+    ),
+    session: z
+      .strictObject({
+        harness: oneOrMany(
+          z.string().regex(HARNESS_NAME, { error: 'must be a harness name' }),
+          'action.session.harness is one of these.',
+        ),
+        id: oneOrMany(globValue(), 'action.session.id matches one of these globs.'),
+        cwd: oneOrMany(
+          globValue(MAX_PATH_CHARS),
+          'action.session.cwd (the project directory) matches one of these globs.',
+        ),
+      })
+      .optional()
+      .meta({ description: "Facts of the agent's session (action.session)." }),
   })
   .meta({ id: 'RuleConditions' });
 
@@ -105,6 +153,10 @@ export const ruleRequirementsSchema = z
     }),
     source_types: z.array(z.enum(SOURCE_TYPES)).min(1).max(SOURCE_TYPES.length).optional().meta({
       description: 'Each type is among the admissible sources.',
+    }),
+    never: z.literal(true).optional().meta({
+      description:
+        'Never holds: the rule fails whenever it applies (a deny with on_fail block, an ask with escalate).',
     }),
     ...ruleThresholds,
   })

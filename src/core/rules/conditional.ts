@@ -1,5 +1,9 @@
 import type { Approval, ClaimAction, ClaimInput } from '../claim-schema.js';
-import { GlobBudget, GlobBudgetExhausted, globMatcher } from './glob.js';
+import { parseCommandLine, type CommandLine } from '../agent/command-line.js';
+import { compileCommandPattern, matchesCommand, placeOf } from '../agent/command-pattern.js';
+import type { ToolSummary } from '../agent/tool-call-schema.js';
+import { pathOutside } from '../agent/tool-paths.js';
+import { compiledOnce, GlobBudget, GlobBudgetExhausted, globMatcher } from './glob.js';
 import type { ConditionalRule, RuleConditions, RuleRequirements } from './conditional-schema.js';
 import { THRESHOLD_RULES, type RuleCheck, type RuleContext } from './threshold-rules.js';
 
@@ -93,7 +97,7 @@ export function evaluateConditionalRule(
     };
   }
   if (unmatched !== null) return { passed: true, reason: `does not apply: ${unmatched}` };
-  const checks = requirementChecks(rule.require, claim, context);
+  const checks = requirementChecks(rule, claim, context);
   const failed = checks.filter((c) => !c.passed);
   const shown = failed.length > 0 ? failed : checks;
   return {
@@ -158,7 +162,126 @@ function unmatchedCondition(
     anyOf('labels', listOf(conditions.labels), action?.labels, true) ??
     anyOf('risk_scope', listOf(conditions.risk_scope), action?.risk_scope, false) ??
     pathsUnmatched(listOf(conditions.paths), action, budget) ??
-    onlyPathsUnmatched(listOf(conditions.only_paths), action, budget)
+    onlyPathsUnmatched(listOf(conditions.only_paths), action, budget) ??
+    toolUnmatched(conditions, action, budget, globbed)
+  );
+}
+
+// Conditions on tool calls (contract §12) read the signed summary only, so that replay
+// reproduces them. A summary marked incomplete matches every one of them: what it does not
+// show may be what the rule is about.
+
+type Globbed = (
+  name: string,
+  wanted: string[] | undefined,
+  actual: string | undefined,
+  nocase: boolean,
+) => string | null;
+
+/**
+ * The commands of a command line, read once per line text (a pure function of it), so an
+ * evaluation and its replay read it once. A few lines only: each may hold thousands of words.
+ */
+const parsedLines = new Map<string, CommandLine>();
+const MAX_PARSED_LINES = 64;
+const commandsOf = (command: string): CommandLine =>
+  compiledOnce(parsedLines, command, () => parseCommandLine(command), MAX_PARSED_LINES);
+
+/** A URL's host, lower-case, or '' when it has none that can be read. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname
+      .toLowerCase()
+      .replace(/\.$/, '')
+      .replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    return '';
+  }
+}
+
+function toolUnmatched(
+  conditions: RuleConditions,
+  action: ClaimAction | undefined,
+  budget: GlobBudget,
+  globbed: Globbed,
+): string | null {
+  const tool = action?.tool;
+  const cwd = action?.session?.cwd;
+  const onTool = (wanted: unknown, check: (summary: ToolSummary) => string | null) => {
+    if (wanted === undefined) return null;
+    if (!tool) return 'the claim has no tool call';
+    if (tool.summary.incomplete) return null;
+    return check(tool.summary);
+  };
+  const commands = listOf(conditions.command);
+  const toolPaths = listOf(conditions.tool_paths);
+  const urls = listOf(conditions.urls);
+  return (
+    (conditions.tool !== undefined && !tool
+      ? 'the claim has no tool call'
+      : globbed('tool', listOf(conditions.tool), tool?.name, true)) ??
+    onTool(commands, (summary) => {
+      if (summary.command === undefined) return 'the call has no command';
+      const parsed = commandsOf(summary.command);
+      if (parsed.opaque) return null;
+      const patterns = commands!.map(compileCommandPattern);
+      const place = placeOf(parsed.cd, cwd);
+      const hit = parsed.commands.some((words) =>
+        patterns.some((pattern) => matchesCommand(pattern, words, place, budget)),
+      );
+      return hit ? null : `no command of the call matches ${commands!.map(quote).join(', ')}`;
+    }) ??
+    onTool(toolPaths, (summary) => {
+      const paths = summary.paths ?? [];
+      if (paths.length === 0) return 'the call has no paths';
+      const matches = globMatcher(toolPaths!, false);
+      return paths.some((path) => matches(path, budget))
+        ? null
+        : `no path of the call matches ${toolPaths!.join(', ')}`;
+    }) ??
+    onTool(conditions.outside_project, (summary) => {
+      const paths = summary.paths ?? [];
+      if (paths.length === 0) return 'the call has no paths';
+      const outside = paths.filter((path) => pathOutside(path, cwd, false));
+      if (conditions.outside_project) {
+        return outside.length > 0 ? null : 'every path of the call is inside the project';
+      }
+      return outside.length === 0
+        ? null
+        : `${plural(outside.length, 'path')} of the call outside the project (${some(outside.map(quote))})`;
+    }) ??
+    onTool(urls, (summary) => {
+      const hosts = (summary.urls ?? []).map(hostOf);
+      if (hosts.length === 0) return 'the call has no URLs';
+      // A URL whose host cannot be read may name any host.
+      if (hosts.includes('')) return null;
+      const matches = globMatcher(urls!, true);
+      return hosts.some((host) => matches(host, budget))
+        ? null
+        : `no URL host of the call matches ${urls!.join(', ')}`;
+    }) ??
+    (conditions.mcp_server !== undefined && !tool
+      ? 'the claim has no tool call'
+      : globbed('mcp_server', listOf(conditions.mcp_server), tool?.summary.mcp_server, true)) ??
+    sessionUnmatched(conditions.session, action, globbed)
+  );
+}
+
+function sessionUnmatched(
+  wanted: RuleConditions['session'],
+  action: ClaimAction | undefined,
+  globbed: Globbed,
+): string | null {
+  if (!wanted) return null;
+  const session = action?.session;
+  if (!session) return 'the claim has no session';
+  const harnesses = listOf(wanted.harness);
+  if (harnesses && !harnesses.includes(session.harness)) {
+    return `session harness ${quote(session.harness)} is not ${harnesses.map(quote).join(' or ')}`;
+  }
+  return (
+    globbed('session id', listOf(wanted.id), session.id, false) ??
+    globbed('session cwd', listOf(wanted.cwd), session.cwd, false)
   );
 }
 
@@ -193,13 +316,20 @@ function onlyPathsUnmatched(
     : `${plural(outside.length, 'changed path')} outside ${globs.join(', ')} (${some(outside.map(quote))})`;
 }
 
-/** Every requirement's result, in a fixed order: approvals, checks, source types, thresholds. */
+/** Every requirement's result, in a fixed order: never, approvals, checks, source types, thresholds. */
 function requirementChecks(
-  require: RuleRequirements,
+  rule: ConditionalRule,
   claim: ClaimInput,
   context: RuleContext,
 ): RuleCheck[] {
+  const require = rule.require;
   const checks: RuleCheck[] = [];
+  if (require.never) {
+    checks.push({
+      passed: false,
+      reason: `never allowed${rule.description ? `: ${rule.description}` : ''}`,
+    });
+  }
   if (require.approvals) checks.push(...approvalChecks(require.approvals, claim.action));
   if (require.checks) checks.push(checksCheck(require.checks, claim.action));
   if (require.source_types) checks.push(sourceTypesCheck(require.source_types, context));

@@ -126,7 +126,12 @@ function compile(glob: string): Token[] {
 
 const literal = (ch: string): Token => ({ kind: 'char', test: (c) => c === ch });
 
-function segmentTokens(segment: string): Token[] {
+/**
+ * The tokens of one segment; `word` reads it as a glob over a whole word instead (a command's
+ * argument), where `/` is a character like any other: `*` matches any run, `?` and a bracket
+ * expression any character.
+ */
+function segmentTokens(segment: string, word = false): Token[] {
   const tokens: Token[] = [];
   for (let i = 0; i < segment.length; i++) {
     const c = segment[i]!;
@@ -135,11 +140,11 @@ function segmentTokens(segment: string): Token[] {
     } else if (c === '*') {
       // A run of stars inside a segment is one star.
       while (segment[i + 1] === '*') i++;
-      tokens.push({ kind: 'star' });
+      tokens.push({ kind: word ? 'all' : 'star' });
     } else if (c === '?') {
-      tokens.push({ kind: 'char', test: (ch) => ch !== '/' });
+      tokens.push({ kind: 'char', test: (ch) => word || ch !== '/' });
     } else if (c === '[') {
-      const parsed = bracket(segment, i);
+      const parsed = bracket(segment, i, word);
       if (parsed) {
         tokens.push({ kind: 'char', test: parsed.test });
         i = parsed.end;
@@ -153,6 +158,7 @@ function segmentTokens(segment: string): Token[] {
 function bracket(
   segment: string,
   open: number,
+  word: boolean,
 ): { test: (c: string) => boolean; end: number } | null {
   let i = open + 1;
   // As in picomatch, only `^` negates; a `!` is a member.
@@ -164,7 +170,7 @@ function bracket(
     let c = segment[i]!;
     if (c === ']' && i > first) {
       const test = (ch: string) =>
-        ch !== '/' && ranges.some(([lo, hi]) => ch >= lo && ch <= hi) !== negated;
+        (word || ch !== '/') && ranges.some(([lo, hi]) => ch >= lo && ch <= hi) !== negated;
       return { test, end: i };
     }
     if (c === '\\' && i + 1 < segment.length) c = segment[++i]!;
@@ -285,6 +291,40 @@ export function globMatcher(
   patterns: readonly string[],
   nocase: boolean,
 ): (value: string, budget: GlobBudget) => boolean {
+  return compiledOnce(globMatchers, `${nocase ? 'i' : 's'}\0${patterns.join('\0')}`, () =>
+    compileGlobs(patterns, nocase),
+  );
+}
+
+type Matcher = (value: string, budget: GlobBudget) => boolean;
+
+/**
+ * Compiled matchers by their globs: a policy's rules are matched on every evaluation, and
+ * compiling their automata costs more than running them. A matcher is a pure function of its
+ * globs (its buffers are shared, matching is never re-entered), so reusing one changes no
+ * result. Bounded: the cache starts over past MAX_COMPILED entries (a claim's own rules are
+ * attacker-controlled).
+ */
+const MAX_COMPILED = 2048;
+const globMatchers = new Map<string, Matcher>();
+const wordMatchers = new Map<string, Matcher>();
+
+export function compiledOnce<T>(
+  cache: Map<string, T>,
+  key: string,
+  compile: () => T,
+  max = MAX_COMPILED,
+): T {
+  let found = cache.get(key);
+  if (found === undefined) {
+    if (cache.size >= max) cache.clear();
+    found = compile();
+    cache.set(key, found);
+  }
+  return found;
+}
+
+function compileGlobs(patterns: readonly string[], nocase: boolean): Matcher {
   const fold = (s: string) => (nocase ? s.toLowerCase() : s);
   const compileAll = (list: string[]) =>
     list.flatMap((p) => alternativesOf(fold(p)) ?? [fold(p)]).map((p) => automaton(compile(p)));
@@ -295,5 +335,30 @@ export function globMatcher(
   return (value, budget) => {
     const v = fold(value);
     return included.some((m) => m(v, budget)) && !excluded.some((m) => m(v, budget));
+  };
+}
+
+/**
+ * A matcher for word globs (a command pattern's words): the dialect above with `/` an
+ * ordinary character, so `*` also matches `refs/heads/main`; no `**`, no `!` exclusion.
+ * Matched against the same step budget.
+ */
+export function wordMatcher(
+  patterns: readonly string[],
+  nocase: boolean,
+): (value: string, budget: GlobBudget) => boolean {
+  return compiledOnce(wordMatchers, `${nocase ? 'i' : 's'}\0${patterns.join('\0')}`, () =>
+    compileWords(patterns, nocase),
+  );
+}
+
+function compileWords(patterns: readonly string[], nocase: boolean): Matcher {
+  const fold = (s: string) => (nocase ? s.toLowerCase() : s);
+  const compiled = patterns
+    .flatMap((p) => alternativesOf(fold(p)) ?? [fold(p)])
+    .map((p) => automaton(segmentTokens(p, true)));
+  return (value, budget) => {
+    const v = fold(value);
+    return compiled.some((m) => m(v, budget));
   };
 }

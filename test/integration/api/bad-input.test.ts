@@ -553,6 +553,7 @@ describe('bad input on the key and policy routes', () => {
       'default',
       'strict',
       'permissive',
+      'agent',
     ]);
   });
 

@@ -11,7 +11,12 @@ import {
   newKey,
   postRaw,
 } from '../../support/api.js';
-import { DEFAULT_CONFIG, PERMISSIVE_CONFIG, STRICT_CONFIG } from '../../support/policies.js';
+import {
+  AGENT_CONFIG,
+  DEFAULT_CONFIG,
+  PERMISSIVE_CONFIG,
+  STRICT_CONFIG,
+} from '../../support/policies.js';
 import { H } from '../../support/receipts.js';
 import { validClaim } from '../../support/claims.js';
 
@@ -55,6 +60,7 @@ describe('GET /v1/policies and POST /v1/policies', () => {
         ['default', DEFAULT_CONFIG],
         ['strict', STRICT_CONFIG],
         ['permissive', PERMISSIVE_CONFIG],
+        ['agent', AGENT_CONFIG],
       ].map(([name, config]) => ({
         name,
         description: expect.any(String),
@@ -99,22 +105,23 @@ describe('GET /v1/policies and POST /v1/policies', () => {
       'default',
       'strict',
       'permissive',
+      'agent',
       'a-team',
       'team-b.prod_v2',
     ]);
-    expect(list.body.policies[4]).toEqual(created.body);
+    expect(list.body.policies[5]).toEqual(created.body);
   });
 
   it('refuses a taken name with 409 policy_conflict, built-in or custom, and keeps the first', async () => {
     expect((await create({ name: 'mine', config: { minSources: 3 } })).status).toBe(201);
     const again = await create({ name: 'mine', config: { minSources: 1 } });
     expect(expectError(again, 409, 'policy_conflict')).toContain('"mine"');
-    for (const name of ['default', 'strict', 'permissive']) {
+    for (const name of ['default', 'strict', 'permissive', 'agent']) {
       expectError(await create({ name, config: {} }), 409, 'policy_conflict');
     }
     const list = await request(t.app).get('/v1/policies').set('X-API-Key', key);
-    expect(list.body.policies).toHaveLength(4);
-    expect(list.body.policies[3].config).toEqual({ minSources: 3 });
+    expect(list.body.policies).toHaveLength(5);
+    expect(list.body.policies[4].config).toEqual({ minSources: 3 });
   });
 
   it.each([
@@ -138,7 +145,7 @@ describe('GET /v1/policies and POST /v1/policies', () => {
     const message = expectError(await create(body), 400, 'validation_failed');
     expect(message.startsWith(`${name}: `)).toBe(true);
     const list = await request(t.app).get('/v1/policies');
-    expect(list.body.policies).toHaveLength(3);
+    expect(list.body.policies).toHaveLength(4);
   });
 
   it('refuses malformed JSON and a missing body', async () => {
@@ -160,7 +167,7 @@ describe('GET /v1/policies and POST /v1/policies', () => {
     );
     const list = await request(t.app).get('/v1/policies');
     expect(list.status).toBe(200);
-    expect(list.body.policies).toHaveLength(3);
+    expect(list.body.policies).toHaveLength(4);
     const bearer = await request(t.app)
       .post('/v1/policies')
       .set('Authorization', `Bearer ${key}`)

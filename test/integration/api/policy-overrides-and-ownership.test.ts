@@ -454,11 +454,11 @@ describe('policy ownership: a custom policy belongs to the account that created 
 
   it('the owner lists it; another key and an anonymous caller do not', async () => {
     const mine = await request(t.app).get('/v1/policies').set('X-API-Key', owner.apiKey);
-    expect(names(mine)).toEqual(['default', 'strict', 'permissive', 'production']);
+    expect(names(mine)).toEqual(['default', 'strict', 'permissive', 'agent', 'production']);
     const theirs = await request(t.app).get('/v1/policies').set('X-API-Key', other.apiKey);
-    expect(names(theirs)).toEqual(['default', 'strict', 'permissive']);
+    expect(names(theirs)).toEqual(['default', 'strict', 'permissive', 'agent']);
     const anonymous = await request(t.app).get('/v1/policies');
-    expect(names(anonymous)).toEqual(['default', 'strict', 'permissive']);
+    expect(names(anonymous)).toEqual(['default', 'strict', 'permissive', 'agent']);
   });
 
   it('another key gets 404 for GET and DELETE, and the policy is still there', async () => {

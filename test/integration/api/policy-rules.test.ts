@@ -378,13 +378,42 @@ describe('policies with conditional rules over HTTP', () => {
       'risk_scope',
       'paths',
       'only_paths',
+      'tool',
+      'command',
+      'tool_paths',
+      'outside_project',
+      'urls',
+      'mcp_server',
+      'session',
     ]);
     expect(Object.keys(schemas.RuleRequirements!.properties!)).toEqual([
       'approvals',
       'checks',
       'source_types',
+      'never',
       ...RULE_ORDER.map(() => expect.any(String)),
     ]);
     expect(JSON.stringify(schemas.ClaimInput)).toContain('changed_paths_incomplete');
+    // The members of a tool-call claim (contract §12).
+    expect(Object.keys(schemas.ToolCall!.properties!)).toEqual([
+      'harness',
+      'name',
+      'input_digest',
+      'summary',
+      'input',
+    ]);
+    expect(Object.keys(schemas.ToolSummary!.properties!)).toEqual([
+      'command',
+      'argv',
+      'paths',
+      'urls',
+      'mcp_server',
+      'mcp_tool',
+      'incomplete',
+    ]);
+    expect(schemas.ToolSummary!.properties!.command).toMatchObject({ maxLength: 4096 });
+    expect(schemas.ToolSummary!.properties!.argv).toMatchObject({ maxItems: 256 });
+    expect(Object.keys(schemas.AgentSession!.properties!)).toEqual(['id', 'harness', 'cwd']);
+    expect(JSON.stringify(schemas.ClaimInput)).toContain('#/components/schemas/ToolCall');
   });
 });

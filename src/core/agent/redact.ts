@@ -1,0 +1,127 @@
+// Secrets a tool call's summary would carry, replaced by `[redacted]` before anything is
+// stored or signed (contract §12). The digest is computed over the raw input, never this.
+//
+// Every pattern runs in time linear in the text (bounded repetitions where a match could
+// start at many places), since the text is attacker-controlled.
+//
+// A redacted value is a run of characters that carry no shell syntax (no quote, `$`, `` ` ``,
+// parenthesis, `;`, `&`, `|`, `<`, `>` or white space), so that a redaction cannot hide a
+// command from the rules that read the command line: `Bearer $(rm -rf /)` keeps its `$(…)`.
+// Where a redaction changes how the line parses all the same (a private key written across
+// lines outside quotes), the builder marks the summary incomplete and every rule on commands
+// fails closed (tool-summary.ts).
+
+export const REDACTED = '[redacted]';
+
+/** Authorization schemes: kept, the credentials after them redacted. */
+const SCHEME = '(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256)';
+
+/** Characters a redacted value may hold. */
+const V = String.raw`[A-Za-z0-9._~+/=%:@,\-]`;
+
+interface Redaction {
+  kind: string;
+  pattern: RegExp;
+  /** The replacement; `$<keep>` keeps the named group (a key's name, a header's scheme). */
+  replace: string;
+}
+
+/** The kinds of secret recognised, in the order they are applied; docs/POLICIES.md lists them. */
+export const REDACTIONS: readonly Redaction[] = [
+  {
+    kind: 'PEM private key',
+    // Base64 lines and RFC 1421 header lines only, so that no command hides inside the block.
+    pattern:
+      /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[A-Za-z0-9+/=\s]|(?:Proc-Type|DEK-Info): [A-Za-z0-9,-]+)*(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|(?=["'\s]|$))/g,
+    replace: REDACTED,
+  },
+  {
+    kind: 'AWS access key id',
+    pattern: /\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g,
+    replace: REDACTED,
+  },
+  {
+    kind: 'AWS secret access key',
+    pattern: new RegExp(
+      String.raw`(?<keep>\b(?:aws_?)?secret_?access_?key["']?\s*[=:]\s*["']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])`,
+      'gi',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: 'GitHub token',
+    pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g,
+    replace: REDACTED,
+  },
+  { kind: 'GitLab token', pattern: /\bglpat-[A-Za-z0-9_-]{20,255}/g, replace: REDACTED },
+  { kind: 'Slack token', pattern: /\bxox[abposre]-[A-Za-z0-9-]{10,255}/g, replace: REDACTED },
+  { kind: 'npm token', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: REDACTED },
+  {
+    kind: 'OpenAI or Anthropic key',
+    pattern: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,255}/g,
+    replace: REDACTED,
+  },
+  { kind: 'Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED },
+  {
+    kind: 'Authorization header',
+    pattern: new RegExp(
+      String.raw`(?<keep>\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:${SCHEME}\s+)?)(?!${SCHEME}\s|\[redacted\])${V}+`,
+      'gi',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: 'bearer or basic credentials',
+    pattern: new RegExp(String.raw`(?<keep>\b(?:bearer|basic)\s+)(?!\[redacted\])${V}{8,}`, 'gi'),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: 'API key header',
+    pattern: new RegExp(
+      String.raw`(?<keep>\b(?:x-api-key|api-key|x-auth-token|private-token|x-access-token)["']?\s*:\s*["']?)${V}+`,
+      'gi',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: 'password in a URL',
+    pattern: /(?<keep>\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/@:'"]{1,256}:)[^\s/@'"]{1,256}(?=@)/gi,
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: 'secret assignment',
+    pattern: new RegExp(
+      String.raw`(?<keep>\b[A-Za-z0-9_.-]{0,64}(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)["']?\s*[=:]\s*["']?)(?!\[redacted\])${V}+`,
+      'gi',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: 'secret option',
+    pattern: new RegExp(
+      String.raw`(?<keep>(?:^|\s)--?(?:password|passwd|passphrase|secret|token|api-key|api_key|apikey|access-token|auth-token|client-secret)\s+["']?)(?!\[redacted\])${V}+`,
+      'gi',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+];
+
+/** A text with every recognised secret replaced by `[redacted]`. */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const { pattern, replace } of REDACTIONS) out = out.replace(pattern, replace);
+  return out;
+}
+
+const SECRET_OPTION =
+  /^--?(?:password|passwd|passphrase|secret|token|api-key|api_key|apikey|access-token|auth-token|client-secret)$/i;
+
+/**
+ * The words of an argv array, redacted word by word, and the word after an option that names
+ * a secret (`--token abc`) whole: word boundaries never move.
+ */
+export function redactWords(words: readonly string[]): string[] {
+  return words.map((word, i) =>
+    i > 0 && SECRET_OPTION.test(words[i - 1]!) && word !== '' ? REDACTED : redactSecrets(word),
+  );
+}

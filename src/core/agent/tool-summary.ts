@@ -1,0 +1,222 @@
+// What rules read of a tool call (contract §12): its command line, paths, URLs and MCP
+// server, derived from the input as each harness names them, bounded and redacted. The
+// input is attacker-controlled (the agent writes it); the summary must never show less than
+// the call does, so whatever the bounds cut, or a redaction reshapes, marks it `incomplete`
+// and every condition on it then matches (docs/POLICIES.md, "Tool calls").
+import { parseCommandLine, programName, quoteWord, shellWords } from './command-line.js';
+import { redactSecrets, redactWords } from './redact.js';
+import {
+  MAX_ARGV_WORDS,
+  MAX_COMMAND_CHARS,
+  MAX_TOOL_PATH_CHARS,
+  MAX_TOOL_PATHS,
+  MAX_TOOL_URLS,
+  toolPathProblem,
+  type ToolSummary,
+} from './tool-call-schema.js';
+import { normalizeToolPath } from './tool-paths.js';
+import { MAX_ID_CHARS, MAX_URI_CHARS } from '../limits.js';
+
+/** Input members that hold the command a call runs (a line, or an argv array). */
+const COMMAND_KEYS = ['command', 'cmd', 'commandLine', 'command_line'];
+/** Input members that hold paths the call reads, writes or runs in (one, or a list). */
+const PATH_KEYS = [
+  'file_path',
+  'filePath',
+  'absolute_path',
+  'absolutePath',
+  'notebook_path',
+  'target_file',
+  'targetFile',
+  'path',
+  'paths',
+  'file',
+  'files',
+  'filename',
+  'dir_path',
+  'directory',
+  'dir',
+  'relative_workspace_path',
+  'target_directory',
+  'source',
+  'destination',
+  'old_path',
+  'new_path',
+  'workdir',
+  'cwd',
+];
+/** Input members that hold URLs. */
+const URL_KEYS = ['url', 'urls', 'uri', 'href', 'link', 'endpoint', 'server_url'];
+/** URLs inside text (a command line, a fetch tool's prompt). */
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s'"<>`)]+/gi;
+/**
+ * How much of one input text the summary reads: four times the command bound, so that a
+ * secret cut by the bound is still recognised whole; past it the summary is incomplete.
+ */
+const MAX_READ_CHARS = 4 * MAX_COMMAND_CHARS;
+/** Codex's apply_patch names its files in the patch. */
+const PATCH_FILE = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm;
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const strings = (v: unknown): string[] =>
+  typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((x) => typeof x === 'string') : [];
+const isShellTool = (name: string) =>
+  /^(?:bash|shell|sh|terminal|run_shell_command|run_terminal_cmd|exec_command|local_shell|powershell)$/i.test(
+    name,
+  );
+
+/** `mcp__<server>__<tool>`, the name harnesses give an MCP server's tool. */
+export function mcpToolOf(name: string): { server: string; tool: string } | null {
+  const m = /^mcp__(.+?)__(.+)$/.exec(name);
+  return m ? { server: m[1]!, tool: m[2]! } : null;
+}
+
+/** The programs and word counts of a line's commands: what a redaction must not change. */
+const shape = (line: string): string => {
+  const parsed = parseCommandLine(line);
+  return `${parsed.opaque}|${parsed.commands.map((c) => `${programName(c[0]!)}:${c.length}`).join(',')}`;
+};
+
+/**
+ * The summary of a call. `cwd` is the session's project directory: paths inside it are
+ * written relative to it.
+ */
+export function summarizeToolCall(
+  toolName: string,
+  toolInput: unknown,
+  cwd: string | undefined,
+): ToolSummary {
+  let input = toolInput;
+  // Some harnesses pass a tool's arguments as a JSON text; the digest stays over the text.
+  if (typeof input === 'string' && /^\s*\{/.test(input)) {
+    try {
+      input = JSON.parse(input) as unknown;
+    } catch {
+      // Not JSON: read as it is.
+    }
+  }
+  const summary: ToolSummary = {};
+  let incomplete = false;
+
+  // The command line.
+  let line: string | undefined;
+  let argv: string[] | undefined;
+  if (typeof input === 'string' && isShellTool(toolName)) line = input;
+  if (isRecord(input)) {
+    for (const key of COMMAND_KEYS) {
+      const value = input[key];
+      if (typeof value === 'string') {
+        const args = strings(input.args);
+        if (Array.isArray(input.args) && args.length === input.args.length && args.length > 0) {
+          argv = [value, ...args];
+        } else line = value;
+        break;
+      }
+      if (Array.isArray(value) && value.length > 0) {
+        argv = strings(value);
+        if (argv.length !== value.length) incomplete = true;
+        break;
+      }
+    }
+  }
+  if (line !== undefined && line.length > MAX_READ_CHARS) {
+    line = line.slice(0, MAX_READ_CHARS);
+    incomplete = true;
+  }
+  if (argv) {
+    if (argv.some((word) => word.length > MAX_READ_CHARS)) incomplete = true;
+    argv = argv.slice(0, MAX_ARGV_WORDS + 1).map((word) => word.slice(0, MAX_READ_CHARS));
+    const words = redactWords(argv);
+    if (words.length > MAX_ARGV_WORDS) incomplete = true;
+    summary.argv = words.slice(0, MAX_ARGV_WORDS);
+    line = words.map(quoteWord).join(' ');
+    // The line is the redacted words quoted: it parses back to exactly those words.
+    summary.command = line;
+  } else if (line !== undefined) {
+    const redacted = redactSecrets(line);
+    if (redacted !== line && shape(redacted) !== shape(line)) incomplete = true;
+    summary.command = redacted;
+    const words = shellWords(redacted);
+    if (words.length > MAX_ARGV_WORDS) incomplete = true;
+    summary.argv = words.slice(0, MAX_ARGV_WORDS).map((w) => w.slice(0, MAX_COMMAND_CHARS));
+  }
+  if (summary.command !== undefined && summary.command.length > MAX_COMMAND_CHARS) {
+    summary.command = summary.command.slice(0, MAX_COMMAND_CHARS);
+    incomplete = true;
+  }
+
+  // Paths.
+  const rawPaths: string[] = [];
+  if (isRecord(input)) {
+    for (const key of PATH_KEYS) rawPaths.push(...strings(input[key]));
+    // Grep's `glob` narrows its path to the files it reads (`.env*` under `.`).
+    const glob = input.glob;
+    if (typeof glob === 'string' && glob !== '' && typeof input.pattern === 'string') {
+      const base = typeof input.path === 'string' ? input.path : '.';
+      rawPaths.push(glob.startsWith('/') || glob.startsWith('~') ? glob : `${base}/${glob}`);
+    }
+    for (const key of ['input', 'patch']) {
+      const patch = input[key];
+      if (typeof patch === 'string' && patch.includes('*** Begin Patch')) {
+        for (const m of patch.matchAll(PATCH_FILE)) rawPaths.push(m[1]!.trim());
+      }
+    }
+  }
+  const paths: string[] = [];
+  if (rawPaths.length > MAX_TOOL_PATHS) incomplete = true;
+  for (const raw of rawPaths.slice(0, MAX_TOOL_PATHS + 1)) {
+    if (raw.length > MAX_TOOL_PATH_CHARS) {
+      incomplete = true;
+      continue;
+    }
+    const normalized = normalizeToolPath(raw.replace(/\\/g, '/'), cwd);
+    if (normalized === null) continue;
+    const path = redactSecrets(normalized);
+    if (path.length > MAX_TOOL_PATH_CHARS || toolPathProblem(path) !== null) {
+      incomplete = true;
+      continue;
+    }
+    if (!paths.includes(path)) paths.push(path);
+  }
+  if (paths.length > MAX_TOOL_PATHS) incomplete = true;
+  if (paths.length > 0) summary.paths = paths.slice(0, MAX_TOOL_PATHS);
+
+  // URLs: in URL members, the command line, and a fetch tool's prompt.
+  const rawUrls: string[] = [];
+  if (isRecord(input)) {
+    for (const key of URL_KEYS) rawUrls.push(...strings(input[key]));
+    if (/fetch/i.test(toolName)) {
+      for (const text of strings(input.prompt)) {
+        rawUrls.push(...(text.slice(0, MAX_READ_CHARS).match(URL_IN_TEXT) ?? []));
+      }
+    }
+  }
+  if (line !== undefined) rawUrls.push(...(line.match(URL_IN_TEXT) ?? []));
+  const urls: string[] = [];
+  if (rawUrls.length > MAX_TOOL_URLS) incomplete = true;
+  for (const raw of rawUrls.slice(0, MAX_TOOL_URLS + 1)) {
+    if (raw.length > MAX_URI_CHARS) {
+      incomplete = true;
+      continue;
+    }
+    const url = redactSecrets(raw.trim());
+    if (url === '') continue;
+    if (url.length > MAX_URI_CHARS) {
+      incomplete = true;
+      continue;
+    }
+    if (!urls.includes(url)) urls.push(url);
+  }
+  if (urls.length > MAX_TOOL_URLS) incomplete = true;
+  if (urls.length > 0) summary.urls = urls.slice(0, MAX_TOOL_URLS);
+
+  // The MCP server and tool.
+  const mcp = mcpToolOf(toolName);
+  if (mcp) {
+    summary.mcp_server = mcp.server.slice(0, MAX_ID_CHARS);
+    summary.mcp_tool = mcp.tool.slice(0, MAX_ID_CHARS);
+  }
+  if (incomplete) summary.incomplete = true;
+  return summary;
+}

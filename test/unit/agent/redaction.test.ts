@@ -1,0 +1,161 @@
+import { describe, expect, it } from '@jest/globals';
+import { buildToolCallClaim } from '../../../src/core/agent/tool-call-claim.js';
+import { summarizeToolCall } from '../../../src/core/agent/tool-summary.js';
+import { canonicalize } from '@svc/verify';
+
+// Fake secrets of each recognised kind, shaped like the real ones.
+const AWS_ID = 'AKIAIOSFODNN7EXAMPLE';
+const AWS_SESSION_ID = 'ASIAY34FZKBOKMUTVV7A';
+const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+const GHP = `ghp_${'a1B2c3D4e5'.repeat(3)}abcdef`;
+const GHO = `gho_${'Z9y8X7w6V5'.repeat(3)}uvwxyz`;
+const GHS = `ghs_${'0123456789'.repeat(3)}ABCDEF`;
+const GHU = `ghu_${'qwertyuiop'.repeat(3)}123456`;
+const GHR = `ghr_${'asdfghjkl0'.repeat(3)}zxcvbn`;
+const PAT = `github_pat_11ABCDEFG0${'x'.repeat(12)}_${'Y'.repeat(59)}`;
+const SLACK = 'xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx';
+const PEM = [
+  '-----BEGIN RSA PRIVATE KEY-----',
+  'MIIEowIBAAKCAQEA7bq0aSecretKeyMaterialLine1xyz+/=',
+  'Q2hhbmdlZCBsaW5lIDIgb2YgdGhlIGtleQ==',
+  '-----END RSA PRIVATE KEY-----',
+].join('\n');
+
+const CASES: [string, string, string][] = [
+  ['AWS access key id', `aws s3 ls --profile x # ${AWS_ID}`, AWS_ID],
+  ['AWS session key id', `export AWS_ACCESS_KEY_ID=${AWS_SESSION_ID}`, AWS_SESSION_ID],
+  ['AWS secret key', `export AWS_SECRET_ACCESS_KEY=${AWS_SECRET}`, AWS_SECRET],
+  ['AWS secret key in a config', `printf 'aws_secret_access_key = ${AWS_SECRET}'`, AWS_SECRET],
+  ['ghp_ token', `git clone https://${GHP}@github.com/acme/web`, GHP],
+  ['gho_ token', `gh auth login --with-token <<< ${GHO}`, GHO],
+  ['ghs_ token', `echo ${GHS}`, GHS],
+  ['ghu_ token', `echo ${GHU}`, GHU],
+  ['ghr_ token', `echo ${GHR}`, GHR],
+  ['github_pat_ token', `GH_TOKEN=${PAT} gh pr list`, PAT],
+  [
+    'Bearer header',
+    'curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig" https://api.example',
+    'eyJhbGciOiJIUzI1NiJ9.e30.sig',
+  ],
+  [
+    'Basic header',
+    "curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' https://api.example",
+    'dXNlcjpwYXNzd29yZA==',
+  ],
+  [
+    'curl -H with a token scheme',
+    "curl -H 'authorization: token s3cr3tT0k3n' https://x",
+    's3cr3tT0k3n',
+  ],
+  ['PEM block', `echo "${PEM}" > key.pem`, 'SecretKeyMaterial'],
+  ['Slack token', `curl -d token=${SLACK} https://slack.com/api/chat.postMessage`, SLACK],
+  ['password assignment', 'mysql --password=hunter2hunter2 -u root', 'hunter2hunter2'],
+  ['token assignment', 'deploy token=abc123def456', 'abc123def456'],
+  ['secret assignment', 'CLIENT_SECRET=shh-very-secret ./run', 'shh-very-secret'],
+  ['api_key assignment', 'curl "https://api.example/v1?api_key=k-123456789"', 'k-123456789'],
+  ['password in a URL', 'git clone https://bob:pa55w0rd@git.example.com/r.git', 'pa55w0rd'],
+  ['secret option with a separate value', 'vault login --token s.abcdefghijkl', 's.abcdefghijkl'],
+];
+
+describe('redaction of the summary', () => {
+  it.each(CASES)('redacts a %s from the command line and argv', (_kind, command, secret) => {
+    const summary = summarizeToolCall('Bash', { command }, '/home/dev/proj');
+    const text = JSON.stringify(summary);
+    expect(text).not.toContain(secret);
+    expect(summary.command).toContain('[redacted]');
+  });
+
+  it.each(CASES)(
+    'leaves no %s anywhere in the built claim, but digests the raw input',
+    (_k, command, secret) => {
+      const input = { command };
+      const { claim, input_digest } = buildToolCallClaim({
+        harness: 'claude-code',
+        session: { id: 's1', cwd: '/home/dev/proj' },
+        agent: 'claude',
+        tool_name: 'Bash',
+        tool_input: input,
+      });
+      expect(canonicalize(claim)).not.toContain(secret);
+      expect(input_digest).not.toBe(
+        buildToolCallClaim({
+          harness: 'claude-code',
+          session: { id: 's1' },
+          agent: 'claude',
+          tool_name: 'Bash',
+          tool_input: { command: claim.action!.tool!.summary.command },
+        }).input_digest,
+      );
+    },
+  );
+
+  it('redacts argv word by word, and the word after a secret option', () => {
+    const summary = summarizeToolCall(
+      'shell',
+      {
+        command: [
+          'curl',
+          '-H',
+          `Authorization: Bearer ${GHP}`,
+          '--token',
+          'plain-value',
+          'https://x',
+        ],
+      },
+      undefined,
+    );
+    expect(summary.argv).toEqual([
+      'curl',
+      '-H',
+      'Authorization: Bearer [redacted]',
+      '--token',
+      '[redacted]',
+      'https://x',
+    ]);
+  });
+
+  it('redacts secrets in URLs and paths', () => {
+    const summary = summarizeToolCall(
+      'WebFetch',
+      { url: `https://user:pw1234@example.com/x?token=${GHP}`, prompt: 'read' },
+      undefined,
+    );
+    expect(summary.urls).toEqual(['https://user:[redacted]@example.com/x?token=[redacted]']);
+  });
+
+  it('keeps the shell syntax around a redacted value, so a command cannot hide in one', () => {
+    const summary = summarizeToolCall(
+      'Bash',
+      { command: 'curl -H "Authorization: Bearer $(rm -rf /)" https://x' },
+      undefined,
+    );
+    expect(summary.command).toContain('$(rm -rf /)');
+    expect(summary.incomplete).toBeUndefined();
+  });
+
+  it('marks the summary incomplete when a redaction changes how the line parses', () => {
+    const summary = summarizeToolCall(
+      'Bash',
+      { command: `echo x ${PEM.replace('Q2hh', 'rm -rf / ; Q2hh')}` },
+      undefined,
+    );
+    expect(JSON.stringify(summary)).not.toContain('SecretKeyMaterial');
+    expect(summary.incomplete).toBe(true);
+  });
+});
+
+describe('redaction and the summary in linear time', () => {
+  it.each([
+    ['a long word', 'a'.repeat(1_000_000)],
+    ['dotted runs', 'a.'.repeat(500_000)],
+    ['scheme-like runs', 'a+'.repeat(300_000) + '://x'],
+    ['repeated prefixes', 'glpat-'.repeat(150_000)],
+    ['nested substitutions', '$('.repeat(200_000)],
+    ['many heredocs', '<<a '.repeat(200_000)],
+  ])('summarizes a command of %s within a second', (_name, command) => {
+    const started = performance.now();
+    const summary = summarizeToolCall('Bash', { command }, undefined);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(summary.incomplete).toBe(true);
+  });
+});
