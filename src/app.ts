@@ -13,6 +13,7 @@ import { attestationRoutes } from './api/routes/attestation.js';
 import { authzenRoutes, echoAuthzenRequestId, isAuthzenRequest } from './api/routes/authzen.js';
 import { claimRoutes } from './api/routes/claims.js';
 import { dispositionRoutes } from './api/routes/dispositions.js';
+import { hookRoutes } from './api/routes/hooks.js';
 import { ledgerRoutes } from './api/routes/ledger.js';
 import { logRoutes } from './api/routes/log.js';
 import { policyRoutes } from './api/routes/policies.js';
@@ -49,6 +50,7 @@ function apiRoutes(
     }),
     ...accountRoutes(limits),
     ...claimRoutes(runtime.claims, metrics),
+    ...hookRoutes(runtime.agentHooks),
     ...dispositionRoutes(runtime.dispositions, metrics, config),
     ...verifyRoutes({
       ledger: store.ledger,

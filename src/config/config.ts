@@ -234,6 +234,7 @@ const envSchema = z.object({
   SVC_PUBLIC_READS: boolean.default(true),
   // A default is the parsed value (milliseconds).
   SVC_AGENT_APPROVAL_TTL: approvalSeconds.default(3_600_000),
+  SVC_AGENT_STORE_INPUTS: boolean.default(false),
   SVC_CONTACT_EMAIL: z.email({ error: 'must be an e-mail address' }).max(254).optional(),
   // A default is the parsed value (milliseconds), not an input to parse.
   SVC_HEADERS_TIMEOUT: timeoutSeconds.default(DEFAULT_HTTP_TIMEOUTS.headersMs),
@@ -302,6 +303,11 @@ export interface Config {
    * input run (once, in that session): contract §12.
    */
   agentApprovalTtlMs: number;
+  /**
+   * Whether a tool call's raw input is kept in its claim (and so hashed into the receipt and
+   * stored): off by default, since the raw input is not redacted (contract §12).
+   */
+  agentStoreInputs: boolean;
   /** Whom API users write to: the OpenAPI document's contact e-mail (SVC_CONTACT_EMAIL). */
   contactEmail?: string;
   /**
@@ -376,6 +382,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: e.SVC_TRUST_PROXY,
     publicReads: e.SVC_PUBLIC_READS,
     agentApprovalTtlMs: e.SVC_AGENT_APPROVAL_TTL,
+    agentStoreInputs: e.SVC_AGENT_STORE_INPUTS,
     contactEmail: e.SVC_CONTACT_EMAIL,
     httpTimeouts: {
       headersMs: e.SVC_HEADERS_TIMEOUT,

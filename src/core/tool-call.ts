@@ -28,13 +28,15 @@ export function toolCallOf(claim: ClaimInput): ToolCallFacts | null {
   if (!isText(session.id) || !isText(tool.name) || !isText(tool.input_digest)) return null;
   const harness = isText(session.harness) ? session.harness : tool.harness;
   if (!isText(harness)) return null;
-  // The agent_trace source names the call: its id is the harness's tool-use id.
+  // The agent_trace source names the call: `call/<the harness's tool-use id>`
+  // (core/agent/tool-call-claim.ts).
   const trace = claim.sources.find((s) => s.type === 'agent_trace');
+  const toolUseId = trace?.id.startsWith('call/') ? trace.id.slice('call/'.length) : trace?.id;
   return {
     sessionId: session.id,
     harness,
     toolName: tool.name,
     inputDigest: tool.input_digest,
-    ...(trace ? { toolUseId: trace.id } : {}),
+    ...(toolUseId ? { toolUseId } : {}),
   };
 }

@@ -12,14 +12,17 @@ import type { SecretBox } from '../ports/secret-box.js';
 import type { ServerKey } from '../ports/signer.js';
 import type { Store } from '../ports/store.js';
 import { DELIVERY_JOB } from '../ports/webhook-store.js';
+import { AgentApprovals } from '../services/agent-approvals.js';
+import { AgentHookService } from '../services/agent-hooks.js';
 import { ApiKeyService } from '../services/api-keys.js';
 import { AuthzenService } from '../services/authzen.js';
-import { ClaimService } from '../services/claims.js';
+import { ClaimService, type EvaluateResponse } from '../services/claims.js';
 import { DispositionService } from '../services/dispositions.js';
 import { HealthService } from '../services/health.js';
 import { LedgerReadService } from '../services/ledger-reads.js';
 import { logOriginFor } from '../services/log-origin.js';
 import { Metrics } from '../services/metrics.js';
+import { OutcomeService } from '../services/outcomes.js';
 import { PolicyService } from '../services/policies.js';
 import { SessionService } from '../services/sessions.js';
 import { sealerOf } from '../services/receipt-sealer.js';
@@ -90,6 +93,8 @@ export interface LedgerRuntime {
   readonly policies: PolicyService;
   readonly claims: ClaimService;
   readonly dispositions: DispositionService;
+  /** Agent harnesses' hook events: tool calls decided, outcomes recorded (contract §12). */
+  readonly agentHooks: AgentHookService;
   /** svc as an AuthZEN Policy Decision Point, over the claims (contract §13). */
   readonly authzen: AuthzenService;
   readonly signingKeys: SigningKeyService;
@@ -185,6 +190,33 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
     signingKeys,
     witnesses: (config.witnesses ?? []).map((w) => w.name),
   });
+  const countReceipt = (response: EvaluateResponse) =>
+    metrics.receiptsIssued.inc({
+      verdict: response.receipt.policy.verdict,
+      admissibility: response.receipt.admissibility.status,
+    });
+  const baseUrl = config.baseUrl ?? 'http://localhost:3000';
+  const agentHooks = new AgentHookService({
+    claims,
+    outcomes: new OutcomeService({
+      ledger: store.ledger,
+      sessions: store.sessions,
+      serverKey,
+      clock,
+      logOrigin,
+      sha256Hex,
+      sealer,
+    }),
+    approvals: new AgentApprovals({
+      sessions: store.sessions,
+      clock,
+      ttlMs: config.agentApprovalTtlMs ?? 3_600_000,
+    }),
+    clock,
+    baseUrl,
+    storeInputs: config.agentStoreInputs ?? false,
+    onReceipt: countReceipt,
+  });
   const githubReady = registerGithubDeliveries({
     config,
     jobs,
@@ -216,16 +248,8 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
     policies,
     claims,
     dispositions,
-    authzen: new AuthzenService({
-      claims,
-      sha256Hex,
-      baseUrl: config.baseUrl ?? 'http://localhost:3000',
-      onReceipt: (response) =>
-        metrics.receiptsIssued.inc({
-          verdict: response.receipt.policy.verdict,
-          admissibility: response.receipt.admissibility.status,
-        }),
-    }),
+    agentHooks,
+    authzen: new AuthzenService({ claims, sha256Hex, baseUrl, onReceipt: countReceipt }),
     signingKeys,
     transparencyLog,
     reads: new LedgerReadService({ ledger: store.ledger, queries: store.queries, clock }),

@@ -16,6 +16,8 @@ export type RuntimeConfig = Pick<
       | 'allowPrivateWebhookUrls'
       | 'webhookRetryDelays'
       | 'witnesses'
+      | 'agentApprovalTtlMs'
+      | 'agentStoreInputs'
       | 'checkpointIntervalMs'
     >
   >;

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { EXIT_HEADER, HARNESS_NAMES, parseEvent } from '@svc/hook';
+import { SvcError } from '../../core/errors.js';
+import type { AgentHookService } from '../../services/agent-hooks.js';
+import { apiKeySubmitter } from '../../services/claims.js';
+import { defineRoute, type RouteDef } from '../route-table.js';
+
+const hookParams = z.strictObject({
+  harness: z.enum(HARNESS_NAMES, {
+    error: `must be one of ${HARNESS_NAMES.join(', ')}`,
+  }),
+});
+
+const hookQuery = z.strictObject({
+  event: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .meta({
+      description: "The harness's event name, for a body that does not carry it (Copilot).",
+    }),
+  policy: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .meta({
+      description: 'The policy to decide under (default: agent); a locked key keeps its own.',
+    }),
+  ask: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default('true')
+    .transform((v) => v === 'true')
+    .meta({ description: 'false for a run nobody watches: an escalation is then a deny.' }),
+});
+
+const hookAnswerSchema = z
+  .record(z.string(), z.unknown())
+  .meta({ id: 'HookAnswer', description: "The harness's own hook output (docs/AGENTS.md)." });
+
+export function hookRoutes(hooks: AgentHookService): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/hooks/:harness',
+      operationId: 'agentHook',
+      tag: 'Claims',
+      summary: "An agent harness's hook event, answered in the harness's format (contract §12)",
+      description: `For claude-code, codex, cursor, gemini-cli and copilot. A pre-tool event becomes a tool-call claim, decided under the key's locked policy, else ?policy=, else the built-in agent policy, with a receipt; the body is the harness's allow, deny or ask, naming the receipt, and ${EXIT_HEADER} the exit status its command hook must use (svc-hook uses it). A post-tool event records the call's outcome; session start and end are acknowledged. An event the harness's schema does not allow is 400 and records nothing.`,
+      access: 'key',
+      params: hookParams,
+      query: hookQuery,
+      body: z.unknown(),
+      response: { status: 200, description: "The harness's answer.", schema: hookAnswerSchema },
+      errors: [409],
+      headers: {
+        200: z.object({
+          [EXIT_HEADER]: z.string().meta({ description: "The command hook's exit status." }),
+        }),
+      },
+      async handle({ params, query, body, res }) {
+        const parsed = parseEvent(params.harness, body, query.event ? { event: query.event } : {});
+        if (!parsed.ok)
+          throw new SvcError('validation_failed', `${params.harness} event: ${parsed.error}`);
+        const answer = await hooks.handle(
+          {
+            harness: params.harness,
+            event: parsed.event,
+            canAsk: query.ask,
+            ...(query.policy !== undefined && { policy: query.policy }),
+          },
+          apiKeySubmitter(res.locals.apiKey!),
+        );
+        res.setHeader(EXIT_HEADER, String(answer.exit_code));
+        return answer.body;
+      },
+    }),
+  ];
+}

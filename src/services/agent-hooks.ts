@@ -1,0 +1,113 @@
+import { hashCanonical } from '@svc/verify';
+import { acknowledge, answer, type HarnessName, type HookAnswer, type HookEvent } from '@svc/hook';
+import { buildToolCallClaim, toolInputDigest } from '../core/agent/tool-call-claim.js';
+import type { ClaimInput } from '../core/claim-schema.js';
+import { isSvcError } from '../core/errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { AgentApprovals } from './agent-approvals.js';
+import type { ClaimService, EvaluateResponse, SubmitterContext } from './claims.js';
+import type { OutcomeService } from './outcomes.js';
+
+/** The policy a tool call is decided under when neither the key's lock nor the request names one. */
+export const HOOK_DEFAULT_POLICY = 'agent';
+
+export interface HookRequest {
+  harness: HarnessName;
+  event: HookEvent;
+  /** `?policy=`: a policy for this call; the key's lock still wins (as for every claim). */
+  policy?: string;
+  /** Whether the harness can ask its operator now (`?ask=false` for a headless run). */
+  canAsk: boolean;
+}
+
+/**
+ * An agent harness's hook event, handled (contract §12): a pre-tool event becomes a tool-call
+ * claim decided like any other (an approval of this exact call, if one is open, cited in it),
+ * answered in the harness's own format; a post-tool event becomes the call's outcome receipt;
+ * session start and end are acknowledged (a session is the list of its records).
+ */
+export class AgentHookService {
+  constructor(
+    private readonly deps: {
+      claims: ClaimService;
+      outcomes: OutcomeService;
+      approvals: AgentApprovals;
+      clock: Clock;
+      baseUrl: string;
+      /** SVC_AGENT_STORE_INPUTS: keep the raw input in the claim. */
+      storeInputs: boolean;
+      /** Told of every receipt issued (not of replays): the metrics. */
+      onReceipt?: (response: EvaluateResponse) => void;
+    },
+  ) {}
+
+  async handle(request: HookRequest, context: SubmitterContext): Promise<HookAnswer> {
+    const { event, harness } = request;
+    if (event.kind === 'pre_tool' && event.tool) return this.decide(request, context);
+    if (event.kind === 'post_tool' && event.tool) {
+      const { response, replayed } = await this.deps.outcomes.recordOutcome(
+        {
+          session_id: event.session.id,
+          tool_name: event.tool.name,
+          input_digest: toolInputDigest(event.tool.input),
+          harness,
+          status: event.outcome?.status ?? 'succeeded',
+          ...(event.outcome?.exit_code !== undefined && { exit_code: event.outcome.exit_code }),
+          ...(event.outcome?.output !== undefined && {
+            output_digest: hashCanonical(event.outcome.output),
+          }),
+        },
+        context,
+      );
+      if (!replayed) this.deps.onReceipt?.(response);
+    }
+    return acknowledge(harness);
+  }
+
+  private async decide(request: HookRequest, context: SubmitterContext): Promise<HookAnswer> {
+    const { event, harness } = request;
+    const tool = event.tool!;
+    const { claim } = buildToolCallClaim({
+      harness,
+      session: event.session,
+      agent: event.agent,
+      ...(event.model !== undefined && { agent_model: event.model }),
+      tool_name: tool.name,
+      tool_input: tool.input,
+      ...(tool.use_id !== undefined && { tool_use_id: tool.use_id }),
+      captured_at: new Date(this.deps.clock.now()).toISOString(),
+      storeInput: this.deps.storeInputs,
+    });
+    const named: ClaimInput = { ...claim, policy: request.policy ?? HOOK_DEFAULT_POLICY };
+    const response = await this.evaluate(named, context);
+    const { receipt } = response;
+    const id = encodeURIComponent(receipt.receipt_id);
+    return answer(harness, {
+      verdict: receipt.policy.verdict,
+      reasons: receipt.policy.checks.map((c) => c.reason),
+      receipt_id: receipt.receipt_id,
+      receipt_url: `${this.deps.baseUrl.replace(/\/+$/, '')}/explorer/receipts/${id}`,
+      can_ask: request.canAsk,
+      hook_event: event.hook_event,
+    });
+  }
+
+  /**
+   * Evaluates the claim, citing an open approval of this exact call when there is one. An
+   * approval used or expired between the lookup and the append is refused by the store
+   * (approval_refused); the call is then decided again without it.
+   */
+  private async evaluate(claim: ClaimInput, context: SubmitterContext): Promise<EvaluateResponse> {
+    const cited = await this.deps.approvals.withApproval(claim, context.scope);
+    try {
+      const { response, replayed } = await this.deps.claims.evaluate(cited, context);
+      if (!replayed) this.deps.onReceipt?.(response);
+      return response;
+    } catch (error) {
+      if (cited === claim || !isSvcError(error) || error.code !== 'approval_refused') throw error;
+      const { response, replayed } = await this.deps.claims.evaluate(claim, context);
+      if (!replayed) this.deps.onReceipt?.(response);
+      return response;
+    }
+  }
+}
