@@ -11,6 +11,8 @@ const PROTECTED_REF = `{,*:}{,refs/heads/}${PROTECTED}`;
 /** The options that make a push a force push. */
 const FORCE = '{-f,--for*,--mirror}';
 const RECURSIVE = '{-r,-R,--recursive}';
+/** The repository's own history. */
+const GIT_DIR = '{.git,.git/,./.git,./.git/,*/.git,*/.git/}';
 const OPEN_MODE = '{777,0777,a+rwx,a=rwx,ugo+rwx,ugo=rwx}';
 
 /** Hosts a call may reach without asking: source hosting, package registries, this machine. */
@@ -93,7 +95,7 @@ const rule = (
 export const AGENT_POLICY_RULES: readonly ConditionalRule[] = [
   rule(
     'recursive-delete-outside-project',
-    'A recursive delete outside the project directory, of the project directory itself, of / or of ~ destroys what version control cannot bring back.',
+    'A recursive delete outside the project directory, of the project directory itself, of its .git, of / or of ~ destroys what version control cannot bring back.',
     'block',
     {
       command: [
@@ -101,7 +103,10 @@ export const AGENT_POLICY_RULES: readonly ConditionalRule[] = [
         `rm ** <outside> ** ${RECURSIVE}`,
         `rm ** ${RECURSIVE} ** <project>`,
         `rm ** <project> ** ${RECURSIVE}`,
+        `rm ** ${RECURSIVE} ** ${GIT_DIR}`,
+        `rm ** ${GIT_DIR} ** ${RECURSIVE}`,
         'find ** <outside> ** -delete',
+        'find ** <outside> ** {-exec,-execdir,-ok,-okdir} {rm,unlink,shred}',
       ],
     },
   ),
@@ -116,6 +121,12 @@ export const AGENT_POLICY_RULES: readonly ConditionalRule[] = [
         `git ** push ** +${PROTECTED_REF}`,
       ],
     },
+  ),
+  rule(
+    'force-push-from-protected',
+    'A force push while main, master or a release branch is checked out may rewrite that branch (git push -f origin HEAD).',
+    'block',
+    { branch: ['main', 'master', 'release*'], command: [`git ** push ** {-f,--for*,--mirror,+*}`] },
   ),
   rule(
     'delete-protected-branch',

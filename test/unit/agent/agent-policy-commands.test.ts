@@ -95,6 +95,11 @@ const TABLE: [string, Verdict, string?][] = [
   ['cat <<EOF\n$(rm -rf /)\nEOF', B, 'rule:recursive-delete-outside-project'],
   ["cat <<'EOF'\nrm -rf /\nEOF", A],
   ['rm -rf ~/Документы', B, 'rule:recursive-delete-outside-project'],
+  ['rm -rf .git', B, 'rule:recursive-delete-outside-project'],
+  ['rm -rf ./.git/', B, 'rule:recursive-delete-outside-project'],
+  ['rm -rf .github/workflows/old', A],
+  ['find ~ -type f -exec rm {} +', B, 'rule:recursive-delete-outside-project'],
+  ['find . -name "*.orig" -exec rm {} +', A],
   // Force pushes.
   ['git push --force origin main', B, 'rule:force-push-protected'],
   ['git push -f origin main', B, 'rule:force-push-protected'],
@@ -181,6 +186,15 @@ describe('the agent policy decides command lines', () => {
     const started = performance.now();
     verdictOf(command);
     expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('blocks a force push of HEAD while a protected branch is checked out', () => {
+    expect(verdictOf('git push -f origin HEAD', { branch: 'main' })).toEqual({
+      verdict: B,
+      failed: ['rule:force-push-from-protected', 'rule:force-push'],
+    });
+    expect(verdictOf('git push -f origin HEAD', { branch: 'feature/x' }).verdict).toBe(E);
+    expect(verdictOf('git push origin HEAD', { branch: 'main' }).verdict).toBe(A);
   });
 
   it('blocks git reset --hard on a protected branch the claim names, asks on another', () => {

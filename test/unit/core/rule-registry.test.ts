@@ -30,7 +30,7 @@ const BUILTIN_CONFIG_HASHES = {
   default: 'sha256:54b4cf32f64e773cb17808ea27993bfc8907a5e2b3710db4dea7d36510a47f85',
   strict: 'sha256:c71ef04cfff4f6eb93f68090715a525d41119b445562532d18fe40335e47b806',
   permissive: 'sha256:2d0709c7f1687e25b88ca2d5bd9e111079a6f29821279f0fabe8d61367727f2b',
-  agent: 'sha256:fe67e8a581556bad0b1d7049160677ff03b119520ff20aadb7aa2af00c51ce5a',
+  agent: 'sha256:d1f0bafbaa2410c17c4cceabb162264300faa0c82ea387b92571ccaf5e6e8e6d',
 };
 
 const STRICTER_TEXT = { higher: 'higher', lower: 'lower', on: 'on (true)' } as const;
