@@ -1,0 +1,228 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import canonicalize from 'canonicalize';
+import request from 'supertest';
+import { buildTestApp, type TestApp } from '../../support/harness.js';
+import {
+  expectError,
+  ledgerState,
+  signupAccount,
+  signupReviewer,
+  type Json,
+} from '../../support/api.js';
+import { nobleVerifies, serverPublicKey } from '../../support/receipts.js';
+import { EMPTY_OUTPUT, PRE_TOOL_OUTPUT } from '../../unit/hook/output-schemas.js';
+
+// POST /v1/hooks/<harness> (contract §12): each harness's recorded events through the endpoint,
+// answered in the harness's documented output shape, every decision a receipt that verifies.
+
+const fixture = (path: string): Json =>
+  JSON.parse(
+    readFileSync(new URL(`../../fixtures/hooks/${path}`, import.meta.url), 'utf8'),
+  ) as Json;
+const digestOf = (value: unknown) =>
+  `sha256:${createHash('sha256').update(canonicalize(value)!, 'utf8').digest('hex')}`;
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+async function world() {
+  t = buildTestApp({ config: { baseUrl: 'https://svc.example' } });
+  const agent = await signupAccount(t);
+  return { t, key: agent.apiKey };
+}
+
+const hook = (app: TestApp, key: string, harness: string, body: unknown, query = '') =>
+  request(app.app)
+    .post(`/v1/hooks/${harness}${query}`)
+    .set('X-API-Key', key)
+    .send(body as object);
+
+async function receiptOf(app: TestApp, id: string): Promise<Json> {
+  const res = await request(app.app).get(`/v1/receipts/${id}`);
+  expect(res.status).toBe(200);
+  return res.body as Json;
+}
+
+const PRE_TOOL: [string, string, (body: Json) => unknown][] = [
+  ['claude-code', 'claude-code/pre-tool-use.bash.json', (b) => b.tool_input],
+  ['codex', 'codex/pre-tool-use.bash.json', (b) => b.tool_input],
+  ['gemini-cli', 'gemini-cli/before-tool.json', (b) => b.tool_input],
+  ['cursor', 'cursor/before-shell-execution.json', () => undefined],
+  ['copilot', 'copilot/pre-tool-use.json', (b) => JSON.parse(b.toolArgs as string)],
+];
+
+describe('a pre-tool event of each harness', () => {
+  it.each(PRE_TOOL)(
+    '%s: answered in its own shape, with a receipt that verifies',
+    async (harness, file, inputOf) => {
+      const { t, key } = await world();
+      const body = fixture(file);
+      const res = await hook(t, key, harness, body);
+      expect(res.status).toBe(200);
+      expect(
+        PRE_TOOL_OUTPUT[harness as keyof typeof PRE_TOOL_OUTPUT].safeParse(res.body).success,
+      ).toBe(true);
+      const exit = Number(res.headers['x-svc-hook-exit']);
+      expect([0, 2]).toContain(exit);
+      const { entries } = await ledgerState(t);
+      expect(entries).toHaveLength(1);
+      const stored = entries[0]!;
+      expect(stored.claim.action).toMatchObject({ action_type: 'agent_execution' });
+      const tool = (stored.claim.action as { tool: { input_digest: string; harness: string } })
+        .tool;
+      expect(tool.harness).toBe(harness);
+      const input = inputOf(body);
+      if (input !== undefined) expect(tool.input_digest).toBe(digestOf(input));
+      const receipt = (await receiptOf(t, stored.receipt.receipt_id)).receipt as Json;
+      expect(await nobleVerifies(receipt, await serverPublicKey(t))).toBe(true);
+      expect(JSON.stringify(res.body)).toContain(stored.receipt.receipt_id);
+    },
+  );
+
+  it('denies a force push to main under the agent policy, with the reason and the receipt', async () => {
+    const { t, key } = await world();
+    const res = await hook(t, key, 'codex', fixture('codex/pre-tool-use.bash.json'));
+    expect(res.status).toBe(200);
+    expect(res.body.hookSpecificOutput).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringContaining('force'),
+    });
+    const [entry] = (await ledgerState(t)).entries;
+    expect(entry!.receipt.policy.verdict).toBe('BLOCKED');
+    expect(entry!.receipt.policy.name).toBe('agent');
+  });
+
+  it('asks Claude Code before publishing a package, and denies where the harness cannot ask', async () => {
+    const { t, key } = await world();
+    const publish = {
+      ...fixture('claude-code/pre-tool-use.bash.json'),
+      tool_input: { command: 'npm publish' },
+      tool_use_id: 'toolu_publish',
+    };
+    const ask = await hook(t, key, 'claude-code', publish);
+    expect(ask.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
+    const headless = await hook(
+      t,
+      key,
+      'claude-code',
+      { ...publish, tool_use_id: 'toolu_2' },
+      '?ask=false',
+    );
+    expect(headless.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+    const verdicts = (await ledgerState(t)).entries.map((e) => e.receipt.policy.verdict);
+    expect(verdicts).toEqual(['ESCALATED', 'ESCALATED']);
+  });
+
+  it('refuses an event its harness does not send, and an unknown harness, recording nothing', async () => {
+    const { t, key } = await world();
+    const before = await ledgerState(t);
+    expectError(await hook(t, key, 'claude-code', { tool_name: 'Bash' }), 400, 'validation_failed');
+    expectError(
+      await hook(t, key, 'vim', fixture('claude-code/pre-tool-use.bash.json')),
+      400,
+      'validation_failed',
+    );
+    expectError(
+      await request(t.app)
+        .post('/v1/hooks/claude-code')
+        .send(fixture('claude-code/pre-tool-use.bash.json')),
+      401,
+      'unauthorized',
+    );
+    expect(await ledgerState(t)).toEqual(before);
+  });
+});
+
+describe('post-tool and session events', () => {
+  it('records an outcome linked to its allowed decision, and the session is covered', async () => {
+    const { t, key } = await world();
+    const pre = {
+      ...fixture('claude-code/post-tool-use.write.json'),
+      hook_event_name: 'PreToolUse',
+    };
+    delete pre.tool_response;
+    pre.cwd = '/path/to';
+    const decided = await hook(t, key, 'claude-code', pre);
+    expect(decided.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow' });
+    const post = fixture('claude-code/post-tool-use.write.json');
+    post.cwd = '/path/to';
+    const done = await hook(t, key, 'claude-code', post);
+    expect(done.status).toBe(200);
+    expect(EMPTY_OUTPUT.safeParse(done.body).success).toBe(true);
+    const ended = await hook(t, key, 'claude-code', fixture('claude-code/session-end.json'));
+    expect(ended.status).toBe(200);
+    const { entries } = await ledgerState(t);
+    expect(entries).toHaveLength(2);
+    expect(entries[1]!.receipt).toMatchObject({
+      outcome: { parent_receipt_id: entries[0]!.receipt.receipt_id, status: 'succeeded' },
+    });
+    const session = await request(t.app).get('/v1/sessions/abc123');
+    expect(session.status).toBe(200);
+    expect(session.body.session).toMatchObject({
+      covered: true,
+      outcomes: 1,
+      ran_without_allow: 0,
+    });
+    const page = await request(t.app).get('/explorer/sessions/abc123');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Session abc123');
+    expect(page.text).toContain(entries[0]!.receipt.receipt_id);
+  });
+
+  it('records an outcome of a call that was never allowed as ran_without_allow, loud on the session page', async () => {
+    const { t, key } = await world();
+    const post = { ...fixture('claude-code/post-tool-use.write.json'), session_id: 'sneaky' };
+    await hook(t, key, 'claude-code', post);
+    const [entry] = (await ledgerState(t)).entries;
+    expect(entry!.receipt.policy).toMatchObject({ verdict: 'BLOCKED' });
+    expect(entry!.receipt.policy.checks.map((c: { rule: string }) => c.rule)).toContain(
+      'ran_without_allow',
+    );
+    const page = await request(t.app).get('/explorer/sessions/sneaky');
+    expect(page.text).toContain('RAN WITHOUT ALLOW');
+    expect(page.text).toContain('ran without an ALLOWED decision');
+  });
+});
+
+describe('an approval bound to the exact call (contract §12)', () => {
+  it('lets the approved input run once in that session, and nothing else', async () => {
+    const { t, key } = await world();
+    const reviewer = await signupReviewer(t);
+    const publish = (id: string, command = 'npm publish', session = 'abc123') => ({
+      ...fixture('claude-code/pre-tool-use.bash.json'),
+      session_id: session,
+      tool_input: { command },
+      tool_use_id: id,
+    });
+    await hook(t, key, 'claude-code', publish('toolu_a'));
+    const [escalated] = (await ledgerState(t)).entries;
+    expect(escalated!.receipt.policy.verdict).toBe('ESCALATED');
+    const approved = await request(t.app)
+      .post(`/v1/receipts/${escalated!.receipt.receipt_id}/disposition`)
+      .set('X-API-Key', reviewer.apiKey)
+      .send({
+        decision: 'approve',
+        reason: 'release 1.2.0',
+        reviewer: { id: 'sam' },
+      });
+    expect(approved.status).toBe(201);
+    const again = await hook(t, key, 'claude-code', publish('toolu_b'));
+    expect(again.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow' });
+    const changed = await hook(t, key, 'claude-code', publish('toolu_c', 'npm publish --tag next'));
+    expect(changed.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
+    const otherSession = await hook(
+      t,
+      key,
+      'claude-code',
+      publish('toolu_d', 'npm publish', 'other'),
+    );
+    expect(otherSession.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
+    const secondUse = await hook(t, key, 'claude-code', publish('toolu_e'));
+    expect(secondUse.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
+  });
+});
