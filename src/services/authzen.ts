@@ -1,9 +1,5 @@
 import type { Sha256Hex } from '@svc/verify';
-import {
-  authzenActionClaim,
-  AuthzenMappingError,
-  isDryRun,
-} from '../core/authzen/claim-mapping.js';
+import { authzenClaim, AuthzenMappingError, isDryRun } from '../core/authzen/claim-mapping.js';
 import { authzenDecision, type AuthzenDecision } from '../core/authzen/decision.js';
 import {
   AuthzenRequestError,
@@ -38,7 +34,7 @@ export class AuthzenService {
   /** The claim of one evaluation; a request svc cannot map is 400 validation_failed. */
   claimOf(evaluation: AuthzenEvaluation): ClaimInput {
     try {
-      return authzenActionClaim(evaluation, { sha256Hex: this.deps.sha256Hex });
+      return authzenClaim(evaluation, { sha256Hex: this.deps.sha256Hex });
     } catch (error) {
       if (error instanceof AuthzenMappingError) {
         throw new SvcError('validation_failed', error.message, { cause: error });

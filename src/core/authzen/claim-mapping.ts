@@ -4,6 +4,8 @@ import { ACTION_TYPES } from '../claim-types.js';
 import { claimInputSchema, formatIssues, type ClaimInput, type Source } from '../claim-schema.js';
 import { MAX_ID_CHARS, MAX_STRING_CHARS } from '../limits.js';
 import type { AuthzenEvaluation } from './request-schema.js';
+import { buildToolCallClaim } from '../agent/tool-call-claim.js';
+import { SvcError } from '../errors.js';
 
 /** Why one evaluation cannot become a claim: a 400 for a single request, its own error in a batch. */
 export class AuthzenMappingError extends Error {
@@ -84,9 +86,62 @@ function actor(subject: AuthzenEvaluation['subject']): Partial<NonNullable<Claim
   return { agent: `${subject.type}:${subject.id}`, ...modelPart };
 }
 
+/** The policy a tool call is decided under when the request names none (as the hooks do). */
+export const AUTHZEN_TOOL_POLICY = 'agent';
+
+/**
+ * The ClaimInput of one AuthZEN evaluation (contract §13): an action named by one of the seven
+ * action types is a claim of that type; any other name is a tool, and makes a tool-call claim
+ * (§12) with `harness: "authzen"`.
+ */
+export function authzenClaim(
+  evaluation: AuthzenEvaluation,
+  options: { sha256Hex: Sha256Hex },
+): ClaimInput {
+  return isActionType(evaluation.action.name)
+    ? authzenActionClaim(evaluation, options)
+    : authzenToolClaim(evaluation, options);
+}
+
+/**
+ * A tool call asked about through AuthZEN: the tool's input is `action.properties` (its
+ * digest and redacted summary are what is stored), the session is `context.session` (else one
+ * per subject, `<type>:<id>`), and the call is named by the request's claim_id, so a retried
+ * request is the same call.
+ */
+function authzenToolClaim(evaluation: AuthzenEvaluation, options: { sha256Hex: Sha256Hex }) {
+  const { subject, action, resource } = evaluation;
+  const context = parsed(contextSchema, evaluation.context, 'context');
+  const properties = parsed(resourcePropertiesSchema, resource.properties, 'resource.properties');
+  const who = actor(subject);
+  const session =
+    context.session === undefined
+      ? { id: `${subject.type}:${subject.id}` }
+      : typeof context.session === 'string'
+        ? { id: context.session }
+        : { id: context.session.id, ...(context.session.cwd && { cwd: context.session.cwd }) };
+  try {
+    const { claim } = buildToolCallClaim({
+      harness: 'authzen',
+      session,
+      agent: who.agent ?? who.human_operator ?? subject.id,
+      ...(who.agent_model !== undefined && { agent_model: who.agent_model }),
+      ...(who.human_operator !== undefined && { human_operator: who.human_operator }),
+      tool_name: action.name,
+      tool_input: action.properties ?? {},
+      tool_use_id: authzenClaimId(evaluation, options.sha256Hex),
+      ...(properties.repository !== undefined && { repository: properties.repository }),
+    });
+    return validClaim({ ...claim, policy: context.policy ?? AUTHZEN_TOOL_POLICY });
+  } catch (error) {
+    if (error instanceof SvcError) throw new AuthzenMappingError(error.message);
+    throw error;
+  }
+}
+
 /**
  * The ClaimInput of one AuthZEN evaluation whose action names one of the seven action types
- * (contract §13). A tool name instead makes a tool-call claim (§12), which `toolClaim` builds.
+ * (contract §13).
  * Without `context.sources` the claim's one source is the request itself, as the PEP
  * reported it (docs/AUTHZEN.md).
  */

@@ -141,7 +141,7 @@ describe('a pre-tool event of each harness', () => {
 describe('post-tool and session events', () => {
   it('records an outcome linked to its allowed decision, and the session is covered', async () => {
     const { t, key } = await world();
-    const pre = {
+    const pre: Json = {
       ...fixture('claude-code/post-tool-use.write.json'),
       hook_event_name: 'PreToolUse',
     };
