@@ -6,6 +6,7 @@ import { externalLink, html, type Html } from '../html.js';
 import type { PageView } from '../layout.js';
 import { escalationCausesOf } from '../../core/policy-reason.js';
 import { decisionSummary, dispositionSection } from './disposition.js';
+import { toolCallSection } from './tool-call.js';
 import { verifySection } from './verify-section.js';
 
 function submitterView(receipt: Receipt): Html {
@@ -153,6 +154,7 @@ export function renderReceipt(data: ReceiptData): PageView {
           }
         </dl>
       </section>
+      ${toolCallSection(claim)}
       <section aria-labelledby="rules-heading">
         <h2 id="rules-heading">Rules</h2>
         <table class="rules stack">

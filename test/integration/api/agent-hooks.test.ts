@@ -116,6 +116,13 @@ describe('a pre-tool event of each harness', () => {
     expect(headless.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
     const verdicts = (await ledgerState(t)).entries.map((e) => e.receipt.policy.verdict);
     expect(verdicts).toEqual(['ESCALATED', 'ESCALATED']);
+    // The reviewer's page shows what would run: the command, the digest, the session.
+    const [first] = (await ledgerState(t)).entries;
+    const page = await request(t.app).get(`/explorer/receipts/${first!.receipt.receipt_id}`);
+    expect(page.text).toContain('Tool call');
+    expect(page.text).toContain('npm publish');
+    expect(page.text).toContain(digestOf({ command: 'npm publish' }));
+    expect(page.text).toContain('href="/explorer/sessions/abc123"');
   });
 
   it('refuses an event its harness does not send, and an unknown harness, recording nothing', async () => {

@@ -430,4 +430,60 @@ describe('the ledger explorer with private reads', () => {
       await t.close();
     }
   });
+  it('draws an agent session in the browser with the reader’s key, and another account sees none', async () => {
+    const t = buildTestApp({
+      config: { publicReads: false },
+      explorerScript: buildExplorerScript(),
+    });
+    const listening = await listen();
+    listening.server.on('request', t.app);
+    const alice = await newKey(t);
+    const bob = await newKey(t);
+    const event = (name: string, extra: Record<string, unknown>) => ({
+      session_id: 'sess-browser',
+      transcript_path: '/tmp/transcript.jsonl',
+      cwd: '/work/web',
+      permission_mode: 'default',
+      hook_event_name: name,
+      tool_name: 'Bash',
+      tool_input: { command: 'npm test' },
+      tool_use_id: 'toolu_browser',
+      ...extra,
+    });
+    for (const body of [
+      event('PreToolUse', {}),
+      event('PostToolUse', { tool_response: { exit_code: 0 } }),
+    ]) {
+      const res = await request(t.app)
+        .post('/v1/hooks/claude-code')
+        .set('X-API-Key', alice)
+        .send(body);
+      expect(res.status).toBe(200);
+    }
+    let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+    try {
+      browser = await launchBrowser();
+      const page = await browser.context.newPage();
+      await page.goto(`${listening.url}/explorer/sessions/sess-browser`);
+      await page.locator('#api-key').fill(alice);
+      await page.getByRole('button', { name: 'Show the ledger' }).click();
+      await page.locator('h1', { hasText: 'Session sess-browser' }).waitFor();
+      const table = await page.locator('table.session-records').innerText();
+      expect(table).toContain('npm test');
+      expect(table).toContain('Decision');
+      expect(table).toContain('Outcome');
+      expect(await seriousViolations(page)).toEqual([]);
+      await screenshot(page, 'private-session');
+      await page.evaluate('sessionStorage.clear()');
+      await page.reload();
+      await page.locator('#api-key').fill(bob);
+      await page.getByRole('button', { name: 'Show the ledger' }).click();
+      await page.locator('#key-status', { hasText: 'No session' }).waitFor();
+      expect(await page.content()).not.toContain('npm test');
+    } finally {
+      await browser?.close();
+      await listening.close();
+      await t.close();
+    }
+  });
 });
