@@ -13,6 +13,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type autocannon from 'autocannon';
 import { enterpriseKey } from './api-key.js';
+import {
+  authzenBatch,
+  authzenEvaluation,
+  authzenRequests,
+  HOOK_SESSIONS,
+  hookEvent,
+  hookRequests,
+} from './agent-requests.js';
 import { benchClaim, claimBodyTemplates, fillClaimId } from './claims.js';
 import { formatSummary, summarizeProfile } from './cpuprofile-top.js';
 import { ed25519NativeCost } from './crypto-floor.js';
@@ -414,6 +422,66 @@ function evaluateScenario(
   };
 }
 
+/**
+ * The agent gate's doors (contract §12, §13): a coding agent's hook at one connection per
+ * session, an AuthZEN evaluation and a batch of 20 at the evaluate scenario's connections.
+ */
+function agentScenarios(
+  service: Spawned,
+  apiKey: string,
+  want: { hook: boolean; authzen: boolean; authzenBatch: boolean },
+): ScenarioDef[] {
+  const post = (path: string, body: string, auth: Record<string, string>) => () =>
+    fetch(`${service.url}${path}`, { method: 'POST', headers: { ...JSON_HEADERS, ...auth }, body });
+  const bearer = { authorization: `Bearer ${apiKey}` };
+  const defs: ScenarioDef[] = [];
+  if (want.hook)
+    defs.push({
+      id: 'hook@empty',
+      kind: 'hook',
+      method: 'POST',
+      path: '/v1/hooks/claude-code',
+      connections: HOOK_SESSIONS,
+      target: service,
+      requests: hookRequests(apiKey),
+      probe: post('/v1/hooks/claude-code', hookEvent(99, 0), { 'x-api-key': apiKey }),
+      accept: (body) =>
+        (body as { hookSpecificOutput?: unknown }).hookSpecificOutput ? null : 'no hook answer',
+      ledger: true,
+    });
+  if (want.authzen)
+    defs.push({
+      id: 'authzen@empty',
+      kind: 'authzen',
+      method: 'POST',
+      path: '/access/v1/evaluation',
+      connections: WRITE_CONNECTIONS,
+      target: service,
+      requests: authzenRequests(apiKey, null),
+      probe: post('/access/v1/evaluation', JSON.stringify(authzenEvaluation(-1)), bearer),
+      accept: (body) =>
+        typeof (body as { decision?: unknown }).decision === 'boolean' ? null : 'no decision',
+      ledger: true,
+    });
+  if (want.authzenBatch)
+    defs.push({
+      id: 'authzen-batch20@empty',
+      kind: 'authzen-batch',
+      method: 'POST',
+      path: '/access/v1/evaluations',
+      connections: WRITE_CONNECTIONS,
+      target: service,
+      requests: authzenRequests(apiKey, 20),
+      probe: post('/access/v1/evaluations', JSON.stringify(authzenBatch(-1, 20)), bearer),
+      accept: (body) =>
+        (body as { evaluations?: unknown[] }).evaluations?.length === 20
+          ? null
+          : 'not 20 decisions',
+      ledger: true,
+    });
+  return defs;
+}
+
 // Filters that each select a few percent of the seeded population (see claims.ts), and
 // texts that occur in the seeded claims, alone and combined with filters.
 const SEARCH_QUERIES: Record<'search-filters' | 'search-text', string[]> = {
@@ -542,8 +610,11 @@ async function emptyLedgerScenarios(dataDir: string, options: Options) {
     evaluate: wanted(options, 'evaluate@empty', 'evaluate'),
     simulate: wanted(options, 'simulate', 'simulate'),
     verify: wanted(options, 'verify', 'verify'),
+    hook: wanted(options, 'hook@empty', 'hook'),
+    authzen: wanted(options, 'authzen@empty', 'authzen'),
+    authzenBatch: wanted(options, 'authzen-batch20@empty', 'authzen-batch'),
   };
-  if (!want.health && !want.evaluate && !want.simulate && !want.verify) return results;
+  if (!Object.values(want).some(Boolean)) return results;
   const service = await startService(dataDir, options, 'empty');
   try {
     const apiKey = await enterpriseKey(service, dataDir);
@@ -592,6 +663,9 @@ async function emptyLedgerScenarios(dataDir: string, options: Options) {
     }
     if (want.verify)
       results.push(await runScenario(await verifyScenario(service, apiKey), options));
+    for (const def of agentScenarios(service, apiKey, want)) {
+      results.push(await runScenario(def, options));
+    }
     return results;
   } finally {
     await service.stop();
