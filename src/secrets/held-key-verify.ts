@@ -19,7 +19,9 @@ import type { Ed25519Verify } from '@svc/verify';
  * Anything else — another key, another message, a non-canonical S (S + L), or a valid
  * signature that another signer made with a random nonce — is not equal, and goes to the full
  * strict verification: the fast path only ever answers "valid", never "invalid". The
- * signature made here is compared and dropped, never returned or logged. A presented
+ * signature made here is compared and dropped, never returned or logged, and compared in
+ * constant time: a comparison that stopped at the first differing byte would let a client
+ * time its way to the server's signature of any message it chose, byte by byte. A presented
  * signature that does not match costs one signature more than before (about 45 µs).
  */
 export function heldKeyVerify(
