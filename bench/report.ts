@@ -89,6 +89,7 @@ export interface BenchResults {
     /**
      * CPU µs of one node:crypto Ed25519 signature and verification, measured at the start
      * (absent from results before 2026-11-28): the CPU's share of the ratios to Express.
+     * Measured on the service's node binary (settings.service_node), whose OpenSSL it uses.
      */
     ed25519_native?: { sign_us: number; verify_us: number };
     /** 1, 5 and 15 minute load averages: other work on the machine skews every number. */
@@ -108,6 +109,11 @@ export interface BenchResults {
     node_args?: string[];
     /** Ledger sizes of the proof scenarios; absent in results from before them. */
     tlog_sizes?: number[];
+    /**
+     * The node binary the service and the baselines ran on (--node): its version, and its
+     * path when not the harness's (`machine.node`). Absent in results from before the option.
+     */
+    service_node?: { version: string; path: string | null };
   };
   seeding: SeedResult[];
   /** Per seeded ledger size: restart, disk and memory; absent in results from before them. */
@@ -287,7 +293,11 @@ export function renderMarkdown(results: BenchResults): string {
   const lines: string[] = [];
   lines.push(
     `Run of ${results.date.slice(0, 10)} (${results.date}), ${results.mode} mode: ` +
-      `${m.cores} cores (${m.cpu_model}), Node ${m.node}, ${m.platform}/${m.arch}, ` +
+      `${m.cores} cores (${m.cpu_model}), Node ${m.node}` +
+      (results.settings.service_node?.path
+        ? ` (service and baselines on Node ${results.settings.service_node.version})`
+        : '') +
+      `, ${m.platform}/${m.arch}, ` +
       `${fmtInt(m.memory_mb)} MB RAM` +
       (m.ed25519_native
         ? ` (node:crypto Ed25519: sign ${m.ed25519_native.sign_us} µs, verify ${m.ed25519_native.verify_us} µs of CPU)`

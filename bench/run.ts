@@ -1,3 +1,4 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   mkdirSync,
   mkdtempSync,
@@ -9,7 +10,7 @@ import {
 } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type autocannon from 'autocannon';
 import { enterpriseKey } from './api-key.js';
@@ -73,6 +74,8 @@ interface Options {
   workers: number;
   /** Node flags of the service (and of the baselines): those of `npm start`, then --node-args. */
   nodeArgs: string[];
+  /** The node binary the service and the baselines run on (the harness runs on its own). */
+  node: string;
   /** Ledger sizes the inclusion and consistency proofs are measured at. */
   tlogSizes: number[];
   /** The data directory of the proof scenarios' ledger, kept; null for one in the run's temp dir. */
@@ -102,6 +105,8 @@ function parseOptions(): Options {
       server: { type: 'string' },
       workers: { type: 'string' },
       'node-args': { type: 'string' },
+      node: { type: 'string' },
+      'no-start-flags': { type: 'boolean', default: false },
       'tlog-sizes': { type: 'string' },
       'tlog-dir': { type: 'string' },
       'ledger-dir': { type: 'string' },
@@ -132,6 +137,12 @@ function parseOptions(): Options {
   --node-args=<flags>  node flags added after those \`npm start\` runs the service with
                        (package.json), e.g. --node-args="--max-old-space-size=1024"; the
                        baselines get the same flags
+  --no-start-flags     leave out the flags of \`npm start\` (only --node-args), to measure
+                       what those flags change
+  --node <path>        node binary the service and the baselines run on (default: the one
+                       running the harness); refused unless it opens a database with the
+                       service's better-sqlite3 (Node 20 cannot: better-sqlite3 13 crashes
+                       there). machine.ed25519_native is then measured on it
   --profile <dir>      run each selected scenario (default evaluate@empty,verify) in its own
                        service process under node --cpu-prof; print the top self times
   --keep               keep the temporary data directories
@@ -182,7 +193,11 @@ function parseOptions(): Options {
         : null,
     server: resolve(values.server ?? SERVER),
     workers: Math.round(number(values.workers, 1)),
-    nodeArgs: [...startFlags(ROOT), ...(values['node-args'] ?? '').split(/\s+/).filter(Boolean)],
+    nodeArgs: [
+      ...(values['no-start-flags'] ? [] : startFlags(ROOT)),
+      ...(values['node-args'] ?? '').split(/\s+/).filter(Boolean),
+    ],
+    node: values.node ? resolve(values.node) : process.execPath,
     tlogSizes: sizeList(values['tlog-sizes'] ?? (smoke ? '1000' : '100000,1000000')),
     tlogDir: values['tlog-dir'] ? resolve(values['tlog-dir']) : null,
     ledgerDir: values['ledger-dir'] ? resolve(values['ledger-dir']) : null,
@@ -221,6 +236,7 @@ function startService(
     : [];
   return startNode({
     name: 'svc',
+    execPath: options.node,
     script: options.server,
     nodeArgs: [...options.nodeArgs, ...nodeArgs],
     readyPath,
@@ -578,6 +594,7 @@ async function baselineScenario(kind: 'http' | 'express', options: Options) {
   // route, not one V8 configuration with another.
   const server = await startNode({
     name: `baseline-${kind}`,
+    execPath: options.node,
     script: BASELINE,
     nodeArgs: options.nodeArgs,
     args: [kind],
@@ -890,7 +907,15 @@ async function transparencyLogPhase(
   return out;
 }
 
-function machine(): Omit<BenchResults['machine'], 'loadavg_start' | 'loadavg_end'> {
+/** ed25519NativeCost on another node binary: its OpenSSL is the one the service uses. */
+function ed25519NativeCostOn(node: string): { sign_us: number; verify_us: number } {
+  const module = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), 'crypto-floor.js'));
+  const script = `import { ed25519NativeCost } from ${JSON.stringify(module.href)}; console.log(JSON.stringify(ed25519NativeCost()));`;
+  const out = execFileSync(node, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  return JSON.parse(out) as { sign_us: number; verify_us: number };
+}
+
+function machine(node: string): Omit<BenchResults['machine'], 'loadavg_start' | 'loadavg_end'> {
   return {
     cores: cpus().length,
     cpu_model: cpus()[0]?.model.trim() ?? 'unknown',
@@ -898,8 +923,39 @@ function machine(): Omit<BenchResults['machine'], 'loadavg_start' | 'loadavg_end
     platform: process.platform,
     arch: process.arch,
     memory_mb: Math.round(totalmem() / 2 ** 20),
-    ed25519_native: ed25519NativeCost(),
+    ed25519_native: node === process.execPath ? ed25519NativeCost() : ed25519NativeCostOn(node),
   };
+}
+
+/** The version of the node binary the service runs on, and its path when not the harness's. */
+function serviceNode(node: string): { version: string; path: string | null } {
+  if (node === process.execPath) return { version: process.version, path: null };
+  const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+  return { version, path: node };
+}
+
+/**
+ * Refuses a node binary the service's SQLite addon cannot run on, before anything starts:
+ * better-sqlite3 13 is an N-API addon that declares Node >= 22, and on Node 20.20 it loads
+ * but crashes (SIGSEGV) when it opens a database, which a server would do mid-run.
+ */
+function checkNativeAddon(node: string, server: string): void {
+  if (node === process.execPath) return;
+  const probe = "const D = require('better-sqlite3'); new D(':memory:').prepare('select 1').get();";
+  const result = spawnSync(node, ['-e', probe], {
+    cwd: dirname(server),
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (result.status !== 0) {
+    throw new Error(
+      `${node} cannot open a database with the better-sqlite3 that ${server} loads ` +
+        `(${result.signal ? `killed by ${result.signal}` : `exit ${result.status}`}): run a ` +
+        `build whose node_modules supports that node (for Node 20, one with better-sqlite3 ` +
+        `12, installed with that node first on PATH) with --server. ` +
+        result.stderr.trim().slice(-300),
+    );
+  }
 }
 
 async function runSuite(options: Options, workDir: string): Promise<BenchResults> {
@@ -967,7 +1023,7 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
     mode: options.mode,
     date,
     machine: {
-      ...machine(),
+      ...machine(options.node),
       loadavg_start: loadBefore.map(round2),
       loadavg_end: loadavg().map(round2),
     },
@@ -980,6 +1036,7 @@ async function runSuite(options: Options, workDir: string): Promise<BenchResults
       only: options.only,
       workers: options.workers,
       node_args: options.nodeArgs,
+      service_node: serviceNode(options.node),
       tlog_sizes: options.tlogSizes,
     },
     seeding,
@@ -1027,6 +1084,7 @@ async function runProfile(options: Options, workDir: string): Promise<void> {
 
 async function main(): Promise<void> {
   const options = parseOptions();
+  checkNativeAddon(options.node, options.server);
   const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const interrupted = (signal: NodeJS.Signals) => {
     log(`${signal}: stopping servers`);

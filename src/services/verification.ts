@@ -21,6 +21,7 @@ import {
 import { SvcError } from '../core/errors.js';
 import type { LedgerStore } from '../ports/ledger-store.js';
 import type { ServerKey } from '../ports/signer.js';
+import { rememberingVerify } from './remembering-verify.js';
 import type { HistoryKey } from './signing-keys.js';
 
 /**
@@ -51,28 +52,12 @@ function issuerKey(
 
 type Verify = (signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array) => boolean;
 
-const NOTE_VERDICTS_KEPT = 256;
-const noteVerdicts = new Map<string, boolean>();
-
-/**
- * Ed25519 verification that remembers its last answers. Every verify request checks the
- * checkpoint its inclusion proof is against, and that is nearly always the newest one: the
- * same note, signature and key, until the next checkpoint. The answer is a pure function of
- * the three, so it is kept under all three, whole (a different byte is a different entry).
- */
-function rememberingVerify(verify: Verify): Verify {
-  return (signature, message, publicKey) => {
-    // Separators base64 never holds: no two triples share a key.
-    const key = `${Buffer.from(publicKey).toString('base64')}:${Buffer.from(signature).toString('base64')}:${Buffer.from(message).toString('latin1')}`;
-    const known = noteVerdicts.get(key);
-    if (known !== undefined) return known;
-    const verdict = verify(signature, message, publicKey);
-    if (noteVerdicts.size >= NOTE_VERDICTS_KEPT) {
-      noteVerdicts.delete(noteVerdicts.keys().next().value!);
-    }
-    noteVerdicts.set(key, verdict);
-    return verdict;
-  };
+// One memo per verifier (the server key's), kept across requests (remembering-verify.ts).
+const remembered = new WeakMap<Verify, Verify>();
+function rememberedFor(verify: Verify): Verify {
+  let memo = remembered.get(verify);
+  if (!memo) remembered.set(verify, (memo = rememberingVerify(verify)));
+  return memo;
 }
 
 /** The ledger's own inclusion proofs, as `GET /v1/receipts/:id/proof` answers them. */
@@ -155,7 +140,7 @@ async function inclusionEvidence(
   const evidence = {
     origin: deps.logOrigin,
     keys,
-    verify: rememberingVerify(deps.serverKey.verify),
+    verify: rememberedFor(deps.serverKey.verify),
     hash: deps.hashBytes,
   };
   if (given !== undefined) return { ...evidence, proof: given };

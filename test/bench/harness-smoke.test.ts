@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,9 +31,13 @@ const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-smoke-test-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
 /** Runs the compiled harness; the child stops its own servers when it is told to stop. */
-function runHarness(args: string[], timeoutMs: number): Promise<{ code: number; output: string }> {
+function runHarness(
+  args: string[],
+  timeoutMs: number,
+  script = 'dist/bench/run.js',
+): Promise<{ code: number; output: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist/bench/run.js'), ...args], {
+    const child = spawn(process.execPath, [join(ROOT, script), ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -53,16 +57,22 @@ function runHarness(args: string[], timeoutMs: number): Promise<{ code: number; 
   });
 }
 
-describe('benchmark harness', () => {
-  it('runs every scenario briefly on a tiny ledger and writes numeric results', async () => {
-    // CI runs on a clean clone: the harness and the server it spawns exist only once built.
-    // The built bench imports @svc/verify's own build, as `npm run bench` builds it first.
+// CI runs on a clean clone: the harness and the server it spawns exist only once built.
+// The built bench imports @svc/verify's own build, as `npm run bench` builds it first.
+let built: Promise<void> | null = null;
+const build = () =>
+  (built ??= (async () => {
     await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/verify/tsconfig.json'], {
       cwd: ROOT,
     });
     await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], {
       cwd: ROOT,
     });
+  })());
+
+describe('benchmark harness', () => {
+  it('runs every scenario briefly on a tiny ledger and writes numeric results', async () => {
+    await build();
     const out = join(workDir, 'latest.json');
     // One second per scenario: long enough to be answered on a busy machine.
     const run = await runHarness(
@@ -208,5 +218,90 @@ describe('benchmark harness', () => {
     // The resident sizes of the primary and both workers are summed: more than the largest
     // any one of them ever had (VmHWM).
     expect(spread.peak_rss_mb!).toBeGreaterThan(spread.hwm_rss_mb!);
+  }, 300_000);
+
+  it('refuses a --node that cannot open a database, before starting anything', async () => {
+    await build();
+    // A stand-in for a node line the SQLite addon crashes on (Node 20 with better-sqlite3 13).
+    const fake = join(workDir, 'fake-node');
+    writeFileSync(fake, '#!/bin/sh\nkill -SEGV $$\n');
+    chmodSync(fake, 0o755);
+    const run = await runHarness(['--smoke', '--node', fake, '--no-docs'], 30_000);
+    expect(run.code).toBe(1);
+    expect(run.output).toContain(`${fake} cannot open a database`);
+    expect(run.output).toContain('killed by SIGSEGV');
+    expect(run.output).not.toContain('[bench');
+  }, 60_000);
+
+  it('compares two configurations in alternating rounds (node-ab)', async () => {
+    await build();
+    const out = join(workDir, 'node-ab.json');
+    // B on a node binary other than the harness's (by path): it is checked, measured and
+    // reported as such.
+    const nodeB = join(workDir, 'node-b');
+    symlinkSync(process.execPath, nodeB);
+    const run = await runHarness(
+      [
+        '--smoke',
+        '--duration',
+        '1',
+        '--only',
+        'evaluate@empty',
+        '--a',
+        process.execPath,
+        '--b',
+        nodeB,
+        '--b-no-start-flags',
+        '--out',
+        out,
+      ],
+      240_000,
+      'dist/bench/node-ab.js',
+    );
+    expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({
+      code: 0,
+      output: '',
+    });
+    const ab = JSON.parse(readFileSync(out, 'utf8')) as {
+      machine: { cpu_model: string; ed25519_native: { sign_us: number; verify_us: number } };
+      rounds: {
+        variant: string;
+        results: {
+          machine: { ed25519_native: { verify_us: number } };
+          settings: { node_args: string[]; service_node: { version: string; path: string } };
+          scenarios: Scenario[];
+        };
+      }[];
+      summary: Record<string, Record<'A' | 'B', { cpu_us: number[]; peak_rss_mb: number }>>;
+    };
+    expect(ab.rounds.map((r) => r.variant)).toEqual(['A', 'B']);
+    const start = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+        scripts: { start: string };
+      }
+    ).scripts.start
+      .split(/\s+/)
+      .filter((word) => word.startsWith('--'));
+    expect(start.length).toBeGreaterThan(0);
+    // A as npm start runs the service, B without its flags; both on the node given.
+    expect(ab.rounds[0]!.results.settings.node_args).toEqual(start);
+    expect(ab.rounds[1]!.results.settings.node_args).toEqual([]);
+    expect(ab.rounds.map((r) => r.results.settings.service_node.path)).toEqual([null, nodeB]);
+    for (const r of ab.rounds) {
+      expect(r.results.machine.ed25519_native.verify_us).toBeGreaterThan(0);
+      expect(r.results.settings.service_node.version).toBe(process.version);
+      expect(r.results.scenarios.map((s) => s.id)).toEqual([
+        'baseline-http',
+        'baseline-express',
+        'evaluate@empty',
+      ]);
+    }
+    expect(ab.machine.cpu_model.length).toBeGreaterThan(0);
+    expect(ab.machine.ed25519_native.verify_us).toBeGreaterThan(0);
+    for (const variant of ['A', 'B'] as const) {
+      expect(ab.summary['evaluate@empty']![variant].cpu_us).toHaveLength(1);
+      expect(ab.summary['evaluate@empty']![variant].peak_rss_mb).toBeGreaterThan(0);
+    }
+    expect(run.output).toMatch(/\| evaluate@empty \| \d/);
   }, 300_000);
 });
