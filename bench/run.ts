@@ -1066,7 +1066,7 @@ async function runProfile(options: Options, workDir: string): Promise<void> {
     const at = scenario.id.split('@')[1];
     const phase = ['proof', 'checkpoint', 'consistency'].includes(scenario.kind)
       ? `tlog-${at}`
-      : scenario.id.includes('@') && scenario.id !== 'evaluate@empty'
+      : scenario.id.includes('@') && at !== 'empty'
         ? `seeded-${at}`
         : 'empty';
     const file = join(dir, `${phase}.cpuprofile`);

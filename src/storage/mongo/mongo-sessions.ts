@@ -54,6 +54,12 @@ export const SESSION_INDEXES: Record<string, IndexDescription[]> = {
       key: { scope: 1, session_id: 1, tool_name: 1, tool_use_id: 1, _id: -1 },
       name: 'tool_use_sequence',
     },
+    // The open-approval lookup of every tool call reads a call's dispositions only.
+    {
+      key: { scope: 1, session_id: 1, tool_name: 1, input_digest: 1, _id: -1 },
+      name: 'call_dispositions',
+      partialFilterExpression: { kind: 'disposition' },
+    },
     { key: { parent_receipt_id: 1 }, name: 'parent_receipt_id' },
     // An approval is used by one decision, whichever instance appends it.
     {

@@ -548,6 +548,17 @@ const AGENT_SESSIONS_SCHEMA = `
 // one repeats the statements it needs rather than share them with an earlier one: sharing
 // would let an edit for a new migration change an old one. For the same reason a migration
 // holds its own statements rather than use the live stores' (sqlite-*.ts).
+/**
+ * An open approval is looked up on every tool call (services/agent-approvals.ts): among a
+ * call's records only its dispositions, so a command repeated through a long session does not
+ * lengthen the lookup.
+ */
+const SESSION_DISPOSITIONS_INDEX = `
+  CREATE INDEX session_records_dispositions
+    ON session_records (scope, session_id, tool_name, input_digest, sequence)
+    WHERE kind = 'disposition';
+`;
+
 const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE receipts (
@@ -750,6 +761,7 @@ const MIGRATIONS: Migration[] = [
   SIGNED_REVOCATIONS_SCHEMA,
   REVIEWER_KEYS,
   AGENT_SESSIONS_SCHEMA,
+  SESSION_DISPOSITIONS_INDEX,
 ];
 
 /** The schema version this build writes. */
