@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseEvent } from '@svc/hook';
 import canonicalize from 'canonicalize';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
@@ -142,6 +143,39 @@ describe('a pre-tool event of each harness', () => {
       'unauthorized',
     );
     expect(await ledgerState(t)).toEqual(before);
+  });
+});
+
+// Every recorded event of every harness (test/fixtures/hooks/<harness>/README.md says where
+// each comes from), through the endpoint: its documented answer, or the 400 of an event the
+// harness's schema does not allow.
+const RECORDED = readdirSync(new URL('../../fixtures/hooks/', import.meta.url)).flatMap((harness) =>
+  readdirSync(new URL(`../../fixtures/hooks/${harness}/`, import.meta.url))
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => [harness, file] as [string, string]),
+);
+
+describe('every recorded event of every harness', () => {
+  it.each(RECORDED)('%s %s', async (harness, file) => {
+    const { t, key } = await world();
+    const body = fixture(`${harness}/${file}`);
+    const before = await ledgerState(t);
+    const res = await hook(t, key, harness, body);
+    const parsed = parseEvent(harness, body);
+    if (!parsed.ok) {
+      expect(expectError(res, 400, 'validation_failed')).toContain(parsed.error);
+      expect(await ledgerState(t)).toEqual(before);
+      return;
+    }
+    expect(res.status).toBe(200);
+    const schema =
+      parsed.event.kind === 'pre_tool'
+        ? PRE_TOOL_OUTPUT[harness as keyof typeof PRE_TOOL_OUTPUT]
+        : EMPTY_OUTPUT;
+    expect(schema.safeParse(res.body).error).toBeUndefined();
+    const { entries } = await ledgerState(t);
+    const expected = parsed.event.kind === 'pre_tool' || parsed.event.kind === 'post_tool' ? 1 : 0;
+    expect(entries).toHaveLength(expected);
   });
 });
 
