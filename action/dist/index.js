@@ -21158,8 +21158,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
   const prepareVal = (parent, key, val) => {
-    const isObject2 = val !== null && typeof val === "object";
-    const hasToJSON = isObject2 && typeof val.toJSON === "function";
+    const isObject3 = val !== null && typeof val === "object";
+    const hasToJSON = isObject3 && typeof val.toJSON === "function";
     if (hasToJSON) {
       val = val.toJSON(key);
     }
@@ -24556,752 +24556,453 @@ var context2 = new Context();
 import { readFileSync as readFileSync2 } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 
-// node_modules/safe-stable-stringify/index.js
-var { hasOwnProperty } = Object.prototype;
-var strEscapeSequencesRegExp = /[\u0000-\u001f\u0022\u005c\ud800-\udfff]/;
-var nodeVersion = typeof process === "object" ? process?.versions?.node : void 0;
-var strEscapeLength = Number(nodeVersion?.slice(0, nodeVersion.indexOf("."))) >= 22 ? 128 : 5e3;
-function strEscape(str2) {
-  if (str2.length < strEscapeLength && !strEscapeSequencesRegExp.test(str2)) {
-    return `"${str2}"`;
-  }
-  return JSON.stringify(str2);
-}
-function sort(array, comparator) {
-  if (array.length > 200 || comparator) {
-    return array.sort(comparator);
-  }
-  let moves = 0;
-  if (array.length > 1 && array[0] > array[1]) {
-    const currentValue = array[1];
-    if (array.length > 32 && currentValue > array[array.length - 1]) {
-      return array.sort();
-    }
-    array[1] = array[0];
-    array[0] = currentValue;
-    moves = 1;
-  }
-  for (let i = 2; i < array.length; i++) {
-    const currentValue = array[i];
-    if (array[i - 1] <= currentValue) continue;
-    let position = i;
-    do {
-      array[position] = array[position - 1];
-      position--;
-    } while (position !== 0 && array[position - 1] > currentValue);
-    array[position] = currentValue;
-    moves += i - position;
-    if (moves > array.length && moves > 32) return array.sort();
+// node_modules/@noble/ed25519/index.js
+var freeze = Object.freeze;
+var P = 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffedn;
+var N = 0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3edn;
+var _d = 0x52036cee2b6ffe738cc740797779e89800700a4d4141d8ab75eb4dca135978a3n;
+var Gx = 0x216936d3cd6e53fec0a4e231fdd6dc5c692cc7609525a7b2c9562d608f25d51an;
+var Gy = 0x6666666666666666666666666666666666666666666666666666666666666658n;
+var _a = P - 1n;
+var ed25519_CURVE = freeze({
+  p: P,
+  n: N,
+  h: 8n,
+  a: _a,
+  d: _d,
+  Gx,
+  Gy
+});
+var LEN = 32;
+var isBytes = (a) => {
+  return a instanceof Uint8Array || ArrayBuffer.isView(a) && a.constructor.name === "Uint8Array" && a.BYTES_PER_ELEMENT === 1;
+};
+var abytes = (value, length, title = "") => {
+  if (isBytes(value) && (length === void 0 || value.length === length))
+    return value;
+  const bytes = isBytes(value);
+  const ofLen = length !== void 0 ? ` of length ${length}` : "";
+  const got = bytes ? `length=${value.length}` : `type=${typeof value}`;
+  const message = (title ? `"${title}" ` : "") + "expected Uint8Array" + ofLen + ", got " + got;
+  if (!bytes)
+    throw new TypeError(message);
+  throw new RangeError(message);
+};
+var snapshotBytes = (value, title = "", length) => Uint8Array.from(abytes(value, length, title));
+var padh = (n, pad) => n.toString(16).padStart(pad, "0");
+var bytesToHex = (bytes) => {
+  let hex = "";
+  for (const byte of abytes(bytes))
+    hex += padh(byte, 2);
+  return hex;
+};
+var hexToBytes = (hex) => {
+  const e = "hex invalid";
+  if (typeof hex !== "string")
+    throw new TypeError(e);
+  if (hex.length % 2 || !/^[\da-f]*$/i.test(hex))
+    throw new RangeError(e);
+  const array = new Uint8Array(hex.length / 2);
+  for (let ai = 0, hi = 0; ai < array.length; ai++, hi += 2) {
+    const n1 = hex.charCodeAt(hi);
+    const n2 = hex.charCodeAt(hi + 1);
+    array[ai] = ((n1 & 15) + (n1 >> 6) * 9) * 16 + (n2 & 15) + (n2 >> 6) * 9;
   }
   return array;
-}
-var typedArrayPrototypeGetSymbolToStringTag = (
-  // @ts-expect-error
-  Object.getOwnPropertyDescriptor(
-    Object.getPrototypeOf(
-      Object.getPrototypeOf(
-        new Int8Array()
-      )
-    ),
-    Symbol.toStringTag
-  ).get
-);
-function getTypedArrayType(value) {
-  const type = typedArrayPrototypeGetSymbolToStringTag.call(value);
-  return type !== void 0 && value.length !== 0 ? type : void 0;
-}
-function wrapInQuotes(value) {
-  return `"${value}"`;
-}
-function stringifyTypedArray(array, separator, maximumBreadth, bigint, fail, type) {
-  if (array.length < maximumBreadth) {
-    maximumBreadth = array.length;
-  }
-  const whitespace = separator === "," ? "" : " ";
-  if (type[0] === "F") {
-    let value = array[0];
-    let res2 = `"0":${whitespace}${Number.isFinite(value) ? value : fail ? fail(value) : "null"}`;
-    for (let i = 1; i < maximumBreadth; i++) {
-      value = array[i];
-      res2 += `${separator}"${i}":${whitespace}${Number.isFinite(value) ? value : fail ? fail(value) : "null"}`;
-    }
-    return res2;
-  }
-  const method = bigint === "string" && array.length > 0 && typeof array[0] === "bigint" ? wrapInQuotes : String;
-  let res = `"0":${whitespace}${method(array[0])}`;
-  for (let i = 1; i < maximumBreadth; i++) {
-    res += `${separator}"${i}":${whitespace}${method(array[i])}`;
+};
+var concatBytes = (...arrays) => {
+  let sum = 0;
+  for (const a of arrays)
+    sum += abytes(a).length;
+  const res = new Uint8Array(sum);
+  let pad = 0;
+  for (const a of arrays) {
+    res.set(a, pad);
+    pad += a.length;
   }
   return res;
-}
-function stringifyCircularDepth(index) {
-  return `"[Circular: ${index}]"`;
-}
-function getCircularValueOption(options) {
-  if (hasOwnProperty.call(options, "circularValue")) {
-    const circularValue = options.circularValue;
-    if (typeof circularValue === "string") {
-      return `"${circularValue}"`;
-    }
-    if (circularValue == null) {
-      return circularValue;
-    }
-    if (circularValue === Error || circularValue === TypeError) {
-      return {
-        toString() {
-          throw new TypeError("Converting circular structure to JSON");
-        }
-      };
-    }
-    throw new TypeError('The "circularValue" argument must be of type string or the value null or undefined');
+};
+var arange = (n, min, max, msg = "bad number: out of range") => {
+  if (typeof n !== "bigint")
+    throw new TypeError(msg);
+  if (min <= n && n < max)
+    return n;
+  throw new RangeError(msg);
+};
+var mod = (a, b = P) => (a %= b) >= 0n ? a : b + a;
+var P_MASK = (1n << 255n) - 1n;
+var modP = (num) => {
+  if (num < 0n)
+    throw new RangeError("negative coordinate");
+  let r = (num >> 255n) * 19n + (num & P_MASK);
+  r = (r >> 255n) * 19n + (r & P_MASK);
+  return r % P;
+};
+var modN = (a) => mod(a, N);
+var invert = (number, modulo) => {
+  if (number === 0n)
+    throw new Error("invert: expected non-zero number");
+  if (modulo <= 1n)
+    throw new Error("invert: expected modulus > 1, got " + modulo);
+  let a = mod(number, modulo);
+  let b = modulo;
+  let x = 0n, u = 1n;
+  while (a !== 0n) {
+    const q = b / a;
+    const r = b - a * q;
+    const m = x - u * q;
+    b = a, a = r, x = u, u = m;
   }
-  return stringifyCircularDepth;
-}
-function getDeterministicOption(options) {
-  let value;
-  if (hasOwnProperty.call(options, "deterministic")) {
-    value = options.deterministic;
-    if (typeof value !== "boolean" && typeof value !== "function") {
-      throw new TypeError('The "deterministic" argument must be of type boolean or comparator function');
-    }
+  const gcd = b;
+  if (gcd !== 1n)
+    throw new Error("invert: does not exist");
+  return mod(x, modulo);
+};
+var _hash = (name) => {
+  const fn = hashes[name];
+  if (typeof fn !== "function")
+    throw new Error("hashes." + name + " not set");
+  return fn;
+};
+var callHash = (name, ...m) => abytes(_hash(name)(concatBytes(...m)), 64, "digest");
+var apoint = (p) => {
+  if (p instanceof Point)
+    return p;
+  throw new TypeError("Point expected");
+};
+var B256 = 2n ** 256n;
+var Point = class _Point {
+  static BASE;
+  static ZERO;
+  X;
+  Y;
+  Z;
+  T;
+  // Constructor only bounds-checks and freezes XYZT coordinates; it does not prove the point is
+  // on-curve or that T matches X*Y/Z.
+  constructor(X, Y, Z, T) {
+    const max = B256;
+    this.X = arange(X, 0n, max);
+    this.Y = arange(Y, 0n, max);
+    this.Z = arange(Z, 1n, max);
+    this.T = arange(T, 0n, max);
+    freeze(this);
   }
-  return value === void 0 ? true : value;
-}
-function getBigIntOption(options) {
-  let value;
-  if (hasOwnProperty.call(options, "bigint")) {
-    value = options.bigint;
-    if (typeof value === "string") {
-      if (value !== "string") {
-        throw new TypeError('The "bigint" argument must be of type boolean or the string "string"');
-      }
-    } else if (typeof value !== "boolean") {
-      throw new TypeError('The "bigint" argument must be of type boolean or the string "string"');
-    }
+  static CURVE() {
+    return ed25519_CURVE;
   }
-  return value === void 0 ? true : value;
-}
-function getBooleanOption(options, key, defaultValue) {
-  let value;
-  if (hasOwnProperty.call(options, key)) {
-    value = options[key];
-    if (typeof value !== "boolean") {
-      throw new TypeError(`The "${key}" argument must be of type boolean`);
-    }
+  static fromAffine(p) {
+    return new _Point(p.x, p.y, 1n, modP(p.x * p.y));
   }
-  return value === void 0 ? defaultValue : value;
-}
-function getPositiveIntegerOption(options, key) {
-  let value;
-  if (hasOwnProperty.call(options, key)) {
-    value = options[key];
-    if (typeof value !== "number") {
-      throw new TypeError(`The "${key}" argument must be of type number`);
-    }
-    if (!Number.isInteger(value)) {
-      throw new TypeError(`The "${key}" argument must be an integer`);
-    }
-    if (value < 1) {
-      throw new RangeError(`The "${key}" argument must be >= 1`);
-    }
+  /** RFC8032 5.1.3: Uint8Array to Point. */
+  static fromBytes(bytes, zip215 = false) {
+    const normed = snapshotBytes(bytes, "point", LEN);
+    const lastByte = normed[31];
+    normed[31] = lastByte & ~128;
+    const y = bytesToNumberLE(normed);
+    if (!zip215)
+      arange(y, 0n, P);
+    const y2 = modP(y * y);
+    const u = mod(y2 - 1n);
+    const v = modP(_d * y2 + 1n);
+    let { isValid, value: x } = uvRatio(u, v);
+    if (!isValid)
+      throw new Error("bad point: y not sqrt");
+    const isLastByteOdd = !!(lastByte & 128);
+    if (!zip215 && x === 0n && isLastByteOdd)
+      throw new Error("bad point: x==0, isLastByteOdd");
+    if (isLastByteOdd !== !!(x & 1n))
+      x = mod(-x);
+    return new _Point(x, y, 1n, modP(x * y));
   }
-  return value === void 0 ? Infinity : value;
-}
-function getItemCount(number) {
-  if (number === 1) {
-    return "1 item";
+  static fromHex(hex, zip215) {
+    return _Point.fromBytes(hexToBytes(hex), zip215);
   }
-  return `${number} items`;
-}
-function getUniqueReplacerSet(replacerArray) {
-  const replacerSet = /* @__PURE__ */ new Set();
-  for (const value of replacerArray) {
-    if (typeof value === "string" || typeof value === "number") {
-      replacerSet.add(String(value));
-    }
+  get x() {
+    return this.toAffine().x;
   }
-  return replacerSet;
-}
-function getStrictOption(options) {
-  if (hasOwnProperty.call(options, "strict")) {
-    const value = options.strict;
-    if (typeof value !== "boolean") {
-      throw new TypeError('The "strict" argument must be of type boolean');
-    }
-    if (value) {
-      return (value2) => {
-        let message = `Object can not safely be stringified. Received type ${typeof value2}`;
-        if (typeof value2 !== "function") message += ` (${safeErrorMessage(value2)})`;
-        throw new Error(message);
-      };
-    }
+  get y() {
+    return this.toAffine().y;
   }
-}
-function safeErrorMessage(error2) {
+  /** Checks if the point is valid and on-curve. */
+  assertValidity() {
+    const a = _a;
+    const d = _d;
+    const p = this;
+    if (p.is0())
+      throw new Error("bad point: ZERO");
+    const { X, Y, Z, T } = p;
+    const X2 = modP(X * X);
+    const Y2 = modP(Y * Y);
+    const Z2 = modP(Z * Z);
+    const Z4 = modP(Z2 * Z2);
+    const aX2 = modP(X2 * a);
+    const left = modP(Z2 * (aX2 + Y2));
+    const right = mod(Z4 + modP(d * modP(X2 * Y2)));
+    if (left !== right)
+      throw new Error("bad point: equation left != right (1)");
+    const XY = modP(X * Y);
+    const ZT = modP(Z * T);
+    if (XY !== ZT)
+      throw new Error("bad point: equation left != right (2)");
+    return this;
+  }
+  /** Equality check: compare points P&Q. */
+  equals(other) {
+    const { X: X1, Y: Y1, Z: Z1 } = this;
+    const { X: X2, Y: Y2, Z: Z2 } = apoint(other);
+    return modP(X1 * Z2) === modP(X2 * Z1) && modP(Y1 * Z2) === modP(Y2 * Z1);
+  }
+  is0() {
+    return this.equals(I);
+  }
+  /** Flip point over y coordinate. */
+  negate() {
+    return new _Point(mod(-this.X), this.Y, this.Z, mod(-this.T));
+  }
+  /** Point doubling. Complete formula. Cost: `4M + 4S + 1*a + 6add + 1*2`. */
+  double() {
+    const { X: X1, Y: Y1, Z: Z1 } = this;
+    const a = _a;
+    const A = modP(X1 * X1);
+    const B = modP(Y1 * Y1);
+    const C = modP(2n * Z1 * Z1);
+    const D = modP(a * A);
+    const x1y1 = mod(X1 + Y1);
+    const E = mod(modP(x1y1 * x1y1) - A - B);
+    const G2 = mod(D + B);
+    const F = mod(G2 - C);
+    const H = mod(D - B);
+    const X3 = modP(E * F);
+    const Y3 = modP(G2 * H);
+    const T3 = modP(E * H);
+    const Z3 = modP(F * G2);
+    return new _Point(X3, Y3, Z3, T3);
+  }
+  /** Point addition. Complete formula. Cost: `9M + 1*a + 1*d + 7add`. */
+  add(other) {
+    const { X: X1, Y: Y1, Z: Z1, T: T1 } = this;
+    const { X: X2, Y: Y2, Z: Z2, T: T2 } = apoint(other);
+    const a = _a;
+    const d = _d;
+    const A = modP(X1 * X2);
+    const B = modP(Y1 * Y2);
+    const C = modP(modP(T1 * d) * T2);
+    const D = modP(Z1 * Z2);
+    const E = mod(modP(mod(X1 + Y1) * mod(X2 + Y2)) - A - B);
+    const F = mod(D - C);
+    const G2 = mod(D + C);
+    const H = mod(B - modP(a * A));
+    const X3 = modP(E * F);
+    const Y3 = modP(G2 * H);
+    const T3 = modP(E * H);
+    const Z3 = modP(F * G2);
+    return new _Point(X3, Y3, Z3, T3);
+  }
+  subtract(other) {
+    return this.add(apoint(other).negate());
+  }
+  /**
+   * Point-by-scalar multiplication. Safe mode requires `1 <= n < CURVE.n`.
+   * Unsafe mode additionally permits `n = 0` and returns the identity point for that case.
+   * Uses {@link wNAF} for base point.
+   * Uses fake point to mitigate side-channel leakage.
+   * @param n - scalar by which point is multiplied
+   * @param safe - safe mode guards against timing attacks; unsafe mode is faster
+   */
+  multiply(n, safe = true) {
+    if (!safe && n === 0n)
+      return I;
+    arange(n, 1n, N);
+    if (!safe && this.is0())
+      return I;
+    if (n === 1n)
+      return this;
+    if (this.equals(G))
+      return wNAF(n).p;
+    let p = I;
+    let f = G;
+    let d = this;
+    for (let i = 0; safe ? i < 256 : n > 0n; i++) {
+      if (n & 1n)
+        p = p.add(d);
+      else if (safe)
+        f = f.add(d);
+      d = d.double();
+      n >>= 1n;
+    }
+    return p;
+  }
+  multiplyUnsafe(scalar) {
+    return this.multiply(scalar, false);
+  }
+  /** Convert point to 2d xy affine point. (X, Y, Z) ∋ (x=X/Z, y=Y/Z) */
+  toAffine() {
+    const { X, Y, Z } = this;
+    if (this.equals(I))
+      return { x: 0n, y: 1n };
+    const iz = invert(Z, P);
+    if (modP(Z * iz) !== 1n)
+      throw new Error("invalid inverse");
+    return { x: modP(X * iz), y: modP(Y * iz) };
+  }
+  toBytes() {
+    const { x, y } = this.toAffine();
+    const b = numTo32bLE(y);
+    b[31] |= x & 1n ? 128 : 0;
+    return b;
+  }
+  toHex() {
+    return bytesToHex(this.toBytes());
+  }
+  clearCofactor() {
+    return this.multiply(8n, false);
+  }
+  isSmallOrder() {
+    return this.clearCofactor().is0();
+  }
+  isTorsionFree() {
+    return this.multiply(N / 2n, false).double().add(this).is0();
+  }
+};
+var G = new Point(Gx, Gy, 1n, mod(Gx * Gy));
+var I = new Point(0n, 1n, 1n, 0n);
+Point.BASE = G;
+Point.ZERO = I;
+var numTo32bLE = (num) => hexToBytes(padh(arange(num, 0n, B256), 64)).reverse();
+var bytesToNumberLE = (b) => BigInt("0x" + bytesToHex(Uint8Array.from(abytes(b)).reverse()));
+var pow2 = (x, power) => {
+  let r = x;
+  while (power-- > 0) {
+    r = modP(r * r);
+  }
+  return r;
+};
+var pow_2_252_3 = (x) => {
+  const x2 = modP(x * x);
+  const b2 = modP(x2 * x);
+  const b4 = modP(pow2(b2, 2) * b2);
+  const b5 = modP(pow2(b4, 1) * x);
+  const b10 = modP(pow2(b5, 5) * b5);
+  const b20 = modP(pow2(b10, 10) * b10);
+  const b40 = modP(pow2(b20, 20) * b20);
+  const b80 = modP(pow2(b40, 40) * b40);
+  const b160 = modP(pow2(b80, 80) * b80);
+  const b240 = modP(pow2(b160, 80) * b80);
+  const b250 = modP(pow2(b240, 10) * b10);
+  return modP(pow2(b250, 2) * x);
+};
+var RM1 = 0x2b8324804fc1df0b2b4d00993dfbd7a72f431806ad2fe478c4ee1b274a0ea0b0n;
+var uvRatio = (u, v) => {
+  const v3 = modP(v * modP(v * v));
+  const v7 = modP(modP(v3 * v3) * v);
+  const pow = pow_2_252_3(modP(u * v7));
+  let x = modP(u * modP(v3 * pow));
+  const vx2 = modP(v * modP(x * x));
+  const root1 = x;
+  const root2 = modP(x * RM1);
+  const useRoot1 = vx2 === u;
+  const useRoot2 = vx2 === mod(-u);
+  const noRoot = vx2 === mod(-u * RM1);
+  if (useRoot1)
+    x = root1;
+  if (useRoot2 || noRoot)
+    x = root2;
+  if ((mod(x) & 1n) === 1n)
+    x = mod(-x);
+  return { isValid: useRoot1 || useRoot2, value: x };
+};
+var modL_LE = (hash) => modN(bytesToNumberLE(hash));
+var hashFinishSync = (res) => res[1](callHash("sha512", res[0]));
+var getZip215 = (options) => {
+  if (options === null || typeof options !== "object")
+    throw new TypeError("expected valid options object");
+  return options.zip215 ?? true;
+};
+var _verify = (sig, msg, publicKey, options) => {
+  sig = abytes(sig, 64, "signature");
+  msg = abytes(msg, void 0, "message");
+  publicKey = abytes(publicKey, LEN, "publicKey");
+  const zip215 = getZip215(options);
+  const r = sig.subarray(0, LEN);
+  const s = bytesToNumberLE(sig.subarray(LEN, 64));
+  let A, R, SB;
+  let hashable = Uint8Array.of();
+  let finished = false;
   try {
-    return String(error2);
-  } catch {
-    return "Failed";
-  }
-}
-function getErrorMessage(error2, name) {
-  const message = typeof error2?.message === "string" ? error2.message : safeErrorMessage(error2);
-  if (name) {
-    return `Error: Stringification failed with ${name} (${message})`;
-  }
-  return `Error: Stringification failed (${message})`;
-}
-function callSafe(method, thisArg, input) {
-  try {
-    return method.call(thisArg, input);
+    A = Point.fromBytes(publicKey, zip215);
+    R = Point.fromBytes(r, zip215);
+    SB = G.multiply(s, false);
+    hashable = concatBytes(r, publicKey, msg);
+    finished = true;
   } catch (error2) {
-    return getErrorMessage(error2, method.name);
   }
-}
-function makeSafe(method, name) {
-  const safeMethod = function(...input) {
-    try {
-      return method(...input);
-    } catch (error2) {
-      if (name !== void 0) {
-        return getErrorMessage(error2, name);
-      }
-      return `"${getErrorMessage(error2, name)}"`;
-    }
+  const finish = (hashed) => {
+    if (!finished)
+      return false;
+    if (!zip215 && A.isSmallOrder())
+      return false;
+    const k = modL_LE(hashed);
+    const RkA = R.add(A.multiply(k, false));
+    return RkA.subtract(SB).clearCofactor().is0();
   };
-  Object.defineProperty(safeMethod, "name", { value: `safe_${method.name}` });
-  return safeMethod;
-}
-function configure(options) {
-  options = { ...options };
-  const fail = getStrictOption(options);
-  if (fail) {
-    if (options.bigint === void 0) {
-      options.bigint = false;
+  return [hashable, finish];
+};
+var verify = (signature, message, publicKey, opts = {}) => hashFinishSync(_verify(signature, message, publicKey, opts));
+var hashes = {
+  sha512Async: async (message) => {
+    const s = globalThis?.crypto?.subtle;
+    if (!s)
+      throw new Error("crypto.subtle must be defined, consider polyfill");
+    return new Uint8Array(await s.digest("SHA-512", concatBytes(message)));
+  },
+  sha512: void 0
+};
+var precompute = () => {
+  const points = [];
+  let p = G;
+  let b;
+  for (let w = 0; w < 33; w++) {
+    b = p;
+    points.push(b);
+    for (let i = 1; i < 128; i++) {
+      b = b.add(p);
+      points.push(b);
     }
-    if (!("circularValue" in options)) {
-      options.circularValue = Error;
+    p = b.double();
+  }
+  return points;
+};
+var Gpows = void 0;
+var ctneg = (cnd, p) => {
+  const n = p.negate();
+  return cnd ? n : p;
+};
+var wNAF = (n) => {
+  const comp = Gpows || (Gpows = precompute());
+  let p = I;
+  let f = G;
+  for (let w = 0; w < 33; w++) {
+    let wbits = Number(n & 255n);
+    n >>= 8n;
+    if (wbits > 128) {
+      wbits -= 256;
+      n += 1n;
+    }
+    const off = w * 128;
+    const offP = off + Math.abs(wbits) - 1;
+    const isOddW = w % 2 !== 0;
+    const isNeg = wbits < 0;
+    if (wbits === 0) {
+      f = f.add(ctneg(isOddW, comp[off]));
+    } else {
+      p = p.add(ctneg(isNeg, comp[offP]));
     }
   }
-  const circularValue = getCircularValueOption(options);
-  const bigint = getBigIntOption(options);
-  const deterministic = getDeterministicOption(options);
-  const comparator = typeof deterministic === "function" ? deterministic : void 0;
-  const maximumDepth = getPositiveIntegerOption(options, "maximumDepth");
-  const maximumBreadth = getPositiveIntegerOption(options, "maximumBreadth");
-  const safe = getBooleanOption(options, "safe", false);
-  let stringifyFnReplacer = function(key, parent, stack, replacer, spacer, indentation) {
-    let value = parent[key];
-    if (typeof value === "object" && value !== null && typeof value.toJSON === "function") {
-      value = safe ? callSafe(value.toJSON, value, key) : value.toJSON(key);
-    }
-    value = replacer.call(parent, key, value);
-    if (typeof value === "object") {
-      if (value === null) {
-        return "null";
-      }
-      const circularIndex = stack.indexOf(value);
-      if (circularIndex !== -1) {
-        return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
-      }
-      let res = "";
-      let join2 = ",";
-      const originalIndentation = indentation;
-      if (Array.isArray(value)) {
-        if (value.length === 0) {
-          return "[]";
-        }
-        if (maximumDepth < stack.length + 1) {
-          return '"[Array]"';
-        }
-        stack.push(value);
-        if (spacer !== "") {
-          indentation += spacer;
-          res += `
-${indentation}`;
-          join2 = `,
-${indentation}`;
-        }
-        const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
-        let i = 0;
-        for (; i < maximumValuesToStringify - 1; i++) {
-          const tmp2 = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
-          res += tmp2 !== void 0 ? tmp2 : "null";
-          res += join2;
-        }
-        const tmp = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
-        res += tmp !== void 0 ? tmp : "null";
-        if (value.length > maximumBreadth) {
-          const removedKeys = value.length - maximumBreadth;
-          res += `${join2}"... ${getItemCount(removedKeys)} not stringified"`;
-        }
-        if (spacer !== "") {
-          res += `
-${originalIndentation}`;
-        }
-        stack.pop();
-        return `[${res}]`;
-      }
-      let keys = Object.keys(value);
-      const keyLength = keys.length;
-      if (keyLength === 0) {
-        return "{}";
-      }
-      if (maximumDepth < stack.length + 1) {
-        return '"[Object]"';
-      }
-      let whitespace = "";
-      let separator = "";
-      if (spacer !== "") {
-        indentation += spacer;
-        join2 = `,
-${indentation}`;
-        whitespace = " ";
-      }
-      const maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
-      if (deterministic && getTypedArrayType(value) === void 0) {
-        keys = sort(keys, comparator);
-      }
-      stack.push(value);
-      for (let i = 0; i < maximumPropertiesToStringify; i++) {
-        const key2 = keys[i];
-        const tmp = stringifyFnReplacer(key2, value, stack, replacer, spacer, indentation);
-        if (tmp !== void 0) {
-          res += `${separator}${strEscape(key2)}:${whitespace}${tmp}`;
-          separator = join2;
-        }
-      }
-      if (keyLength > maximumBreadth) {
-        const removedKeys = keyLength - maximumBreadth;
-        res += `${separator}"...":${whitespace}"${getItemCount(removedKeys)} not stringified"`;
-        separator = join2;
-      }
-      if (spacer !== "" && separator.length > 1) {
-        res = `
-${indentation}${res}
-${originalIndentation}`;
-      }
-      stack.pop();
-      return `{${res}}`;
-    }
-    return stringifyFnPrimitive(value);
-  };
-  let stringifyArrayReplacer = function(key, value, stack, replacer, spacer, indentation) {
-    if (value === null) {
-      return "null";
-    }
-    if (typeof /** @type {ToJSON} */
-    value.toJSON === "function") {
-      if (typeof key === "number") key = String(key);
-      const jsonValue = safe ? callSafe(
-        /** @type {ToJSON} */
-        value.toJSON,
-        value,
-        key
-      ) : (
-        /** @type {ToJSON} */
-        value.toJSON(key)
-      );
-      if (typeof jsonValue !== "object") {
-        return stringifyPrimitive(jsonValue);
-      }
-      if (jsonValue === null) {
-        return "null";
-      }
-      value = jsonValue;
-    }
-    const circularIndex = stack.indexOf(value);
-    if (circularIndex !== -1) {
-      return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
-    }
-    const originalIndentation = indentation;
-    let res = "";
-    let join2 = ",";
-    if (Array.isArray(value)) {
-      if (value.length === 0) {
-        return "[]";
-      }
-      if (maximumDepth < stack.length + 1) {
-        return '"[Array]"';
-      }
-      stack.push(value);
-      if (spacer !== "") {
-        indentation += spacer;
-        res += `
-${indentation}`;
-        join2 = `,
-${indentation}`;
-      }
-      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
-      let i = 0;
-      for (; i < maximumValuesToStringify - 1; i++) {
-        const item2 = value[i];
-        const tmp2 = typeof item2 === "object" ? stringifyArrayReplacer(i, item2, stack, replacer, spacer, indentation) : stringifyPrimitive(item2);
-        res += tmp2 !== void 0 ? tmp2 : "null";
-        res += join2;
-      }
-      const item = value[i];
-      const tmp = typeof item === "object" ? stringifyArrayReplacer(i, item, stack, replacer, spacer, indentation) : stringifyPrimitive(item);
-      res += tmp !== void 0 ? tmp : "null";
-      if (value.length > maximumBreadth) {
-        const removedKeys = value.length - maximumBreadth;
-        res += `${join2}"... ${getItemCount(removedKeys)} not stringified"`;
-      }
-      if (spacer !== "") {
-        res += `
-${originalIndentation}`;
-      }
-      stack.pop();
-      return `[${res}]`;
-    }
-    if (maximumDepth < stack.length + 1) {
-      return '"[Object]"';
-    }
-    stack.push(value);
-    let whitespace = "";
-    if (spacer !== "") {
-      indentation += spacer;
-      join2 = `,
-${indentation}`;
-      whitespace = " ";
-    }
-    let separator = "";
-    for (const key2 of replacer) {
-      const item = (
-        /** @type {Record<string, unknown>} */
-        value[key2]
-      );
-      const tmp = typeof item === "object" ? stringifyArrayReplacer(key2, item, stack, replacer, spacer, indentation) : stringifyPrimitive(item);
-      if (tmp !== void 0) {
-        res += `${separator}${strEscape(key2)}:${whitespace}${tmp}`;
-        separator = join2;
-      }
-    }
-    if (spacer !== "" && separator.length > 1) {
-      res = `
-${indentation}${res}
-${originalIndentation}`;
-    }
-    stack.pop();
-    return `{${res}}`;
-  };
-  let stringifyIndent = function(key, value, stack, spacer, indentation) {
-    if (value === null) {
-      return "null";
-    }
-    if (typeof /** @type {ToJSON} */
-    value.toJSON === "function") {
-      if (typeof key === "number") key = String(key);
-      const jsonValue = safe ? callSafe(
-        /** @type {ToJSON} */
-        value.toJSON,
-        value,
-        key
-      ) : (
-        /** @type {ToJSON} */
-        value.toJSON(key)
-      );
-      if (typeof jsonValue !== "object") {
-        return stringifyPrimitive(jsonValue);
-      }
-      if (jsonValue === null) {
-        return "null";
-      }
-      value = jsonValue;
-    }
-    const circularIndex = stack.indexOf(value);
-    if (circularIndex !== -1) {
-      return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
-    }
-    const originalIndentation = indentation;
-    if (Array.isArray(value)) {
-      if (value.length === 0) {
-        return "[]";
-      }
-      if (maximumDepth < stack.length + 1) {
-        return '"[Array]"';
-      }
-      stack.push(value);
-      indentation += spacer;
-      let res2 = `
-${indentation}`;
-      const join3 = `,
-${indentation}`;
-      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
-      let i = 0;
-      for (; i < maximumValuesToStringify - 1; i++) {
-        const item2 = value[i];
-        const tmp2 = typeof item2 === "object" ? stringifyIndent(i, item2, stack, spacer, indentation) : stringifyPrimitive(item2);
-        res2 += tmp2 !== void 0 ? tmp2 : "null";
-        res2 += join3;
-      }
-      const item = value[i];
-      const tmp = typeof item === "object" ? stringifyIndent(i, item, stack, spacer, indentation) : stringifyPrimitive(item);
-      res2 += tmp !== void 0 ? tmp : "null";
-      if (value.length > maximumBreadth) {
-        const removedKeys = value.length - maximumBreadth;
-        res2 += `${join3}"... ${getItemCount(removedKeys)} not stringified"`;
-      }
-      res2 += `
-${originalIndentation}`;
-      stack.pop();
-      return `[${res2}]`;
-    }
-    let keys = Object.keys(value);
-    const keyLength = keys.length;
-    if (keyLength === 0) {
-      return "{}";
-    }
-    if (maximumDepth < stack.length + 1) {
-      return '"[Object]"';
-    }
-    indentation += spacer;
-    const join2 = `,
-${indentation}`;
-    let res = "";
-    let separator = "";
-    let maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
-    const typedArrayType = getTypedArrayType(value);
-    if (typedArrayType !== void 0) {
-      res += stringifyTypedArray(
-        /** @type {ArrayLike<number | bigint>} */
-        value,
-        join2,
-        maximumBreadth,
-        bigint,
-        fail,
-        typedArrayType
-      );
-      keys = keys.slice(
-        /** @type {{length: number}} */
-        value.length
-      );
-      maximumPropertiesToStringify -= /** @type {{length: number}} */
-      value.length;
-      separator = join2;
-    }
-    if (deterministic) {
-      keys = sort(keys, comparator);
-    }
-    stack.push(value);
-    for (let i = 0; i < maximumPropertiesToStringify; i++) {
-      const key2 = keys[i];
-      const item = (
-        /** @type {Record<string, unknown>} */
-        value[key2]
-      );
-      const tmp = typeof item === "object" ? stringifyIndent(key2, item, stack, spacer, indentation) : stringifyPrimitive(item);
-      if (tmp !== void 0) {
-        res += `${separator}${strEscape(key2)}: ${tmp}`;
-        separator = join2;
-      }
-    }
-    if (keyLength > maximumBreadth) {
-      const removedKeys = keyLength - maximumBreadth;
-      res += `${separator}"...": "${getItemCount(removedKeys)} not stringified"`;
-      separator = join2;
-    }
-    if (separator !== "") {
-      res = `
-${indentation}${res}
-${originalIndentation}`;
-    }
-    stack.pop();
-    return `{${res}}`;
-  };
-  let stringifyPrimitive = function(value) {
-    switch (typeof value) {
-      case "string":
-        return strEscape(value);
-      case "number":
-        return isFinite(value) ? String(value) : fail ? fail(value) : "null";
-      case "boolean":
-        return value === true ? "true" : "false";
-      case "undefined":
-        return void 0;
-      case "bigint":
-        if (bigint) {
-          return bigint === "string" ? `"${value}"` : String(value);
-        }
-      // fallthrough
-      default:
-        return fail ? fail(value) : void 0;
-    }
-  };
-  let stringifyObject = function(key, value, stack) {
-    if (value === null) {
-      return "null";
-    }
-    if (typeof /** @type {ToJSON} */
-    value.toJSON === "function") {
-      if (typeof key === "number") key = String(key);
-      const jsonValue = safe ? callSafe(
-        /** @type {ToJSON} */
-        value.toJSON,
-        value,
-        key
-      ) : (
-        /** @type {ToJSON} */
-        value.toJSON(key)
-      );
-      if (typeof jsonValue !== "object") {
-        return stringifyPrimitive(jsonValue);
-      }
-      if (jsonValue === null) {
-        return "null";
-      }
-      value = jsonValue;
-    }
-    const circularIndex = stack.indexOf(value);
-    if (circularIndex !== -1) {
-      return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
-    }
-    let res = "";
-    const hasLength = (
-      /** @type {{length?: unknown}} */
-      value.length !== void 0
-    );
-    if (hasLength && Array.isArray(value)) {
-      if (value.length === 0) {
-        return "[]";
-      }
-      if (maximumDepth < stack.length + 1) {
-        return '"[Array]"';
-      }
-      stack.push(value);
-      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
-      let i = 0;
-      for (; i < maximumValuesToStringify - 1; i++) {
-        const item2 = value[i];
-        const tmp2 = typeof item2 === "object" ? stringifyObject(i, item2, stack) : stringifyPrimitive(item2);
-        res += tmp2 !== void 0 ? tmp2 : "null";
-        res += ",";
-      }
-      const item = value[i];
-      const tmp = typeof item === "object" ? stringifyObject(i, item, stack) : stringifyPrimitive(item);
-      res += tmp !== void 0 ? tmp : "null";
-      if (value.length > maximumBreadth) {
-        const removedKeys = value.length - maximumBreadth;
-        res += `,"... ${getItemCount(removedKeys)} not stringified"`;
-      }
-      stack.pop();
-      return `[${res}]`;
-    }
-    let keys = Object.keys(value);
-    const keyLength = keys.length;
-    if (keyLength === 0) {
-      return "{}";
-    }
-    if (maximumDepth < stack.length + 1) {
-      return '"[Object]"';
-    }
-    let separator = "";
-    let maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
-    const typedArrayType = hasLength ? getTypedArrayType(value) : void 0;
-    if (typedArrayType !== void 0) {
-      res += stringifyTypedArray(
-        /** @type {ArrayLike<number | bigint>} */
-        value,
-        ",",
-        maximumBreadth,
-        bigint,
-        fail,
-        typedArrayType
-      );
-      keys = keys.slice(
-        /** @type {{length: number}} */
-        value.length
-      );
-      maximumPropertiesToStringify -= /** @type {{length: number}} */
-      value.length;
-      separator = ",";
-    }
-    if (deterministic) {
-      keys = sort(keys, comparator);
-    }
-    stack.push(value);
-    for (let i = 0; i < maximumPropertiesToStringify; i++) {
-      const key2 = keys[i];
-      const item = (
-        /** @type {Record<string, unknown>} */
-        value[key2]
-      );
-      const tmp = typeof item === "object" ? stringifyObject(key2, item, stack) : stringifyPrimitive(item);
-      if (tmp !== void 0) {
-        res += `${separator}${strEscape(key2)}:${tmp}`;
-        separator = ",";
-      }
-    }
-    if (keyLength > maximumBreadth) {
-      const removedKeys = keyLength - maximumBreadth;
-      res += `${separator}"...":"${getItemCount(removedKeys)} not stringified"`;
-    }
-    stack.pop();
-    return `{${res}}`;
-  };
-  const stringifyFnPrimitive = stringifyPrimitive;
-  if (safe) {
-    stringifyFnReplacer = makeSafe(stringifyFnReplacer);
-    stringifyArrayReplacer = makeSafe(stringifyArrayReplacer);
-    stringifyIndent = makeSafe(stringifyIndent);
-    stringifyObject = makeSafe(stringifyObject);
-    stringifyPrimitive = makeSafe(stringifyPrimitive);
-  }
-  function stringify2(value, replacer, space) {
-    if (arguments.length > 1) {
-      let spacer = "";
-      if (typeof space === "number") {
-        spacer = " ".repeat(Math.max(0, Math.min(space, 10)));
-      } else if (typeof space === "string") {
-        spacer = space.slice(0, 10);
-      }
-      if (replacer != null) {
-        if (typeof replacer === "function") {
-          if (safe) {
-            replacer = makeSafe(replacer, replacer.name);
-          }
-          return stringifyFnReplacer("", { "": value }, [], replacer, spacer, "");
-        }
-        if (Array.isArray(replacer)) {
-          return typeof value === "object" ? stringifyArrayReplacer("", value, [], getUniqueReplacerSet(replacer), spacer, "") : stringifyPrimitive(value);
-        }
-      }
-      if (spacer.length !== 0) {
-        return typeof value === "object" ? stringifyIndent("", value, [], spacer, "") : stringifyPrimitive(value);
-      }
-    }
-    return typeof value === "object" ? stringifyObject("", value, []) : stringifyPrimitive(value);
-  }
-  return stringify2;
-}
-var sharedGlobal = (
-  /** @type {Record<symbol, typeof import('./index.js').default | undefined>} */
-  globalThis
-);
-var exportSymbol = /* @__PURE__ */ Symbol.for("safe-stable-stringify@3.0.0");
-if (sharedGlobal[exportSymbol] === void 0) {
-  const stringify2 = configure();
-  stringify2.configure = configure;
-  stringify2.stringify = stringify2;
-  stringify2.default = stringify2;
-  Object.defineProperty(sharedGlobal, exportSymbol, {
-    configurable: true,
-    enumerable: false,
-    value: (
-      /** @type {typeof import('./index.js').default} */
-      stringify2
-    ),
-    writable: true
-  });
-}
-
-// node_modules/safe-stable-stringify/esm/wrapper.mjs
-var sharedGlobal2 = (
-  /** @type {Record<symbol, typeof import('../index.js').default>} */
-  globalThis
-);
-var stringify = sharedGlobal2[/* @__PURE__ */ Symbol.for("safe-stable-stringify@3.0.0")];
-var configure2 = stringify.configure;
+  if (n !== 0n)
+    throw new Error("invalid wnaf");
+  return { p, f };
+};
 
 // node_modules/@noble/hashes/_u64.js
 var U32_MASK64 = /* @__PURE__ */ (() => BigInt(2 ** 32 - 1))();
@@ -25347,7 +25048,7 @@ var add5L = (Al, Bl, Cl, Dl, El) => (Al >>> 0) + (Bl >>> 0) + (Cl >>> 0) + (Dl >
 var add5H = (low, Ah, Bh, Ch, Dh, Eh) => Ah + Bh + Ch + Dh + Eh + (low / 2 ** 32 | 0) | 0;
 
 // node_modules/@noble/hashes/utils.js
-function isBytes(a) {
+function isBytes2(a) {
   return a instanceof Uint8Array || ArrayBuffer.isView(a) && a.constructor.name === "Uint8Array" && "BYTES_PER_ELEMENT" in a && a.BYTES_PER_ELEMENT === 1;
 }
 var atitle = (title) => title ? `"${title}" ` : "";
@@ -25358,12 +25059,12 @@ function anumber(n, title = "") {
     throw new RangeError(atitle(title) + "expected integer >= 0, got " + n);
   return n;
 }
-function abytes(value, length, title = "") {
-  if (isBytes(value) && (length === void 0 || value.length === length))
+function abytes2(value, length, title = "") {
+  if (isBytes2(value) && (length === void 0 || value.length === length))
     return value;
   if (length !== void 0)
     anumber(length, "length");
-  const bytes = isBytes(value);
+  const bytes = isBytes2(value);
   const ofLen = length !== void 0 ? ` of length ${length}` : "";
   const got = bytes ? `length=${value.length}` : `type=${typeof value}`;
   const message = atitle(title) + "expected Uint8Array" + ofLen + ", got " + got;
@@ -25390,7 +25091,7 @@ function aexists(instance, checkFinished = true) {
     throw new Error("digest() was already called");
 }
 function aoutput(out, instance) {
-  abytes(out, void 0, "output");
+  abytes2(out, void 0, "output");
   const min = instance.outputLen;
   if (!(out.length >= min)) {
     throw new RangeError('"output" expected length >= ' + min);
@@ -25463,7 +25164,7 @@ var HashMD = class {
   }
   update(data) {
     aexists(this);
-    abytes(data);
+    abytes2(data);
     const { view, buffer, blockLen } = this;
     const len = data.length;
     let processed = false;
@@ -25982,7 +25683,7 @@ function fromBase64(text) {
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
   return toBase64(out) === text ? out : null;
 }
-function concatBytes(...parts) {
+function concatBytes2(...parts) {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let offset = 0;
   for (const part of parts) {
@@ -25991,508 +25692,6 @@ function concatBytes(...parts) {
   }
   return out;
 }
-
-// packages/verify/src/canonical.ts
-var jcs = configure2({ deterministic: true, circularValue: Error, bigint: false });
-function canonicalize(value) {
-  assertCanonicalizable(value, "");
-  const text = jcs(value);
-  if (text === void 0) throw new TypeError("value has no JSON form");
-  return text;
-}
-var canonicalBytes = (value) => utf8Bytes(canonicalize(value));
-var portableSha256Hex = (text) => toHex(sha256(utf8Bytes(text)));
-var hashText = (text, sha256Hex = portableSha256Hex) => `sha256:${sha256Hex(text)}`;
-var hashCanonical = (value, sha256Hex = portableSha256Hex) => hashText(canonicalize(value), sha256Hex);
-var HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
-function isPlainObject3(value) {
-  if (Object.prototype.toString.call(value) !== "[object Object]") return false;
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === null || Object.getPrototypeOf(prototype) === null;
-}
-function assertCanonicalizable(value, path) {
-  switch (typeof value) {
-    case "number":
-      if (!Number.isFinite(value)) throw new TypeError(`${path || "(root)"}: non-finite number`);
-      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-        throw new TypeError(`${path || "(root)"}: integer outside the exactly representable range`);
-      }
-      return;
-    case "string":
-      if (!value.isWellFormed()) throw new TypeError(`${path || "(root)"}: lone surrogate`);
-      return;
-    case "object":
-      if (value === null) return;
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) {
-          if (!(i in value)) throw new TypeError(`${path}[${i}]: hole in an array`);
-          assertCanonicalizable(value[i], `${path}[${i}]`);
-        }
-        return;
-      }
-      if (!isPlainObject3(value)) throw new TypeError(`${path || "(root)"}: not a plain object`);
-      for (const key of Object.keys(value)) {
-        if (!key.isWellFormed()) throw new TypeError(`${path}: lone surrogate in a key`);
-        const where = path ? `${path}.${key}` : key;
-        const descriptor = Object.getOwnPropertyDescriptor(value, key);
-        if (!("value" in descriptor)) throw new TypeError(`${where}: accessor property`);
-        assertCanonicalizable(descriptor.value, where);
-      }
-      return;
-    case "boolean":
-      return;
-    default:
-      throw new TypeError(`${path || "(root)"}: ${typeof value} has no JSON form`);
-  }
-}
-
-// node_modules/@noble/ed25519/index.js
-var freeze = Object.freeze;
-var P = 0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffedn;
-var N = 0x1000000000000000000000000000000014def9dea2f79cd65812631a5cf5d3edn;
-var _d = 0x52036cee2b6ffe738cc740797779e89800700a4d4141d8ab75eb4dca135978a3n;
-var Gx = 0x216936d3cd6e53fec0a4e231fdd6dc5c692cc7609525a7b2c9562d608f25d51an;
-var Gy = 0x6666666666666666666666666666666666666666666666666666666666666658n;
-var _a = P - 1n;
-var ed25519_CURVE = freeze({
-  p: P,
-  n: N,
-  h: 8n,
-  a: _a,
-  d: _d,
-  Gx,
-  Gy
-});
-var LEN = 32;
-var isBytes2 = (a) => {
-  return a instanceof Uint8Array || ArrayBuffer.isView(a) && a.constructor.name === "Uint8Array" && a.BYTES_PER_ELEMENT === 1;
-};
-var abytes2 = (value, length, title = "") => {
-  if (isBytes2(value) && (length === void 0 || value.length === length))
-    return value;
-  const bytes = isBytes2(value);
-  const ofLen = length !== void 0 ? ` of length ${length}` : "";
-  const got = bytes ? `length=${value.length}` : `type=${typeof value}`;
-  const message = (title ? `"${title}" ` : "") + "expected Uint8Array" + ofLen + ", got " + got;
-  if (!bytes)
-    throw new TypeError(message);
-  throw new RangeError(message);
-};
-var snapshotBytes = (value, title = "", length) => Uint8Array.from(abytes2(value, length, title));
-var padh = (n, pad) => n.toString(16).padStart(pad, "0");
-var bytesToHex = (bytes) => {
-  let hex = "";
-  for (const byte of abytes2(bytes))
-    hex += padh(byte, 2);
-  return hex;
-};
-var hexToBytes = (hex) => {
-  const e = "hex invalid";
-  if (typeof hex !== "string")
-    throw new TypeError(e);
-  if (hex.length % 2 || !/^[\da-f]*$/i.test(hex))
-    throw new RangeError(e);
-  const array = new Uint8Array(hex.length / 2);
-  for (let ai = 0, hi = 0; ai < array.length; ai++, hi += 2) {
-    const n1 = hex.charCodeAt(hi);
-    const n2 = hex.charCodeAt(hi + 1);
-    array[ai] = ((n1 & 15) + (n1 >> 6) * 9) * 16 + (n2 & 15) + (n2 >> 6) * 9;
-  }
-  return array;
-};
-var concatBytes2 = (...arrays) => {
-  let sum = 0;
-  for (const a of arrays)
-    sum += abytes2(a).length;
-  const res = new Uint8Array(sum);
-  let pad = 0;
-  for (const a of arrays) {
-    res.set(a, pad);
-    pad += a.length;
-  }
-  return res;
-};
-var arange = (n, min, max, msg = "bad number: out of range") => {
-  if (typeof n !== "bigint")
-    throw new TypeError(msg);
-  if (min <= n && n < max)
-    return n;
-  throw new RangeError(msg);
-};
-var mod = (a, b = P) => (a %= b) >= 0n ? a : b + a;
-var P_MASK = (1n << 255n) - 1n;
-var modP = (num) => {
-  if (num < 0n)
-    throw new RangeError("negative coordinate");
-  let r = (num >> 255n) * 19n + (num & P_MASK);
-  r = (r >> 255n) * 19n + (r & P_MASK);
-  return r % P;
-};
-var modN = (a) => mod(a, N);
-var invert = (number, modulo) => {
-  if (number === 0n)
-    throw new Error("invert: expected non-zero number");
-  if (modulo <= 1n)
-    throw new Error("invert: expected modulus > 1, got " + modulo);
-  let a = mod(number, modulo);
-  let b = modulo;
-  let x = 0n, u = 1n;
-  while (a !== 0n) {
-    const q = b / a;
-    const r = b - a * q;
-    const m = x - u * q;
-    b = a, a = r, x = u, u = m;
-  }
-  const gcd = b;
-  if (gcd !== 1n)
-    throw new Error("invert: does not exist");
-  return mod(x, modulo);
-};
-var _hash = (name) => {
-  const fn = hashes[name];
-  if (typeof fn !== "function")
-    throw new Error("hashes." + name + " not set");
-  return fn;
-};
-var callHash = (name, ...m) => abytes2(_hash(name)(concatBytes2(...m)), 64, "digest");
-var apoint = (p) => {
-  if (p instanceof Point)
-    return p;
-  throw new TypeError("Point expected");
-};
-var B256 = 2n ** 256n;
-var Point = class _Point {
-  static BASE;
-  static ZERO;
-  X;
-  Y;
-  Z;
-  T;
-  // Constructor only bounds-checks and freezes XYZT coordinates; it does not prove the point is
-  // on-curve or that T matches X*Y/Z.
-  constructor(X, Y, Z, T) {
-    const max = B256;
-    this.X = arange(X, 0n, max);
-    this.Y = arange(Y, 0n, max);
-    this.Z = arange(Z, 1n, max);
-    this.T = arange(T, 0n, max);
-    freeze(this);
-  }
-  static CURVE() {
-    return ed25519_CURVE;
-  }
-  static fromAffine(p) {
-    return new _Point(p.x, p.y, 1n, modP(p.x * p.y));
-  }
-  /** RFC8032 5.1.3: Uint8Array to Point. */
-  static fromBytes(bytes, zip215 = false) {
-    const normed = snapshotBytes(bytes, "point", LEN);
-    const lastByte = normed[31];
-    normed[31] = lastByte & ~128;
-    const y = bytesToNumberLE(normed);
-    if (!zip215)
-      arange(y, 0n, P);
-    const y2 = modP(y * y);
-    const u = mod(y2 - 1n);
-    const v = modP(_d * y2 + 1n);
-    let { isValid, value: x } = uvRatio(u, v);
-    if (!isValid)
-      throw new Error("bad point: y not sqrt");
-    const isLastByteOdd = !!(lastByte & 128);
-    if (!zip215 && x === 0n && isLastByteOdd)
-      throw new Error("bad point: x==0, isLastByteOdd");
-    if (isLastByteOdd !== !!(x & 1n))
-      x = mod(-x);
-    return new _Point(x, y, 1n, modP(x * y));
-  }
-  static fromHex(hex, zip215) {
-    return _Point.fromBytes(hexToBytes(hex), zip215);
-  }
-  get x() {
-    return this.toAffine().x;
-  }
-  get y() {
-    return this.toAffine().y;
-  }
-  /** Checks if the point is valid and on-curve. */
-  assertValidity() {
-    const a = _a;
-    const d = _d;
-    const p = this;
-    if (p.is0())
-      throw new Error("bad point: ZERO");
-    const { X, Y, Z, T } = p;
-    const X2 = modP(X * X);
-    const Y2 = modP(Y * Y);
-    const Z2 = modP(Z * Z);
-    const Z4 = modP(Z2 * Z2);
-    const aX2 = modP(X2 * a);
-    const left = modP(Z2 * (aX2 + Y2));
-    const right = mod(Z4 + modP(d * modP(X2 * Y2)));
-    if (left !== right)
-      throw new Error("bad point: equation left != right (1)");
-    const XY = modP(X * Y);
-    const ZT = modP(Z * T);
-    if (XY !== ZT)
-      throw new Error("bad point: equation left != right (2)");
-    return this;
-  }
-  /** Equality check: compare points P&Q. */
-  equals(other) {
-    const { X: X1, Y: Y1, Z: Z1 } = this;
-    const { X: X2, Y: Y2, Z: Z2 } = apoint(other);
-    return modP(X1 * Z2) === modP(X2 * Z1) && modP(Y1 * Z2) === modP(Y2 * Z1);
-  }
-  is0() {
-    return this.equals(I);
-  }
-  /** Flip point over y coordinate. */
-  negate() {
-    return new _Point(mod(-this.X), this.Y, this.Z, mod(-this.T));
-  }
-  /** Point doubling. Complete formula. Cost: `4M + 4S + 1*a + 6add + 1*2`. */
-  double() {
-    const { X: X1, Y: Y1, Z: Z1 } = this;
-    const a = _a;
-    const A = modP(X1 * X1);
-    const B = modP(Y1 * Y1);
-    const C = modP(2n * Z1 * Z1);
-    const D = modP(a * A);
-    const x1y1 = mod(X1 + Y1);
-    const E = mod(modP(x1y1 * x1y1) - A - B);
-    const G2 = mod(D + B);
-    const F = mod(G2 - C);
-    const H = mod(D - B);
-    const X3 = modP(E * F);
-    const Y3 = modP(G2 * H);
-    const T3 = modP(E * H);
-    const Z3 = modP(F * G2);
-    return new _Point(X3, Y3, Z3, T3);
-  }
-  /** Point addition. Complete formula. Cost: `9M + 1*a + 1*d + 7add`. */
-  add(other) {
-    const { X: X1, Y: Y1, Z: Z1, T: T1 } = this;
-    const { X: X2, Y: Y2, Z: Z2, T: T2 } = apoint(other);
-    const a = _a;
-    const d = _d;
-    const A = modP(X1 * X2);
-    const B = modP(Y1 * Y2);
-    const C = modP(modP(T1 * d) * T2);
-    const D = modP(Z1 * Z2);
-    const E = mod(modP(mod(X1 + Y1) * mod(X2 + Y2)) - A - B);
-    const F = mod(D - C);
-    const G2 = mod(D + C);
-    const H = mod(B - modP(a * A));
-    const X3 = modP(E * F);
-    const Y3 = modP(G2 * H);
-    const T3 = modP(E * H);
-    const Z3 = modP(F * G2);
-    return new _Point(X3, Y3, Z3, T3);
-  }
-  subtract(other) {
-    return this.add(apoint(other).negate());
-  }
-  /**
-   * Point-by-scalar multiplication. Safe mode requires `1 <= n < CURVE.n`.
-   * Unsafe mode additionally permits `n = 0` and returns the identity point for that case.
-   * Uses {@link wNAF} for base point.
-   * Uses fake point to mitigate side-channel leakage.
-   * @param n - scalar by which point is multiplied
-   * @param safe - safe mode guards against timing attacks; unsafe mode is faster
-   */
-  multiply(n, safe = true) {
-    if (!safe && n === 0n)
-      return I;
-    arange(n, 1n, N);
-    if (!safe && this.is0())
-      return I;
-    if (n === 1n)
-      return this;
-    if (this.equals(G))
-      return wNAF(n).p;
-    let p = I;
-    let f = G;
-    let d = this;
-    for (let i = 0; safe ? i < 256 : n > 0n; i++) {
-      if (n & 1n)
-        p = p.add(d);
-      else if (safe)
-        f = f.add(d);
-      d = d.double();
-      n >>= 1n;
-    }
-    return p;
-  }
-  multiplyUnsafe(scalar) {
-    return this.multiply(scalar, false);
-  }
-  /** Convert point to 2d xy affine point. (X, Y, Z) ∋ (x=X/Z, y=Y/Z) */
-  toAffine() {
-    const { X, Y, Z } = this;
-    if (this.equals(I))
-      return { x: 0n, y: 1n };
-    const iz = invert(Z, P);
-    if (modP(Z * iz) !== 1n)
-      throw new Error("invalid inverse");
-    return { x: modP(X * iz), y: modP(Y * iz) };
-  }
-  toBytes() {
-    const { x, y } = this.toAffine();
-    const b = numTo32bLE(y);
-    b[31] |= x & 1n ? 128 : 0;
-    return b;
-  }
-  toHex() {
-    return bytesToHex(this.toBytes());
-  }
-  clearCofactor() {
-    return this.multiply(8n, false);
-  }
-  isSmallOrder() {
-    return this.clearCofactor().is0();
-  }
-  isTorsionFree() {
-    return this.multiply(N / 2n, false).double().add(this).is0();
-  }
-};
-var G = new Point(Gx, Gy, 1n, mod(Gx * Gy));
-var I = new Point(0n, 1n, 1n, 0n);
-Point.BASE = G;
-Point.ZERO = I;
-var numTo32bLE = (num) => hexToBytes(padh(arange(num, 0n, B256), 64)).reverse();
-var bytesToNumberLE = (b) => BigInt("0x" + bytesToHex(Uint8Array.from(abytes2(b)).reverse()));
-var pow2 = (x, power) => {
-  let r = x;
-  while (power-- > 0) {
-    r = modP(r * r);
-  }
-  return r;
-};
-var pow_2_252_3 = (x) => {
-  const x2 = modP(x * x);
-  const b2 = modP(x2 * x);
-  const b4 = modP(pow2(b2, 2) * b2);
-  const b5 = modP(pow2(b4, 1) * x);
-  const b10 = modP(pow2(b5, 5) * b5);
-  const b20 = modP(pow2(b10, 10) * b10);
-  const b40 = modP(pow2(b20, 20) * b20);
-  const b80 = modP(pow2(b40, 40) * b40);
-  const b160 = modP(pow2(b80, 80) * b80);
-  const b240 = modP(pow2(b160, 80) * b80);
-  const b250 = modP(pow2(b240, 10) * b10);
-  return modP(pow2(b250, 2) * x);
-};
-var RM1 = 0x2b8324804fc1df0b2b4d00993dfbd7a72f431806ad2fe478c4ee1b274a0ea0b0n;
-var uvRatio = (u, v) => {
-  const v3 = modP(v * modP(v * v));
-  const v7 = modP(modP(v3 * v3) * v);
-  const pow = pow_2_252_3(modP(u * v7));
-  let x = modP(u * modP(v3 * pow));
-  const vx2 = modP(v * modP(x * x));
-  const root1 = x;
-  const root2 = modP(x * RM1);
-  const useRoot1 = vx2 === u;
-  const useRoot2 = vx2 === mod(-u);
-  const noRoot = vx2 === mod(-u * RM1);
-  if (useRoot1)
-    x = root1;
-  if (useRoot2 || noRoot)
-    x = root2;
-  if ((mod(x) & 1n) === 1n)
-    x = mod(-x);
-  return { isValid: useRoot1 || useRoot2, value: x };
-};
-var modL_LE = (hash) => modN(bytesToNumberLE(hash));
-var hashFinishSync = (res) => res[1](callHash("sha512", res[0]));
-var getZip215 = (options) => {
-  if (options === null || typeof options !== "object")
-    throw new TypeError("expected valid options object");
-  return options.zip215 ?? true;
-};
-var _verify = (sig, msg, publicKey, options) => {
-  sig = abytes2(sig, 64, "signature");
-  msg = abytes2(msg, void 0, "message");
-  publicKey = abytes2(publicKey, LEN, "publicKey");
-  const zip215 = getZip215(options);
-  const r = sig.subarray(0, LEN);
-  const s = bytesToNumberLE(sig.subarray(LEN, 64));
-  let A, R, SB;
-  let hashable = Uint8Array.of();
-  let finished = false;
-  try {
-    A = Point.fromBytes(publicKey, zip215);
-    R = Point.fromBytes(r, zip215);
-    SB = G.multiply(s, false);
-    hashable = concatBytes2(r, publicKey, msg);
-    finished = true;
-  } catch (error2) {
-  }
-  const finish = (hashed) => {
-    if (!finished)
-      return false;
-    if (!zip215 && A.isSmallOrder())
-      return false;
-    const k = modL_LE(hashed);
-    const RkA = R.add(A.multiply(k, false));
-    return RkA.subtract(SB).clearCofactor().is0();
-  };
-  return [hashable, finish];
-};
-var verify = (signature, message, publicKey, opts = {}) => hashFinishSync(_verify(signature, message, publicKey, opts));
-var hashes = {
-  sha512Async: async (message) => {
-    const s = globalThis?.crypto?.subtle;
-    if (!s)
-      throw new Error("crypto.subtle must be defined, consider polyfill");
-    return new Uint8Array(await s.digest("SHA-512", concatBytes2(message)));
-  },
-  sha512: void 0
-};
-var precompute = () => {
-  const points = [];
-  let p = G;
-  let b;
-  for (let w = 0; w < 33; w++) {
-    b = p;
-    points.push(b);
-    for (let i = 1; i < 128; i++) {
-      b = b.add(p);
-      points.push(b);
-    }
-    p = b.double();
-  }
-  return points;
-};
-var Gpows = void 0;
-var ctneg = (cnd, p) => {
-  const n = p.negate();
-  return cnd ? n : p;
-};
-var wNAF = (n) => {
-  const comp = Gpows || (Gpows = precompute());
-  let p = I;
-  let f = G;
-  for (let w = 0; w < 33; w++) {
-    let wbits = Number(n & 255n);
-    n >>= 8n;
-    if (wbits > 128) {
-      wbits -= 256;
-      n += 1n;
-    }
-    const off = w * 128;
-    const offP = off + Math.abs(wbits) - 1;
-    const isOddW = w % 2 !== 0;
-    const isNeg = wbits < 0;
-    if (wbits === 0) {
-      f = f.add(ctneg(isOddW, comp[off]));
-    } else {
-      p = p.add(ctneg(isNeg, comp[offP]));
-    }
-  }
-  if (n !== 0n)
-    throw new Error("invalid wnaf");
-  return { p, f };
-};
 
 // packages/verify/src/ed25519.ts
 hashes.sha512 = sha512;
@@ -26519,7 +25718,7 @@ function verifyEd25519Strict(signature, message, publicKey) {
     return false;
   }
 }
-var spkiFromRawPublicKey = (raw) => concatBytes(SPKI_PREFIX, raw);
+var spkiFromRawPublicKey = (raw) => concatBytes2(SPKI_PREFIX, raw);
 function rawPublicKeyFromSpki(der) {
   if (der.length !== 44) return null;
   for (let i = 0; i < SPKI_PREFIX.length; i++) if (der[i] !== SPKI_PREFIX[i]) return null;
@@ -26578,8 +25777,1107 @@ var VerifyError = class extends Error {
 };
 var isVerifyError = (value) => value instanceof VerifyError;
 
-// packages/verify/src/json.ts
+// node_modules/safe-stable-stringify/index.js
+var { hasOwnProperty } = Object.prototype;
+var strEscapeSequencesRegExp = /[\u0000-\u001f\u0022\u005c\ud800-\udfff]/;
+var nodeVersion = typeof process === "object" ? process?.versions?.node : void 0;
+var strEscapeLength = Number(nodeVersion?.slice(0, nodeVersion.indexOf("."))) >= 22 ? 128 : 5e3;
+function strEscape(str2) {
+  if (str2.length < strEscapeLength && !strEscapeSequencesRegExp.test(str2)) {
+    return `"${str2}"`;
+  }
+  return JSON.stringify(str2);
+}
+function sort(array, comparator) {
+  if (array.length > 200 || comparator) {
+    return array.sort(comparator);
+  }
+  let moves = 0;
+  if (array.length > 1 && array[0] > array[1]) {
+    const currentValue = array[1];
+    if (array.length > 32 && currentValue > array[array.length - 1]) {
+      return array.sort();
+    }
+    array[1] = array[0];
+    array[0] = currentValue;
+    moves = 1;
+  }
+  for (let i = 2; i < array.length; i++) {
+    const currentValue = array[i];
+    if (array[i - 1] <= currentValue) continue;
+    let position = i;
+    do {
+      array[position] = array[position - 1];
+      position--;
+    } while (position !== 0 && array[position - 1] > currentValue);
+    array[position] = currentValue;
+    moves += i - position;
+    if (moves > array.length && moves > 32) return array.sort();
+  }
+  return array;
+}
+var typedArrayPrototypeGetSymbolToStringTag = (
+  // @ts-expect-error
+  Object.getOwnPropertyDescriptor(
+    Object.getPrototypeOf(
+      Object.getPrototypeOf(
+        new Int8Array()
+      )
+    ),
+    Symbol.toStringTag
+  ).get
+);
+function getTypedArrayType(value) {
+  const type = typedArrayPrototypeGetSymbolToStringTag.call(value);
+  return type !== void 0 && value.length !== 0 ? type : void 0;
+}
+function wrapInQuotes(value) {
+  return `"${value}"`;
+}
+function stringifyTypedArray(array, separator, maximumBreadth, bigint, fail, type) {
+  if (array.length < maximumBreadth) {
+    maximumBreadth = array.length;
+  }
+  const whitespace = separator === "," ? "" : " ";
+  if (type[0] === "F") {
+    let value = array[0];
+    let res2 = `"0":${whitespace}${Number.isFinite(value) ? value : fail ? fail(value) : "null"}`;
+    for (let i = 1; i < maximumBreadth; i++) {
+      value = array[i];
+      res2 += `${separator}"${i}":${whitespace}${Number.isFinite(value) ? value : fail ? fail(value) : "null"}`;
+    }
+    return res2;
+  }
+  const method = bigint === "string" && array.length > 0 && typeof array[0] === "bigint" ? wrapInQuotes : String;
+  let res = `"0":${whitespace}${method(array[0])}`;
+  for (let i = 1; i < maximumBreadth; i++) {
+    res += `${separator}"${i}":${whitespace}${method(array[i])}`;
+  }
+  return res;
+}
+function stringifyCircularDepth(index) {
+  return `"[Circular: ${index}]"`;
+}
+function getCircularValueOption(options) {
+  if (hasOwnProperty.call(options, "circularValue")) {
+    const circularValue = options.circularValue;
+    if (typeof circularValue === "string") {
+      return `"${circularValue}"`;
+    }
+    if (circularValue == null) {
+      return circularValue;
+    }
+    if (circularValue === Error || circularValue === TypeError) {
+      return {
+        toString() {
+          throw new TypeError("Converting circular structure to JSON");
+        }
+      };
+    }
+    throw new TypeError('The "circularValue" argument must be of type string or the value null or undefined');
+  }
+  return stringifyCircularDepth;
+}
+function getDeterministicOption(options) {
+  let value;
+  if (hasOwnProperty.call(options, "deterministic")) {
+    value = options.deterministic;
+    if (typeof value !== "boolean" && typeof value !== "function") {
+      throw new TypeError('The "deterministic" argument must be of type boolean or comparator function');
+    }
+  }
+  return value === void 0 ? true : value;
+}
+function getBigIntOption(options) {
+  let value;
+  if (hasOwnProperty.call(options, "bigint")) {
+    value = options.bigint;
+    if (typeof value === "string") {
+      if (value !== "string") {
+        throw new TypeError('The "bigint" argument must be of type boolean or the string "string"');
+      }
+    } else if (typeof value !== "boolean") {
+      throw new TypeError('The "bigint" argument must be of type boolean or the string "string"');
+    }
+  }
+  return value === void 0 ? true : value;
+}
+function getBooleanOption(options, key, defaultValue) {
+  let value;
+  if (hasOwnProperty.call(options, key)) {
+    value = options[key];
+    if (typeof value !== "boolean") {
+      throw new TypeError(`The "${key}" argument must be of type boolean`);
+    }
+  }
+  return value === void 0 ? defaultValue : value;
+}
+function getPositiveIntegerOption(options, key) {
+  let value;
+  if (hasOwnProperty.call(options, key)) {
+    value = options[key];
+    if (typeof value !== "number") {
+      throw new TypeError(`The "${key}" argument must be of type number`);
+    }
+    if (!Number.isInteger(value)) {
+      throw new TypeError(`The "${key}" argument must be an integer`);
+    }
+    if (value < 1) {
+      throw new RangeError(`The "${key}" argument must be >= 1`);
+    }
+  }
+  return value === void 0 ? Infinity : value;
+}
+function getItemCount(number) {
+  if (number === 1) {
+    return "1 item";
+  }
+  return `${number} items`;
+}
+function getUniqueReplacerSet(replacerArray) {
+  const replacerSet = /* @__PURE__ */ new Set();
+  for (const value of replacerArray) {
+    if (typeof value === "string" || typeof value === "number") {
+      replacerSet.add(String(value));
+    }
+  }
+  return replacerSet;
+}
+function getStrictOption(options) {
+  if (hasOwnProperty.call(options, "strict")) {
+    const value = options.strict;
+    if (typeof value !== "boolean") {
+      throw new TypeError('The "strict" argument must be of type boolean');
+    }
+    if (value) {
+      return (value2) => {
+        let message = `Object can not safely be stringified. Received type ${typeof value2}`;
+        if (typeof value2 !== "function") message += ` (${safeErrorMessage(value2)})`;
+        throw new Error(message);
+      };
+    }
+  }
+}
+function safeErrorMessage(error2) {
+  try {
+    return String(error2);
+  } catch {
+    return "Failed";
+  }
+}
+function getErrorMessage(error2, name) {
+  const message = typeof error2?.message === "string" ? error2.message : safeErrorMessage(error2);
+  if (name) {
+    return `Error: Stringification failed with ${name} (${message})`;
+  }
+  return `Error: Stringification failed (${message})`;
+}
+function callSafe(method, thisArg, input) {
+  try {
+    return method.call(thisArg, input);
+  } catch (error2) {
+    return getErrorMessage(error2, method.name);
+  }
+}
+function makeSafe(method, name) {
+  const safeMethod = function(...input) {
+    try {
+      return method(...input);
+    } catch (error2) {
+      if (name !== void 0) {
+        return getErrorMessage(error2, name);
+      }
+      return `"${getErrorMessage(error2, name)}"`;
+    }
+  };
+  Object.defineProperty(safeMethod, "name", { value: `safe_${method.name}` });
+  return safeMethod;
+}
+function configure(options) {
+  options = { ...options };
+  const fail = getStrictOption(options);
+  if (fail) {
+    if (options.bigint === void 0) {
+      options.bigint = false;
+    }
+    if (!("circularValue" in options)) {
+      options.circularValue = Error;
+    }
+  }
+  const circularValue = getCircularValueOption(options);
+  const bigint = getBigIntOption(options);
+  const deterministic = getDeterministicOption(options);
+  const comparator = typeof deterministic === "function" ? deterministic : void 0;
+  const maximumDepth = getPositiveIntegerOption(options, "maximumDepth");
+  const maximumBreadth = getPositiveIntegerOption(options, "maximumBreadth");
+  const safe = getBooleanOption(options, "safe", false);
+  let stringifyFnReplacer = function(key, parent, stack, replacer, spacer, indentation) {
+    let value = parent[key];
+    if (typeof value === "object" && value !== null && typeof value.toJSON === "function") {
+      value = safe ? callSafe(value.toJSON, value, key) : value.toJSON(key);
+    }
+    value = replacer.call(parent, key, value);
+    if (typeof value === "object") {
+      if (value === null) {
+        return "null";
+      }
+      const circularIndex = stack.indexOf(value);
+      if (circularIndex !== -1) {
+        return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
+      }
+      let res = "";
+      let join3 = ",";
+      const originalIndentation = indentation;
+      if (Array.isArray(value)) {
+        if (value.length === 0) {
+          return "[]";
+        }
+        if (maximumDepth < stack.length + 1) {
+          return '"[Array]"';
+        }
+        stack.push(value);
+        if (spacer !== "") {
+          indentation += spacer;
+          res += `
+${indentation}`;
+          join3 = `,
+${indentation}`;
+        }
+        const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+        let i = 0;
+        for (; i < maximumValuesToStringify - 1; i++) {
+          const tmp2 = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
+          res += tmp2 !== void 0 ? tmp2 : "null";
+          res += join3;
+        }
+        const tmp = stringifyFnReplacer(String(i), value, stack, replacer, spacer, indentation);
+        res += tmp !== void 0 ? tmp : "null";
+        if (value.length > maximumBreadth) {
+          const removedKeys = value.length - maximumBreadth;
+          res += `${join3}"... ${getItemCount(removedKeys)} not stringified"`;
+        }
+        if (spacer !== "") {
+          res += `
+${originalIndentation}`;
+        }
+        stack.pop();
+        return `[${res}]`;
+      }
+      let keys = Object.keys(value);
+      const keyLength = keys.length;
+      if (keyLength === 0) {
+        return "{}";
+      }
+      if (maximumDepth < stack.length + 1) {
+        return '"[Object]"';
+      }
+      let whitespace = "";
+      let separator = "";
+      if (spacer !== "") {
+        indentation += spacer;
+        join3 = `,
+${indentation}`;
+        whitespace = " ";
+      }
+      const maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
+      if (deterministic && getTypedArrayType(value) === void 0) {
+        keys = sort(keys, comparator);
+      }
+      stack.push(value);
+      for (let i = 0; i < maximumPropertiesToStringify; i++) {
+        const key2 = keys[i];
+        const tmp = stringifyFnReplacer(key2, value, stack, replacer, spacer, indentation);
+        if (tmp !== void 0) {
+          res += `${separator}${strEscape(key2)}:${whitespace}${tmp}`;
+          separator = join3;
+        }
+      }
+      if (keyLength > maximumBreadth) {
+        const removedKeys = keyLength - maximumBreadth;
+        res += `${separator}"...":${whitespace}"${getItemCount(removedKeys)} not stringified"`;
+        separator = join3;
+      }
+      if (spacer !== "" && separator.length > 1) {
+        res = `
+${indentation}${res}
+${originalIndentation}`;
+      }
+      stack.pop();
+      return `{${res}}`;
+    }
+    return stringifyFnPrimitive(value);
+  };
+  let stringifyArrayReplacer = function(key, value, stack, replacer, spacer, indentation) {
+    if (value === null) {
+      return "null";
+    }
+    if (typeof /** @type {ToJSON} */
+    value.toJSON === "function") {
+      if (typeof key === "number") key = String(key);
+      const jsonValue = safe ? callSafe(
+        /** @type {ToJSON} */
+        value.toJSON,
+        value,
+        key
+      ) : (
+        /** @type {ToJSON} */
+        value.toJSON(key)
+      );
+      if (typeof jsonValue !== "object") {
+        return stringifyPrimitive(jsonValue);
+      }
+      if (jsonValue === null) {
+        return "null";
+      }
+      value = jsonValue;
+    }
+    const circularIndex = stack.indexOf(value);
+    if (circularIndex !== -1) {
+      return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
+    }
+    const originalIndentation = indentation;
+    let res = "";
+    let join3 = ",";
+    if (Array.isArray(value)) {
+      if (value.length === 0) {
+        return "[]";
+      }
+      if (maximumDepth < stack.length + 1) {
+        return '"[Array]"';
+      }
+      stack.push(value);
+      if (spacer !== "") {
+        indentation += spacer;
+        res += `
+${indentation}`;
+        join3 = `,
+${indentation}`;
+      }
+      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+      let i = 0;
+      for (; i < maximumValuesToStringify - 1; i++) {
+        const item2 = value[i];
+        const tmp2 = typeof item2 === "object" ? stringifyArrayReplacer(i, item2, stack, replacer, spacer, indentation) : stringifyPrimitive(item2);
+        res += tmp2 !== void 0 ? tmp2 : "null";
+        res += join3;
+      }
+      const item = value[i];
+      const tmp = typeof item === "object" ? stringifyArrayReplacer(i, item, stack, replacer, spacer, indentation) : stringifyPrimitive(item);
+      res += tmp !== void 0 ? tmp : "null";
+      if (value.length > maximumBreadth) {
+        const removedKeys = value.length - maximumBreadth;
+        res += `${join3}"... ${getItemCount(removedKeys)} not stringified"`;
+      }
+      if (spacer !== "") {
+        res += `
+${originalIndentation}`;
+      }
+      stack.pop();
+      return `[${res}]`;
+    }
+    if (maximumDepth < stack.length + 1) {
+      return '"[Object]"';
+    }
+    stack.push(value);
+    let whitespace = "";
+    if (spacer !== "") {
+      indentation += spacer;
+      join3 = `,
+${indentation}`;
+      whitespace = " ";
+    }
+    let separator = "";
+    for (const key2 of replacer) {
+      const item = (
+        /** @type {Record<string, unknown>} */
+        value[key2]
+      );
+      const tmp = typeof item === "object" ? stringifyArrayReplacer(key2, item, stack, replacer, spacer, indentation) : stringifyPrimitive(item);
+      if (tmp !== void 0) {
+        res += `${separator}${strEscape(key2)}:${whitespace}${tmp}`;
+        separator = join3;
+      }
+    }
+    if (spacer !== "" && separator.length > 1) {
+      res = `
+${indentation}${res}
+${originalIndentation}`;
+    }
+    stack.pop();
+    return `{${res}}`;
+  };
+  let stringifyIndent = function(key, value, stack, spacer, indentation) {
+    if (value === null) {
+      return "null";
+    }
+    if (typeof /** @type {ToJSON} */
+    value.toJSON === "function") {
+      if (typeof key === "number") key = String(key);
+      const jsonValue = safe ? callSafe(
+        /** @type {ToJSON} */
+        value.toJSON,
+        value,
+        key
+      ) : (
+        /** @type {ToJSON} */
+        value.toJSON(key)
+      );
+      if (typeof jsonValue !== "object") {
+        return stringifyPrimitive(jsonValue);
+      }
+      if (jsonValue === null) {
+        return "null";
+      }
+      value = jsonValue;
+    }
+    const circularIndex = stack.indexOf(value);
+    if (circularIndex !== -1) {
+      return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
+    }
+    const originalIndentation = indentation;
+    if (Array.isArray(value)) {
+      if (value.length === 0) {
+        return "[]";
+      }
+      if (maximumDepth < stack.length + 1) {
+        return '"[Array]"';
+      }
+      stack.push(value);
+      indentation += spacer;
+      let res2 = `
+${indentation}`;
+      const join4 = `,
+${indentation}`;
+      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+      let i = 0;
+      for (; i < maximumValuesToStringify - 1; i++) {
+        const item2 = value[i];
+        const tmp2 = typeof item2 === "object" ? stringifyIndent(i, item2, stack, spacer, indentation) : stringifyPrimitive(item2);
+        res2 += tmp2 !== void 0 ? tmp2 : "null";
+        res2 += join4;
+      }
+      const item = value[i];
+      const tmp = typeof item === "object" ? stringifyIndent(i, item, stack, spacer, indentation) : stringifyPrimitive(item);
+      res2 += tmp !== void 0 ? tmp : "null";
+      if (value.length > maximumBreadth) {
+        const removedKeys = value.length - maximumBreadth;
+        res2 += `${join4}"... ${getItemCount(removedKeys)} not stringified"`;
+      }
+      res2 += `
+${originalIndentation}`;
+      stack.pop();
+      return `[${res2}]`;
+    }
+    let keys = Object.keys(value);
+    const keyLength = keys.length;
+    if (keyLength === 0) {
+      return "{}";
+    }
+    if (maximumDepth < stack.length + 1) {
+      return '"[Object]"';
+    }
+    indentation += spacer;
+    const join3 = `,
+${indentation}`;
+    let res = "";
+    let separator = "";
+    let maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
+    const typedArrayType = getTypedArrayType(value);
+    if (typedArrayType !== void 0) {
+      res += stringifyTypedArray(
+        /** @type {ArrayLike<number | bigint>} */
+        value,
+        join3,
+        maximumBreadth,
+        bigint,
+        fail,
+        typedArrayType
+      );
+      keys = keys.slice(
+        /** @type {{length: number}} */
+        value.length
+      );
+      maximumPropertiesToStringify -= /** @type {{length: number}} */
+      value.length;
+      separator = join3;
+    }
+    if (deterministic) {
+      keys = sort(keys, comparator);
+    }
+    stack.push(value);
+    for (let i = 0; i < maximumPropertiesToStringify; i++) {
+      const key2 = keys[i];
+      const item = (
+        /** @type {Record<string, unknown>} */
+        value[key2]
+      );
+      const tmp = typeof item === "object" ? stringifyIndent(key2, item, stack, spacer, indentation) : stringifyPrimitive(item);
+      if (tmp !== void 0) {
+        res += `${separator}${strEscape(key2)}: ${tmp}`;
+        separator = join3;
+      }
+    }
+    if (keyLength > maximumBreadth) {
+      const removedKeys = keyLength - maximumBreadth;
+      res += `${separator}"...": "${getItemCount(removedKeys)} not stringified"`;
+      separator = join3;
+    }
+    if (separator !== "") {
+      res = `
+${indentation}${res}
+${originalIndentation}`;
+    }
+    stack.pop();
+    return `{${res}}`;
+  };
+  let stringifyPrimitive = function(value) {
+    switch (typeof value) {
+      case "string":
+        return strEscape(value);
+      case "number":
+        return isFinite(value) ? String(value) : fail ? fail(value) : "null";
+      case "boolean":
+        return value === true ? "true" : "false";
+      case "undefined":
+        return void 0;
+      case "bigint":
+        if (bigint) {
+          return bigint === "string" ? `"${value}"` : String(value);
+        }
+      // fallthrough
+      default:
+        return fail ? fail(value) : void 0;
+    }
+  };
+  let stringifyObject = function(key, value, stack) {
+    if (value === null) {
+      return "null";
+    }
+    if (typeof /** @type {ToJSON} */
+    value.toJSON === "function") {
+      if (typeof key === "number") key = String(key);
+      const jsonValue = safe ? callSafe(
+        /** @type {ToJSON} */
+        value.toJSON,
+        value,
+        key
+      ) : (
+        /** @type {ToJSON} */
+        value.toJSON(key)
+      );
+      if (typeof jsonValue !== "object") {
+        return stringifyPrimitive(jsonValue);
+      }
+      if (jsonValue === null) {
+        return "null";
+      }
+      value = jsonValue;
+    }
+    const circularIndex = stack.indexOf(value);
+    if (circularIndex !== -1) {
+      return typeof circularValue === "function" ? circularValue(circularIndex) : circularValue;
+    }
+    let res = "";
+    const hasLength = (
+      /** @type {{length?: unknown}} */
+      value.length !== void 0
+    );
+    if (hasLength && Array.isArray(value)) {
+      if (value.length === 0) {
+        return "[]";
+      }
+      if (maximumDepth < stack.length + 1) {
+        return '"[Array]"';
+      }
+      stack.push(value);
+      const maximumValuesToStringify = Math.min(value.length, maximumBreadth);
+      let i = 0;
+      for (; i < maximumValuesToStringify - 1; i++) {
+        const item2 = value[i];
+        const tmp2 = typeof item2 === "object" ? stringifyObject(i, item2, stack) : stringifyPrimitive(item2);
+        res += tmp2 !== void 0 ? tmp2 : "null";
+        res += ",";
+      }
+      const item = value[i];
+      const tmp = typeof item === "object" ? stringifyObject(i, item, stack) : stringifyPrimitive(item);
+      res += tmp !== void 0 ? tmp : "null";
+      if (value.length > maximumBreadth) {
+        const removedKeys = value.length - maximumBreadth;
+        res += `,"... ${getItemCount(removedKeys)} not stringified"`;
+      }
+      stack.pop();
+      return `[${res}]`;
+    }
+    let keys = Object.keys(value);
+    const keyLength = keys.length;
+    if (keyLength === 0) {
+      return "{}";
+    }
+    if (maximumDepth < stack.length + 1) {
+      return '"[Object]"';
+    }
+    let separator = "";
+    let maximumPropertiesToStringify = Math.min(keyLength, maximumBreadth);
+    const typedArrayType = hasLength ? getTypedArrayType(value) : void 0;
+    if (typedArrayType !== void 0) {
+      res += stringifyTypedArray(
+        /** @type {ArrayLike<number | bigint>} */
+        value,
+        ",",
+        maximumBreadth,
+        bigint,
+        fail,
+        typedArrayType
+      );
+      keys = keys.slice(
+        /** @type {{length: number}} */
+        value.length
+      );
+      maximumPropertiesToStringify -= /** @type {{length: number}} */
+      value.length;
+      separator = ",";
+    }
+    if (deterministic) {
+      keys = sort(keys, comparator);
+    }
+    stack.push(value);
+    for (let i = 0; i < maximumPropertiesToStringify; i++) {
+      const key2 = keys[i];
+      const item = (
+        /** @type {Record<string, unknown>} */
+        value[key2]
+      );
+      const tmp = typeof item === "object" ? stringifyObject(key2, item, stack) : stringifyPrimitive(item);
+      if (tmp !== void 0) {
+        res += `${separator}${strEscape(key2)}:${tmp}`;
+        separator = ",";
+      }
+    }
+    if (keyLength > maximumBreadth) {
+      const removedKeys = keyLength - maximumBreadth;
+      res += `${separator}"...":"${getItemCount(removedKeys)} not stringified"`;
+    }
+    stack.pop();
+    return `{${res}}`;
+  };
+  const stringifyFnPrimitive = stringifyPrimitive;
+  if (safe) {
+    stringifyFnReplacer = makeSafe(stringifyFnReplacer);
+    stringifyArrayReplacer = makeSafe(stringifyArrayReplacer);
+    stringifyIndent = makeSafe(stringifyIndent);
+    stringifyObject = makeSafe(stringifyObject);
+    stringifyPrimitive = makeSafe(stringifyPrimitive);
+  }
+  function stringify2(value, replacer, space) {
+    if (arguments.length > 1) {
+      let spacer = "";
+      if (typeof space === "number") {
+        spacer = " ".repeat(Math.max(0, Math.min(space, 10)));
+      } else if (typeof space === "string") {
+        spacer = space.slice(0, 10);
+      }
+      if (replacer != null) {
+        if (typeof replacer === "function") {
+          if (safe) {
+            replacer = makeSafe(replacer, replacer.name);
+          }
+          return stringifyFnReplacer("", { "": value }, [], replacer, spacer, "");
+        }
+        if (Array.isArray(replacer)) {
+          return typeof value === "object" ? stringifyArrayReplacer("", value, [], getUniqueReplacerSet(replacer), spacer, "") : stringifyPrimitive(value);
+        }
+      }
+      if (spacer.length !== 0) {
+        return typeof value === "object" ? stringifyIndent("", value, [], spacer, "") : stringifyPrimitive(value);
+      }
+    }
+    return typeof value === "object" ? stringifyObject("", value, []) : stringifyPrimitive(value);
+  }
+  return stringify2;
+}
+var sharedGlobal = (
+  /** @type {Record<symbol, typeof import('./index.js').default | undefined>} */
+  globalThis
+);
+var exportSymbol = /* @__PURE__ */ Symbol.for("safe-stable-stringify@3.0.0");
+if (sharedGlobal[exportSymbol] === void 0) {
+  const stringify2 = configure();
+  stringify2.configure = configure;
+  stringify2.stringify = stringify2;
+  stringify2.default = stringify2;
+  Object.defineProperty(sharedGlobal, exportSymbol, {
+    configurable: true,
+    enumerable: false,
+    value: (
+      /** @type {typeof import('./index.js').default} */
+      stringify2
+    ),
+    writable: true
+  });
+}
+
+// node_modules/safe-stable-stringify/esm/wrapper.mjs
+var sharedGlobal2 = (
+  /** @type {Record<symbol, typeof import('../index.js').default>} */
+  globalThis
+);
+var stringify = sharedGlobal2[/* @__PURE__ */ Symbol.for("safe-stable-stringify@3.0.0")];
+var configure2 = stringify.configure;
+
+// packages/verify/src/canonical.ts
+var jcs = configure2({ deterministic: true, circularValue: Error, bigint: false });
+function canonicalize(value) {
+  assertCanonicalizable(value, "");
+  const text = jcs(value);
+  if (text === void 0) throw new TypeError("value has no JSON form");
+  return text;
+}
+var canonicalBytes = (value) => utf8Bytes(canonicalize(value));
+var portableSha256Hex = (text) => toHex(sha256(utf8Bytes(text)));
+var hashText = (text, sha256Hex = portableSha256Hex) => `sha256:${sha256Hex(text)}`;
+var hashCanonical = (value, sha256Hex = portableSha256Hex) => hashText(canonicalize(value), sha256Hex);
+var HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
+function isPlainObject3(value) {
+  if (Object.prototype.toString.call(value) !== "[object Object]") return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
+}
+function assertCanonicalizable(value, path) {
+  switch (typeof value) {
+    case "number":
+      if (!Number.isFinite(value)) throw new TypeError(`${path || "(root)"}: non-finite number`);
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+        throw new TypeError(`${path || "(root)"}: integer outside the exactly representable range`);
+      }
+      return;
+    case "string":
+      if (!value.isWellFormed()) throw new TypeError(`${path || "(root)"}: lone surrogate`);
+      return;
+    case "object":
+      if (value === null) return;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) throw new TypeError(`${path}[${i}]: hole in an array`);
+          assertCanonicalizable(value[i], `${path}[${i}]`);
+        }
+        return;
+      }
+      if (!isPlainObject3(value)) throw new TypeError(`${path || "(root)"}: not a plain object`);
+      for (const key of Object.keys(value)) {
+        if (!key.isWellFormed()) throw new TypeError(`${path}: lone surrogate in a key`);
+        const where = path ? `${path}.${key}` : key;
+        const descriptor = Object.getOwnPropertyDescriptor(value, key);
+        if (!("value" in descriptor)) throw new TypeError(`${where}: accessor property`);
+        assertCanonicalizable(descriptor.value, where);
+      }
+      return;
+    case "boolean":
+      return;
+    default:
+      throw new TypeError(`${path || "(root)"}: ${typeof value} has no JSON form`);
+  }
+}
+
+// packages/verify/src/receipt-contract.ts
+var RECEIPT_CORE_V1 = "receipt-core-v1";
+var SIGNED_FIELDS_V1 = [
+  "receipt_id",
+  "issued_at",
+  "claim_id",
+  "admissibility",
+  "subject",
+  "evidence",
+  "replay",
+  "policy",
+  "signed_fields"
+];
+var RECEIPT_CORE_V2 = "receipt-core-v2";
+var SIGNED_FIELDS_V2 = [...SIGNED_FIELDS_V1, "submitter", "position"];
+var SIGNED_FIELDS_DISPOSITION = [...SIGNED_FIELDS_V2, "disposition"];
+var SIGNED_FIELDS_OUTCOME = [...SIGNED_FIELDS_V2, "outcome"];
+var RAN_WITHOUT_ALLOW = "ran_without_allow";
+var RECEIPT_ID_PATTERN = /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+var SOURCE_TYPES = [
+  "scm",
+  "ci",
+  "agent_trace",
+  "code_review",
+  "test_result",
+  "policy_check",
+  "human_approval",
+  "model_output",
+  "runtime_log",
+  "infrastructure",
+  "manual"
+];
+function receiptHashText(receipt, coreText) {
+  const record = receipt;
+  if (record.signed_fields?.contract === RECEIPT_CORE_V2) {
+    if (coreText !== void 0) return v2HashText(coreText, receipt.attestations);
+    const core = signedCoreOf(record);
+    if (!core) throw new TypeError("receipt-core-v2 receipt without its declared core");
+    return canonicalize({ core, attestations: receipt.attestations });
+  }
+  return canonicalize({
+    evidence: receipt.evidence,
+    policy: receipt.policy,
+    replay: receipt.replay,
+    attestations: receipt.attestations
+  });
+}
+function receiptHash(receipt, options = {}) {
+  return hashText(
+    receiptHashText(receipt, options.coreText),
+    options.sha256Hex ?? portableSha256Hex
+  );
+}
+var v2HashText = (coreText, attestations) => `{"attestations":${canonicalize(attestations)},"core":${coreText}}`;
+var CONTRACT_FIELDS = {
+  [RECEIPT_CORE_V1]: [SIGNED_FIELDS_V1],
+  [RECEIPT_CORE_V2]: [SIGNED_FIELDS_V2, SIGNED_FIELDS_DISPOSITION, SIGNED_FIELDS_OUTCOME]
+};
+function declarationOf(receipt) {
+  const declared = receipt.signed_fields;
+  if (typeof declared !== "object" || declared === null || !Array.isArray(declared.fields))
+    return null;
+  const lists = typeof declared.contract === "string" && Object.hasOwn(CONTRACT_FIELDS, declared.contract) ? CONTRACT_FIELDS[declared.contract] : [];
+  const fields = declared.fields;
+  const expected = lists.find(
+    (list) => fields.length === list.length && fields.every((f, i) => f === list[i])
+  );
+  return expected ? { contract: declared.contract, fields: expected } : null;
+}
+function contractOf(receipt) {
+  return declarationOf(receipt)?.contract ?? null;
+}
+function signedFieldsOf(receipt) {
+  return declarationOf(receipt)?.fields ?? null;
+}
+var declaresDisposition = (receipt) => signedFieldsOf(receipt)?.includes("disposition") ?? false;
+var declaresOutcome = (receipt) => signedFieldsOf(receipt)?.includes("outcome") ?? false;
+function parentLinkOf(receipt) {
+  if (declaresDisposition(receipt)) return receipt.disposition ?? null;
+  if (declaresOutcome(receipt)) return receipt.outcome ?? null;
+  return null;
+}
+function signedCoreOf(receipt) {
+  const fields = signedFieldsOf(receipt);
+  if (!fields) return null;
+  const core = {};
+  for (const field of fields) {
+    if (!Object.hasOwn(receipt, field)) return null;
+    core[field] = receipt[field];
+  }
+  return core;
+}
+var proceeds = (verdict, admissibility) => verdict === "ALLOWED" && admissibility === "ACCEPTED";
+
+// packages/verify/src/strict-json.ts
+var MAX_JSON_DEPTH = 32;
+var FORBIDDEN_KEYS = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
+function parseStrictJson(text, maxDepth = MAX_JSON_DEPTH) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (error2) {
+    if (error2 instanceof SyntaxError) {
+      throw new VerifyError("malformed_json", `Request body is not valid JSON: ${error2.message}`);
+    }
+    throw new VerifyError("validation_failed", `(root): nesting deeper than ${maxDepth} levels`);
+  }
+  scanStructure(text, maxDepth);
+  checkValues(value, []);
+  return value;
+}
+function scanStructure(text, maxDepth) {
+  const stack = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      const end = stringEnd(text, i);
+      const top = stack[stack.length - 1];
+      if (expectKey && top?.keys) {
+        const key = JSON.parse(text.slice(i, end + 1));
+        if (top.keys.has(key)) {
+          throw new VerifyError("validation_failed", `${pathOf(stack)}: duplicate key "${key}"`);
+        }
+        top.keys.add(key);
+        top.key = key;
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 123 || c === 91) {
+      if (stack.length >= maxDepth) {
+        throw new VerifyError(
+          "validation_failed",
+          `${pathOf(stack)}: nesting deeper than ${maxDepth} levels`
+        );
+      }
+      const isObject3 = c === 123;
+      stack.push({ keys: isObject3 ? /* @__PURE__ */ new Set() : null, key: isObject3 ? "" : 0 });
+      expectKey = isObject3;
+    } else if (c === 125 || c === 93) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === 44) {
+      const top = stack[stack.length - 1];
+      if (top?.keys) expectKey = true;
+      else if (top) top.key = top.key + 1;
+    }
+  }
+}
+function stringEnd(text, start) {
+  let j = start + 1;
+  for (; ; ) {
+    const quote = text.indexOf('"', j);
+    let backslashes = 0;
+    for (let k = quote - 1; text.charCodeAt(k) === 92; k--) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    j = quote + 1;
+  }
+}
+function pathOf(stack) {
+  const parts = stack.slice(0, -1).map((frame) => String(frame.key));
+  return parts.length ? parts.join(".") : "(root)";
+}
+function checkValues(value, path) {
+  const where = () => path.length ? path.join(".") : "(root)";
+  if (typeof value === "number") {
+    if (!Number.isFinite(value))
+      throw new VerifyError("validation_failed", `${where()}: number out of range`);
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      throw new VerifyError(
+        "validation_failed",
+        `${where()}: integer outside the exactly representable range \xB1(2^53-1)`
+      );
+    }
+  } else if (typeof value === "string") {
+    if (!value.isWellFormed())
+      throw new VerifyError("validation_failed", `${where()}: lone UTF-16 surrogate`);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => checkValues(item, [...path, i]));
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (FORBIDDEN_KEYS.has(key)) {
+        throw new VerifyError("validation_failed", `${where()}: key "${key}" is not allowed`);
+      }
+      if (!key.isWellFormed())
+        throw new VerifyError("validation_failed", `${where()}: lone UTF-16 surrogate in a key`);
+      checkValues(item, [...path, key]);
+    }
+  }
+}
+
+// packages/verify/src/attestation.ts
+var DSSE_PAYLOAD_TYPE = "application/vnd.in-toto+json";
+var IN_TOTO_STATEMENT_V1 = "https://in-toto.io/Statement/v1";
+var SLSA_VSA_V1 = "https://slsa.dev/verification_summary/v1";
+function dssePae(payloadType, payload) {
+  const type = utf8Bytes(payloadType);
+  const head = utf8Bytes(`DSSEv1 ${type.length} ${payloadType} ${payload.length} `);
+  const out = new Uint8Array(head.length + payload.length);
+  out.set(head);
+  out.set(payload, head.length);
+  return out;
+}
 var isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
+var invalid = (message) => {
+  throw new VerifyError("validation_failed", message);
+};
+function parseDsseEnvelope(text) {
+  const value = parseStrictJson(text);
+  if (!isObject(value)) return invalid("envelope: expected a JSON object");
+  const { payload, payloadType, signatures } = value;
+  if (typeof payload !== "string") return invalid("envelope: payload must be a base64 string");
+  if (typeof payloadType !== "string") return invalid("envelope: payloadType must be a string");
+  if (!Array.isArray(signatures) || signatures.length === 0)
+    return invalid("envelope: signatures must be a non-empty array");
+  const parsed = signatures.map((s, i) => {
+    if (!isObject(s) || typeof s.sig !== "string")
+      return invalid(`envelope: signatures[${i}].sig must be a base64 string`);
+    return { keyid: typeof s.keyid === "string" ? s.keyid : "", sig: s.sig };
+  });
+  return { payload, payloadType, signatures: parsed };
+}
+var hexOf = (hash) => typeof hash === "string" && /^sha256:[0-9a-f]{64}$/.test(hash) ? hash.slice(7) : null;
+function statementProblem(statement) {
+  if (statement._type !== IN_TOTO_STATEMENT_V1) return `_type is not ${IN_TOTO_STATEMENT_V1}`;
+  if (statement.predicateType !== SLSA_VSA_V1) return `predicateType is not ${SLSA_VSA_V1}`;
+  if (!Array.isArray(statement.subject) || statement.subject.length === 0)
+    return "subject must be a non-empty array";
+  const p = statement.predicate;
+  if (!isObject(p)) return "predicate must be an object";
+  if (!isObject(p.verifier) || typeof p.verifier.id !== "string")
+    return "predicate.verifier.id missing";
+  if (typeof p.timeVerified !== "string") return "predicate.timeVerified missing";
+  if (typeof p.resourceUri !== "string") return "predicate.resourceUri missing";
+  if (!isObject(p.policy) || typeof p.policy.uri !== "string")
+    return "predicate.policy.uri missing";
+  if (p.verificationResult !== "PASSED" && p.verificationResult !== "FAILED")
+    return "predicate.verificationResult must be PASSED or FAILED";
+  if (!Array.isArray(p.verifiedLevels)) return "predicate.verifiedLevels must be an array";
+  if (!Array.isArray(p.inputAttestations)) return "predicate.inputAttestations must be an array";
+  return null;
+}
+var fromAnyBase64 = (text) => fromBase64(text.replace(/-/g, "+").replace(/_/g, "/"));
+function verifyDsse(envelope, keys, payloadTypes, verify2 = verifyEd25519Strict) {
+  if (!payloadTypes.includes(envelope.payloadType)) return false;
+  const payload = fromAnyBase64(envelope.payload);
+  if (payload === null) return false;
+  const pae = dssePae(envelope.payloadType, payload);
+  return envelope.signatures.some((s) => {
+    const sig = fromAnyBase64(s.sig);
+    if (sig === null) return false;
+    const named = keys.filter((k) => k.keyId === s.keyid);
+    return (named.length > 0 ? named : keys).some((key) => verify2(sig, pae, key.raw));
+  });
+}
+function checkAttestation(envelope, receipt, keys, verify2 = verifyEd25519Strict) {
+  const checks = [];
+  const payload = fromAnyBase64(envelope.payload);
+  const signed = verifyDsse(envelope, keys, [DSSE_PAYLOAD_TYPE], verify2);
+  checks.push({
+    name: "signature",
+    passed: signed,
+    detail: signed ? "DSSE signature over PAE verified under a trusted key" : payload === null ? "payload is not base64" : envelope.payloadType !== DSSE_PAYLOAD_TYPE ? `payloadType is not ${DSSE_PAYLOAD_TYPE}` : "no signature verifies under a trusted key"
+  });
+  let statement = null;
+  if (payload !== null) {
+    try {
+      const value = parseStrictJson(new TextDecoder("utf-8", { fatal: true }).decode(payload));
+      statement = isObject(value) ? value : null;
+    } catch {
+      statement = null;
+    }
+  }
+  const problem = statement ? statementProblem(statement) : "payload is not a JSON object";
+  checks.push({
+    name: "statement",
+    passed: problem === null,
+    detail: problem ?? "in-toto Statement v1 with the SLSA VSA v1 predicate"
+  });
+  const predicate = problem === null ? statement.predicate : {};
+  const receiptHex = hexOf(receipt.chain?.receipt_hash);
+  const inputs = Array.isArray(predicate.inputAttestations) ? predicate.inputAttestations : [];
+  const digestMatches = receiptHex !== null && inputs.some((input) => input?.digest?.sha256 === receiptHex);
+  checks.push({
+    name: "receipt_digest",
+    passed: digestMatches,
+    detail: digestMatches ? `inputAttestations names this receipt (sha256 ${receiptHex})` : receiptHex === null ? "the receipt has no chain.receipt_hash" : "no input attestation has the digest of this receipt"
+  });
+  const expected = proceeds(receipt.policy?.verdict, receipt.admissibility?.status) ? "PASSED" : "FAILED";
+  const agrees = predicate.verificationResult === expected;
+  checks.push({
+    name: "verification_result",
+    passed: agrees,
+    detail: agrees ? `${expected}, as the receipt says` : `verificationResult ${String(predicate.verificationResult)} but the receipt says ${expected}`
+  });
+  return { valid: checks.every((c) => c.passed), checks, statement };
+}
+
+// packages/verify/src/json.ts
+var isObject2 = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 
 // packages/verify/src/public-key.ts
 var ED25519_ALGORITHM = [48, 5, 6, 3, 43, 101, 112];
@@ -26678,7 +26976,7 @@ var refuse2 = (reason) => {
 };
 function parseTransition(value, where) {
   if (value === null) return null;
-  if (!isObject(value) || !isObject(value.statement) || !isString(value.signature))
+  if (!isObject2(value) || !isObject2(value.statement) || !isString(value.signature))
     return refuse2(`${where}: transition must be {statement, signature}`);
   const s = value.statement;
   const keys = Object.keys(s).sort().join(",");
@@ -26688,7 +26986,7 @@ function parseTransition(value, where) {
 }
 function parseRevocation(value, where) {
   if (value === null) return null;
-  if (!isObject(value) || !isObject(value.statement) || !isString(value.signature))
+  if (!isObject2(value) || !isObject2(value.statement) || !isString(value.signature))
     return refuse2(`${where}: revocation must be {statement, signature}`);
   const s = value.statement;
   const keys = Object.keys(s).sort().join(",");
@@ -26697,7 +26995,7 @@ function parseRevocation(value, where) {
   return { statement: s, signature: value.signature };
 }
 function parseSigningKeyRecord(value, where) {
-  if (!isObject(value)) return refuse2(`${where} is not an object`);
+  if (!isObject2(value)) return refuse2(`${where} is not an object`);
   const v = value;
   if (!isString(v.key_id) || !strOrNull(v.public_key_pem) || !strOrNull(v.verifier_key) || !SIGNING_KEY_STATUSES.includes(v.status) || !isSequence(v.first_sequence) || !(v.last_sequence === null || Number.isSafeInteger(v.last_sequence) && v.last_sequence >= 0) || !isString(v.activated_at) || !strOrNull(v.retired_at) || !seqOrNull(v.revoked_from_sequence) || !strOrNull(v.revoked_at))
     return refuse2(`${where} lacks key_id, public_key_pem, status, first_sequence or last_sequence`);
@@ -26724,14 +27022,14 @@ function parseSigningKeyRecord(value, where) {
   };
 }
 function parseKeyHistory(value) {
-  const list = isObject(value) ? value.keys : value;
+  const list = isObject2(value) ? value.keys : value;
   if (!Array.isArray(list) || list.length === 0)
     return refuse2('expected {"keys": [...]} with at least one key');
   return list.map((entry, i) => parseSigningKeyRecord(entry, `keys[${i}]`));
 }
 var keyHistoryUrl = (url) => serverKeyUrl(url).replace(/\/server$/, "");
 function followServedHistory(body, pins, options = {}) {
-  const listed = isObject(body) ? body.keys : void 0;
+  const listed = isObject2(body) ? body.keys : void 0;
   if (Array.isArray(listed) && listed.length === 0) return null;
   return followKeyTransitions(parseKeyHistory(body), pins, options);
 }
@@ -26837,17 +27135,17 @@ function followKeyTransitions(history, pins, options = {}) {
   return chain;
 }
 function receiptSequence(receipt) {
-  if (!isObject(receipt)) return null;
-  const position = isObject(receipt.position) ? receipt.position.sequence : void 0;
+  if (!isObject2(receipt)) return null;
+  const position = isObject2(receipt.position) ? receipt.position.sequence : void 0;
   if (isSequence(position)) return position;
-  const chain = isObject(receipt.chain) ? receipt.chain.sequence : void 0;
+  const chain = isObject2(receipt.chain) ? receipt.chain.sequence : void 0;
   return isSequence(chain) ? chain : null;
 }
 function attestationKeyIdsOf(receipt) {
-  const attestations = isObject(receipt) ? receipt.attestations : void 0;
+  const attestations = isObject2(receipt) ? receipt.attestations : void 0;
   if (!Array.isArray(attestations)) return [];
   return attestations.flatMap(
-    (a) => isObject(a) && a.algorithm === "Ed25519" && isString(a.key_id) ? [a.key_id] : []
+    (a) => isObject2(a) && a.algorithm === "Ed25519" && isString(a.key_id) ? [a.key_id] : []
   );
 }
 function keyForReceipt(receipt, keys) {
@@ -26869,8 +27167,8 @@ var portableHashBytes = (data) => sha256(data);
 var HASH_SIZE = 32;
 var LEAF_PREFIX = Uint8Array.of(0);
 var NODE_PREFIX = Uint8Array.of(1);
-var leafHash = (data, hash = portableHashBytes) => hash(concatBytes(LEAF_PREFIX, data));
-var nodeHash = (left, right, hash = portableHashBytes) => hash(concatBytes(NODE_PREFIX, left, right));
+var leafHash = (data, hash = portableHashBytes) => hash(concatBytes2(LEAF_PREFIX, data));
+var nodeHash = (left, right, hash = portableHashBytes) => hash(concatBytes2(NODE_PREFIX, left, right));
 var emptyTreeHash = (hash = portableHashBytes) => hash(new Uint8Array(0));
 var isSafeCount = (n) => Number.isSafeInteger(n) && n >= 0;
 function isPowerOfTwo(n) {
@@ -26944,7 +27242,7 @@ var MAX_NOTE_SIGNATURES = 32;
 var MAX_NOTE_SIZE = 64 * 1024;
 function noteKeyId(key) {
   const digest = sha256(
-    concatBytes(utf8Bytes(key.name), Uint8Array.of(10, ED25519_TYPE), key.publicKey)
+    concatBytes2(utf8Bytes(key.name), Uint8Array.of(10, ED25519_TYPE), key.publicKey)
   );
   return (digest[0] << 24 | digest[1] << 16 | digest[2] << 8 | digest[3]) >>> 0;
 }
@@ -27011,100 +27309,6 @@ function parseCheckpointText(text) {
 }
 var rootHex = (root) => toHex(root);
 
-// packages/verify/src/receipt-contract.ts
-var RECEIPT_CORE_V1 = "receipt-core-v1";
-var SIGNED_FIELDS_V1 = [
-  "receipt_id",
-  "issued_at",
-  "claim_id",
-  "admissibility",
-  "subject",
-  "evidence",
-  "replay",
-  "policy",
-  "signed_fields"
-];
-var RECEIPT_CORE_V2 = "receipt-core-v2";
-var SIGNED_FIELDS_V2 = [...SIGNED_FIELDS_V1, "submitter", "position"];
-var SIGNED_FIELDS_DISPOSITION = [...SIGNED_FIELDS_V2, "disposition"];
-var SIGNED_FIELDS_OUTCOME = [...SIGNED_FIELDS_V2, "outcome"];
-var RAN_WITHOUT_ALLOW = "ran_without_allow";
-var RECEIPT_ID_PATTERN = /^dr-(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-var SOURCE_TYPES = [
-  "scm",
-  "ci",
-  "agent_trace",
-  "code_review",
-  "test_result",
-  "policy_check",
-  "human_approval",
-  "model_output",
-  "runtime_log",
-  "infrastructure",
-  "manual"
-];
-function receiptHashText(receipt, coreText) {
-  const record = receipt;
-  if (record.signed_fields?.contract === RECEIPT_CORE_V2) {
-    if (coreText !== void 0) return v2HashText(coreText, receipt.attestations);
-    const core = signedCoreOf(record);
-    if (!core) throw new TypeError("receipt-core-v2 receipt without its declared core");
-    return canonicalize({ core, attestations: receipt.attestations });
-  }
-  return canonicalize({
-    evidence: receipt.evidence,
-    policy: receipt.policy,
-    replay: receipt.replay,
-    attestations: receipt.attestations
-  });
-}
-function receiptHash(receipt, options = {}) {
-  return hashText(
-    receiptHashText(receipt, options.coreText),
-    options.sha256Hex ?? portableSha256Hex
-  );
-}
-var v2HashText = (coreText, attestations) => `{"attestations":${canonicalize(attestations)},"core":${coreText}}`;
-var CONTRACT_FIELDS = {
-  [RECEIPT_CORE_V1]: [SIGNED_FIELDS_V1],
-  [RECEIPT_CORE_V2]: [SIGNED_FIELDS_V2, SIGNED_FIELDS_DISPOSITION, SIGNED_FIELDS_OUTCOME]
-};
-function declarationOf(receipt) {
-  const declared = receipt.signed_fields;
-  if (typeof declared !== "object" || declared === null || !Array.isArray(declared.fields))
-    return null;
-  const lists = typeof declared.contract === "string" && Object.hasOwn(CONTRACT_FIELDS, declared.contract) ? CONTRACT_FIELDS[declared.contract] : [];
-  const fields = declared.fields;
-  const expected = lists.find(
-    (list) => fields.length === list.length && fields.every((f, i) => f === list[i])
-  );
-  return expected ? { contract: declared.contract, fields: expected } : null;
-}
-function contractOf(receipt) {
-  return declarationOf(receipt)?.contract ?? null;
-}
-function signedFieldsOf(receipt) {
-  return declarationOf(receipt)?.fields ?? null;
-}
-var declaresDisposition = (receipt) => signedFieldsOf(receipt)?.includes("disposition") ?? false;
-var declaresOutcome = (receipt) => signedFieldsOf(receipt)?.includes("outcome") ?? false;
-function parentLinkOf(receipt) {
-  if (declaresDisposition(receipt)) return receipt.disposition ?? null;
-  if (declaresOutcome(receipt)) return receipt.outcome ?? null;
-  return null;
-}
-function signedCoreOf(receipt) {
-  const fields = signedFieldsOf(receipt);
-  if (!fields) return null;
-  const core = {};
-  for (const field of fields) {
-    if (!Object.hasOwn(receipt, field)) return null;
-    core[field] = receipt[field];
-  }
-  return core;
-}
-var proceeds = (verdict, admissibility) => verdict === "ALLOWED" && admissibility === "ACCEPTED";
-
 // packages/verify/src/tlog/receipt-inclusion.ts
 var MAX_INCLUSION_HASHES = 64;
 var MAX_CHECKPOINT_CHARS = 16 * 1024;
@@ -27117,7 +27321,7 @@ var PROOF_MEMBERS = [
   "leaf_hash"
 ];
 function parseInclusionProof(value) {
-  if (!isObject(value)) return { problem: "the proof must be an object" };
+  if (!isObject2(value)) return { problem: "the proof must be an object" };
   const unknown = Object.keys(value).filter((k) => !PROOF_MEMBERS.includes(k));
   if (unknown.length > 0)
     return {
@@ -27176,8 +27380,8 @@ function checkInclusion(receipt, evidence, hashText2) {
   const parsed = parseInclusionProof(evidence.proof);
   if ("problem" in parsed) return fail(`malformed proof: ${parsed.problem}`);
   const { proof, hashes: hashes2 } = parsed;
-  const record = isObject(receipt) ? receipt : {};
-  const chain = isObject(record.chain) ? record.chain : {};
+  const record = isObject2(receipt) ? receipt : {};
+  const chain = isObject2(record.chain) ? record.chain : {};
   if (!Number.isSafeInteger(chain.sequence) || chain.sequence < 1)
     return fail("the receipt has no chain.sequence, so its leaf index is unknown");
   const index = chain.sequence - 1;
@@ -27244,29 +27448,29 @@ var STRUCTURE = [
   ],
   [
     "admissibility_present",
-    (r) => isObject(r.admissibility) && oneOf(r.admissibility.status, ["ACCEPTED", "NON_DETERMINISTIC", "REJECTED"]) ? null : "admissibility.status missing or not ACCEPTED, NON_DETERMINISTIC or REJECTED"
+    (r) => isObject2(r.admissibility) && oneOf(r.admissibility.status, ["ACCEPTED", "NON_DETERMINISTIC", "REJECTED"]) ? null : "admissibility.status missing or not ACCEPTED, NON_DETERMINISTIC or REJECTED"
   ],
   [
     "replay_present",
-    (r) => isObject(r.replay) && typeof r.replay.deterministic === "boolean" && isString2(r.replay.replay_hash) && HASH_PATTERN.test(r.replay.replay_hash) ? null : "replay.deterministic or replay.replay_hash missing or malformed"
+    (r) => isObject2(r.replay) && typeof r.replay.deterministic === "boolean" && isString2(r.replay.replay_hash) && HASH_PATTERN.test(r.replay.replay_hash) ? null : "replay.deterministic or replay.replay_hash missing or malformed"
   ],
   [
     "policy_present",
-    (r) => isObject(r.policy) && oneOf(r.policy.status, ["PASS", "FAIL", "ESCALATE"]) && oneOf(r.policy.verdict, ["ALLOWED", "BLOCKED", "ESCALATED"]) && Array.isArray(r.policy.checks) ? null : "policy.status, policy.verdict or policy.checks missing or malformed"
+    (r) => isObject2(r.policy) && oneOf(r.policy.status, ["PASS", "FAIL", "ESCALATE"]) && oneOf(r.policy.verdict, ["ALLOWED", "BLOCKED", "ESCALATED"]) && Array.isArray(r.policy.checks) ? null : "policy.status, policy.verdict or policy.checks missing or malformed"
   ],
   [
     "evidence_present",
-    (r) => isObject(r.evidence) && isString2(r.evidence.inputs_hash) && HASH_PATTERN.test(r.evidence.inputs_hash) && Number.isSafeInteger(r.evidence.source_count) && r.evidence.source_count >= 1 && Array.isArray(r.evidence.source_types) && r.evidence.source_types.every((t) => oneOf(t, sourceTypes)) ? null : "evidence.inputs_hash, source_count or source_types missing or malformed"
+    (r) => isObject2(r.evidence) && isString2(r.evidence.inputs_hash) && HASH_PATTERN.test(r.evidence.inputs_hash) && Number.isSafeInteger(r.evidence.source_count) && r.evidence.source_count >= 1 && Array.isArray(r.evidence.source_types) && r.evidence.source_types.every((t) => oneOf(t, sourceTypes)) ? null : "evidence.inputs_hash, source_count or source_types missing or malformed"
   ],
   [
     "attestation_present",
     (r) => Array.isArray(r.attestations) && r.attestations.some(
-      (a) => isObject(a) && a.algorithm === "Ed25519" && isString2(a.signature) && isString2(a.key_id) && isString2(a.signer) && isString2(a.timestamp)
+      (a) => isObject2(a) && a.algorithm === "Ed25519" && isString2(a.signature) && isString2(a.key_id) && isString2(a.signer) && isString2(a.timestamp)
     ) ? null : "no Ed25519 attestation with signer, key_id, signature and timestamp"
   ]
 ];
 function verifyReceipt(input, options) {
-  const receipt = isObject(input) ? input : {};
+  const receipt = isObject2(input) ? input : {};
   const v2 = contractOf(receipt) === RECEIPT_CORE_V2;
   const structure = v2 ? [...STRUCTURE, ...STRUCTURE_V2, NO_UNSIGNED_MEMBERS] : [...STRUCTURE, NO_UNSIGNED_MEMBERS];
   if (declaresOutcome(receipt)) structure.push(OUTCOME_VALID);
@@ -27290,7 +27494,7 @@ function verifyReceipt(input, options) {
   return {
     valid: checks.every((c) => c.status !== "FAIL") && status("signature_valid") === "PASS" && status("hash_integrity") === "PASS",
     receipt_id: isString2(receipt.receipt_id) ? receipt.receipt_id : null,
-    admissibility: isObject(receipt.admissibility) && isString2(receipt.admissibility.status) ? receipt.admissibility.status : null,
+    admissibility: isObject2(receipt.admissibility) && isString2(receipt.admissibility.status) ? receipt.admissibility.status : null,
     verification_depth: "cryptographic",
     checks,
     signed: facts
@@ -27328,7 +27532,7 @@ var NO_UNSIGNED_MEMBERS = [
     const extra = Object.keys(r).filter(
       (k) => !signed.includes(k) && !UNSIGNED_MEMBERS.includes(k)
     );
-    const chainExtra = isObject(r.chain) ? Object.keys(r.chain).filter((k) => !CHAIN_MEMBERS.includes(k)) : [];
+    const chainExtra = isObject2(r.chain) ? Object.keys(r.chain).filter((k) => !CHAIN_MEMBERS.includes(k)) : [];
     const problems = [
       ...extra.length > 0 ? [`members neither signed nor attestations or chain: ${listNames(extra)}`] : [],
       ...chainExtra.length > 0 ? [
@@ -27339,7 +27543,7 @@ var NO_UNSIGNED_MEMBERS = [
   }
 ];
 function submitterOf(value) {
-  if (!isObject(value)) return null;
+  if (!isObject2(value)) return null;
   if (value.kind === "api_key" && isString2(value.key_id))
     return { kind: "api_key", key_id: value.key_id };
   if (value.kind === "github_app" && Number.isSafeInteger(value.app_id) && Number.isSafeInteger(value.installation_id)) {
@@ -27352,7 +27556,7 @@ function submitterOf(value) {
   return null;
 }
 function positionOf(value) {
-  if (!isObject(value)) return null;
+  if (!isObject2(value)) return null;
   const { log, sequence, previous_receipt_hash } = value;
   if (!isString2(log) || !isSafePositive(sequence) || !isHashOrNull(previous_receipt_hash))
     return null;
@@ -27361,7 +27565,7 @@ function positionOf(value) {
 }
 function signedFactsOf(receipt) {
   const contract = contractOf(receipt);
-  const policy = isObject(receipt.policy) ? receipt.policy : {};
+  const policy = isObject2(receipt.policy) ? receipt.policy : {};
   const v2 = contract === RECEIPT_CORE_V2;
   return {
     contract,
@@ -27376,7 +27580,7 @@ function checkLinkageV2(receipt, options, own) {
   const fail = (detail) => ({ name, layer: "ledger", status: "FAIL", detail });
   const position = positionOf(receipt.position);
   if (!position) return fail("position is missing or malformed");
-  const chain = isObject(receipt.chain) ? receipt.chain : {};
+  const chain = isObject2(receipt.chain) ? receipt.chain : {};
   if (chain.sequence !== position.sequence)
     return fail(
       `chain.sequence ${String(chain.sequence)} differs from the signed position ${position.sequence}`
@@ -27408,12 +27612,12 @@ var OUTCOME_MEMBERS = [
   "exit_code",
   "output_digest"
 ];
-var ranWithoutAllow = (r) => isObject(r.policy) && r.policy.verdict === "BLOCKED" && Array.isArray(r.policy.checks) && r.policy.checks.some((c) => isObject(c) && c.rule === RAN_WITHOUT_ALLOW && c.passed === false);
+var ranWithoutAllow = (r) => isObject2(r.policy) && r.policy.verdict === "BLOCKED" && Array.isArray(r.policy.checks) && r.policy.checks.some((c) => isObject2(c) && c.rule === RAN_WITHOUT_ALLOW && c.passed === false);
 var OUTCOME_VALID = [
   "outcome_valid",
   (r) => {
     const o = r.outcome;
-    if (!isObject(o)) return "outcome missing or not an object";
+    if (!isObject2(o)) return "outcome missing or not an object";
     const extra = Object.keys(o).filter((k) => !OUTCOME_MEMBERS.includes(k));
     if (extra.length > 0)
       return `outcome members the contract does not define: ${listNames(extra)}`;
@@ -27431,7 +27635,7 @@ function checkParentLink(receipt, parent) {
   const name = "parent_link";
   const fail = (detail) => ({ name, layer: "ledger", status: "FAIL", detail });
   const found = parentLinkOf(receipt);
-  const link2 = isObject(found) ? found : null;
+  const link2 = isObject2(found) ? found : null;
   if (declaresOutcome(receipt) && link2 && link2.parent_receipt_id === null && link2.parent_receipt_hash === null)
     return {
       name,
@@ -27460,9 +27664,9 @@ function checkParentLink(receipt, parent) {
   );
 }
 function signedReviewerOf(receipt) {
-  if (!declaresDisposition(receipt) || !isObject(receipt.disposition)) return null;
+  if (!declaresDisposition(receipt) || !isObject2(receipt.disposition)) return null;
   const reviewer = receipt.disposition.reviewer;
-  return isObject(reviewer) && isString2(reviewer.id) ? reviewer.id : null;
+  return isObject2(reviewer) && isString2(reviewer.id) ? reviewer.id : null;
 }
 function checkPolicyBinding(facts, expect, receipt) {
   const name = "policy_binding";
@@ -27514,7 +27718,7 @@ function checkSignature(receipt, options) {
       "signed_fields must declare receipt-core-v1 or receipt-core-v2 with its exact field list, and every listed member must be present"
     );
   if (options.keyRefusal !== void 0) return fail(options.keyRefusal);
-  const attestations = Array.isArray(receipt.attestations) ? receipt.attestations.filter(isObject) : [];
+  const attestations = Array.isArray(receipt.attestations) ? receipt.attestations.filter(isObject2) : [];
   const attestation = attestations.find(
     (a) => a.algorithm === "Ed25519" && a.key_id === options.keyId
   );
@@ -27590,7 +27794,7 @@ function parentEvidenceOf(parent, parentResult) {
       missing: `the parent receipt given does not verify (${failed.join(", ") || "signature not verified"})`
     };
   }
-  const record = isObject(parent) ? parent : {};
+  const record = isObject2(parent) ? parent : {};
   try {
     return {
       receiptId: String(record.receipt_id),
@@ -27647,113 +27851,16 @@ function keyFromHistory(receipt, trusted) {
   return { key: { raw: chosen.raw, keyId: chosen.keyId }, keyRefusal: refusal };
 }
 
-// packages/verify/src/strict-json.ts
-var MAX_JSON_DEPTH = 32;
-var FORBIDDEN_KEYS = /* @__PURE__ */ new Set(["__proto__", "constructor", "prototype"]);
-function parseStrictJson(text, maxDepth = MAX_JSON_DEPTH) {
-  let value;
-  try {
-    value = JSON.parse(text);
-  } catch (error2) {
-    if (error2 instanceof SyntaxError) {
-      throw new VerifyError("malformed_json", `Request body is not valid JSON: ${error2.message}`);
-    }
-    throw new VerifyError("validation_failed", `(root): nesting deeper than ${maxDepth} levels`);
-  }
-  scanStructure(text, maxDepth);
-  checkValues(value, []);
-  return value;
-}
-function scanStructure(text, maxDepth) {
-  const stack = [];
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34) {
-      const end = stringEnd(text, i);
-      const top = stack[stack.length - 1];
-      if (expectKey && top?.keys) {
-        const key = JSON.parse(text.slice(i, end + 1));
-        if (top.keys.has(key)) {
-          throw new VerifyError("validation_failed", `${pathOf(stack)}: duplicate key "${key}"`);
-        }
-        top.keys.add(key);
-        top.key = key;
-        expectKey = false;
-      }
-      i = end;
-    } else if (c === 123 || c === 91) {
-      if (stack.length >= maxDepth) {
-        throw new VerifyError(
-          "validation_failed",
-          `${pathOf(stack)}: nesting deeper than ${maxDepth} levels`
-        );
-      }
-      const isObject2 = c === 123;
-      stack.push({ keys: isObject2 ? /* @__PURE__ */ new Set() : null, key: isObject2 ? "" : 0 });
-      expectKey = isObject2;
-    } else if (c === 125 || c === 93) {
-      stack.pop();
-      expectKey = false;
-    } else if (c === 44) {
-      const top = stack[stack.length - 1];
-      if (top?.keys) expectKey = true;
-      else if (top) top.key = top.key + 1;
-    }
-  }
-}
-function stringEnd(text, start) {
-  let j = start + 1;
-  for (; ; ) {
-    const quote = text.indexOf('"', j);
-    let backslashes = 0;
-    for (let k = quote - 1; text.charCodeAt(k) === 92; k--) backslashes++;
-    if (backslashes % 2 === 0) return quote;
-    j = quote + 1;
-  }
-}
-function pathOf(stack) {
-  const parts = stack.slice(0, -1).map((frame) => String(frame.key));
-  return parts.length ? parts.join(".") : "(root)";
-}
-function checkValues(value, path) {
-  const where = () => path.length ? path.join(".") : "(root)";
-  if (typeof value === "number") {
-    if (!Number.isFinite(value))
-      throw new VerifyError("validation_failed", `${where()}: number out of range`);
-    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      throw new VerifyError(
-        "validation_failed",
-        `${where()}: integer outside the exactly representable range \xB1(2^53-1)`
-      );
-    }
-  } else if (typeof value === "string") {
-    if (!value.isWellFormed())
-      throw new VerifyError("validation_failed", `${where()}: lone UTF-16 surrogate`);
-  } else if (Array.isArray(value)) {
-    value.forEach((item, i) => checkValues(item, [...path, i]));
-  } else if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) {
-      if (FORBIDDEN_KEYS.has(key)) {
-        throw new VerifyError("validation_failed", `${where()}: key "${key}" is not allowed`);
-      }
-      if (!key.isWellFormed())
-        throw new VerifyError("validation_failed", `${where()}: lone UTF-16 surrogate in a key`);
-      checkValues(item, [...path, key]);
-    }
-  }
-}
-
 // packages/verify/src/receipt-input.ts
 function parseReceiptInput(text) {
   const value = parseStrictJson(text.replace(/^\uFEFF/, ""));
-  if (!isObject(value))
+  if (!isObject2(value))
     throw new VerifyError(
       "validation_failed",
       "(root): expected a receipt or an evaluate response object"
     );
   if (!Object.hasOwn(value, "receipt_id") && Object.hasOwn(value, "receipt")) {
-    if (!isObject(value.receipt))
+    if (!isObject2(value.receipt))
       throw new VerifyError("validation_failed", "receipt: expected the receipt object");
     return { receipt: value.receipt, fromEvaluateResponse: true };
   }
@@ -27914,7 +28021,7 @@ function checked(input, read) {
 }
 function jsonObject(input, text) {
   const value = checked(input, () => parseStrictJson(text));
-  if (!isObject(value)) throw new ActionFailure(`input ${input}: expected a JSON object`);
+  if (!isObject2(value)) throw new ActionFailure(`input ${input}: expected a JSON object`);
   return value;
 }
 function oneOf2(input, value, allowed) {
@@ -27973,6 +28080,7 @@ function readInputs(get, mask, env) {
       })
     ),
     witnessState: get("witness-state") ? inWorkspace(get("witness-state")) : null,
+    attestation: oneOf2("attestation", get("attestation") || "false", ["true", "false"]) === "true",
     workspace
   };
   if (mode === "verify") {
@@ -27997,6 +28105,10 @@ function readInputs(get, mask, env) {
     throw new ActionFailure("input fetch-disposition needs api-url: the service to ask");
   if (mode === "simulate" && (inputs.dispositionFile || inputs.fetchDisposition))
     throw new ActionFailure("mode simulate issues no receipt: a disposition does not apply");
+  if (inputs.attestation && (mode === "simulate" || !apiUrl))
+    throw new ActionFailure(
+      "input attestation needs api-url and a receipt (mode evaluate or verify)"
+    );
   if (mode !== "simulate" && !inputs.publicKey && !apiUrl)
     throw new ActionFailure(
       "no key to verify with: give public-key, or api-url to fetch the key (pinned with key-fingerprint)"
@@ -28012,8 +28124,8 @@ function readInputs(get, mask, env) {
 }
 
 // action/src/main.ts
-import { mkdirSync as mkdirSync2, readFileSync as readFileSync4, writeFileSync as writeFileSync2 } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync as mkdirSync2, readFileSync as readFileSync4, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join2 } from "node:path";
 
 // action/src/claim.ts
 var runUrl = (c) => `${c.serverUrl}/${c.repository}/actions/runs/${c.runId}/attempts/${c.runAttempt}`;
@@ -28204,7 +28316,7 @@ async function historyOf(apiUrl, pin, http) {
   if (res.status === 404) return null;
   if (res.status !== 200) throw new ActionFailure(describeFailure(res, "the key history request"));
   const body = served(`the key history served at ${url}`, () => parseStrictJson(res.text));
-  const listed = isObject(body) && Array.isArray(body.keys) ? body.keys.filter(isObject) : [];
+  const listed = isObject2(body) && Array.isArray(body.keys) ? body.keys.filter(isObject2) : [];
   const current = listed.at(-1)?.key_id;
   if (typeof current === "string" && !listed.some((k) => k.key_id === pin))
     throw new ActionFailure(
@@ -28324,6 +28436,34 @@ async function witnessCheckpoint(apiUrl, statePath, keys, http) {
   return report;
 }
 
+// action/src/attestation.ts
+import { writeFileSync as writeFileSync2 } from "node:fs";
+import { join } from "node:path";
+async function writeAttestation(input) {
+  const url = `${input.apiUrl}/v1/receipts/${encodeURIComponent(input.receiptId)}/attestation`;
+  const res = await callSvc(
+    url,
+    { method: "GET", ...input.apiKey ? { apiKey: input.apiKey } : {} },
+    input.http
+  );
+  if (res.status !== 200) throw new ActionFailure(describeFailure(res, "fetching the attestation"));
+  let envelope;
+  try {
+    envelope = parseDsseEnvelope(res.text);
+  } catch (error2) {
+    if (isVerifyError(error2)) throw new ActionFailure(`attestation: ${error2.message}`);
+    throw error2;
+  }
+  const keys = input.keys.map((raw) => ({ keyId: keyIdOf(raw), raw }));
+  const result = checkAttestation(envelope, input.receipt, keys);
+  const failed = result.checks.find((c) => !c.passed);
+  if (failed) throw new ActionFailure(`attestation not trusted: ${failed.name}: ${failed.detail}`);
+  const path = join(input.dir, `${input.receiptId}.dsse.json`);
+  writeFileSync2(path, `${res.text.trim()}
+`);
+  return path;
+}
+
 // action/src/main.ts
 var str = (v) => typeof v === "string" ? v : null;
 function parseReceipt(text, where) {
@@ -28349,9 +28489,9 @@ function claimToSend(inputs, context3) {
   return claim;
 }
 var rulesOf = (response, receipt) => {
-  const listed = isObject(response?.policy) ? response.policy.rules : void 0;
-  const rules = Array.isArray(listed) ? listed : isObject(receipt.policy) && Array.isArray(receipt.policy.checks) ? receipt.policy.checks : [];
-  return rules.filter(isObject).map((r) => ({
+  const listed = isObject2(response?.policy) ? response.policy.rules : void 0;
+  const rules = Array.isArray(listed) ? listed : isObject2(receipt.policy) && Array.isArray(receipt.policy.checks) ? receipt.policy.checks : [];
+  return rules.filter(isObject2).map((r) => ({
     rule: str(r.rule) ?? "?",
     passed: r.passed === true,
     reason: str(r.reason) ?? ""
@@ -28369,7 +28509,7 @@ function trustProblems(result) {
 function whyNot(receipt, response) {
   const failed = rulesOf(null, receipt).filter((r) => !r.passed);
   if (failed.length > 0) return `; failing rules: ${describeRules(failed)}`;
-  const reason = (isObject(response?.policy) ? str(response.policy.reason) : null) ?? (isObject(receipt.admissibility) ? str(receipt.admissibility.reason) : null);
+  const reason = (isObject2(response?.policy) ? str(response.policy.reason) : null) ?? (isObject2(receipt.admissibility) ? str(receipt.admissibility.reason) : null);
   return reason ? `; ${reason}` : "";
 }
 function verdictGate(inputs, verdict, admissibility, receipt, response) {
@@ -28462,8 +28602,8 @@ ${witnessed.checkpoint}`);
   }
   const valid = verification !== null && verification.valid && problems.length === 0 && witnessProblems.length === 0;
   const readable = valid || inputs.mode === "simulate" && witnessProblems.length === 0;
-  const verdict = readable && isObject(receipt.policy) ? str(receipt.policy.verdict) : null;
-  const admissibility = readable && isObject(receipt.admissibility) ? str(receipt.admissibility.status) : null;
+  const verdict = readable && isObject2(receipt.policy) ? str(receipt.policy.verdict) : null;
+  const admissibility = readable && isObject2(receipt.admissibility) ? str(receipt.admissibility.status) : null;
   const receiptId = str(receipt.receipt_id);
   const receiptPath = writeReceipt(inputs.workspace, receiptId, receipt, inputs.mode);
   for (const c of verification?.checks ?? [])
@@ -28479,6 +28619,25 @@ ${witnessed.checkpoint}`);
   deps.setOutput("receipt-id", receiptId ?? "");
   deps.setOutput("receipt-path", receiptPath);
   deps.setOutput("valid", String(valid));
+  let attestationPath = "";
+  if (inputs.attestation && valid && receiptId && inputs.apiUrl && trust) {
+    try {
+      attestationPath = await writeAttestation({
+        apiUrl: inputs.apiUrl,
+        apiKey: inputs.apiKey,
+        receiptId,
+        receipt,
+        keys: trust.checkpointKeys,
+        dir: join2(inputs.workspace, "svc-receipts"),
+        http: deps.http
+      });
+      deps.info(`attestation: ${attestationPath}`);
+    } catch (error2) {
+      if (!(error2 instanceof ActionFailure)) throw error2;
+      witnessProblems.push(error2.message);
+    }
+  }
+  deps.setOutput("attestation-path", attestationPath);
   const accepted = witnessed?.ok ? witnessed : null;
   deps.setOutput("log-witness", witnessed?.outcome ?? "");
   deps.setOutput("log-size", accepted ? String(accepted.size) : "");
@@ -28561,7 +28720,7 @@ async function dispositionOf(inputs, deps, parent, parentResult, trust, problems
   for (const c of result.checks)
     deps.info(`disposition ${c.status.padEnd(10)} ${c.name}${c.detail ? `  ${c.detail}` : ""}`);
   const link2 = result.checks.find((c) => c.name === "parent_link");
-  const disposition = isObject(receipt.disposition) ? receipt.disposition : null;
+  const disposition = isObject2(receipt.disposition) ? receipt.disposition : null;
   if (!result.valid || link2?.status !== "PASS" || !disposition) {
     const failed = trustProblems(result);
     problems.push(
@@ -28570,7 +28729,7 @@ async function dispositionOf(inputs, deps, parent, parentResult, trust, problems
     return null;
   }
   const decision = str(disposition.decision) ?? "";
-  const reviewer = isObject(disposition.reviewer) ? disposition.reviewer : {};
+  const reviewer = isObject2(disposition.reviewer) ? disposition.reviewer : {};
   const recorder = result.signed?.submitter ? submitterLabel(result.signed.submitter) : "?";
   const note = `the escalation was decided: ${decision} by ${str(reviewer.kind) ?? "?"} ${JSON.stringify(str(reviewer.id))} (${str(disposition.reason) ?? ""}), recorded by ${recorder}, disposition receipt ${str(receipt.receipt_id) ?? "?"}, verified and linked to this receipt`;
   deps.info(`svc: ${note}`);
@@ -28578,8 +28737,8 @@ async function dispositionOf(inputs, deps, parent, parentResult, trust, problems
     note,
     decision,
     receiptId: str(receipt.receipt_id),
-    verdict: isObject(receipt.policy) ? str(receipt.policy.verdict) : null,
-    admissibility: isObject(receipt.admissibility) ? str(receipt.admissibility.status) : null,
+    verdict: isObject2(receipt.policy) ? str(receipt.policy.verdict) : null,
+    admissibility: isObject2(receipt.admissibility) ? str(receipt.admissibility.status) : null,
     receipt,
     response: null
   };
@@ -28590,7 +28749,7 @@ function claimBinding(receipt, claim) {
     problems.push(
       `the receipt is for claim ${JSON.stringify(receipt.claim_id)}, not ${JSON.stringify(claim.claim_id)}`
     );
-  const evidence = isObject(receipt.evidence) ? receipt.evidence : {};
+  const evidence = isObject2(receipt.evidence) ? receipt.evidence : {};
   if (evidence.inputs_hash !== hashCanonical(claim))
     problems.push(
       "the receipt commits to other inputs than the claim this step sent (evidence.inputs_hash)"
@@ -28599,10 +28758,10 @@ function claimBinding(receipt, claim) {
 }
 function writeReceipt(workspace, receiptId, receipt, mode) {
   const name = receiptId && RECEIPT_ID_PATTERN.test(receiptId) ? receiptId : `receipt-${Date.now()}`;
-  const dir = join(workspace, "svc-receipts");
+  const dir = join2(workspace, "svc-receipts");
   mkdirSync2(dir, { recursive: true });
-  const path = join(dir, `${mode === "simulate" ? "simulated-" : ""}${name}.json`);
-  writeFileSync2(path, `${JSON.stringify(receipt, null, 2)}
+  const path = join2(dir, `${mode === "simulate" ? "simulated-" : ""}${name}.json`);
+  writeFileSync3(path, `${JSON.stringify(receipt, null, 2)}
 `);
   return path;
 }

@@ -42,6 +42,8 @@ export interface ActionInputs {
    * reviewer.id): what the disposition must sign, besides `expect`.
    */
   dispositionExpect?: VerifyExpectations;
+  /** `attestation`: fetch the receipt as an in-toto attestation and write it beside it. */
+  attestation?: boolean;
   /** Absolute path of `witness-state`: witness svc's log and keep its checkpoint there. */
   witnessState: string | null;
   /** Where relative paths resolve and the receipt is written: GITHUB_WORKSPACE. */
@@ -134,6 +136,7 @@ export function readInputs(
       }),
     ),
     witnessState: get('witness-state') ? inWorkspace(get('witness-state')) : null,
+    attestation: oneOf('attestation', get('attestation') || 'false', ['true', 'false']) === 'true',
     workspace,
   };
 
@@ -163,6 +166,10 @@ export function readInputs(
     throw new ActionFailure('input fetch-disposition needs api-url: the service to ask');
   if (mode === 'simulate' && (inputs.dispositionFile || inputs.fetchDisposition))
     throw new ActionFailure('mode simulate issues no receipt: a disposition does not apply');
+  if (inputs.attestation && (mode === 'simulate' || !apiUrl))
+    throw new ActionFailure(
+      'input attestation needs api-url and a receipt (mode evaluate or verify)',
+    );
   // Verifying needs a key: the pinned PEM, or one fetched from api-url.
   if (mode !== 'simulate' && !inputs.publicKey && !apiUrl)
     throw new ActionFailure(

@@ -22,6 +22,7 @@ import type { ActionInputs } from './inputs.js';
 import { renderSummary, type RuleRow } from './summary.js';
 import { trustedKeys, type Trust, type TrustedKey } from './trust.js';
 import { witnessCheckpoint } from './witness.js';
+import { writeAttestation } from './attestation.js';
 
 /** Everything the Action touches outside its inputs: @actions/core in production, fakes in tests. */
 export interface ActionDeps {
@@ -258,6 +259,27 @@ export async function runWith(inputs: ActionInputs, deps: ActionDeps): Promise<O
   deps.setOutput('receipt-id', receiptId ?? '');
   deps.setOutput('receipt-path', receiptPath);
   deps.setOutput('valid', String(valid));
+  // The receipt as an in-toto attestation, for a later step to publish: only of a receipt
+  // that verified, checked under the same trust.
+  let attestationPath = '';
+  if (inputs.attestation && valid && receiptId && inputs.apiUrl && trust) {
+    try {
+      attestationPath = await writeAttestation({
+        apiUrl: inputs.apiUrl,
+        apiKey: inputs.apiKey,
+        receiptId,
+        receipt,
+        keys: trust.checkpointKeys,
+        dir: join(inputs.workspace, 'svc-receipts'),
+        http: deps.http,
+      });
+      deps.info(`attestation: ${attestationPath}`);
+    } catch (error) {
+      if (!(error instanceof ActionFailure)) throw error;
+      witnessProblems.push(error.message);
+    }
+  }
+  deps.setOutput('attestation-path', attestationPath);
   const accepted = witnessed?.ok ? witnessed : null;
   deps.setOutput('log-witness', witnessed?.outcome ?? '');
   deps.setOutput('log-size', accepted ? String(accepted.size) : '');

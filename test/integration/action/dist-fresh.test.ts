@@ -59,6 +59,7 @@ describe('action/action.yml', () => {
     expect(names(section('outputs'))).toEqual(set);
     expect(set).toEqual([
       'admissibility',
+      'attestation-path',
       'disposition',
       'disposition-receipt-id',
       'log-root',

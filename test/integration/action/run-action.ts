@@ -14,6 +14,8 @@ export interface ActionRun extends NodeRun {
   workspace: string;
   /** The file receipt-path names, read before the workspace is removed. */
   receiptText: string | null;
+  /** The file attestation-path names, likewise. */
+  attestationText: string | null;
   /** Every ::error:: / ::warning:: line the runner would turn into an annotation. */
   errors: string[];
   warnings: string[];
@@ -100,6 +102,9 @@ export async function runAction(
       ...run,
       outputs,
       receiptText: receiptPath ? readFileSync(receiptPath, 'utf8') : null,
+      attestationText: outputs['attestation-path']
+        ? readFileSync(outputs['attestation-path'], 'utf8')
+        : null,
       summary: readFileSync(paths.summary, 'utf8'),
       workspace,
       errors: lines.filter((l) => l.startsWith('::error::')).map((l) => l.slice(9)),
