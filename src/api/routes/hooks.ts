@@ -6,28 +6,18 @@ import { apiKeySubmitter } from '../../services/claims.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 
 const hookParams = z.strictObject({
-  harness: z.enum(HARNESS_NAMES, {
-    error: `must be one of ${HARNESS_NAMES.join(', ')}`,
-  }),
+  harness: z
+    .enum(HARNESS_NAMES, { error: `must be one of ${HARNESS_NAMES.join(', ')}` })
+    .meta({ description: 'The agent harness whose hook event the body is.' }),
 });
 
 const hookQuery = z.strictObject({
-  event: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .meta({
-      description: "The harness's event name, for a body that does not carry it (Copilot).",
-    }),
-  policy: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .meta({
-      description: 'The policy to decide under (default: agent); a locked key keeps its own.',
-    }),
+  event: z.string().min(1).max(64).optional().meta({
+    description: "The harness's event name, for a body that does not carry it (Copilot).",
+  }),
+  policy: z.string().min(1).max(64).optional().meta({
+    description: 'The policy to decide under (default: agent); a locked key keeps its own.',
+  }),
   ask: z
     .enum(['true', 'false'], { error: 'must be true or false' })
     .default('true')
