@@ -42,6 +42,21 @@ export const policyNameOf = (request: PolicyRequest, lockedPolicy: string | null
  * loosen its gate. Refuses, as the service answers: `validation_failed` (unknown policy),
  * `policy_override_refused`, `rule_budget_exceeded`.
  */
+// A policy applied as it is, without a request's policyConfig, is the same effective config for
+// every claim under it: resolved once per policy config object (the built-ins are module
+// constants, the store's are read per request), so that the evaluation's own memo of its
+// canonical text and hash (core/evaluation.ts) finds it again. Configs are never mutated.
+const asIs = new WeakMap<PolicyConfig, { config: PolicyConfig; overridden: boolean }>();
+function unchanged(config: PolicyConfig): { config: PolicyConfig; overridden: boolean } {
+  let found = asIs.get(config);
+  if (!found) {
+    const applied = applyOverrides({ name: '', config, overrides: 'none' }, undefined);
+    found = { config: Object.freeze(applied.config), overridden: applied.overridden };
+    asIs.set(config, found);
+  }
+  return found;
+}
+
 export function effectivePolicy(
   request: PolicyRequest,
   lockedPolicy: string | null,
@@ -57,7 +72,10 @@ export function effectivePolicy(
       : new SvcError('validation_failed', `policy: unknown policy "${name}"`);
   }
   const overrides = lockedPolicy ? lockedMode(resolved.overrides) : resolved.overrides;
-  const { config, overridden } = applyOverrides({ ...resolved, overrides }, request.policyConfig);
+  const { config, overridden } =
+    request.policyConfig === undefined
+      ? unchanged(resolved.config)
+      : applyOverrides({ ...resolved, overrides }, request.policyConfig);
   // A claim's own rules are written per request: their globs get a small budget of their own,
   // checked before the evaluation (and its replay) match them again. A request without an
   // action (a repository config) has nothing to match yet.

@@ -46,6 +46,21 @@ const replayHashOfText = (
     sha256Hex,
   );
 
+// The canonical text and hash of a config, kept per config object: a policy applied as it is
+// gives every claim under it the same object (core/effective-policy.ts), and its text (the
+// agent policy's runs to kilobytes) is the same each time. Configs are never mutated; a hash
+// is the same whichever SHA-256 implementation made it.
+const configTexts = new WeakMap<PolicyConfig, { text: string; hash: string }>();
+function canonicalConfig(config: PolicyConfig, sha256Hex: Sha256Hex) {
+  let found = configTexts.get(config);
+  if (!found) {
+    const text = canonicalize(config);
+    found = { text, hash: hashText(text, sha256Hex) };
+    configTexts.set(config, found);
+  }
+  return found;
+}
+
 /**
  * Evaluates a validated claim under an effective policy and checks that a second, fresh
  * evaluation from the claim's canonical bytes reproduces it (contract §5). Each of the claim
@@ -60,7 +75,7 @@ export function evaluateClaim(
   // from exactly these bytes.
   const canonicalClaim = canonicalize(claim);
   const inputsHash = hashText(canonicalClaim, sha256Hex);
-  const configText = canonicalize(config);
+  const { text: configText, hash: configHash } = canonicalConfig(config, sha256Hex);
   const first = evaluatePolicy(claim, config);
   const firstHash = replayHashOfText(inputsHash, configText, first, sha256Hex);
 
@@ -77,7 +92,7 @@ export function evaluateClaim(
   return {
     inputs_hash: inputsHash,
     config,
-    config_hash: hashText(configText, sha256Hex),
+    config_hash: configHash,
     policy: first,
     replay,
     admissibility: admissibilityOf(first.verdict, replay, config, expected),

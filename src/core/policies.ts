@@ -17,12 +17,21 @@ export interface NamedPolicy {
   overrides: OverrideMode;
 }
 
+/** A value and everything in it made read-only: a built-in's config is shared by every claim. */
+function deepFrozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFrozen(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /**
  * Built-in policies: the registry's defaults with the fields each one changes. Their configs
  * are complete, so a receipt's replay hash never depends on a later default, and their
  * config_hash values are pinned by a test and listed in docs/POLICIES.md.
  */
-export const BUILTIN_POLICIES: readonly NamedPolicy[] = Object.freeze([
+export const BUILTIN_POLICIES: readonly NamedPolicy[] = deepFrozen([
   {
     name: 'default',
     description:

@@ -88,7 +88,9 @@ export class PolicyService {
   /** The policy a claim naming `name` is evaluated under, or null when `owner` has none. */
   async resolve(name: string, owner: string | null): Promise<ResolvedPolicy | null> {
     const builtin = builtinPolicy(name);
-    if (builtin) return { name, config: { ...builtin.config }, overrides: builtin.overrides };
+    // The built-in's own (frozen) config: one object for every claim under it, so that its
+    // effective config and canonical text are computed once (core/effective-policy.ts).
+    if (builtin) return { name, config: builtin.config, overrides: builtin.overrides };
     const record = await this.find(name, owner);
     return record
       ? { name, config: resolvePolicy(record.config), overrides: record.overrides }
