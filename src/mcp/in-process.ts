@@ -4,7 +4,13 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isSvcError, SvcError } from '../core/errors.js';
 import type { RouteDef } from '../api/route-table.js';
 import { JsonText } from '../services/json-text.js';
-import { createMcpServer, validateArguments, type McpTool, type ToolCaller } from './tools.js';
+import {
+  createMcpServer,
+  MCP_TOOLS,
+  validateArguments,
+  type McpTool,
+  type ToolCaller,
+} from './tools.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -40,10 +46,14 @@ function capturingResponse(res: Response): { res: Response; sent: () => unknown 
  * Runs a tool through the route of the same method and path: the same schemas, the same
  * handler and so the same services, under the key and read scope of the /mcp request.
  */
-export function inProcessCaller(routes: RouteDef[], req: Request, res: Response): ToolCaller {
+export function inProcessCaller(
+  routes: ReadonlyMap<McpTool, RouteDef>,
+  req: Request,
+  res: Response,
+): ToolCaller {
   return async (tool: McpTool, args: unknown) => {
     try {
-      const route = routes.find((r) => r.method === tool.method && r.path === tool.path);
+      const route = routes.get(tool);
       if (!route) throw new SvcError('not_found', `No route for ${tool.method} ${tool.path}`);
       const input = validateArguments(tool, args);
       const captured = capturingResponse(res);
@@ -69,12 +79,36 @@ export function inProcessCaller(routes: RouteDef[], req: Request, res: Response)
 }
 
 /**
+ * Each tool's route, found once. A tool whose route is gone, or whose schemas are not the
+ * route's own objects, stops the app from being built: the tools cannot drift from the API.
+ */
+export function routesOfTools(routes: RouteDef[]): Map<McpTool, RouteDef> {
+  return new Map(
+    MCP_TOOLS.map((tool) => {
+      const route = routes.find((r) => r.method === tool.method && r.path === tool.path);
+      if (
+        !route ||
+        route.params !== tool.params ||
+        route.query !== tool.query ||
+        route.body !== tool.body
+      ) {
+        throw new Error(
+          `MCP tool ${tool.name} does not match the route ${tool.method.toUpperCase()} ${tool.path}`,
+        );
+      }
+      return [tool, route];
+    }),
+  );
+}
+
+/**
  * Stateless streamable HTTP: each POST gets a server and a transport of its own, so a tool
  * call is one HTTP request, authenticated and rate limited as any other key route.
  */
 export function mcpHandler(routes: RouteDef[]): RequestHandler {
+  const byTool = routesOfTools(routes);
   return async (req, res) => {
-    const server = createMcpServer(inProcessCaller(routes, req, res));
+    const server = createMcpServer(inProcessCaller(byTool, req, res));
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

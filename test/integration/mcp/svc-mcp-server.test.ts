@@ -13,6 +13,9 @@ import { claimInputSchema } from '../../../src/core/claim-schema.js';
 import { dispositionRequestSchema } from '../../../src/api/schemas/dispositions.js';
 import { receiptParams, searchQuery } from '../../../src/api/schemas/ledger.js';
 import { verifyQuerySchema } from '../../../src/api/schemas/verify.js';
+import type { RouteDef } from '../../../src/api/route-table.js';
+import { routesOfTools } from '../../../src/mcp/in-process.js';
+import { MCP_TOOLS } from '../../../src/mcp/tools.js';
 import { ledgerState, type Json } from '../../support/api.js';
 import { escalatedClaim, validClaim } from '../../support/claims.js';
 import { keyOfPem } from '../../support/receipts.js';
@@ -274,6 +277,31 @@ describe('POST /mcp authentication', () => {
     const res = await request(live.t.app).get('/mcp').set('X-API-Key', agent.apiKey);
     expect(res.status).toBe(405);
     expect(res.body).toMatchObject({ code: 'method_not_allowed' });
+  });
+});
+
+describe('the tools and the route table', () => {
+  const routesLike = () =>
+    MCP_TOOLS.map(
+      (tool) =>
+        ({
+          method: tool.method,
+          path: tool.path,
+          params: tool.params,
+          query: tool.query,
+          body: tool.body,
+        }) as unknown as RouteDef,
+    );
+
+  it('finds every tool its route, by method, path and the same zod objects', () => {
+    expect([...routesOfTools(routesLike()).keys()]).toEqual([...MCP_TOOLS]);
+  });
+
+  it('refuses a tool whose route validates with another schema, or is gone', () => {
+    const changed = routesLike();
+    changed[0] = { ...changed[0]!, body: z.object({}) } as RouteDef;
+    expect(() => routesOfTools(changed)).toThrow(/evaluate_claim/);
+    expect(() => routesOfTools(routesLike().slice(1))).toThrow(/evaluate_claim/);
   });
 });
 
