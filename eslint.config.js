@@ -90,6 +90,7 @@ export const SRC_FOLDERS = [
   'secrets',
   'cli',
   'runtime',
+  'mcp',
 ];
 const COMPOSITION = ['app.js', 'server.js', 'logger.js'];
 
@@ -130,6 +131,8 @@ export const LAYERS = [
   // The GitHub App reaches the store through services and ports only.
   { folder: 'src/github', may: ['core', 'ports', 'services'], not: [] },
   { folder: 'src/api', may: ['core', 'ports', 'services'], not: [] },
+  // svc's MCP server: tools over the API's routes and schemas (in-service) or its REST API (stdio).
+  { folder: 'src/mcp', may: ['api', 'core', 'ports', 'services'], not: [] },
   { folder: 'src/explorer', may: ['api', 'core', 'ports', 'services'], not: [] },
   // The explorer's browser bundle: the pure core, the page renderers and the DOM; nothing that
   // needs Node, a store or Express (types excepted, which the bundle drops).
@@ -148,7 +151,7 @@ export const LAYERS = [
   },
   {
     folder: 'src/cli',
-    may: ['api', 'config', 'core', 'github', 'ports', 'secrets', 'services', 'storage'],
+    may: ['api', 'config', 'core', 'github', 'mcp', 'ports', 'secrets', 'services', 'storage'],
     not: [],
   },
   // The composition root and the process entry wire everything, stores through createStore.

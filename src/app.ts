@@ -3,7 +3,7 @@ import './api/locals.js';
 import { docsRouter } from './api/docs-page.js';
 import { errorHandler, notFound } from './api/middleware/errors.js';
 import { jsonBody } from './api/middleware/json-body.js';
-import { authenticateAndLimit } from './api/middleware/rate-limit.js';
+import { authenticateAndLimit, requireKey } from './api/middleware/rate-limit.js';
 import { requestLogging } from './api/middleware/request-log.js';
 import { securityHeaders } from './api/middleware/security-headers.js';
 import { buildOpenApiDocument } from './api/openapi.js';
@@ -25,6 +25,7 @@ import { SvcError } from './core/errors.js';
 import { SERVICE_VERSION, SPEC_VERSION } from './core/version.js';
 import { explorerRouter } from './explorer/router.js';
 import { WEBHOOK_PATH, webhookRoute } from './github/webhook-route.js';
+import { MCP_PATH, mcpHandler } from './mcp/in-process.js';
 import type { LedgerRuntime } from './runtime/ledger-runtime.js';
 
 export interface HttpOptions {
@@ -145,6 +146,21 @@ export function createApp(runtime: LedgerRuntime, options: HttpOptions = {}): Ex
   app.use((req, res, next) => (req.method === 'OPTIONS' ? void res.status(204).end() : next()));
   // AuthZEN §10.1: a request that is not application/json is a 400 there, not a 415.
   app.use(jsonBody({ badMediaTypeIs400: (req) => isAuthzenRequest(req.path) }));
+
+  // svc's own MCP server, stateless streamable HTTP: its tools run the routes below under
+  // this request's key, so authentication, rate limits and read scope are the API's.
+  const label: express.RequestHandler = (_req, res, next) => {
+    res.locals.route = MCP_PATH;
+    next();
+  };
+  app.post(MCP_PATH, label, requireKey, mcpHandler(routes));
+  app.all(MCP_PATH, label, (req) => {
+    throw new SvcError(
+      'method_not_allowed',
+      `${req.method} is not allowed on ${MCP_PATH}: svc's MCP server is stateless; use POST`,
+      { headers: { Allow: 'POST, OPTIONS' } },
+    );
+  });
 
   const api = express.Router();
   mountRoutes(api, routes, config);

@@ -20,6 +20,7 @@ import { ApiKeyService, TIER_LIMITS } from '../services/api-keys.js';
 import { PolicyService } from '../services/policies.js';
 import { createStore } from '../storage/create-store.js';
 import { exportLog } from './log-export.js';
+import { MCP_HELP, mcpCommand } from './mcp-command.js';
 import { MissingLedgerError } from '../storage/missing-ledger.js';
 import { policyFileCommands } from './policy-commands.js';
 import { signingKeyCommands } from './signing-key-commands.js';
@@ -64,6 +65,9 @@ Usage:
                                                 then it signs nothing (docs/OPERATIONS.md)
   svc signing-key revoke <key_id> --from-sequence <N>
                                                 the key's receipts from N fail verification
+  svc mcp                                       svc's MCP server on stdio, over the REST API
+                                                of the svc at SVC_URL with the key
+                                                SVC_API_KEY (svc mcp --help, docs/MCP.md)
   svc --help                                    this text
   svc --version                                 the version of svc
 
@@ -327,6 +331,15 @@ async function main(argv: string[]): Promise<number> {
       },
       usage,
     );
+  }
+  // An API client of a running svc: no store is opened.
+  if (argv[0] === 'mcp') {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      process.stdout.write(`${MCP_HELP}\n`);
+      return 0;
+    }
+    if (argv.length > 1) return usage('svc mcp takes no arguments');
+    return mcpCommand(process.env, usage);
   }
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv.includes('--help')) {
     process.stdout.write(`${HELP}\n`);
