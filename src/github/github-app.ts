@@ -9,6 +9,7 @@ import type { DispositionService } from '../services/dispositions.js';
 import { EscalationPress } from './escalation-press.js';
 import { acknowledgingIncomplete, gateEvents, IncompletePayload } from './events.js';
 import { isTransient, type GateDeps } from './gate.js';
+import { DeploymentFlow } from './deployment-flow.js';
 import { MergeGroupFlow } from './merge-group-flow.js';
 import { PullRequestFlow } from './pull-request-flow.js';
 import { boundedErr, boundedEvent, deliveryFields, errorFields } from './log-fields.js';
@@ -85,6 +86,7 @@ export function githubDeliveryHandler(deps: {
   const flows = {
     pullRequests: new PullRequestFlow(gateDeps),
     mergeGroups: new MergeGroupFlow(gateDeps),
+    deployments: new DeploymentFlow(gateDeps),
   };
   // Deliveries on their last run: a transient failure then ends the check with its reason.
   const finalRuns = new Set<string>();
