@@ -50,34 +50,3 @@ describe('the App manifest with extra permissions', () => {
     expect(buildManifest(APP_YML, urls)).toEqual(plain);
   });
 });
-
-describe("app.yml's least privilege", () => {
-  const plain = buildManifest(APP_YML, urls);
-
-  // Every permission is one docs/GITHUB_APP.md's table justifies: a new one, or a read raised
-  // to write, must be a deliberate change of this test.
-  it('asks for exactly these permissions', () => {
-    expect(plain.default_permissions).toEqual({
-      checks: 'write',
-      pull_requests: 'read',
-      contents: 'read',
-      statuses: 'read',
-      metadata: 'read',
-      merge_queues: 'read',
-      deployments: 'write',
-      actions: 'read',
-    });
-  });
-
-  it('subscribes to deployment protection rules beside the pull-request events', () => {
-    expect(plain.default_events).toEqual([
-      'pull_request',
-      'pull_request_review',
-      'check_suite',
-      'check_run',
-      'status',
-      'merge_group',
-      'deployment_protection_rule',
-    ]);
-  });
-});
