@@ -134,3 +134,9 @@ export function runIdOfCallback(url: string): number | null {
     );
   return match ? Number(match[1]) : null;
 }
+
+/** The workflow run a deployment claim of the App names in its claim_id, or null. */
+export function runIdOfClaim(claimId: string): number | null {
+  const match = /^gh:[^:]+:deployment-\d+@run-(\d{1,15}):[0-9a-f]+$/.exec(claimId);
+  return match ? Number(match[1]) : null;
+}

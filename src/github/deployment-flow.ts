@@ -126,25 +126,33 @@ export class DeploymentFlow {
   }
 
   /**
-   * Answers a deployment whose ESCALATED receipt a person decided: the disposition's Approve
-   * or Reject is GitHub's answer. Used by the disposition hook.
+   * Answers a waiting deployment whose ESCALATED receipt a person decided (the disposition
+   * hook's job): with the decision when the repository trusts its recorder (`reviewers` of
+   * .github/svc.yml on the default branch, or the App itself), else not at all.
    */
   async answerDisposition(
     installation: Installation,
     ref: RepoRef,
-    target: { runId: number; environment: string },
-    decision: { decision: 'approve' | 'reject'; reviewer: { id: string; name?: string } },
-    parentReceiptId: string,
-    dispositionReceiptId: string,
+    parent: { receiptId: string; runId: number; environment: string },
   ): Promise<DeploymentOutcome['result']> {
-    const answer = dispositionReview(
-      target.environment,
-      decision,
-      parentReceiptId,
-      dispositionReceiptId,
-      this.deps.baseUrl,
+    const { octokit } = installation;
+    const { data: repository } = await octokit.rest.repos.get({ ...ref });
+    const loaded = await this.steps.loadConfig(octokit, ref, repository.default_branch);
+    if (!loaded.ok) return 'invalid_config';
+    const answer = await this.decidedEscalation(
+      parent.receiptId,
+      installation.id,
+      parent.environment,
+      loaded.config.reviewers,
     );
-    return (await this.answer(installation.octokit, ref, { ...target }, answer)) ?? 'answered';
+    if (!answer) {
+      this.deps.log.info(
+        { receipt_id: parent.receiptId, run_id: parent.runId },
+        'disposition not answered on GitHub: recorded by a key the repository does not name as a reviewer',
+      );
+      return 'waiting';
+    }
+    return (await this.answer(octokit, ref, parent, answer)) ?? 'answered';
   }
 
   /** A redelivery of a deployment a person decided already is answered with that decision. */

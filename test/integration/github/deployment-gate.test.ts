@@ -217,9 +217,7 @@ describe('GitHub App: deployment protection rules', () => {
     expect(reviews()[0]!.body.comment).toContain('rule:ci-green');
   });
 
-  it('leaves an escalated deployment waiting; a redelivery after the disposition answers it', async () => {
-    // No person approved what was merged: the production rule escalates.
-    const ESCALATING = `
+  const ESCALATING = `
 environments:
   production:
     rules:
@@ -229,30 +227,62 @@ environments:
         require: { source_types: [human_approval] }
         on_fail: escalate
 `;
+
+  /** A production deployment nobody approved yet: ESCALATED, and GitHub left waiting. */
+  const escalate = async () => {
     state.config.set('main', ESCALATING);
     await deploy();
     expect(reviews()).toEqual([]);
     const escalated = await latestReceipt();
     expect(escalated.receipt.policy).toMatchObject({ verdict: 'ESCALATED' });
-    const before = (await t.store.ledger.head()).sequence;
+    return escalated.receipt.receipt_id as string;
+  };
 
-    // A redelivery of the same event: the same receipt, still no answer.
-    await deploy();
+  const dispose = async (receiptId: string, apiKey: string, decision: 'approve' | 'reject') => {
+    const res = await request(t.app)
+      .post(`/v1/receipts/${receiptId}/disposition`)
+      .set('X-API-Key', apiKey)
+      .send({ decision, reviewer: { id: 'alice' }, reason: 'release decided' });
+    expect(res.status).toBe(201);
+    return res.body as { receipt: { receipt_id: string } };
+  };
+
+  it('leaves an escalated deployment waiting, redelivered or not, until a person decides', async () => {
+    const receiptId = await escalate();
+    const before = (await t.store.ledger.head()).sequence;
+    await deploy(); // a redelivery: the same receipt, still no answer
     expect(reviews()).toEqual([]);
     expect((await t.store.ledger.head()).sequence).toBe(before);
 
-    // A reviewer approves through the API; the config names the key as a reviewer.
+    // A reviewer the repository names approves through the API: GitHub is answered.
     const reviewer = await signupReviewer(t);
     state.config.set('main', `reviewers: ['${reviewer.keyId}']\n` + ESCALATING);
-    const decided = await request(t.app)
-      .post(`/v1/receipts/${escalated.receipt.receipt_id as string}/disposition`)
-      .set('X-API-Key', reviewer.apiKey)
-      .send({ decision: 'approve', reviewer: { id: 'alice' }, reason: 'release approved' });
-    expect(decided.status).toBe(201);
-    await deploy();
+    const decided = await dispose(receiptId, reviewer.apiKey, 'approve');
+    expect(await t.jobs.runDue()).toBe(1);
     expect(reviews()).toHaveLength(1);
-    expect(reviews()[0]!.body).toMatchObject({ environment_name: 'production', state: 'approved' });
-    expect(reviews()[0]!.body.comment).toContain('ESCALATED, then approved by alice');
+    expect(reviews()[0]).toMatchObject({
+      runId: RUN_ID,
+      body: { environment_name: 'production', state: 'approved' },
+    });
+    expect(reviews()[0]!.body.comment).toBe(
+      `svc: ESCALATED, then approved by alice (receipt ${decided.receipt.receipt_id}). Receipt: ${BASE_URL}/explorer/receipts/${receiptId}`,
+    );
+  });
+
+  it('answers a rejection the same way, and never a decision by a key the repository does not name', async () => {
+    const receiptId = await escalate();
+    const stranger = await signupReviewer(t);
+    await dispose(receiptId, stranger.apiKey, 'reject');
+    expect(await t.jobs.runDue()).toBe(1);
+    expect(reviews()).toEqual([]);
+    // A redelivery does not answer it either.
+    await deploy();
+    expect(reviews()).toEqual([]);
+
+    // Once the config names the key, the next delivery answers with the recorded decision.
+    state.config.set('main', `reviewers: ['${stranger.keyId}']\n` + ESCALATING);
+    await deploy();
+    expect(reviews().map((r) => r.body.state)).toEqual(['rejected']);
   });
 
   it('answers a redelivery once GitHub decided: the 422 is recorded, nothing retried or written', async () => {

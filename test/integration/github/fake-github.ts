@@ -360,6 +360,8 @@ export function fakeGitHub(state: RepoState) {
       writes.push({ method: 'PATCH', id, body: body as Record<string, unknown> });
       return [200, { id }];
     })
+    .get(new RegExp(`^${repo}$`))
+    .reply(200, { name: REPO, full_name: `${OWNER}/${REPO}`, default_branch: 'main' })
     .post(new RegExp(`^${repo}/actions/runs/(\\d+)/deployment_protection_rule$`))
     .reply((uri, body) => {
       const runId = Number(/runs\/(\d+)\//.exec(uri)![1]);
