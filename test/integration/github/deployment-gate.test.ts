@@ -201,6 +201,43 @@ describe('GitHub App: deployment protection rules', () => {
     );
   });
 
+  it('keeps a BLOCKED merge receipt of the deployed SHA as evidence, and rejects production on it', async () => {
+    state.config.set('main', 'gate_humans: true\n' + CONFIG);
+    const pr = { ...merged, headSha: 'badc0de0'.repeat(5) };
+    state.pulls.set(pr.number, { ...pr, mergeCommitSha: undefined });
+    state.checkRuns.set(pr.headSha, [
+      { name: 'build', status: 'completed', conclusion: 'failure', app_id: 1 },
+    ]);
+    expect((await deliver(t, 'pull_request', pullRequestEvent('opened', pr))).status).toBe(202);
+    expect(await t.jobs.runDue()).toBe(1);
+    const prReceipt = (await latestReceipt()).receipt;
+    expect(prReceipt.policy).toMatchObject({ verdict: 'BLOCKED' });
+    state.pulls.set(pr.number, pr);
+    await deploy();
+    const deployment = await latestReceipt();
+    expect(deployment.claim.sources as Json[]).toContainEqual(
+      expect.objectContaining({
+        id: 'merge-receipt:pr-41',
+        uri: `${BASE_URL}/v1/receipts/${prReceipt.receipt_id as string}`,
+        admissibility: expect.objectContaining({ state: 'INADMISSIBLE' }),
+      }),
+    );
+    expect(reviews().map((r) => r.body.state)).toEqual(['rejected']);
+    expect(reviews()[0]!.body.comment).toContain('rule:merged-through-svc');
+  });
+
+  it('judges a re-run (a new deployment of the same run) afresh, with a receipt of its own', async () => {
+    await deploy();
+    const first = (await latestReceipt()).receipt.receipt_id;
+    await deploy(event({ deploymentId: EXAMPLE.deployment.id + 1 }));
+    const second = (await latestReceipt()).receipt.receipt_id;
+    expect(second).not.toBe(first);
+    expect(reviews().map((r) => [r.runId, r.body.state])).toEqual([
+      [RUN_ID, 'rejected'],
+      [RUN_ID, 'rejected'],
+    ]);
+  });
+
   it('rejects staging-* (a glob) when its CI failed, and approves it when green', async () => {
     state.checkRuns.set(DEPLOYED, [
       { name: 'build', status: 'completed', conclusion: 'failure', app_id: 1 },
