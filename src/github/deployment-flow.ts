@@ -3,7 +3,13 @@ import { isSvcError } from '../core/errors.js';
 import { buildDeploymentClaim } from './deployment-claim.js';
 import { deploymentReview, dispositionReview, type DeploymentReview } from './deployment-answer.js';
 import { deploymentPolicy } from './environment-config.js';
-import { GateSteps, githubSubmitter, type GateDeps, type Installation } from './gate.js';
+import {
+  GateSteps,
+  githubSubmitter,
+  isTransient,
+  type GateDeps,
+  type Installation,
+} from './gate.js';
 import { loadCi, type Octokit, type RepoRef } from './github-evidence.js';
 import { mergeGroupMember } from './merge-queue.js';
 import { isAgent } from './repo-config.js';
@@ -208,7 +214,8 @@ export class DeploymentFlow {
       return null;
     } catch (error) {
       const status = (error as { status?: unknown }).status;
-      if (typeof status === 'number' && status >= 400 && status < 500 && status !== 429) {
+      // 403 and 429 are rate limits (gate.ts's isTransient): the job tries again.
+      if (typeof status === 'number' && status >= 400 && status < 500 && !isTransient(error)) {
         this.deps.log.info(
           { run_id: deployment.runId, environment: deployment.environment, status },
           'deployment already decided on GitHub: answer not taken',

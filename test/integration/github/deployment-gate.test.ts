@@ -20,8 +20,9 @@ import {
 
 type Json = Record<string, unknown>;
 
-// The deployment_protection_rule delivery, as GitHub's webhook schema
-// (@octokit/openapi-webhooks-types, webhook-deployment-protection-rule-requested) describes it.
+// The deployment_protection_rule delivery, member for member as GitHub's webhook schema
+// (@octokit/openapi-webhooks-types, webhook-deployment-protection-rule-requested) describes it:
+// @octokit/webhooks-examples (7.6.1, its newest release) holds no example of this event.
 const EXAMPLE = JSON.parse(
   readFileSync(
     fileURLToPath(
@@ -338,6 +339,17 @@ environments:
     expect(answer!.body).toMatchObject({ environment_name: 'qa', state: 'approved' });
     const receipt = await latestReceipt();
     expect(receipt.policy.rules.map((r) => r.rule)).not.toContain('rule:merged-through-svc');
+  });
+
+  it('rejects a deployment when svc.yml on the default branch does not parse, writing no receipt', async () => {
+    state.config.set('main', 'environments:\n  production:\n    rules: [{ name: x }]\n');
+    const sequence = (await t.store.ledger.head()).sequence;
+    await deploy();
+    expect(reviews().map((r) => r.body.state)).toEqual(['rejected']);
+    expect(reviews()[0]!.body.comment).toMatch(
+      /^svc could not judge this deployment: \.github\/svc\.yml on main: environments\.production\.rules\[0\]/,
+    );
+    expect((await t.store.ledger.head()).sequence).toBe(sequence);
   });
 
   it('refuses a delivery with a bad signature: nothing evaluated, nothing answered', async () => {
