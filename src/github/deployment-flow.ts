@@ -57,16 +57,8 @@ export class DeploymentFlow {
     const { octokit } = installation;
     const repository = `${ref.owner}/${ref.repo}`;
     const loaded = await this.steps.loadConfig(octokit, ref, deployment.defaultBranch);
-    if (!loaded.ok) {
-      // A broken config rejects: a deployment is never approved on a gate nobody can read.
-      const answer: DeploymentReview = {
-        environment_name: deployment.environment,
-        state: 'rejected',
-        comment: `svc could not judge this deployment: ${loaded.problem}`.slice(0, 1000),
-      };
-      const result = await this.answer(octokit, ref, deployment, answer);
-      return { receiptId: null, verdict: null, answer, result: result ?? 'invalid_config' };
-    }
+    // A broken config rejects: a deployment is never approved on a gate nobody can read.
+    if (!loaded.ok) return this.reject(octokit, ref, deployment, loaded.problem);
     const { config } = loaded;
     const ci = await loadCi(octokit, ref, deployment.sha, this.deps.appId);
     const pullRequests = await this.pullRequestsOf(installation, ref, deployment.sha);
@@ -91,10 +83,19 @@ export class DeploymentFlow {
         deploymentPolicy(config, deployment.environment),
       ),
     );
-    const { response, replayed } = await this.deps.claims.evaluate(
-      claim,
-      githubSubmitter(this.deps.appId, installation.id),
-    );
+    let evaluated;
+    try {
+      evaluated = await this.deps.claims.evaluate(
+        claim,
+        githubSubmitter(this.deps.appId, installation.id),
+      );
+    } catch (error) {
+      if (!isSvcError(error)) throw error;
+      // The claim cannot be judged (a policy the config names does not exist): rejected
+      // with the reason, rather than left waiting for GitHub's timeout.
+      return this.reject(octokit, ref, deployment, error.message);
+    }
+    const { response, replayed } = evaluated;
     this.deps.onReceipt?.(response, replayed);
     const receiptId = response.receipt.receipt_id;
     this.deps.log.info(
@@ -129,6 +130,22 @@ export class DeploymentFlow {
       return { receiptId, verdict: response.decision.verdict, answer: null, result: 'waiting' };
     const result = await this.answer(octokit, ref, deployment, answer);
     return { receiptId, verdict: response.decision.verdict, answer, result: result ?? 'answered' };
+  }
+
+  /** Rejects a deployment svc could not judge, with the reason and no receipt. */
+  private async reject(
+    octokit: Octokit,
+    ref: RepoRef,
+    deployment: WaitingDeployment,
+    problem: string,
+  ): Promise<DeploymentOutcome> {
+    const answer: DeploymentReview = {
+      environment_name: deployment.environment,
+      state: 'rejected',
+      comment: `svc could not judge this deployment: ${problem}`.slice(0, 1000),
+    };
+    const result = await this.answer(octokit, ref, deployment, answer);
+    return { receiptId: null, verdict: null, answer, result: result ?? 'invalid_config' };
   }
 
   /**

@@ -352,6 +352,17 @@ environments:
     expect((await t.store.ledger.head()).sequence).toBe(sequence);
   });
 
+  it('rejects a deployment whose environment names a policy that does not exist', async () => {
+    state.config.set('main', 'environments:\n  production:\n    policy: no-such-policy\n');
+    const sequence = (await t.store.ledger.head()).sequence;
+    await deploy();
+    expect(reviews().map((r) => r.body.state)).toEqual(['rejected']);
+    expect(reviews()[0]!.body.comment).toMatch(
+      /^svc could not judge this deployment: .*no-such-policy/,
+    );
+    expect((await t.store.ledger.head()).sequence).toBe(sequence);
+  });
+
   it('refuses a delivery with a bad signature: nothing evaluated, nothing answered', async () => {
     const sequence = (await t.store.ledger.head()).sequence;
     const res = await deliver(t, 'deployment_protection_rule', event(), {
