@@ -2,6 +2,8 @@ import type { ApplicationFunction, Context } from 'probot';
 import type { Logger } from 'pino';
 import { REEVALUATE } from './check-run.js';
 import { deliveryFields } from './log-fields.js';
+import { runIdOfCallback } from './deployment-claim.js';
+import type { DeploymentFlow } from './deployment-flow.js';
 import { decisionOf, type EscalationPress } from './escalation-press.js';
 import { openPullRequestsFor, type RepoRef } from './github-evidence.js';
 import type { Installation } from './gate.js';
@@ -42,6 +44,8 @@ const need = <T>(value: T | null | undefined, what: string): T => {
 export interface GateFlows {
   pullRequests: PullRequestFlow;
   mergeGroups: MergeGroupFlow;
+  /** Deployments waiting on an environment whose protection rules name the App. */
+  deployments?: DeploymentFlow;
 }
 
 /**
@@ -203,6 +207,28 @@ export function gateEvents(
         headSha: need(group.head_sha, 'merge_group.head_sha'),
         numbers: mergeQueuePullRequests(need(group.head_ref, 'merge_group.head_ref')),
         baseRef: need(group.base_ref, 'merge_group.base_ref'),
+      });
+    });
+
+    // A job waits on an environment whose custom protection rule is the App: judge the
+    // deployment and answer through the run's callback (deployment-flow.ts).
+    app.on('deployment_protection_rule.requested', async (context) => {
+      if (!flows.deployments) return;
+      const { ref, installation } = target(context);
+      const { payload } = context;
+      const deployment = need(payload.deployment, 'deployment');
+      const callback = need(payload.deployment_callback_url, 'deployment_callback_url');
+      const runId = runIdOfCallback(callback);
+      if (runId === null) throw new IncompletePayload('deployment_callback_url names no run');
+      await flows.deployments.evaluate(installation, ref, {
+        environment: need(payload.environment, 'environment'),
+        deploymentId: deployment.id,
+        runId,
+        sha: deployment.sha,
+        ref: deployment.ref,
+        event: payload.event ?? null,
+        actor: deployment.creator?.login ?? payload.sender?.login ?? null,
+        defaultBranch: need(payload.repository?.default_branch, 'repository.default_branch'),
       });
     });
   };

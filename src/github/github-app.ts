@@ -1,7 +1,13 @@
 import type { ProbotOctokit } from 'probot';
 import { Probot } from 'probot';
 import type { Logger } from 'pino';
-import type { GITHUB_DELIVERY_JOB, Job, JobHandler, JobResult } from '../ports/job-queue.js';
+import type {
+  GITHUB_DELIVERY_JOB,
+  GITHUB_DEPLOYMENT_ANSWER_JOB,
+  Job,
+  JobHandler,
+  JobResult,
+} from '../ports/job-queue.js';
 import type { Clock } from '../ports/clock.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService, EvaluateResponse } from '../services/claims.js';
@@ -9,6 +15,8 @@ import type { DispositionService } from '../services/dispositions.js';
 import { EscalationPress } from './escalation-press.js';
 import { acknowledgingIncomplete, gateEvents, IncompletePayload } from './events.js';
 import { isTransient, type GateDeps } from './gate.js';
+import { runIdOfClaim } from './deployment-claim.js';
+import { DeploymentFlow } from './deployment-flow.js';
 import { MergeGroupFlow } from './merge-group-flow.js';
 import { PullRequestFlow } from './pull-request-flow.js';
 import { boundedErr, boundedEvent, deliveryFields, errorFields } from './log-fields.js';
@@ -55,7 +63,10 @@ export function githubDeliveryHandler(deps: {
   onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
   /** Octokit defaults, e.g. retries and throttling off in tests. */
   Octokit?: typeof ProbotOctokit;
-}): JobHandler<typeof GITHUB_DELIVERY_JOB> {
+}): JobHandler<typeof GITHUB_DELIVERY_JOB> & {
+  /** The handler of `github.deployment-answer` jobs: a disposition answered on GitHub. */
+  deploymentAnswers: JobHandler<typeof GITHUB_DEPLOYMENT_ANSWER_JOB>;
+} {
   // Probot logs every delivery (at debug) and every handler error itself, each with the whole
   // delivery attached: its logger, and ours, serialize both to bounded fields only.
   const log = deps.log.child(
@@ -85,6 +96,7 @@ export function githubDeliveryHandler(deps: {
   const flows = {
     pullRequests: new PullRequestFlow(gateDeps),
     mergeGroups: new MergeGroupFlow(gateDeps),
+    deployments: new DeploymentFlow(gateDeps),
   };
   // Deliveries on their last run: a transient failure then ends the check with its reason.
   const finalRuns = new Set<string>();
@@ -136,7 +148,55 @@ export function githubDeliveryHandler(deps: {
     return { outcome: 'retry', at, error: reason };
   };
 
-  return async (job): Promise<JobResult | void> => {
+  /**
+   * A disposition of a deployment receipt this App wrote: the waiting run is answered with it
+   * (deployment-flow.ts decides whether the repository trusts its recorder). The parent is
+   * read from the ledger, never from the job, so the job names nothing it could forge.
+   */
+  const deploymentAnswers = async (
+    job: Job<typeof GITHUB_DEPLOYMENT_ANSWER_JOB>,
+  ): Promise<JobResult | void> => {
+    await loaded;
+    const [parent] = await deps.queries.getMany([job.payload.parent_receipt_id]);
+    const by = parent?.receipt.submitter;
+    const action = parent?.claim.action;
+    const runId = parent ? runIdOfClaim(parent.claim.claim_id) : null;
+    const [owner, repo] = (action?.repository ?? '').split('/');
+    if (
+      !parent ||
+      by?.kind !== 'github_app' ||
+      by.app_id !== deps.config.appId ||
+      action?.action_type !== 'deployment' ||
+      !action.environment ||
+      runId === null ||
+      !owner ||
+      !repo
+    )
+      return { outcome: 'done' };
+    const octokit = (await probot.auth(by.installation_id)) as never;
+    try {
+      const result = await flows.deployments.answerDisposition(
+        { octokit, id: by.installation_id },
+        { owner, repo },
+        { receiptId: parent.receipt.receipt_id, runId, environment: action.environment },
+      );
+      log.info(
+        { receipt_id: parent.receipt.receipt_id, run_id: runId, result },
+        'deployment disposition handled',
+      );
+    } catch (error) {
+      if (!errorsOf(error).some(isTransient) || job.attempt >= DELIVERY_ATTEMPTS) {
+        log.warn(
+          { receipt_id: parent.receipt.receipt_id, ...errorFields(error), attempt: job.attempt },
+          'deployment disposition not answered on GitHub',
+        );
+        return { outcome: 'done' };
+      }
+      return retry(job as never, { receipt_id: parent.receipt.receipt_id }, error);
+    }
+  };
+
+  const deliveries = async (job: Job<typeof GITHUB_DELIVERY_JOB>): Promise<JobResult | void> => {
     const delivery = job.payload;
     const fields = deliveryFields(delivery);
     try {
@@ -179,4 +239,5 @@ export function githubDeliveryHandler(deps: {
       finalRuns.delete(delivery.id);
     }
   };
+  return Object.assign(deliveries, { deploymentAnswers });
 }

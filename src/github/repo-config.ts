@@ -4,6 +4,7 @@ import { KEY_ID_PATTERN } from '../core/ids.js';
 import { policyNameSchema } from '../core/policies.js';
 import { policyConfigSchema } from '../core/policy-config.js';
 import { conditionalRulesSchema } from '../core/rules/conditional-schema.js';
+import { environmentsSchema } from './environment-config.js';
 
 /** Where a repository keeps its gate's config (on the base branch). */
 export const CONFIG_PATH = '.github/svc.yml';
@@ -40,6 +41,8 @@ export const repoConfigSchema = z
       .array(z.string().regex(KEY_ID_PATTERN, 'must be an API key id (kid_ and a ULID)'))
       .max(100)
       .default([]),
+    /** How deployments to each environment are judged (environment-config.ts). */
+    environments: environmentsSchema.optional(),
   })
   // The rules travel in the claim's policyConfig, after any written there.
   .superRefine((config, ctx) => {

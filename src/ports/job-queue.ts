@@ -12,12 +12,15 @@ export interface JobPayloads {
   'webhook.deliver': { delivery_id: string };
   /** One GitHub App webhook delivery, its signature checked (github/webhook-route.ts). */
   'github.delivery': { id: string; name: string; payload: JsonValue };
+  /** A disposition of an escalated deployment receipt, to answer on GitHub (deployment-flow.ts). */
+  'github.deployment-answer': { parent_receipt_id: string };
 }
 
 export type JobName = keyof JobPayloads;
 
 /** The queue's name for a verified GitHub App delivery. */
 export const GITHUB_DELIVERY_JOB = 'github.delivery' satisfies JobName;
+export const GITHUB_DEPLOYMENT_ANSWER_JOB = 'github.deployment-answer' satisfies JobName;
 
 /** The payload of a job name; a name outside JobPayloads (a test's) carries any JSON. */
 export type JobPayload<N extends string> = N extends JobName ? JobPayloads[N] : JsonValue;

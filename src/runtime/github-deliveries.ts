@@ -1,7 +1,12 @@
 import type { Logger } from 'pino';
 import type { ProbotOctokit } from 'probot';
 import type { Clock } from '../ports/clock.js';
-import { GITHUB_DELIVERY_JOB, type JobQueue } from '../ports/job-queue.js';
+import {
+  GITHUB_DELIVERY_JOB,
+  GITHUB_DEPLOYMENT_ANSWER_JOB,
+  type JobQueue,
+} from '../ports/job-queue.js';
+import type { LedgerEntry } from '../ports/ledger-store.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
 import type { ClaimService } from '../services/claims.js';
 import type { DispositionService } from '../services/dispositions.js';
@@ -49,5 +54,37 @@ export function registerGithubDeliveries(deps: {
   );
   handler.catch((error: unknown) => deps.logger.error({ err: error }, 'GitHub App failed to load'));
   deps.jobs.handle(GITHUB_DELIVERY_JOB, async (job) => (await handler)(job));
+  deps.jobs.handle(GITHUB_DEPLOYMENT_ANSWER_JOB, async (job) =>
+    (await handler).deploymentAnswers(job),
+  );
   return true;
+}
+
+/**
+ * The disposition hook of the ledger runtime: a decision on a deployment the App judged is
+ * answered on GitHub by a job (at least once, retried, in whichever process runs jobs). A
+ * failure to enqueue is logged: the disposition is written already, and a redelivery of the
+ * deployment's event still answers it.
+ */
+export function deploymentDispositions(deps: {
+  config: RuntimeConfig;
+  jobs: JobQueue;
+  logger: Logger;
+}): (parent: LedgerEntry) => Promise<void> {
+  return async (parent) => {
+    const github = deps.config.github;
+    if (github?.appId === undefined || github.privateKey === undefined) return;
+    const by = parent.receipt.submitter;
+    if (parent.claim.action?.action_type !== 'deployment' || by?.kind !== 'github_app') return;
+    const id = parent.receipt.receipt_id;
+    try {
+      await deps.jobs.enqueue(
+        GITHUB_DEPLOYMENT_ANSWER_JOB,
+        { parent_receipt_id: id },
+        { dedupeKey: `deployment-answer:${id}` },
+      );
+    } catch (error) {
+      deps.logger.error({ err: error, receipt_id: id }, 'deployment answer not enqueued');
+    }
+  };
 }

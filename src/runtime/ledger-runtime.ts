@@ -31,7 +31,7 @@ import { SigningKeyService } from '../services/signing-keys.js';
 import { TransparencyLog } from '../services/transparency-log.js';
 import { systemResolver, type ResolveHost } from '../services/webhook-url-guard.js';
 import { WebhookService } from '../services/webhooks.js';
-import { registerGithubDeliveries } from './github-deliveries.js';
+import { deploymentDispositions, registerGithubDeliveries } from './github-deliveries.js';
 import type { RuntimeConfig } from './runtime-config.js';
 import { startWriterDuties } from './writer-duties.js';
 
@@ -170,6 +170,7 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
     logOrigin,
     sha256Hex,
     sealer,
+    onDisposed: deploymentDispositions({ config, jobs, logger }),
   });
   const signingKeys = new SigningKeyService({
     store: store.signingKeys,

@@ -33,6 +33,11 @@ export interface DispositionServiceDeps {
   sha256Hex?: Sha256Hex;
   /** Who signs and appends: this process by default, the writing process with several. */
   sealer?: ReceiptSealer;
+  /**
+   * Told of each disposition written (not of a replay), with its parent: the GitHub App
+   * answers a waiting deployment from it. It must not throw; the receipt is written already.
+   */
+  onDisposed?: (parent: LedgerEntry, disposition: EvaluateResponse) => Promise<void>;
 }
 
 /**
@@ -101,7 +106,9 @@ export class DispositionService {
     });
     // Another request disposed of the parent first (possibly at the same moment).
     if (result.status === 'exists') return this.answerExisting(result.entry, request, context);
-    return { response: responseOf(result.entry), replayed: false };
+    const response = responseOf(result.entry);
+    await this.deps.onDisposed?.(parent, response);
+    return { response, replayed: false };
   }
 
   /**

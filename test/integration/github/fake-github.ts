@@ -45,6 +45,8 @@ export interface PullRequestState {
   changedFiles?: number;
   /** The status GET /pulls/{n}/files answers with instead of the list. */
   filesStatus?: number;
+  /** Set for a merged pull request: the commit its merge made (listed for that commit too). */
+  mergeCommitSha?: string;
 }
 
 const DEFAULT_FILES = ['src/session.ts', 'src/session.test.ts', 'docs/sessions.md'];
@@ -96,6 +98,11 @@ export interface RepoState {
   filePages: string[];
   /** How many check-run updates to answer 502 before accepting them again. */
   failPatches?: number;
+  /**
+   * The status POST /actions/runs/{id}/deployment_protection_rule answers with (default 204);
+   * GitHub answers 422 for a deployment it decided already.
+   */
+  deploymentReviewStatus?: number;
 }
 
 export const newRepoState = (): RepoState => ({
@@ -136,7 +143,16 @@ function prJson(pr: PullRequestState) {
     draft: pr.draft ?? false,
     state: pr.state ?? 'open',
     assignees: (pr.assignees ?? []).map((login) => ({ login, type: 'User' })),
+    merged_at: pr.mergeCommitSha ? '2026-01-15T10:00:00Z' : null,
+    merge_commit_sha: pr.mergeCommitSha ?? null,
   };
+}
+
+/** A request the App sent to a deployment's callback, as GitHub received it. */
+export interface DeploymentReviewWrite {
+  runId: number;
+  body: Record<string, unknown>;
+  status: number;
 }
 
 /**
@@ -145,6 +161,7 @@ function prJson(pr: PullRequestState) {
  */
 export function fakeGitHub(state: RepoState) {
   const writes: CheckRunWrite[] = [];
+  const deploymentReviews: DeploymentReviewWrite[] = [];
   let nextCheck = 1000;
   const repo = `/repos/${OWNER}/${REPO}`;
   const scope = nock(API)
@@ -306,7 +323,12 @@ export function fakeGitHub(state: RepoState) {
     .get(new RegExp(`^${repo}/commits/([0-9a-f]+)/pulls`))
     .reply((uri) => {
       const sha = /commits\/([0-9a-f]+)\/pulls/.exec(uri)![1]!;
-      return [200, [...state.pulls.values()].filter((p) => p.headSha === sha).map(prJson)];
+      return [
+        200,
+        [...state.pulls.values()]
+          .filter((p) => p.headSha === sha || p.mergeCommitSha === sha)
+          .map(prJson),
+      ];
     })
     .get(new RegExp(`^${repo}/contents/\\.github(%2F|/)svc\\.yml`))
     .reply((uri) => {
@@ -337,8 +359,19 @@ export function fakeGitHub(state: RepoState) {
       }
       writes.push({ method: 'PATCH', id, body: body as Record<string, unknown> });
       return [200, { id }];
+    })
+    .get(new RegExp(`^${repo}$`))
+    .reply(200, { name: REPO, full_name: `${OWNER}/${REPO}`, default_branch: 'main' })
+    .post(new RegExp(`^${repo}/actions/runs/(\\d+)/deployment_protection_rule$`))
+    .reply((uri, body) => {
+      const runId = Number(/runs\/(\d+)\//.exec(uri)![1]);
+      const status = state.deploymentReviewStatus ?? 204;
+      deploymentReviews.push({ runId, body: body as Record<string, unknown>, status });
+      return status === 204
+        ? [204, '']
+        : [status, { message: 'No pending custom deployment requests to approve or reject' }];
     });
-  return { scope, writes };
+  return { scope, writes, deploymentReviews };
 }
 
 /** The app with the GitHub App mounted: the harness's app (buildTestApp) with GitHub config. */

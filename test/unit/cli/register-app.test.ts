@@ -50,18 +50,24 @@ describe('buildManifest', () => {
       metadata: 'read',
       // GitHub delivers merge_group only to Apps holding this permission.
       merge_queues: 'read',
+      // Answering a deployment protection rule is a write to the deployment; GitHub delivers
+      // deployment_protection_rule only to Apps holding it.
+      deployments: 'write',
+      // The workflow run a waiting deployment belongs to.
+      actions: 'read',
     });
     expect([...manifest.default_events].sort()).toEqual(
       [
         'check_run',
         'check_suite',
+        'deployment_protection_rule',
         'merge_group',
         'pull_request',
         'pull_request_review',
         'status',
       ].sort(),
     );
-    expect(manifest.default_events).toHaveLength(6);
+    expect(manifest.default_events).toHaveLength(7);
     expect(Object.values(manifest.default_permissions)).not.toContain('admin');
   });
 
