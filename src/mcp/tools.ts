@@ -11,6 +11,7 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../core/version.js';
 import { claimInputDoc } from '../api/schemas/claims.js';
 import { dispositionRequestSchema } from '../api/schemas/dispositions.js';
 import { receiptParams, searchQuery } from '../api/schemas/ledger.js';
+import { sessionParams, sessionRecordsQuery } from '../api/schemas/sessions.js';
 import { verifyQuerySchema, verifyRequestSchema } from '../api/schemas/verify.js';
 import { validate, validateQuery } from '../api/validate.js';
 
@@ -90,6 +91,16 @@ export const MCP_TOOLS: readonly McpTool[] = [
     path: '/v1/receipts/:id/disposition',
     params: receiptParams,
     body: dispositionRequestSchema,
+  },
+  {
+    name: 'get_session',
+    title: 'Get an agent session',
+    description:
+      "An agent session's decisions and outcomes in ledger order, its counts by verdict and whether it is covered (GET /v1/sessions/:id, contract §12).",
+    method: 'get',
+    path: '/v1/sessions/:id',
+    params: sessionParams,
+    query: sessionRecordsQuery,
   },
 ];
 

@@ -29,6 +29,7 @@ const TOOLS = [
   'get_receipt',
   'search_receipts',
   'request_disposition',
+  'get_session',
 ];
 
 let live: LiveService;
@@ -102,6 +103,32 @@ describe.each([
   });
   afterAll(async () => {
     await client.close();
+  });
+
+  it('reads an agent session through get_session', async () => {
+    const sessionId = `mcp-session-${Math.random().toString(36).slice(2)}`;
+    const hook = await fetch(`${live.url}/v1/hooks/claude-code`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': agent.apiKey },
+      body: JSON.stringify({
+        session_id: sessionId,
+        transcript_path: '/tmp/t.jsonl',
+        cwd: '/work/app',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Bash',
+        tool_input: { command: 'npm test' },
+        tool_use_id: 'toolu_mcp',
+      }),
+    });
+    expect(hook.status).toBe(200);
+    const session = await call(client, 'get_session', { id: sessionId });
+    expect(session.isError).toBeFalsy();
+    expect(bodyOf(session)).toMatchObject({
+      session: { session_id: sessionId, harness: 'claude-code' },
+      records: [{ kind: 'decision', tool_name: 'Bash' }],
+    });
+    const missing = await call(client, 'get_session', { id: 'no-such-session' });
+    expect(bodyOf(missing)).toMatchObject({ code: 'not_found' });
   });
 
   it('lists the tools with input schemas made from the REST API zod schemas', async () => {
