@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { withRepositoryBuild } from '../support/build-lock.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -57,18 +58,18 @@ describe('benchmark harness', () => {
   it('runs every scenario briefly on a tiny ledger and writes numeric results', async () => {
     // CI runs on a clean clone: the harness and the server it spawns exist only once built.
     // The built bench imports @svc/verify's own build, as `npm run bench` builds it first.
-    await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/verify/tsconfig.json'], {
-      cwd: ROOT,
-    });
-    await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], {
-      cwd: ROOT,
-    });
+    // The build is the repository's own: no other test file rewrites it while the harness runs.
     const out = join(workDir, 'latest.json');
-    // One second per scenario: long enough to be answered on a busy machine.
-    const run = await runHarness(
-      ['--smoke', '--duration', '1', '--out', out, '--no-docs'],
-      150_000,
-    );
+    const run = await withRepositoryBuild(async () => {
+      await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/verify/tsconfig.json'], {
+        cwd: ROOT,
+      });
+      await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], {
+        cwd: ROOT,
+      });
+      // One second per scenario: long enough to be answered on a busy machine.
+      return runHarness(['--smoke', '--duration', '1', '--out', out, '--no-docs'], 150_000);
+    });
     expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({
       code: 0,
       output: '',
