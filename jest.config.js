@@ -21,7 +21,7 @@ export default {
     '^@svc/hook$': '<rootDir>/packages/hook/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
-  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
+  transform: { '^.+\\.ts$': '<rootDir>/test/support/ts-transform.cjs' },
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
   testTimeout: 30000,
   // Two files at a time, also on a two-core machine (where Jest's default is one worker): most
