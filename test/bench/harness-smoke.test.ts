@@ -57,11 +57,14 @@ function runHarness(args: string[], timeoutMs: number): Promise<{ code: number; 
 describe('benchmark harness', () => {
   it('runs every scenario briefly on a tiny ledger and writes numeric results', async () => {
     // CI runs on a clean clone: the harness and the server it spawns exist only once built.
-    // The built bench imports @svc/verify's own build, as `npm run bench` builds it first.
+    // The built bench imports @svc/verify's and @svc/hook's own builds.
     // The build is the repository's own: no other test file rewrites it while the harness runs.
     const out = join(workDir, 'latest.json');
     const run = await withRepositoryBuild(async () => {
       await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/verify/tsconfig.json'], {
+        cwd: ROOT,
+      });
+      await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/hook/tsconfig.json'], {
         cwd: ROOT,
       });
       await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], {

@@ -22,6 +22,9 @@ describe('soak', () => {
       await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/verify/tsconfig.json'], {
         cwd: ROOT,
       });
+      await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/hook/tsconfig.json'], {
+        cwd: ROOT,
+      });
       await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], {
         cwd: ROOT,
       });
