@@ -21,12 +21,15 @@ export default {
     '^@svc/hook$': '<rootDir>/packages/hook/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
-  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true }] },
+  transform: { '^.+\\.ts$': '<rootDir>/test/support/ts-transform.cjs' },
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
   testTimeout: 30000,
+  // Two files at a time, also on a two-core machine (where Jest's default is one worker): most
+  // of a file's time is spent waiting on child processes, sockets and disk. Files that build
+  // into and run from the repository's dist/ take test/support/build-lock.ts's lock.
+  maxWorkers: 2,
   // ESM test files under --experimental-vm-modules keep their module graphs alive, so one
   // process that runs every file grows past V8's heap limit. A worker whose idle heap is
-  // over this limit is replaced between files (this also keeps tests in a worker on a
-  // one-core or two-core machine, where Jest would otherwise run them in its own process).
+  // over this limit is replaced between files.
   workerIdleMemoryLimit: '1GB',
 };

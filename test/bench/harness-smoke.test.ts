@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { withRepositoryBuild } from '../support/build-lock.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -58,27 +59,26 @@ function runHarness(
 }
 
 // CI runs on a clean clone: the harness and the server it spawns exist only once built.
-// The built bench imports @svc/verify's own build, as `npm run bench` builds it first.
+// The built bench imports @svc/verify's and @svc/hook's own builds, as `npm run bench` builds
+// them first. The build is the repository's own: no other test file rewrites it meanwhile.
+const tsc = (project: string) =>
+  promisify(execFile)(process.execPath, [TSC, '-p', project], { cwd: ROOT });
 let built: Promise<void> | null = null;
 const build = () =>
   (built ??= (async () => {
-    await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/verify/tsconfig.json'], {
-      cwd: ROOT,
-    });
-    await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], {
-      cwd: ROOT,
-    });
+    await tsc('packages/verify/tsconfig.json');
+    await tsc('packages/hook/tsconfig.json');
+    await tsc('tsconfig.bench.json');
   })());
 
 describe('benchmark harness', () => {
   it('runs every scenario briefly on a tiny ledger and writes numeric results', async () => {
-    await build();
     const out = join(workDir, 'latest.json');
-    // One second per scenario: long enough to be answered on a busy machine.
-    const run = await runHarness(
-      ['--smoke', '--duration', '1', '--out', out, '--no-docs'],
-      150_000,
-    );
+    const run = await withRepositoryBuild(async () => {
+      await build();
+      // One second per scenario: long enough to be answered on a busy machine.
+      return runHarness(['--smoke', '--duration', '1', '--out', out, '--no-docs'], 150_000);
+    });
     expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({
       code: 0,
       output: '',
@@ -234,30 +234,32 @@ describe('benchmark harness', () => {
   }, 60_000);
 
   it('compares two configurations in alternating rounds (node-ab)', async () => {
-    await build();
     const out = join(workDir, 'node-ab.json');
     // B on a node binary other than the harness's (by path): it is checked, measured and
     // reported as such.
     const nodeB = join(workDir, 'node-b');
     symlinkSync(process.execPath, nodeB);
-    const run = await runHarness(
-      [
-        '--smoke',
-        '--duration',
-        '1',
-        '--only',
-        'evaluate@empty',
-        '--a',
-        process.execPath,
-        '--b',
-        nodeB,
-        '--b-no-start-flags',
-        '--out',
-        out,
-      ],
-      240_000,
-      'dist/bench/node-ab.js',
-    );
+    const run = await withRepositoryBuild(async () => {
+      await build();
+      return runHarness(
+        [
+          '--smoke',
+          '--duration',
+          '1',
+          '--only',
+          'evaluate@empty',
+          '--a',
+          process.execPath,
+          '--b',
+          nodeB,
+          '--b-no-start-flags',
+          '--out',
+          out,
+        ],
+        240_000,
+        'dist/bench/node-ab.js',
+      );
+    });
     expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({
       code: 0,
       output: '',

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NodeRun } from '../fixtures/run-node.js';
+import { withRepositoryBuild } from '../support/build-lock.js';
 import { loadFixture } from '../support/fixtures.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -46,8 +47,11 @@ describe('the packed @svc/verify, installed alone', () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-verify-package-'));
     const tarballs = join(dir, 'tarballs');
     mkdirSync(tarballs);
-    // prepack builds the package first, as `npm publish` would.
-    const pack = await run('npm', ['pack', '--json', '--pack-destination', tarballs], PACKAGE);
+    // prepack builds the package first, as `npm publish` would (into packages/verify/dist,
+    // which other test files build and run too).
+    const pack = await withRepositoryBuild(() =>
+      run('npm', ['pack', '--json', '--pack-destination', tarballs], PACKAGE),
+    );
     expect(pack.code).toBe(0);
     packed = (JSON.parse(pack.stdout) as Json[])[0]!;
     for (const dependency of DEPENDENCIES) {

@@ -25,15 +25,21 @@ const ARGS = [
   '--disable-sync',
 ];
 
-/** The explorer's browser bundle, built from the sources into a temporary file. */
+let explorerScript: string | undefined;
+
+/**
+ * The explorer's browser bundle, built from the sources into a temporary file: once per test
+ * file, whose apps all serve the same sources.
+ */
 export function buildExplorerScript(): string {
+  if (explorerScript) return explorerScript;
   const dir = mkdtempSync(join(tmpdir(), 'svc-explorer-'));
   const out = join(dir, 'explorer.js');
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-explorer.mjs'), out], {
     cwd: ROOT,
     stdio: 'pipe',
   });
-  return out;
+  return (explorerScript = out);
 }
 
 /** A fresh headless chromium profile; JavaScript on unless told otherwise. */

@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withRepositoryBuild } from '../../support/build-lock.js';
 import { runnableDocuments, shellBlocks, type ShellBlock } from '../../support/doc-blocks.js';
 
 // Every shell block of the runnable documents (test/support/doc-blocks.ts says which), run as
@@ -43,7 +44,7 @@ function readerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
  * node_modules is the repository's, package by package, except the workspace link of
  * @svc/verify (and the .bin links), which point into the clone.
  */
-function cloneWorkingTree(dir: string): string {
+async function cloneWorkingTree(dir: string): Promise<string> {
   const clone = join(dir, 'repo');
   git(dir, 'clone', '--quiet', '--no-checkout', ROOT, clone);
   const files = git(ROOT, 'ls-files', '-z', '--cached', '--others', '--exclude-standard')
@@ -85,17 +86,20 @@ function cloneWorkingTree(dir: string): string {
   }
 
   // The build: the repository's when it is current (scripts/build-if-stale.mjs), else made.
-  let current = true;
-  try {
-    execFileSync(process.execPath, ['scripts/build-if-stale.mjs', '--check'], { cwd: ROOT });
-  } catch {
-    current = false;
-  }
-  if (current) {
+  // Copied while no other test file rewrites it.
+  const current = await withRepositoryBuild(() => {
+    try {
+      execFileSync(process.execPath, ['scripts/build-if-stale.mjs', '--check'], { cwd: ROOT });
+    } catch {
+      return false;
+    }
     cpSync(join(ROOT, 'dist'), join(clone, 'dist'), { recursive: true });
     cpSync(join(ROOT, 'packages/verify/dist'), join(clone, 'packages/verify/dist'), {
       recursive: true,
     });
+    return true;
+  });
+  if (current) {
     execFileSync(process.execPath, ['scripts/build-if-stale.mjs', '--stamp'], { cwd: clone });
   } else
     execFileSync('npm', ['run', '--silent', 'build'], {
@@ -184,7 +188,7 @@ describe('the documented commands', () => {
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'svc-docs-'));
-      clone = cloneWorkingTree(dir);
+      clone = await cloneWorkingTree(dir);
       port = await freePort();
       // The service as the Quick start runs it (npm start), on the port the blocks are mapped to.
       server = spawn(process.execPath, ['dist/src/server.js'], {
