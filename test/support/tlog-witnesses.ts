@@ -32,7 +32,9 @@ const vkeyOf = (name: string, type: number, publicKey: Buffer) =>
   `${name}+${keyId(name, type, publicKey).toString('hex')}+${Buffer.concat([Buffer.of(type), publicKey]).toString('base64')}`;
 
 const rawEd25519 = (key: KeyObject) =>
-  createPublicKey(key).export({ format: 'der', type: 'spki' }).subarray(12);
+  (key.type === 'public' ? key : createPublicKey(key))
+    .export({ format: 'der', type: 'spki' })
+    .subarray(12);
 
 const u64 = (n: number | bigint) => {
   const b = Buffer.alloc(8);
@@ -121,3 +123,7 @@ export function mlDsaWitness(name: string): TestSigner {
 /** A checkpoint body of a tree. */
 export const checkpointBody = (origin: string, size: number, root: Buffer) =>
   `${origin}\n${size}\n${root.toString('base64')}\n`;
+
+/** The signed-note vkey (type 0x01) of a log's Ed25519 key, named by its origin. */
+export const logVkey = (origin: string, publicKeyPem: string): string =>
+  vkeyOf(origin, 0x01, rawEd25519(createPublicKey(publicKeyPem)));

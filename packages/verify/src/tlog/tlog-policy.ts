@@ -1,5 +1,5 @@
 import { VerifyError } from '../errors.js';
-import { parseNote, parseVerifierKey, verifierKey, type NoteKey } from './note.js';
+import { parseNote, parseVerifierKey, verifierKey, verifyNote, type NoteKey } from './note.js';
 import { parseCheckpointText } from './note.js';
 import {
   checkWitnessSignature,
@@ -263,3 +263,44 @@ export function checkQuorum(
 /** The log keys of a policy whose name is this origin (a checkpoint's key name is its origin). */
 export const policyLogKeys = (policy: TlogPolicy, origin: string): NoteKey[] =>
   policy.logs.filter((l) => l.key.name === origin).map((l) => l.key);
+
+/** The verdict on a checkpoint's witnesses under a policy, as printed and as JSON. */
+export interface WitnessVerdict {
+  /** The quorum is met, every policy witness's cosignature verifies and a policy log signed. */
+  ok: boolean;
+  reason: string;
+  report: QuorumReport | null;
+}
+
+/**
+ * Judges a signed checkpoint (as served, cosignature lines included) against a policy: when
+ * the policy lists logs of this origin, one of them must have signed it (tlog-policy: a
+ * checkpoint is valid when signed by a listed log and cosigned by the quorum); then the
+ * cosignatures of the policy's witnesses are verified (none dated after `notAfter`, seconds)
+ * and the quorum evaluated.
+ */
+export function judgeWitnesses(
+  note: string,
+  policy: TlogPolicy,
+  notAfter?: number,
+): WitnessVerdict {
+  const parsed = parseNote(note);
+  const origin = parsed?.text.slice(0, parsed.text.indexOf('\n')) ?? '';
+  const listed = policy.logs.length > 0;
+  const logKeys = policyLogKeys(policy, origin);
+  if (listed) {
+    const signed = verifyNote(note, logKeys);
+    if (!signed.ok)
+      return {
+        ok: false,
+        report: null,
+        reason: `the checkpoint of ${JSON.stringify(origin.slice(0, 256))} is not signed by a log of the policy: ${signed.reason}`,
+      };
+  }
+  const checked = checkQuorum(note, policy, {
+    notAfter,
+    logKeyNames: [origin],
+  });
+  if (!checked.ok) return { ok: false, report: null, reason: checked.reason };
+  return { ok: checked.report.met, reason: checked.report.reason, report: checked.report };
+}
