@@ -215,7 +215,7 @@ describe('tlog-proof files, tlog-policy files and witness quorums', () => {
     );
     expect(run.stdout).toMatch(/^witness\s+cosigned\s+B \(w2\.example\/witness/m);
     expect(run.stdout).toContain('quorum        MET: quorum G met: cosigned by A, B');
-    expect(run.stdout).toContain('cosigned by the quorum of the policy');
+    expect(run.stdout).toContain("the policy's witness quorum met");
     const json = await cli(receiptPath, '--proof', proofPath, '--policy', policy, '--json');
     expect(JSON.parse(json.stdout)).toMatchObject({
       valid: true,

@@ -454,7 +454,7 @@ function table(
   if (!result.valid) lines.push('NOT VALID');
   else if (decision.proceed)
     lines.push(
-      `VALID: the signature verifies under the trusted key and no check failed (${included ? `included in the log: the inclusion proof leads to a trusted checkpoint${witnesses ? ', cosigned by the quorum of the policy' : ''}` : 'ledger not consulted'}); the signed verdict is ALLOWED and ACCEPTED`,
+      `VALID: the signature verifies under the trusted key and no check failed (${included ? `included in the log: the inclusion proof leads to a trusted checkpoint${witnesses ? ", the policy's witness quorum met" : ''}` : 'ledger not consulted'}); the signed verdict is ALLOWED and ACCEPTED`,
     );
   else
     lines.push(
