@@ -11,7 +11,7 @@ import { WitnessCosigning, type Witness } from '../../src/services/witness-cosig
 import { startFakeWitness, type FakeWitness } from '../support/fake-witness.js';
 import { newServerKey } from '../support/harness.js';
 import { startLiveService, type LiveService } from '../support/live-service.js';
-import { ed25519Witness, logVkey } from '../support/tlog-witnesses.js';
+import { ed25519Witness, hasNodeMlDsa, logVkey, mlDsaWitness } from '../support/tlog-witnesses.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 
@@ -227,6 +227,36 @@ describe('tlog-proof files, tlog-policy files and witness quorums', () => {
       (await cli(receiptPath, '--proof', proofPath, '--policy', policy, '--key', pem)).code,
     ).toBe(0);
   });
+
+  (hasNodeMlDsa ? it : it.skip)(
+    "counts an ML-DSA-44 subtree/v1 cosignature (signed by Node's OpenSSL) towards the quorum",
+    async () => {
+      const pq = mlDsaWitness('pq.example/witness');
+      const proof = await tlogProof(receipts[1]!);
+      const body = `${proof.split('\n\n')[1]!}\n`;
+      const proofPath = file('pq.tlog-proof', proof + pq.line(body));
+      const receiptPath = file('pq.json', JSON.stringify(receipts[1]));
+      const policy = policyFile(
+        'pq.policy',
+        [`witness A ${w1.vkey}`, `witness P ${pq.vkey}`, 'group G all A P'],
+        'G',
+      );
+      const run = await cli(receiptPath, '--proof', proofPath, '--policy', policy);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(
+        /^witness\s+cosigned\s+P \(pq\.example\/witness, subtree\/v1\) at /m,
+      );
+      expect(run.stdout).toContain('quorum G met: cosigned by A, P');
+      // The same line over another tree size does not verify: refused, naming the witness.
+      const other = body.replace('\n3\n', '\n2\n');
+      const forged = file('pq-forged.tlog-proof', proof + pq.line(other));
+      const refused = await cli(receiptPath, '--proof', forged, '--policy', policy);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toContain(
+        'the subtree/v1 cosignature of pq.example/witness does not verify',
+      );
+    },
+  );
 
   it('refuses a quorum not met, and one met only by a witness the policy does not know', async () => {
     const receiptPath = file('r2.json', JSON.stringify(receipts[2]));
