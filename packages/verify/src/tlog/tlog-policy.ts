@@ -1,6 +1,12 @@
 import { VerifyError } from '../errors.js';
-import { parseNote, parseVerifierKey, verifierKey, verifyNote, type NoteKey } from './note.js';
-import { parseCheckpointText } from './note.js';
+import {
+  parseCheckpointText,
+  parseNote,
+  parseVerifierKey,
+  verifierKey,
+  verifyNote,
+  type NoteKey,
+} from './note.js';
 import {
   checkWitnessSignature,
   parseWitnessVerifierKey,

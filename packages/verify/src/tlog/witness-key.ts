@@ -129,19 +129,6 @@ export function witnessSignedMessage(
       });
 }
 
-/** The signature line `— <name> <base64(key ID ‖ u64 timestamp ‖ signature)>\n`. */
-export function witnessSignatureLine(
-  key: WitnessKey,
-  timestamp: bigint,
-  signature: Uint8Array,
-): string {
-  const size = key.kind === 'cosignature/v1' ? ED25519_SIGNATURE_SIZE : ML_DSA_SIGNATURE_SIZE;
-  if (signature.length !== size) throw new TypeError(`a ${key.kind} signature is ${size} bytes`);
-  const id = witnessKeyId(key);
-  const idBytes = Uint8Array.of(id >>> 24, (id >>> 16) & 0xff, (id >>> 8) & 0xff, id & 0xff);
-  return `\u2014 ${key.name} ${toBase64(concatBytes(idBytes, u64(timestamp), signature))}\n`;
-}
-
 export type WitnessSignatureCheck =
   | { status: 'absent' }
   | { status: 'valid'; timestamp: number }

@@ -3,6 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import {
   checkQuorum,
   formatTlogPolicy,
+  judgeWitnesses,
   parseTlogPolicy,
   parseWitnessVerifierKey,
   subtreeMessage,
@@ -190,6 +191,27 @@ describe('quorum over cosignatures', () => {
       ok: false,
       reason: `the cosignature of ${w1.name} is dated in the future (2000000000)`,
     });
+  });
+});
+
+describe('a checkpoint judged against a policy', () => {
+  it('requires a signature by a listed log, and passes the quorum verdict on', () => {
+    const policy = parseTlogPolicy(policyText('A'));
+    expect(judgeWitnesses(signed(w1.line(body)), policy)).toMatchObject({
+      ok: true,
+      reason: 'quorum A met: cosigned by A',
+    });
+    // Signed by another key of the same name: not a log of the policy.
+    const impostor = testLog(ORIGIN, 7);
+    const forged = `${body}\n${impostor.line(body)}${w1.line(body)}`;
+    expect(judgeWitnesses(forged, policy)).toEqual({
+      ok: false,
+      report: null,
+      reason: `the checkpoint of "${ORIGIN}" is not signed by a log of the policy: no signature by a trusted key`,
+    });
+    // A policy without logs leaves the log's key to the caller.
+    const noLogs = parseTlogPolicy(`witness A ${w1.vkey}\nquorum A\n`);
+    expect(judgeWitnesses(forged, noLogs)).toMatchObject({ ok: true });
   });
 });
 
