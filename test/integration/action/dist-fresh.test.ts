@@ -61,6 +61,7 @@ describe('action/action.yml', () => {
       'admissibility',
       'disposition',
       'disposition-receipt-id',
+      'log-quorum',
       'log-root',
       'log-size',
       'log-witness',
