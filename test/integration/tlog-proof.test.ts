@@ -169,7 +169,11 @@ describe('tlog-proof files, tlog-policy files and witness quorums', () => {
     expect(rootFromInclusion(1, 3, leafHashOf(receipt), proof)).toEqual(root);
   });
 
-  it('keeps JSON the default, and ?format=json wins over Accept', async () => {
+  it('keeps JSON the default, ?format=json wins over Accept, and OpenAPI documents both', async () => {
+    const openapi = (await (await get('/v1/openapi.json')).json()) as Json;
+    expect(
+      Object.keys(openapi.paths['/v1/receipts/{id}/proof'].get.responses['200'].content),
+    ).toEqual(['application/json', 'text/x-tlog-proof']);
     const id = receipts[0]!.receipt_id as string;
     for (const [query, headers] of [
       ['', {}],
