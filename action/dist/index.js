@@ -4460,11 +4460,11 @@ var require_util2 = __commonJS({
     }
     function tryUpgradeRequestToAPotentiallyTrustworthyURL(request2) {
     }
-    function sameOrigin(A, B) {
-      if (A.origin === B.origin && A.origin === "null") {
+    function sameOrigin(A, B2) {
+      if (A.origin === B2.origin && A.origin === "null") {
         return true;
       }
-      if (A.protocol === B.protocol && A.hostname === B.hostname && A.port === B.port) {
+      if (A.protocol === B2.protocol && A.hostname === B2.hostname && A.port === B2.port) {
         return true;
       }
       return false;
@@ -7029,8 +7029,8 @@ var require_client_h2 = __commonJS({
       this[kSocket][kError] = err;
       this[kClient][kOnError](err);
     }
-    function onHttp2FrameError(type, code2, id) {
-      if (id === 0) {
+    function onHttp2FrameError(type, code2, id2) {
+      if (id2 === 0) {
         const err = new InformationalError(`HTTP/2: "frameError" received - type ${type}, code ${code2}`);
         this[kSocket][kError] = err;
         this[kClient][kOnError](err);
@@ -15400,9 +15400,9 @@ var require_util5 = __commonJS({
     var assert = __require("node:assert");
     var { URLSerializer } = require_data_url();
     var { isValidHeaderName } = require_util2();
-    function urlEquals(A, B, excludeFragment = false) {
+    function urlEquals(A, B2, excludeFragment = false) {
       const serializedA = URLSerializer(A, excludeFragment);
-      const serializedB = URLSerializer(B, excludeFragment);
+      const serializedB = URLSerializer(B2, excludeFragment);
       return serializedA === serializedB;
     }
     function getFieldValues(header) {
@@ -24765,18 +24765,18 @@ var Point = class _Point {
     const { X: X1, Y: Y1, Z: Z1 } = this;
     const a = _a;
     const A = modP(X1 * X1);
-    const B = modP(Y1 * Y1);
+    const B2 = modP(Y1 * Y1);
     const C = modP(2n * Z1 * Z1);
-    const D = modP(a * A);
+    const D2 = modP(a * A);
     const x1y1 = mod(X1 + Y1);
-    const E = mod(modP(x1y1 * x1y1) - A - B);
-    const G2 = mod(D + B);
-    const F = mod(G2 - C);
-    const H = mod(D - B);
-    const X3 = modP(E * F);
+    const E = mod(modP(x1y1 * x1y1) - A - B2);
+    const G2 = mod(D2 + B2);
+    const F2 = mod(G2 - C);
+    const H = mod(D2 - B2);
+    const X3 = modP(E * F2);
     const Y3 = modP(G2 * H);
     const T3 = modP(E * H);
-    const Z3 = modP(F * G2);
+    const Z3 = modP(F2 * G2);
     return new _Point(X3, Y3, Z3, T3);
   }
   /** Point addition. Complete formula. Cost: `9M + 1*a + 1*d + 7add`. */
@@ -24786,17 +24786,17 @@ var Point = class _Point {
     const a = _a;
     const d = _d;
     const A = modP(X1 * X2);
-    const B = modP(Y1 * Y2);
+    const B2 = modP(Y1 * Y2);
     const C = modP(modP(T1 * d) * T2);
-    const D = modP(Z1 * Z2);
-    const E = mod(modP(mod(X1 + Y1) * mod(X2 + Y2)) - A - B);
-    const F = mod(D - C);
-    const G2 = mod(D + C);
-    const H = mod(B - modP(a * A));
-    const X3 = modP(E * F);
+    const D2 = modP(Z1 * Z2);
+    const E = mod(modP(mod(X1 + Y1) * mod(X2 + Y2)) - A - B2);
+    const F2 = mod(D2 - C);
+    const G2 = mod(D2 + C);
+    const H = mod(B2 - modP(a * A));
+    const X3 = modP(E * F2);
     const Y3 = modP(G2 * H);
     const T3 = modP(E * H);
-    const Z3 = modP(F * G2);
+    const Z3 = modP(F2 * G2);
     return new _Point(X3, Y3, Z3, T3);
   }
   subtract(other) {
@@ -25024,11 +25024,11 @@ function split(lst, le = false) {
 }
 var fromNumH = (n) => n / 2 ** 32 | 0;
 var fromNumL = (n) => n >>> 0;
-function setU64FromNum(view, byteOffset, n, isLE) {
+function setU64FromNum(view, byteOffset, n, isLE2) {
   const h = fromNumH(n);
   const l = fromNumL(n);
-  view.setUint32(byteOffset, isLE ? l : h, isLE);
-  view.setUint32(byteOffset + 4, isLE ? h : l, isLE);
+  view.setUint32(byteOffset, isLE2 ? l : h, isLE2);
+  view.setUint32(byteOffset + 4, isLE2 ? h : l, isLE2);
 }
 var shrSH = (h, _l, s) => h >>> s;
 var shrSL = (h, l, s) => h << 32 - s | l >>> s;
@@ -25059,6 +25059,11 @@ function anumber(n, title = "") {
     throw new RangeError(atitle(title) + "expected integer >= 0, got " + n);
   return n;
 }
+function abool(value, title = "") {
+  if (typeof value !== "boolean")
+    throw new TypeError(atitle(title) + "expected boolean, got type=" + typeof value);
+  return value;
+}
 function abytes2(value, length, title = "") {
   if (isBytes2(value) && (length === void 0 || value.length === length))
     return value;
@@ -25071,6 +25076,14 @@ function abytes2(value, length, title = "") {
   if (!bytes)
     throw new TypeError(message);
   throw new RangeError(message);
+}
+function ahash(h) {
+  if (typeof h !== "function" || typeof h.create !== "function")
+    throw new TypeError("expected hash wrapped by utils.createHasher");
+  anumber(h.outputLen);
+  anumber(h.blockLen);
+  if (h.outputLen < 1 || h.blockLen < 1)
+    throw new Error("hash blockLen / outputLen must be >= 1");
 }
 var aobject = (value, label) => {
   if (value === null || typeof value !== "object" || Array.isArray(value))
@@ -25097,6 +25110,9 @@ function aoutput(out, instance) {
     throw new RangeError('"output" expected length >= ' + min);
   }
 }
+function u32(arr) {
+  return new Uint32Array(arr.buffer, arr.byteOffset, Math.floor(arr.byteLength / 4));
+}
 function clean(...arrays) {
   for (let i = 0; i < arrays.length; i++) {
     arrays[i].fill(0);
@@ -25107,6 +25123,47 @@ function createView(arr) {
 }
 function rotr(word, shift) {
   return word << 32 - shift | word >>> shift;
+}
+var isLE = /* @__PURE__ */ (() => new Uint8Array(new Uint32Array([287454020]).buffer)[0] === 68)();
+function byteSwap(word) {
+  return word << 24 & 4278190080 | word << 8 & 16711680 | word >>> 8 & 65280 | word >>> 24 & 255;
+}
+function byteSwap32(arr) {
+  for (let i = 0; i < arr.length; i++) {
+    arr[i] = byteSwap(arr[i]);
+  }
+  return arr;
+}
+var swap32IfBE = isLE ? (u) => u : byteSwap32;
+var hasHexBuiltin = /* @__PURE__ */ (() => (
+  // @ts-ignore
+  typeof Uint8Array.from([]).toHex === "function" && typeof Uint8Array.fromHex === "function"
+))();
+var hexes = /* @__PURE__ */ Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+function bytesToHex2(bytes) {
+  abytes2(bytes);
+  if (hasHexBuiltin)
+    return bytes.toHex();
+  let hex = "";
+  for (let i = 0; i < bytes.length; i++) {
+    hex += hexes[bytes[i]];
+  }
+  return hex;
+}
+function concatBytes2(...arrays) {
+  let sum = 0;
+  for (let i = 0; i < arrays.length; i++) {
+    const a = arrays[i];
+    abytes2(a);
+    sum += a.length;
+  }
+  const res = new Uint8Array(sum);
+  for (let i = 0, pad = 0; i < arrays.length; i++) {
+    const a = arrays[i];
+    res.set(a, pad);
+    pad += a.length;
+  }
+  return res;
 }
 function checkOpts(defaults2, opts, title = "opts") {
   aopts(defaults2, "defaults");
@@ -25127,6 +25184,15 @@ function createHasher(hashCons, info2 = {}) {
   hashC.create = (opts) => hashCons(opts);
   Object.assign(hashC, info2);
   return Object.freeze(hashC);
+}
+function randomBytes(bytesLength = 32) {
+  anumber(bytesLength, "bytesLength");
+  const cr = typeof globalThis === "object" ? globalThis.crypto : null;
+  if (typeof cr?.getRandomValues !== "function")
+    throw new Error("crypto.getRandomValues must be defined");
+  if (bytesLength > 65536)
+    throw new RangeError(`"bytesLength" expected <= 65536, got ${bytesLength}`);
+  return cr.getRandomValues(new Uint8Array(bytesLength));
 }
 var oidNist = (suffix) => ({
   // Current NIST hashAlgs suffixes used here fit in one DER subidentifier octet.
@@ -25154,11 +25220,11 @@ var HashMD = class {
   length = 0;
   pos = 0;
   destroyed = false;
-  constructor(blockLen, outputLen, padOffset, isLE) {
+  constructor(blockLen, outputLen, padOffset, isLE2) {
     this.blockLen = blockLen;
     this.outputLen = outputLen;
     this.padOffset = padOffset;
-    this.isLE = isLE;
+    this.isLE = isLE2;
     this.buffer = new Uint8Array(blockLen);
     this.view = createView(this.buffer);
   }
@@ -25195,7 +25261,7 @@ var HashMD = class {
     aexists(this);
     aoutput(out, this);
     this.finished = true;
-    const { buffer, view, blockLen, isLE } = this;
+    const { buffer, view, blockLen, isLE: isLE2 } = this;
     let { pos } = this;
     buffer[pos++] = 128;
     buffer.fill(0, pos);
@@ -25203,7 +25269,7 @@ var HashMD = class {
       this.process(view, 0);
       buffer.fill(0);
     }
-    setU64FromNum(view, blockLen - 8, this.length * 8, isLE);
+    setU64FromNum(view, blockLen - 8, this.length * 8, isLE2);
     this.process(view, 0);
     this.roundClean();
     const oview = out === buffer ? view : createView(out);
@@ -25213,7 +25279,7 @@ var HashMD = class {
     if (len % 4 || outLen > state.length)
       throw new Error("invalid outputLen");
     for (let i = 0; i < outLen; i++)
-      oview.setUint32(4 * i, state[i], isLE);
+      oview.setUint32(4 * i, state[i], isLE2);
   }
   digest() {
     const { buffer, outputLen } = this;
@@ -25358,17 +25424,17 @@ var SHA2_32B = class extends HashMD {
     this.H = IV[7] | 0;
   }
   get() {
-    const { A, B, C, D, E, F, G: G2, H } = this;
-    return [A, B, C, D, E, F, G2, H];
+    const { A, B: B2, C, D: D2, E, F: F2, G: G2, H } = this;
+    return [A, B2, C, D2, E, F2, G2, H];
   }
   // prettier-ignore
-  set(A, B, C, D, E, F, G2, H) {
+  set(A, B2, C, D2, E, F2, G2, H) {
     this.A = A | 0;
-    this.B = B | 0;
+    this.B = B2 | 0;
     this.C = C | 0;
-    this.D = D | 0;
+    this.D = D2 | 0;
     this.E = E | 0;
-    this.F = F | 0;
+    this.F = F2 | 0;
     this.G = G2 | 0;
     this.H = H | 0;
   }
@@ -25386,30 +25452,30 @@ var SHA2_32B = class extends HashMD {
       const s1 = rotr(W2, 17) ^ rotr(W2, 19) ^ W2 >>> 10;
       SHA256_W[i] = s1 + SHA256_W[i - 7] + s0 + SHA256_W[i - 16] | 0;
     }
-    let { A, B, C, D, E, F, G: G2, H } = this;
+    let { A, B: B2, C, D: D2, E, F: F2, G: G2, H } = this;
     for (let i = 0; i < 64; i++) {
       const sigma1 = rotr(E, 6) ^ rotr(E, 11) ^ rotr(E, 25);
-      const T1 = H + sigma1 + Chi(E, F, G2) + SHA256_K[i] + SHA256_W[i] | 0;
+      const T1 = H + sigma1 + Chi(E, F2, G2) + SHA256_K[i] + SHA256_W[i] | 0;
       const sigma0 = rotr(A, 2) ^ rotr(A, 13) ^ rotr(A, 22);
-      const T2 = sigma0 + Maj(A, B, C) | 0;
+      const T2 = sigma0 + Maj(A, B2, C) | 0;
       H = G2;
-      G2 = F;
-      F = E;
-      E = D + T1 | 0;
-      D = C;
-      C = B;
-      B = A;
+      G2 = F2;
+      F2 = E;
+      E = D2 + T1 | 0;
+      D2 = C;
+      C = B2;
+      B2 = A;
       A = T1 + T2 | 0;
     }
     A = A + this.A | 0;
-    B = B + this.B | 0;
+    B2 = B2 + this.B | 0;
     C = C + this.C | 0;
-    D = D + this.D | 0;
+    D2 = D2 + this.D | 0;
     E = E + this.E | 0;
-    F = F + this.F | 0;
+    F2 = F2 + this.F | 0;
     G2 = G2 + this.G | 0;
     H = H + this.H | 0;
-    this.set(A, B, C, D, E, F, G2, H);
+    this.set(A, B2, C, D2, E, F2, G2, H);
   }
   roundClean() {
     clean(SHA256_W);
@@ -25683,7 +25749,7 @@ function fromBase64(text) {
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
   return toBase64(out) === text ? out : null;
 }
-function concatBytes2(...parts) {
+function concatBytes3(...parts) {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let offset = 0;
   for (const part of parts) {
@@ -25718,7 +25784,7 @@ function verifyEd25519Strict(signature, message, publicKey) {
     return false;
   }
 }
-var spkiFromRawPublicKey = (raw) => concatBytes2(SPKI_PREFIX, raw);
+var spkiFromRawPublicKey = (raw) => concatBytes3(SPKI_PREFIX, raw);
 function rawPublicKeyFromSpki(der) {
   if (der.length !== 44) return null;
   for (let i = 0; i < SPKI_PREFIX.length; i++) if (der[i] !== SPKI_PREFIX[i]) return null;
@@ -27167,8 +27233,8 @@ var portableHashBytes = (data) => sha256(data);
 var HASH_SIZE = 32;
 var LEAF_PREFIX = Uint8Array.of(0);
 var NODE_PREFIX = Uint8Array.of(1);
-var leafHash = (data, hash = portableHashBytes) => hash(concatBytes2(LEAF_PREFIX, data));
-var nodeHash = (left, right, hash = portableHashBytes) => hash(concatBytes2(NODE_PREFIX, left, right));
+var leafHash = (data, hash = portableHashBytes) => hash(concatBytes3(LEAF_PREFIX, data));
+var nodeHash = (left, right, hash = portableHashBytes) => hash(concatBytes3(NODE_PREFIX, left, right));
 var emptyTreeHash = (hash = portableHashBytes) => hash(new Uint8Array(0));
 var isSafeCount = (n) => Number.isSafeInteger(n) && n >= 0;
 function isPowerOfTwo(n) {
@@ -27240,11 +27306,23 @@ function verifyConsistency(from, to, proof, fromRoot, toRoot, hash = portableHas
 var ED25519_TYPE = 1;
 var MAX_NOTE_SIGNATURES = 32;
 var MAX_NOTE_SIZE = 64 * 1024;
+var validKeyName = (name) => name.length > 0 && !/[\s+]/u.test(name);
 function noteKeyId(key) {
   const digest = sha256(
-    concatBytes2(utf8Bytes(key.name), Uint8Array.of(10, ED25519_TYPE), key.publicKey)
+    concatBytes3(utf8Bytes(key.name), Uint8Array.of(10, ED25519_TYPE), key.publicKey)
   );
   return (digest[0] << 24 | digest[1] << 16 | digest[2] << 8 | digest[3]) >>> 0;
+}
+var keyIdHex = (id2) => id2.toString(16).padStart(8, "0");
+function parseVerifierKey(text) {
+  const match = /^([^+]*)\+([^+]*)\+(.*)$/su.exec(text);
+  if (!match) return null;
+  const [, name, idHex, encoded] = match;
+  if (!validKeyName(name) || !/^[0-9a-f]{8}$/.test(idHex)) return null;
+  const bytes = fromBase64(encoded);
+  if (!bytes || bytes.length !== 33 || bytes[0] !== ED25519_TYPE) return null;
+  const key = { name, publicKey: bytes.slice(1) };
+  return keyIdHex(noteKeyId(key)) === idHex ? key : null;
 }
 var hasControl = (text) => {
   for (let i = 0; i < text.length; i++) {
@@ -27868,13 +27946,1549 @@ function parseReceiptInput(text) {
 }
 
 // packages/verify/src/tlog/cosignature.ts
+var COSIGNATURE_TYPE = 4;
 var MAX_TIMESTAMP = (1n << 63n) - 1n;
+var checkTimestamp = (timestamp) => {
+  if (timestamp < 0n || timestamp > MAX_TIMESTAMP) {
+    throw new TypeError("a cosignature timestamp is from 0 to 2^63 - 1");
+  }
+};
+function cosignedMessage(checkpointText, timestamp) {
+  checkTimestamp(timestamp);
+  if (!checkpointText.endsWith("\n")) throw new TypeError("a note text ends in a newline");
+  return utf8Bytes(`cosignature/v1
+time ${timestamp.toString()}
+${checkpointText}`);
+}
 
 // packages/verify/src/tlog/ledger-audit.ts
 var utf82 = new TextDecoder("utf-8", { fatal: true });
 
+// node_modules/@noble/curves/utils.js
+function aobject2(value, title = "object") {
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new TypeError(title === "object" ? "expected valid options object" : `"${title}" expected object, got type=${typeof value}`);
+  return value;
+}
+var atitle2 = (title) => title ? `"${title}" ` : "";
+function abool2(value, title = "") {
+  if (typeof value !== "boolean")
+    throw new TypeError(atitle2(title) + "expected boolean, got type=" + typeof value);
+  return value;
+}
+function validateObject(object, fields = {}, optFields = {}, title = "object") {
+  aobject2(object, title);
+  aobject2(fields, "fields");
+  aobject2(optFields, "optFields");
+  function checkField(fieldName, expectedType, isOpt) {
+    const label = title === "object" ? `param "${String(fieldName)}"` : `"${title}.${String(fieldName)}"`;
+    const val = object[fieldName];
+    if (!Object.hasOwn(object, fieldName) && (isOpt ? val !== void 0 : expectedType !== "function")) {
+      throw new TypeError(`${label} is invalid: expected own property`);
+    }
+    if (isOpt && val === void 0)
+      return;
+    const current = typeof val;
+    if (current !== expectedType || val === null)
+      throw new TypeError(`${label} is invalid: expected ${expectedType}, got ${current}`);
+  }
+  const iter = (f, isOpt) => Object.entries(f).forEach(([k, v]) => checkField(k, v, isOpt));
+  iter(fields, false);
+  iter(optFields, true);
+}
+
+// node_modules/@noble/hashes/sha3.js
+var _0n = BigInt(0);
+var _1n = BigInt(1);
+var _2n = BigInt(2);
+var _7n = BigInt(7);
+var _256n = BigInt(256);
+var _0x71n = BigInt(113);
+var SHA3_PI = [];
+var SHA3_ROTL = [];
+var _SHA3_IOTA = [];
+for (let round = 0, R = _1n, x = 1, y = 0; round < 24; round++) {
+  [x, y] = [y, (2 * x + 3 * y) % 5];
+  SHA3_PI.push(2 * (5 * y + x));
+  SHA3_ROTL.push((round + 1) * (round + 2) / 2 % 64);
+  let t = _0n;
+  for (let j = 0; j < 7; j++) {
+    R = (R << _1n ^ (R >> _7n) * _0x71n) % _256n;
+    if (R & _2n)
+      t ^= _1n << (_1n << BigInt(j)) - _1n;
+  }
+  _SHA3_IOTA.push(t);
+}
+var IOTAS = split(_SHA3_IOTA, true);
+var SHA3_IOTA_H = IOTAS[0];
+var SHA3_IOTA_L = IOTAS[1];
+var rotlSH = (h, l, s) => h << s | l >>> 32 - s;
+var rotlSL = (h, l, s) => l << s | h >>> 32 - s;
+var rotlBH = (h, l, s) => l << s - 32 | h >>> 64 - s;
+var rotlBL = (h, l, s) => h << s - 32 | l >>> 64 - s;
+var rotlH = (h, l, s) => s > 32 ? rotlBH(h, l, s) : rotlSH(h, l, s);
+var rotlL = (h, l, s) => s > 32 ? rotlBL(h, l, s) : rotlSL(h, l, s);
+var B = new Uint32Array(5 * 2);
+function keccakP(s, rounds = 24) {
+  if (!(s instanceof Uint32Array))
+    throw new TypeError('"s" expected Uint32Array(50), got type=' + typeof s);
+  if (s.length !== 50)
+    throw new RangeError('"s" expected Uint32Array(50), got length=' + s.length);
+  anumber(rounds, "rounds");
+  if (rounds < 1 || rounds > 24)
+    throw new Error('"rounds" expected integer 1..24');
+  for (let round = 24 - rounds; round < 24; round++) {
+    for (let x = 0; x < 10; x++)
+      B[x] = s[x] ^ s[x + 10] ^ s[x + 20] ^ s[x + 30] ^ s[x + 40];
+    for (let x = 0; x < 10; x += 2) {
+      const idx1 = (x + 8) % 10;
+      const idx0 = (x + 2) % 10;
+      const B0 = B[idx0];
+      const B1 = B[idx0 + 1];
+      const Th = rotlH(B0, B1, 1) ^ B[idx1];
+      const Tl = rotlL(B0, B1, 1) ^ B[idx1 + 1];
+      for (let y = 0; y < 50; y += 10) {
+        s[x + y] ^= Th;
+        s[x + y + 1] ^= Tl;
+      }
+    }
+    let curH = s[2];
+    let curL = s[3];
+    for (let t = 0; t < 24; t++) {
+      const shift = SHA3_ROTL[t];
+      const Th = rotlH(curH, curL, shift);
+      const Tl = rotlL(curH, curL, shift);
+      const PI = SHA3_PI[t];
+      curH = s[PI];
+      curL = s[PI + 1];
+      s[PI] = Th;
+      s[PI + 1] = Tl;
+    }
+    for (let y = 0; y < 50; y += 10) {
+      const b0 = s[y], b1 = s[y + 1], b2 = s[y + 2], b3 = s[y + 3];
+      s[y] ^= ~s[y + 2] & s[y + 4];
+      s[y + 1] ^= ~s[y + 3] & s[y + 5];
+      s[y + 2] ^= ~s[y + 4] & s[y + 6];
+      s[y + 3] ^= ~s[y + 5] & s[y + 7];
+      s[y + 4] ^= ~s[y + 6] & s[y + 8];
+      s[y + 5] ^= ~s[y + 7] & s[y + 9];
+      s[y + 6] ^= ~s[y + 8] & b0;
+      s[y + 7] ^= ~s[y + 9] & b1;
+      s[y + 8] ^= ~b0 & b2;
+      s[y + 9] ^= ~b1 & b3;
+    }
+    s[0] ^= SHA3_IOTA_H[round];
+    s[1] ^= SHA3_IOTA_L[round];
+  }
+  clean(B);
+}
+var Keccak = class _Keccak {
+  state;
+  pos = 0;
+  posOut = 0;
+  finished = false;
+  state32;
+  destroyed = false;
+  blockLen;
+  suffix;
+  outputLen;
+  canXOF;
+  enableXOF = false;
+  rounds;
+  // NOTE: we accept arguments in bytes instead of bits here.
+  constructor(blockLen, suffix, outputLen, enableXOF = false, rounds = 24) {
+    anumber(blockLen, "blockLen");
+    anumber(suffix, "suffix");
+    anumber(rounds, "rounds");
+    abool(enableXOF, "enableXOF");
+    this.blockLen = blockLen;
+    this.suffix = suffix;
+    this.outputLen = outputLen;
+    this.enableXOF = enableXOF;
+    this.canXOF = enableXOF;
+    this.rounds = rounds;
+    anumber(outputLen, "outputLen");
+    if (!(0 < blockLen && blockLen < 200))
+      throw new Error('"blockLen" must be 1..199');
+    this.state = new Uint8Array(200);
+    this.state32 = u32(this.state);
+  }
+  clone() {
+    return this._cloneInto();
+  }
+  keccak() {
+    swap32IfBE(this.state32);
+    keccakP(this.state32, this.rounds);
+    swap32IfBE(this.state32);
+    this.posOut = 0;
+    this.pos = 0;
+  }
+  update(data) {
+    aexists(this);
+    abytes2(data);
+    const { blockLen, state, state32 } = this;
+    const len = data.length;
+    const canUseU32 = blockLen % 4 === 0 && data.byteOffset % 4 === 0;
+    const blockLen32 = blockLen / 4;
+    const data32 = canUseU32 && len >= blockLen ? u32(data) : void 0;
+    for (let pos = 0; pos < len; ) {
+      if (data32 !== void 0 && this.pos === 0 && pos % 4 === 0 && len - pos >= blockLen) {
+        for (let i = 0, o = pos / 4; i < blockLen32; i++)
+          state32[i] ^= data32[o + i];
+        pos += blockLen;
+        this.pos = blockLen;
+        this.keccak();
+        continue;
+      }
+      const take = Math.min(blockLen - this.pos, len - pos);
+      for (let i = 0; i < take; i++)
+        state[this.pos++] ^= data[pos++];
+      if (this.pos === blockLen)
+        this.keccak();
+    }
+    return this;
+  }
+  finish() {
+    if (this.finished)
+      return;
+    this.finished = true;
+    const { state, suffix, pos, blockLen } = this;
+    state[pos] ^= suffix;
+    if ((suffix & 128) !== 0 && pos === blockLen - 1)
+      this.keccak();
+    state[blockLen - 1] ^= 128;
+    this.keccak();
+  }
+  writeInto(out) {
+    aexists(this, false);
+    abytes2(out);
+    this.finish();
+    const bufferOut = this.state;
+    const { blockLen } = this;
+    for (let pos = 0, len = out.length; pos < len; ) {
+      if (this.posOut >= blockLen)
+        this.keccak();
+      const take = Math.min(blockLen - this.posOut, len - pos);
+      out.set(bufferOut.subarray(this.posOut, this.posOut + take), pos);
+      this.posOut += take;
+      pos += take;
+    }
+    return out;
+  }
+  xofInto(out) {
+    if (!this.enableXOF)
+      throw new Error("XOF is not enabled");
+    return this.writeInto(out);
+  }
+  xof(bytes) {
+    anumber(bytes);
+    return this.xofInto(new Uint8Array(bytes));
+  }
+  digestInto(out) {
+    aoutput(out, this);
+    if (this.finished)
+      throw new Error("digest() was already called");
+    this.writeInto(out.length === this.outputLen ? out : out.subarray(0, this.outputLen));
+    this.destroy();
+  }
+  digest() {
+    const out = new Uint8Array(this.outputLen);
+    this.digestInto(out);
+    return out;
+  }
+  destroy() {
+    this.destroyed = true;
+    clean(this.state);
+  }
+  _cloneInto(to) {
+    const { blockLen, suffix, outputLen, rounds, enableXOF } = this;
+    to ||= new _Keccak(blockLen, suffix, outputLen, enableXOF, rounds);
+    to.blockLen = blockLen;
+    to.state32.set(this.state32);
+    to.pos = this.pos;
+    to.posOut = this.posOut;
+    to.finished = this.finished;
+    to.rounds = rounds;
+    to.suffix = suffix;
+    to.outputLen = outputLen;
+    to.enableXOF = enableXOF;
+    to.canXOF = this.canXOF;
+    to.destroyed = this.destroyed;
+    return to;
+  }
+};
+var genShake = (suffix, blockLen, outputLen, info2 = {}) => createHasher((opts = {}) => {
+  opts = checkOpts({}, opts);
+  return new Keccak(blockLen, suffix, opts.dkLen === void 0 ? outputLen : opts.dkLen, true);
+}, info2);
+var shake128 = /* @__PURE__ */ genShake(31, 168, 16, /* @__PURE__ */ oidNist(11));
+var shake256 = /* @__PURE__ */ genShake(31, 136, 32, /* @__PURE__ */ oidNist(12));
+
+// node_modules/@noble/curves/abstract/fft.js
+function checkU32(n, title = "n") {
+  if (typeof n !== "number")
+    throw new TypeError(`wrong u32 integer "${title}": expected number, got type=${typeof n}`);
+  if (!Number.isSafeInteger(n) || n < 0 || n > 4294967295)
+    throw new RangeError(`wrong u32 integer "${title}": expected 0..4294967295, got ${n}`);
+  return n;
+}
+function isPowerOfTwo2(x) {
+  checkU32(x, "x");
+  return (x & x - 1) === 0 && x !== 0;
+}
+function reverseBits(n, bits) {
+  checkU32(n);
+  if (typeof bits !== "number")
+    throw new TypeError('"bits" expected number, got type=' + typeof bits);
+  if (!Number.isSafeInteger(bits) || bits < 0 || bits > 32)
+    throw new Error(`expected integer 0 <= bits <= 32, got ${bits}`);
+  let reversed = 0;
+  for (let i = 0; i < bits; i++, n >>>= 1)
+    reversed = reversed << 1 | n & 1;
+  return reversed >>> 0;
+}
+function log2(n) {
+  checkU32(n);
+  return 31 - Math.clz32(n);
+}
+function bitReversalInplace(values) {
+  if (!values || typeof values !== "object" || typeof values.length !== "number")
+    throw new TypeError('"values" expected array-like, got type=' + typeof values);
+  const n = values.length;
+  if (!isPowerOfTwo2(n))
+    throw new Error("expected positive power-of-two length, got " + n);
+  const bits = log2(n);
+  for (let i = 0; i < n; i++) {
+    const j = reverseBits(i, bits);
+    if (i < j) {
+      const tmp = values[i];
+      values[i] = values[j];
+      values[j] = tmp;
+    }
+  }
+  return values;
+}
+var FFTCore = (F2, coreOpts) => {
+  validateObject(coreOpts, { N: "number", roots: "object", dit: "boolean" }, { invertButterflies: "boolean", skipStages: "number", brp: "boolean" }, "coreOpts");
+  const { N: N3, roots, dit, invertButterflies = false, skipStages = 0, brp = true } = coreOpts;
+  checkU32(N3, "coreOpts.N");
+  const bits = log2(N3);
+  if (!isPowerOfTwo2(N3))
+    throw new Error("FFT: Polynomial size should be power of two");
+  checkU32(skipStages, "coreOpts.skipStages");
+  const maxSkipStages = bits === 0 ? 0 : bits - 1;
+  if (skipStages > maxSkipStages)
+    throw new Error(`FFT: wrong skipStages: expected 0 <= skipStages <= ${maxSkipStages}`);
+  if (roots.length !== N3)
+    throw new Error(`FFT: wrong roots length: expected ${N3}, got ${roots.length}`);
+  const isDit = dit !== invertButterflies;
+  return (values) => {
+    if (values.length !== N3)
+      throw new Error("FFT: wrong Polynomial length");
+    if (dit && brp)
+      bitReversalInplace(values);
+    for (let i = 0, g = 1; i < bits - skipStages; i++) {
+      const s = dit ? i + 1 + skipStages : bits - i;
+      const m = 1 << s;
+      const m2 = m >> 1;
+      const stride = N3 >> s;
+      for (let k = 0; k < N3; k += m) {
+        for (let j = 0, grp = g++; j < m2; j++) {
+          const rootPos = invertButterflies ? dit ? N3 - grp : grp : j * stride;
+          const i0 = k + j;
+          const i1 = k + j + m2;
+          const omega = roots[rootPos];
+          const b = values[i1];
+          const a = values[i0];
+          if (isDit) {
+            const t = F2.mul(b, omega);
+            values[i0] = F2.add(a, t);
+            values[i1] = F2.sub(a, t);
+          } else if (invertButterflies) {
+            values[i0] = F2.add(b, a);
+            values[i1] = F2.mul(F2.sub(b, a), omega);
+          } else {
+            values[i0] = F2.add(a, b);
+            values[i1] = F2.mul(F2.sub(a, b), omega);
+          }
+        }
+      }
+    }
+    if (!dit && brp)
+      bitReversalInplace(values);
+    return values;
+  };
+};
+
+// node_modules/@noble/post-quantum/utils.js
+var abytesDoc = abytes2;
+var randomBytes2 = randomBytes;
+function aarray2(item, title, inner = () => {
+}) {
+  if (!Array.isArray(item))
+    throw new TypeError(`"${title}" expected array, got type=${typeof item}`);
+  for (let i = 0; i < item.length; i++)
+    inner(item[i], `${title}[${i}]`);
+  return item;
+}
+function aobject3(value, title = "object") {
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new TypeError(title === "object" ? "expected valid options object" : `"${title}" expected object, got type=${typeof value}`);
+  return value;
+}
+function equalBytes(a, b) {
+  a = abytes2(a);
+  b = abytes2(b);
+  if (a.length !== b.length)
+    return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++)
+    diff |= a[i] ^ b[i];
+  return diff === 0;
+}
+function validateOpts(opts) {
+  if (isBytes2(opts))
+    throw new TypeError('"opts" expected object, got Uint8Array');
+  aobject3(opts, "opts");
+  const proto = Object.getPrototypeOf(opts);
+  if (proto !== null && proto !== Object.prototype)
+    throw new TypeError('"opts" expected a plain object');
+}
+var VER_OPT_KEYS = /* @__PURE__ */ Object.freeze([
+  "context"
+]);
+var SIG_OPT_KEYS = /* @__PURE__ */ Object.freeze([
+  "context",
+  "extraEntropy"
+]);
+function checkOptKeys(opts, allowed) {
+  validateOpts(opts);
+  const normalized = Object.assign(/* @__PURE__ */ Object.create(null), opts);
+  for (const [k, v] of Object.entries(normalized)) {
+    if (v === void 0)
+      continue;
+    if (!allowed.includes(k))
+      throw new TypeError('unexpected option "' + String(k) + '"; expected one of: ' + allowed.join(", "));
+  }
+  return Object.freeze(normalized);
+}
+function validateVerOpts(opts, allowed = VER_OPT_KEYS) {
+  const normalized = checkOptKeys(opts, allowed);
+  if (normalized.context !== void 0)
+    abytes2(normalized.context, void 0, "opts.context");
+  return normalized;
+}
+function validateSigOpts(opts, allowed = SIG_OPT_KEYS) {
+  const normalized = checkOptKeys(opts, allowed);
+  if (normalized.context !== void 0)
+    abytes2(normalized.context, void 0, "opts.context");
+  if (normalized.extraEntropy !== false && normalized.extraEntropy !== void 0)
+    abytes2(normalized.extraEntropy, void 0, "opts.extraEntropy");
+  return normalized;
+}
+function splitCoder(label, ...lengths) {
+  const getLength = (c) => typeof c === "number" ? c : c.bytesLen;
+  const bytesLen = lengths.reduce((sum, a) => sum + getLength(a), 0);
+  return {
+    bytesLen,
+    encode: (bufs) => {
+      const res = new Uint8Array(bytesLen);
+      for (let i = 0, pos = 0; i < lengths.length; i++) {
+        const c = lengths[i];
+        const l = getLength(c);
+        const b = typeof c === "number" ? bufs[i] : c.encode(bufs[i]);
+        abytes2(b, l, label);
+        res.set(b, pos);
+        if (typeof c !== "number")
+          b.fill(0);
+        pos += l;
+      }
+      return res;
+    },
+    decode: (buf) => {
+      abytes2(buf, bytesLen, label);
+      const res = [];
+      for (const c of lengths) {
+        const l = getLength(c);
+        const b = buf.subarray(0, l);
+        res.push(typeof c === "number" ? b : c.decode(b));
+        buf = buf.subarray(l);
+      }
+      return res;
+    }
+  };
+}
+function vecCoder(c, vecLen) {
+  const coder = c;
+  const bytesLen = vecLen * coder.bytesLen;
+  return {
+    bytesLen,
+    encode: (u) => {
+      const uArr = aarray2(u, "u");
+      if (uArr.length !== vecLen)
+        throw new RangeError(`vecCoder.encode: wrong length=${uArr.length}. Expected: ${vecLen}`);
+      const res = new Uint8Array(bytesLen);
+      for (let i = 0, pos = 0; i < uArr.length; i++) {
+        const b = coder.encode(uArr[i]);
+        res.set(b, pos);
+        b.fill(0);
+        pos += b.length;
+      }
+      return res;
+    },
+    decode: (a) => {
+      abytes2(a, bytesLen);
+      const r = [];
+      for (let i = 0; i < a.length; i += coder.bytesLen)
+        r.push(coder.decode(a.subarray(i, i + coder.bytesLen)));
+      return r;
+    }
+  };
+}
+function cleanBytes(...list) {
+  for (const t of list) {
+    if (Array.isArray(t))
+      for (const b of t)
+        b.fill(0);
+    else
+      t.fill(0);
+  }
+}
+function getMask(bits) {
+  anumber(bits, "bits");
+  if (bits > 32)
+    throw new RangeError('"bits" expected <= 32, got ' + bits);
+  return bits === 32 ? 4294967295 : ~(-1 << bits) >>> 0;
+}
+var EMPTY = /* @__PURE__ */ Uint8Array.of();
+function getMessage(msg, ctx = EMPTY) {
+  abytes2(msg, void 0, "msg");
+  abytes2(ctx, void 0, "ctx");
+  if (ctx.length > 255)
+    throw new RangeError("context should be 255 bytes or less");
+  return concatBytes2(new Uint8Array([0, ctx.length]), ctx, msg);
+}
+var oidNistP = /* @__PURE__ */ Uint8Array.from([6, 9, 96, 134, 72, 1, 101, 3, 4, 2]);
+var XOF_OID_OUTPUT_LEN = /* @__PURE__ */ (() => ({
+  "060960864801650304020b": 32,
+  // id-shake128, SHAKE128(M, 256)
+  "060960864801650304020c": 64
+  // id-shake256, SHAKE256(M, 512)
+}))();
+function checkHash(hash, requiredStrength = 0) {
+  if (typeof hash !== "function" || typeof hash.create !== "function")
+    throw new TypeError('"hash" expected hash function, got type=' + typeof hash);
+  ahash(hash);
+  anumber(requiredStrength, "requiredStrength");
+  const oid = hash.oid;
+  abytes2(oid, void 0, "hash.oid");
+  if (!equalBytes(oid.subarray(0, 10), oidNistP))
+    throw new Error('"hash.oid" is invalid: expected NIST hash');
+  const xofLen = XOF_OID_OUTPUT_LEN[bytesToHex2(oid)];
+  if (xofLen !== void 0 && hash.outputLen !== xofLen) {
+    throw new Error("Pre-hash XOF output length must be " + xofLen + " bytes for this OID, got: " + hash.outputLen);
+  }
+  const collisionResistance = hash.outputLen * 8 / 2;
+  if (requiredStrength > collisionResistance) {
+    throw new Error("Pre-hash security strength too low: " + collisionResistance + ", required: " + requiredStrength);
+  }
+}
+function getMessagePrehash(hash, msg, ctx = EMPTY) {
+  checkHash(hash);
+  abytes2(msg, void 0, "msg");
+  abytes2(ctx, void 0, "ctx");
+  if (ctx.length > 255)
+    throw new RangeError("context should be 255 bytes or less");
+  const hashed = hash(msg);
+  return concatBytes2(new Uint8Array([1, ctx.length]), ctx, hash.oid, hashed);
+}
+
+// node_modules/@noble/post-quantum/_crystals.js
+var genCrystals = (opts) => {
+  const { newPoly: newPoly2, N: N3, Q: Q2, F: F2, ROOT_OF_UNITY: ROOT_OF_UNITY2, brvBits, isKyber } = opts;
+  const mod2 = (a, modulo = Q2) => {
+    const result = a % modulo | 0;
+    return (result >= 0 ? result | 0 : modulo + result | 0) | 0;
+  };
+  const smod = (a, modulo = Q2) => {
+    const r = mod2(a, modulo) | 0;
+    return (r > modulo >> 1 ? r - modulo | 0 : r) | 0;
+  };
+  function getZettas() {
+    const out = newPoly2(N3);
+    for (let i = 0; i < N3; i++) {
+      const b = reverseBits(i, brvBits);
+      const p = BigInt(ROOT_OF_UNITY2) ** BigInt(b) % BigInt(Q2);
+      out[i] = Number(p) | 0;
+    }
+    return out;
+  }
+  const nttZetas = getZettas();
+  const inv = (_a2) => {
+    throw new Error("not implemented");
+  };
+  const field = isKyber ? {
+    add: (a, b) => {
+      const r = a + b | 0;
+      return r >= Q2 ? r - Q2 | 0 : r;
+    },
+    sub: (a, b) => {
+      const r = a - b | 0;
+      return r < 0 ? r + Q2 | 0 : r;
+    },
+    mul: (a, b) => mod2((a | 0) * (b | 0)) | 0,
+    inv
+  } : {
+    add: (a, b) => mod2((a | 0) + (b | 0)) | 0,
+    sub: (a, b) => mod2((a | 0) - (b | 0)) | 0,
+    mul: (a, b) => mod2((a | 0) * (b | 0)) | 0,
+    inv
+  };
+  const nttOpts = {
+    N: N3,
+    roots: nttZetas,
+    invertButterflies: true,
+    skipStages: isKyber ? 1 : 0,
+    brp: false
+  };
+  const dif = FFTCore(field, { dit: false, ...nttOpts });
+  const dit = FFTCore(field, { dit: true, ...nttOpts });
+  const NTT = {
+    encode: (r) => {
+      return dif(r);
+    },
+    decode: (r) => {
+      dit(r);
+      for (let i = 0; i < r.length; i++)
+        r[i] = mod2(F2 * r[i]);
+      return r;
+    }
+  };
+  const bitsCoder = (d, c) => {
+    for (let i = 0, bufLen = 0; i < N3; i++) {
+      bufLen += d;
+      if (bufLen > 32)
+        getMask(bufLen);
+      bufLen %= 8;
+    }
+    const mask = getMask(d);
+    const bytesLen = d * (N3 / 8);
+    return {
+      bytesLen,
+      encode: (poly_) => {
+        const poly = poly_;
+        const r = new Uint8Array(bytesLen);
+        for (let i = 0, buf = 0, bufLen = 0, pos = 0; i < poly.length; i++) {
+          buf |= (c.encode(poly[i]) & mask) << bufLen;
+          bufLen += d;
+          for (; bufLen >= 8; bufLen -= 8, buf >>= 8)
+            r[pos++] = buf & 255;
+        }
+        return r;
+      },
+      decode: (bytes) => {
+        const r = newPoly2(N3);
+        for (let i = 0, buf = 0, bufLen = 0, pos = 0; i < bytes.length; i++) {
+          buf |= bytes[i] << bufLen;
+          bufLen += 8;
+          for (; bufLen >= d; bufLen -= d, buf >>= d)
+            r[pos++] = c.decode(buf & mask);
+        }
+        return r;
+      }
+    };
+  };
+  return {
+    mod: mod2,
+    smod,
+    nttZetas,
+    NTT: {
+      encode: (r) => NTT.encode(r),
+      decode: (r) => NTT.decode(r)
+    },
+    bitsCoder
+  };
+};
+var createXofShake = (shake) => (seed, blockLen) => {
+  if (!blockLen)
+    blockLen = shake.blockLen;
+  const _seed = new Uint8Array(seed.length + 2);
+  _seed.set(seed);
+  const seedLen = seed.length;
+  const buf = new Uint8Array(blockLen);
+  let h = shake.create({});
+  let calls = 0;
+  let xofs = 0;
+  return {
+    stats: () => ({ calls, xofs }),
+    get: (x, y) => {
+      _seed[seedLen + 0] = x;
+      _seed[seedLen + 1] = y;
+      h.destroy();
+      h = shake.create({}).update(_seed);
+      calls++;
+      return () => {
+        xofs++;
+        return h.xofInto(buf);
+      };
+    },
+    clean: () => {
+      h.destroy();
+      cleanBytes(buf, _seed);
+    }
+  };
+};
+var XOF128 = /* @__PURE__ */ createXofShake(shake128);
+var XOF256 = /* @__PURE__ */ createXofShake(shake256);
+
+// node_modules/@noble/post-quantum/ml-dsa.js
+var INTERNAL_SIG_OPT_KEYS = /* @__PURE__ */ Object.freeze([
+  "extraEntropy",
+  "externalMu"
+]);
+var INTERNAL_VER_OPT_KEYS = /* @__PURE__ */ Object.freeze(["externalMu"]);
+function validateInternalOpts(opts, allowed) {
+  const normalized = checkOptKeys(opts, allowed);
+  if (normalized.externalMu !== void 0)
+    abool2(normalized.externalMu, "opts.externalMu");
+  return normalized;
+}
+var N2 = 256;
+var Q = 8380417;
+var ROOT_OF_UNITY = 1753;
+var F = 8347681;
+var D = 13;
+var GAMMA2_1 = Math.floor((Q - 1) / 88) | 0;
+var GAMMA2_2 = Math.floor((Q - 1) / 32) | 0;
+var PARAMS = /* @__PURE__ */ (() => Object.freeze({
+  2: Object.freeze({
+    K: 4,
+    L: 4,
+    D,
+    GAMMA1: 2 ** 17,
+    GAMMA2: GAMMA2_1,
+    TAU: 39,
+    ETA: 2,
+    OMEGA: 80
+  }),
+  3: Object.freeze({
+    K: 6,
+    L: 5,
+    D,
+    GAMMA1: 2 ** 19,
+    GAMMA2: GAMMA2_2,
+    TAU: 49,
+    ETA: 4,
+    OMEGA: 55
+  }),
+  5: Object.freeze({
+    K: 8,
+    L: 7,
+    D,
+    GAMMA1: 2 ** 19,
+    GAMMA2: GAMMA2_2,
+    TAU: 60,
+    ETA: 2,
+    OMEGA: 75
+  })
+}))();
+var newPoly = (n) => new Int32Array(n);
+var crystals = /* @__PURE__ */ genCrystals({
+  N: N2,
+  Q,
+  F,
+  ROOT_OF_UNITY,
+  newPoly,
+  isKyber: false,
+  brvBits: 8
+});
+var id = (n) => n;
+var polyCoder = (d, compress = id, verify2 = id) => crystals.bitsCoder(d, {
+  encode: (i) => compress(verify2(i)),
+  decode: (i) => verify2(compress(i))
+});
+var polyAdd = (a_, b_) => {
+  const a = a_;
+  const b = b_;
+  for (let i = 0; i < a.length; i++)
+    a[i] = crystals.mod(a[i] + b[i]);
+  return a;
+};
+var polySub = (a_, b_) => {
+  const a = a_;
+  const b = b_;
+  for (let i = 0; i < a.length; i++)
+    a[i] = crystals.mod(a[i] - b[i]);
+  return a;
+};
+var polyShiftl = (p_) => {
+  const p = p_;
+  for (let i = 0; i < N2; i++)
+    p[i] <<= D;
+  return p;
+};
+var polyChknorm = (p_, B2) => {
+  const p = p_;
+  for (let i = 0; i < N2; i++)
+    if (Math.abs(crystals.smod(p[i])) >= B2)
+      return true;
+  return false;
+};
+var MultiplyNTTs = (a_, b_) => {
+  const a = a_;
+  const b = b_;
+  const c = newPoly(N2);
+  for (let i = 0; i < a.length; i++)
+    c[i] = crystals.mod(a[i] * b[i]);
+  return c;
+};
+function RejNTTPoly(xof_) {
+  const xof = xof_;
+  const r = newPoly(N2);
+  for (let j = 0; j < N2; ) {
+    const b = xof();
+    if (b.length % 3)
+      throw new Error("RejNTTPoly: unaligned block");
+    for (let i = 0; j < N2 && i <= b.length - 3; i += 3) {
+      const t = (b[i + 0] | b[i + 1] << 8 | b[i + 2] << 16) & 8388607;
+      if (t < Q)
+        r[j++] = t;
+    }
+  }
+  return r;
+}
+function getDilithium(opts_) {
+  const opts = opts_;
+  const { K, L, GAMMA1, GAMMA2, TAU, ETA, OMEGA } = opts;
+  const { CRH_BYTES, TR_BYTES, C_TILDE_BYTES, XOF128: XOF1282, XOF256: XOF2562, securityLevel } = opts;
+  if (![2, 4].includes(ETA))
+    throw new Error("Wrong ETA");
+  if (![1 << 17, 1 << 19].includes(GAMMA1))
+    throw new Error("Wrong GAMMA1");
+  if (![GAMMA2_1, GAMMA2_2].includes(GAMMA2))
+    throw new Error("Wrong GAMMA2");
+  const BETA = TAU * ETA;
+  const decompose = (r) => {
+    const rPlus = crystals.mod(r);
+    const r0 = crystals.smod(rPlus, 2 * GAMMA2) | 0;
+    if (rPlus - r0 === Q - 1)
+      return { r1: 0 | 0, r0: r0 - 1 | 0 };
+    const r1 = Math.floor((rPlus - r0) / (2 * GAMMA2)) | 0;
+    return { r1, r0 };
+  };
+  const HighBits = (r) => decompose(r).r1;
+  const LowBits = (r) => decompose(r).r0;
+  const MakeHint = (z, r) => {
+    const res0 = z <= GAMMA2 || z > Q - GAMMA2 || z === Q - GAMMA2 && r === 0 ? 0 : 1;
+    return res0;
+  };
+  const HINT_M = Math.floor((Q - 1) / (2 * GAMMA2));
+  const UseHint = (h, r) => {
+    const { r1, r0 } = decompose(r);
+    if (h === 1)
+      return r0 > 0 ? crystals.mod(r1 + 1, HINT_M) | 0 : crystals.mod(r1 - 1, HINT_M) | 0;
+    return r1 | 0;
+  };
+  const Power2Round = (r) => {
+    const rPlus = crystals.mod(r);
+    const r0 = crystals.smod(rPlus, 2 ** D) | 0;
+    return { r1: Math.floor((rPlus - r0) / 2 ** D) | 0, r0 };
+  };
+  const hintCoder = {
+    bytesLen: OMEGA + K,
+    encode: (h_) => {
+      const h = h_;
+      if (h === false)
+        throw new Error("hint.encode: hint is false");
+      const res = new Uint8Array(OMEGA + K);
+      for (let i = 0, k = 0; i < K; i++) {
+        for (let j = 0; j < N2; j++)
+          if (h[i][j] !== 0)
+            res[k++] = j;
+        res[OMEGA + i] = k;
+      }
+      return res;
+    },
+    decode: (buf) => {
+      const h = [];
+      let k = 0;
+      for (let i = 0; i < K; i++) {
+        const hi = newPoly(N2);
+        if (buf[OMEGA + i] < k || buf[OMEGA + i] > OMEGA)
+          return false;
+        for (let j = k; j < buf[OMEGA + i]; j++) {
+          if (j > k && buf[j] <= buf[j - 1])
+            return false;
+          hi[buf[j]] = 1;
+        }
+        k = buf[OMEGA + i];
+        h.push(hi);
+      }
+      for (let j = k; j < OMEGA; j++)
+        if (buf[j] !== 0)
+          return false;
+      return h;
+    }
+  };
+  const ETACoder = polyCoder(ETA === 2 ? 3 : 4, (i) => ETA - i, (i) => {
+    if (!(-ETA <= i && i <= ETA))
+      throw new Error(`malformed key s1/s3 ${i} outside of ETA range [${-ETA}, ${ETA}]`);
+    return i;
+  });
+  const T0Coder = polyCoder(13, (i) => (1 << D - 1) - i);
+  const T1Coder = polyCoder(10);
+  const ZCoder = polyCoder(GAMMA1 === 1 << 17 ? 18 : 20, (i) => crystals.smod(GAMMA1 - i));
+  const W1Coder = polyCoder(GAMMA2 === GAMMA2_1 ? 6 : 4);
+  const W1Vec = vecCoder(W1Coder, K);
+  const publicCoder = splitCoder("publicKey", 32, vecCoder(T1Coder, K));
+  const secretCoder = splitCoder("secretKey", 32, 32, TR_BYTES, vecCoder(ETACoder, L), vecCoder(ETACoder, K), vecCoder(T0Coder, K));
+  const sigCoder = splitCoder("signature", C_TILDE_BYTES, vecCoder(ZCoder, L), hintCoder);
+  const CoefFromHalfByte = ETA === 2 ? (n) => n < 15 ? 2 - n % 5 : false : (n) => n < 9 ? 4 - n : false;
+  function RejBoundedPoly(xof_) {
+    const xof = xof_;
+    const r = newPoly(N2);
+    for (let j = 0; j < N2; ) {
+      const b = xof();
+      for (let i = 0; j < N2 && i < b.length; i += 1) {
+        const d1 = CoefFromHalfByte(b[i] & 15);
+        const d2 = CoefFromHalfByte(b[i] >> 4 & 15);
+        if (d1 !== false)
+          r[j++] = d1;
+        if (j < N2 && d2 !== false)
+          r[j++] = d2;
+      }
+    }
+    return r;
+  }
+  const SampleInBall = (seed) => {
+    const pre = newPoly(N2);
+    const s = shake256.create({}).update(seed);
+    const buf = new Uint8Array(shake256.blockLen);
+    s.xofInto(buf);
+    const masks = buf.slice(0, 8);
+    for (let i = N2 - TAU, pos = 8, maskPos = 0, maskBit = 0; i < N2; i++) {
+      let b = i + 1;
+      for (; b > i; ) {
+        b = buf[pos++];
+        if (pos < shake256.blockLen)
+          continue;
+        s.xofInto(buf);
+        pos = 0;
+      }
+      pre[i] = pre[b];
+      pre[b] = 1 - ((masks[maskPos] >> maskBit++ & 1) << 1);
+      if (maskBit >= 8) {
+        maskPos++;
+        maskBit = 0;
+      }
+    }
+    return pre;
+  };
+  const polyPowerRound = (p_) => {
+    const p = p_;
+    const res0 = newPoly(N2);
+    const res1 = newPoly(N2);
+    for (let i = 0; i < p.length; i++) {
+      const { r0, r1 } = Power2Round(p[i]);
+      res0[i] = r0;
+      res1[i] = r1;
+    }
+    return { r0: res0, r1: res1 };
+  };
+  const polyUseHint = (u_, h_) => {
+    const u = u_;
+    const h = h_;
+    for (let i = 0; i < N2; i++)
+      u[i] = UseHint(h[i], u[i]);
+    return u;
+  };
+  const polyMakeHint = (a_, b_) => {
+    const a = a_;
+    const b = b_;
+    const v = newPoly(N2);
+    let cnt = 0;
+    for (let i = 0; i < N2; i++) {
+      const h = MakeHint(a[i], b[i]);
+      v[i] = h;
+      cnt += h;
+    }
+    return { v, cnt };
+  };
+  const signRandBytes = 32;
+  const seedCoder = splitCoder("seed", 32, 64, 32);
+  const internal = Object.freeze({
+    info: Object.freeze({ type: "internal-ml-dsa" }),
+    lengths: Object.freeze({
+      secretKey: secretCoder.bytesLen,
+      publicKey: publicCoder.bytesLen,
+      seed: 32,
+      signature: sigCoder.bytesLen,
+      signRand: signRandBytes
+    }),
+    keygen: (seed) => {
+      const seedDst = new Uint8Array(32 + 2);
+      const randSeed = seed === void 0;
+      if (randSeed)
+        seed = randomBytes2(32);
+      abytesDoc(seed, 32, "seed");
+      seedDst.set(seed);
+      if (randSeed)
+        cleanBytes(seed);
+      seedDst[32] = K;
+      seedDst[33] = L;
+      const [rho, rhoPrime, K_] = seedCoder.decode(shake256(seedDst, { dkLen: seedCoder.bytesLen }));
+      const xofPrime = XOF2562(rhoPrime);
+      const s1 = [];
+      for (let i = 0; i < L; i++)
+        s1.push(RejBoundedPoly(xofPrime.get(i & 255, i >> 8 & 255)));
+      const s2 = [];
+      for (let i = L; i < L + K; i++)
+        s2.push(RejBoundedPoly(xofPrime.get(i & 255, i >> 8 & 255)));
+      const s1Hat = s1.map((i) => crystals.NTT.encode(i.slice()));
+      const t0 = [];
+      const t1 = [];
+      const xof = XOF1282(rho);
+      const t = newPoly(N2);
+      for (let i = 0; i < K; i++) {
+        cleanBytes(t);
+        for (let j = 0; j < L; j++) {
+          const aij = RejNTTPoly(xof.get(j, i));
+          polyAdd(t, MultiplyNTTs(aij, s1Hat[j]));
+        }
+        crystals.NTT.decode(t);
+        const { r0, r1 } = polyPowerRound(polyAdd(t, s2[i]));
+        t0.push(r0);
+        t1.push(r1);
+      }
+      const publicKey = publicCoder.encode([rho, t1]);
+      const tr = shake256(publicKey, { dkLen: TR_BYTES });
+      const secretKey = secretCoder.encode([rho, K_, tr, s1, s2, t0]);
+      xof.clean();
+      xofPrime.clean();
+      cleanBytes(rho, rhoPrime, K_, s1, s2, s1Hat, t, t0, t1, tr, seedDst);
+      return {
+        publicKey,
+        secretKey
+      };
+    },
+    getPublicKey: (secretKey) => {
+      const [rho, _K, _tr, s1, s2, _t0] = secretCoder.decode(secretKey);
+      const xof = XOF1282(rho);
+      const s1Hat = s1.map((p) => crystals.NTT.encode(p.slice()));
+      const t1 = [];
+      const tmp = newPoly(N2);
+      for (let i = 0; i < K; i++) {
+        tmp.fill(0);
+        for (let j = 0; j < L; j++) {
+          const aij = RejNTTPoly(xof.get(j, i));
+          polyAdd(tmp, MultiplyNTTs(aij, s1Hat[j]));
+        }
+        crystals.NTT.decode(tmp);
+        polyAdd(tmp, s2[i]);
+        const { r1 } = polyPowerRound(tmp);
+        t1.push(r1);
+      }
+      xof.clean();
+      cleanBytes(tmp, s1Hat, _t0, s1, s2);
+      return publicCoder.encode([rho, t1]);
+    },
+    // NOTE: random is optional.
+    sign: (msg, secretKey, opts2 = {}) => {
+      opts2 = validateSigOpts(opts2, INTERNAL_SIG_OPT_KEYS);
+      opts2 = validateInternalOpts(opts2, INTERNAL_SIG_OPT_KEYS);
+      const { extraEntropy: random, externalMu = false } = opts2;
+      if (externalMu)
+        abytesDoc(msg, CRH_BYTES, "mu");
+      const ownRnd = random === false || random === void 0;
+      const rnd = random === false ? new Uint8Array(32) : random === void 0 ? randomBytes2(signRandBytes) : random;
+      abytesDoc(rnd, 32, "extraEntropy");
+      const decoded = (() => {
+        try {
+          return secretCoder.decode(secretKey);
+        } catch (error2) {
+          if (ownRnd)
+            cleanBytes(rnd);
+          throw error2;
+        }
+      })();
+      const [rho, _K, tr, s1, s2, t0] = decoded;
+      const A = [];
+      const xof = XOF1282(rho);
+      for (let i = 0; i < K; i++) {
+        const pv = [];
+        for (let j = 0; j < L; j++)
+          pv.push(RejNTTPoly(xof.get(j, i)));
+        A.push(pv);
+      }
+      xof.clean();
+      for (let i = 0; i < L; i++)
+        crystals.NTT.encode(s1[i]);
+      for (let i = 0; i < K; i++) {
+        crystals.NTT.encode(s2[i]);
+        crystals.NTT.encode(t0[i]);
+      }
+      const mu = externalMu ? msg : (
+        // 6: µ ← H(tr||M, 512)
+        //    ▷ Compute message representative µ
+        shake256.create({ dkLen: CRH_BYTES }).update(tr).update(msg).digest()
+      );
+      const rhoprime = shake256.create({ dkLen: CRH_BYTES }).update(_K).update(rnd).update(mu).digest();
+      if (ownRnd)
+        cleanBytes(rnd);
+      abytesDoc(rhoprime, CRH_BYTES);
+      const x256 = XOF2562(rhoprime, ZCoder.bytesLen);
+      main_loop: for (let kappa = 0; ; ) {
+        const y = [];
+        for (let i = 0; i < L; i++, kappa++)
+          y.push(ZCoder.decode(x256.get(kappa & 255, kappa >> 8)()));
+        const z = y.map((i) => crystals.NTT.encode(i.slice()));
+        const w = [];
+        for (let i = 0; i < K; i++) {
+          const wi = newPoly(N2);
+          for (let j = 0; j < L; j++)
+            polyAdd(wi, MultiplyNTTs(A[i][j], z[j]));
+          crystals.NTT.decode(wi);
+          w.push(wi);
+        }
+        const w1 = w.map((j) => j.map(HighBits));
+        const cTilde = shake256.create({ dkLen: C_TILDE_BYTES }).update(mu).update(W1Vec.encode(w1)).digest();
+        const cHat = crystals.NTT.encode(SampleInBall(cTilde));
+        const cs1 = s1.map((i) => MultiplyNTTs(i, cHat));
+        for (let i = 0; i < L; i++) {
+          polyAdd(crystals.NTT.decode(cs1[i]), y[i]);
+          if (polyChknorm(cs1[i], GAMMA1 - BETA)) {
+            cleanBytes(cTilde, cs1, cHat, w1, w, z, y);
+            continue main_loop;
+          }
+        }
+        let cnt = 0;
+        const h = [];
+        for (let i = 0; i < K; i++) {
+          const cs2 = crystals.NTT.decode(MultiplyNTTs(s2[i], cHat));
+          const r0 = polySub(w[i], cs2).map(LowBits);
+          if (polyChknorm(r0, GAMMA2 - BETA)) {
+            cleanBytes(cTilde, cs1, cHat, w1, w, z, y, h, cs2, r0);
+            continue main_loop;
+          }
+          const ct0 = crystals.NTT.decode(MultiplyNTTs(t0[i], cHat));
+          if (polyChknorm(ct0, GAMMA2)) {
+            cleanBytes(cTilde, cs1, cHat, w1, w, z, y, h, cs2, r0, ct0);
+            continue main_loop;
+          }
+          polyAdd(r0, ct0);
+          const hint = polyMakeHint(r0, w1[i]);
+          h.push(hint.v);
+          cnt += hint.cnt;
+        }
+        if (cnt > OMEGA) {
+          cleanBytes(cTilde, cs1, cHat, w1, w, z, y, h);
+          continue;
+        }
+        x256.clean();
+        const res = sigCoder.encode([cTilde, cs1, h]);
+        cleanBytes(cTilde, cs1, h, cHat, w1, w, z, y, rhoprime, s1, s2, t0, ...A);
+        if (!externalMu)
+          cleanBytes(mu);
+        return res;
+      }
+      throw new Error("Unreachable code path reached, report this error");
+    },
+    verify: (sig, msg, publicKey, opts2 = {}) => {
+      opts2 = validateInternalOpts(opts2, INTERNAL_VER_OPT_KEYS);
+      const { externalMu = false } = opts2;
+      if (externalMu)
+        abytesDoc(msg, CRH_BYTES, "mu");
+      const [rho, t1] = publicCoder.decode(publicKey);
+      const tr = shake256(publicKey, { dkLen: TR_BYTES });
+      if (sig.length !== sigCoder.bytesLen)
+        return false;
+      const [cTilde, z, h] = sigCoder.decode(sig);
+      if (h === false)
+        return false;
+      for (let i = 0; i < L; i++)
+        if (polyChknorm(z[i], GAMMA1 - BETA))
+          return false;
+      const mu = externalMu ? msg : (
+        // 7: µ ← H(tr||M, 512)
+        shake256.create({ dkLen: CRH_BYTES }).update(tr).update(msg).digest()
+      );
+      const c = crystals.NTT.encode(SampleInBall(cTilde));
+      const zNtt = z.map((i) => i.slice());
+      for (let i = 0; i < L; i++)
+        crystals.NTT.encode(zNtt[i]);
+      const wTick1 = [];
+      const xof = XOF1282(rho);
+      for (let i = 0; i < K; i++) {
+        const ct12d = MultiplyNTTs(crystals.NTT.encode(polyShiftl(t1[i])), c);
+        const Az = newPoly(N2);
+        for (let j = 0; j < L; j++) {
+          const aij = RejNTTPoly(xof.get(j, i));
+          polyAdd(Az, MultiplyNTTs(aij, zNtt[j]));
+        }
+        const wApprox = crystals.NTT.decode(polySub(Az, ct12d));
+        wTick1.push(polyUseHint(wApprox, h[i]));
+      }
+      xof.clean();
+      const c2 = shake256.create({ dkLen: C_TILDE_BYTES }).update(mu).update(W1Vec.encode(wTick1)).digest();
+      for (const t of h) {
+        const sum = t.reduce((acc, i) => acc + i, 0);
+        if (!(sum <= OMEGA))
+          return false;
+      }
+      for (const t of z)
+        if (polyChknorm(t, GAMMA1 - BETA))
+          return false;
+      return equalBytes(cTilde, c2);
+    }
+  });
+  return Object.freeze({
+    info: Object.freeze({ type: "ml-dsa" }),
+    internal,
+    securityLevel,
+    keygen: internal.keygen,
+    lengths: internal.lengths,
+    getPublicKey: internal.getPublicKey,
+    sign: (msg, secretKey, opts2 = {}) => {
+      opts2 = validateSigOpts(opts2);
+      const M = getMessage(msg, opts2.context);
+      const res = internal.sign(M, secretKey, {
+        extraEntropy: opts2.extraEntropy,
+        externalMu: false
+      });
+      cleanBytes(M);
+      return res;
+    },
+    verify: (sig, msg, publicKey, opts2 = {}) => {
+      opts2 = validateVerOpts(opts2);
+      abytesDoc(sig, void 0, "signature");
+      return internal.verify(sig, getMessage(msg, opts2.context), publicKey, { externalMu: false });
+    },
+    prehash: (hash) => {
+      checkHash(hash, securityLevel);
+      const rawHash = hash;
+      return Object.freeze({
+        info: Object.freeze({ type: "hashml-dsa" }),
+        securityLevel,
+        lengths: internal.lengths,
+        keygen: internal.keygen,
+        getPublicKey: internal.getPublicKey,
+        sign: (msg, secretKey, opts2 = {}) => {
+          opts2 = validateSigOpts(opts2);
+          const M = getMessagePrehash(rawHash, msg, opts2.context);
+          const res = internal.sign(M, secretKey, {
+            extraEntropy: opts2.extraEntropy,
+            externalMu: false
+          });
+          cleanBytes(M);
+          return res;
+        },
+        verify: (sig, msg, publicKey, opts2 = {}) => {
+          opts2 = validateVerOpts(opts2);
+          abytesDoc(sig, void 0, "signature");
+          return internal.verify(sig, getMessagePrehash(rawHash, msg, opts2.context), publicKey, {
+            externalMu: false
+          });
+        }
+      });
+    }
+  });
+}
+var ml_dsa44 = /* @__PURE__ */ (() => getDilithium({
+  ...PARAMS[2],
+  CRH_BYTES: 64,
+  TR_BYTES: 64,
+  C_TILDE_BYTES: 32,
+  XOF128,
+  XOF256,
+  securityLevel: 128
+}))();
+
+// packages/verify/src/tlog/witness-key.ts
+var ML_DSA_COSIGNATURE_TYPE = 6;
+var ML_DSA_PUBLIC_KEY_SIZE = 1312;
+var ML_DSA_SIGNATURE_SIZE = 2420;
+var ED25519_SIGNATURE_SIZE = 64;
+var TIMESTAMP_SIZE = 8;
+var MAX_TIMESTAMP2 = (1n << 63n) - 1n;
+var typeOf = (kind) => kind === "cosignature/v1" ? COSIGNATURE_TYPE : ML_DSA_COSIGNATURE_TYPE;
+function witnessKeyId(key) {
+  const digest = sha256(
+    concatBytes3(utf8Bytes(key.name), Uint8Array.of(10, typeOf(key.kind)), key.publicKey)
+  );
+  return (digest[0] << 24 | digest[1] << 16 | digest[2] << 8 | digest[3]) >>> 0;
+}
+function parseWitnessVerifierKey(text) {
+  const match = /^([^+]*)\+([^+]*)\+(.*)$/su.exec(text);
+  if (!match) return null;
+  const [, name, idHex, encoded] = match;
+  if (!validKeyName(name) || !/^[0-9a-f]{8}$/.test(idHex)) return null;
+  const bytes = fromBase64(encoded);
+  if (!bytes) return null;
+  let key;
+  if (bytes[0] === COSIGNATURE_TYPE && bytes.length === 33)
+    key = { name, kind: "cosignature/v1", publicKey: bytes.slice(1) };
+  else if (bytes[0] === ML_DSA_COSIGNATURE_TYPE && bytes.length === 1 + ML_DSA_PUBLIC_KEY_SIZE)
+    key = { name, kind: "subtree/v1", publicKey: bytes.slice(1) };
+  else return null;
+  return keyIdHex(witnessKeyId(key)) === idHex ? key : null;
+}
+var u64 = (value) => {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, value, false);
+  return out;
+};
+var shortOpaque = (what, bytes) => {
+  if (bytes.length < 1 || bytes.length > 255) throw new TypeError(`${what} is 1 to 255 bytes`);
+  return concatBytes3(Uint8Array.of(bytes.length), bytes);
+};
+function subtreeMessage(input) {
+  if (input.hash.length !== 32) throw new TypeError("a subtree hash is 32 bytes");
+  if (input.timestamp < 0n || input.timestamp > MAX_TIMESTAMP2)
+    throw new TypeError("a cosignature timestamp is from 0 to 2^63 - 1");
+  if (input.start !== 0n && input.timestamp !== 0n)
+    throw new TypeError("a subtree with a non-zero start has a zero timestamp");
+  return concatBytes3(
+    utf8Bytes("subtree/v1\n\0"),
+    shortOpaque("the cosigner name", utf8Bytes(input.cosigner)),
+    u64(input.timestamp),
+    shortOpaque("the log origin", utf8Bytes(input.origin)),
+    u64(input.start),
+    u64(input.end),
+    input.hash
+  );
+}
+function witnessSignedMessage(key, checkpointText, checkpoint, timestamp) {
+  return key.kind === "cosignature/v1" ? cosignedMessage(checkpointText, timestamp) : subtreeMessage({
+    cosigner: key.name,
+    timestamp,
+    origin: checkpoint.origin,
+    start: 0n,
+    end: BigInt(checkpoint.size),
+    hash: checkpoint.root
+  });
+}
+var verifyMlDsa44 = (signature, message, publicKey) => {
+  try {
+    return ml_dsa44.verify(signature, message, publicKey);
+  } catch {
+    return false;
+  }
+};
+function checkWitnessSignature(key, checkpointText, checkpoint, signatures, options = {}) {
+  const keyId = witnessKeyId(key);
+  const mine = signatures.filter((s) => s.name === key.name && s.keyId === keyId);
+  if (mine.length === 0) return { status: "absent" };
+  const size = key.kind === "cosignature/v1" ? ED25519_SIGNATURE_SIZE : ML_DSA_SIGNATURE_SIZE;
+  let newest = null;
+  for (const sig of mine) {
+    if (sig.signature.length !== TIMESTAMP_SIZE + size)
+      return {
+        status: "invalid",
+        reason: `the ${key.kind} cosignature of ${key.name} has the wrong length`
+      };
+    const view = new DataView(sig.signature.buffer, sig.signature.byteOffset, TIMESTAMP_SIZE);
+    const timestamp = view.getBigUint64(0, false);
+    if (timestamp > MAX_TIMESTAMP2 || key.kind === "cosignature/v1" && timestamp === 0n)
+      return {
+        status: "invalid",
+        reason: `the cosignature of ${key.name} has the timestamp ${timestamp}`
+      };
+    const seconds = Number(timestamp);
+    if (options.notAfter !== void 0 && seconds > options.notAfter)
+      return {
+        status: "invalid",
+        reason: `the cosignature of ${key.name} is dated in the future (${timestamp})`
+      };
+    const message = witnessSignedMessage(key, checkpointText, checkpoint, timestamp);
+    const signature = sig.signature.slice(TIMESTAMP_SIZE);
+    const ok = key.kind === "cosignature/v1" ? verifyEd25519Strict(signature, message, key.publicKey) : verifyMlDsa44(signature, message, key.publicKey);
+    if (!ok)
+      return {
+        status: "invalid",
+        reason: `the ${key.kind} cosignature of ${key.name} does not verify`
+      };
+    newest = Math.max(newest ?? 0, seconds);
+  }
+  return { status: "valid", timestamp: newest };
+}
+
+// packages/verify/src/tlog/tlog-policy.ts
+var MAX_POLICY_ENTRIES = 128;
+var MAX_POLICY_SIZE = 1024 * 1024;
+var refuse3 = (line, message) => {
+  throw new VerifyError("validation_failed", `tlog-policy line ${line}: ${message}`);
+};
+var sameBytes2 = (a, b) => a.length === b.length && a.every((byte, i) => byte === b[i]);
+function urlField(value, line) {
+  if (value === void 0) return null;
+  let parsed;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return refuse3(line, `not a URL: ${JSON.stringify(value.slice(0, 200))}`);
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+    return refuse3(line, `a URL is http(s), not ${parsed.protocol}`);
+  return value;
+}
+function parseTlogPolicy(text) {
+  if (text.length > MAX_POLICY_SIZE)
+    throw new VerifyError("validation_failed", `tlog-policy: larger than ${MAX_POLICY_SIZE} bytes`);
+  const policy = { logs: [], witnesses: [], groups: [], quorum: "" };
+  const names = /* @__PURE__ */ new Set(["none"]);
+  let quorumLine = 0;
+  const lines = text.split("\n");
+  for (const [i, raw] of lines.entries()) {
+    const n = i + 1;
+    if (/[\u0000-\u0008\u000b-\u001f\u007f]/u.test(raw))
+      refuse3(n, "a control character (only tab and newline are allowed)");
+    const fields = raw.split(/[ \t]+/u).filter((f) => f.length > 0);
+    if (fields.length === 0 || fields[0].startsWith("#")) continue;
+    if (policy.logs.length + policy.witnesses.length + policy.groups.length >= MAX_POLICY_ENTRIES)
+      refuse3(n, `more than ${MAX_POLICY_ENTRIES} logs, witnesses and groups`);
+    const [keyword, ...args] = fields;
+    switch (keyword) {
+      case "log": {
+        if (args.length < 1 || args.length > 2) refuse3(n, "a log line is: log <vkey> [<url>]");
+        const key = parseVerifierKey(args[0]);
+        if (!key) refuse3(n, "not an Ed25519 signed-note vkey (type 0x01) with a matching key ID");
+        if (policy.logs.some((l) => sameBytes2(l.key.publicKey, key.publicKey)))
+          refuse3(n, "a duplicate log key");
+        policy.logs.push({ key, url: urlField(args[1], n) });
+        break;
+      }
+      case "witness": {
+        if (args.length < 2 || args.length > 3)
+          refuse3(n, "a witness line is: witness <name> <vkey> [<url>]");
+        const [name, vkey] = args;
+        if (names.has(name)) refuse3(n, `the name ${JSON.stringify(name)} is already defined`);
+        const key = parseWitnessVerifierKey(vkey);
+        if (!key)
+          refuse3(
+            n,
+            "not a cosigner vkey (type 0x04 Ed25519 or 0x06 ML-DSA-44) with a matching key ID"
+          );
+        if (policy.witnesses.some((w) => sameBytes2(w.key.publicKey, key.publicKey)))
+          refuse3(n, "a duplicate witness key");
+        names.add(name);
+        policy.witnesses.push({ name, key, url: urlField(args[2], n) });
+        break;
+      }
+      case "group": {
+        if (args.length < 3) refuse3(n, "a group line is: group <name> all|any|<k> <name>...");
+        const [name, k, ...members] = args;
+        if (names.has(name)) refuse3(n, `the name ${JSON.stringify(name)} is already defined`);
+        const seen = /* @__PURE__ */ new Set();
+        for (const member of members) {
+          if (member === "none") refuse3(n, '"none" cannot be a group member');
+          if (!names.has(member))
+            refuse3(n, `${JSON.stringify(member)} is not defined on a line before`);
+          if (seen.has(member)) refuse3(n, `${JSON.stringify(member)} is listed twice`);
+          seen.add(member);
+        }
+        let threshold;
+        if (k === "all") threshold = members.length;
+        else if (k === "any") threshold = 1;
+        else if (/^[1-9][0-9]{0,3}$/.test(k)) threshold = Number(k);
+        else return refuse3(n, `the threshold ${JSON.stringify(k)} is not all, any or a number`);
+        if (threshold > members.length)
+          refuse3(n, `the threshold ${threshold} is more than the ${members.length} member(s)`);
+        names.add(name);
+        policy.groups.push({ name, threshold, members });
+        break;
+      }
+      case "quorum": {
+        if (args.length !== 1) refuse3(n, "a quorum line is: quorum <name>");
+        if (quorumLine) refuse3(n, `a second quorum line (the first is line ${quorumLine})`);
+        if (!names.has(args[0]))
+          refuse3(n, `${JSON.stringify(args[0])} is not defined on a line before`);
+        policy.quorum = args[0];
+        quorumLine = n;
+        break;
+      }
+      default:
+        refuse3(
+          n,
+          `unknown line ${JSON.stringify(keyword.slice(0, 64))}: a policy has log, witness, group and quorum lines`
+        );
+    }
+  }
+  if (!quorumLine)
+    throw new VerifyError(
+      "validation_failed",
+      "tlog-policy: no quorum line (quorum none requires no witness)"
+    );
+  return policy;
+}
+function witnessed(policy, name, cosigned) {
+  if (name === "none") return true;
+  const group = policy.groups.find((g) => g.name === name);
+  if (!group) return cosigned.has(name);
+  const count = group.members.filter((m) => witnessed(policy, m, cosigned)).length;
+  return count >= group.threshold;
+}
+function checkQuorum(note, policy, options = {}) {
+  const parsed = parseNote(note);
+  const checkpoint = parsed ? parseCheckpointText(parsed.text) : null;
+  if (!parsed || !checkpoint) return { ok: false, reason: "not a well-formed signed checkpoint" };
+  const statuses = [];
+  const cosigned = /* @__PURE__ */ new Set();
+  for (const w of policy.witnesses) {
+    const check = checkWitnessSignature(w.key, parsed.text, checkpoint, parsed.signatures, options);
+    if (check.status === "invalid") return { ok: false, reason: check.reason };
+    const status = {
+      name: w.name,
+      key_name: w.key.name,
+      kind: w.key.kind,
+      cosigned: check.status === "valid"
+    };
+    if (check.status === "valid") {
+      status.timestamp = check.timestamp;
+      cosigned.add(w.name);
+    }
+    statuses.push(status);
+  }
+  const known = /* @__PURE__ */ new Set([
+    ...policy.witnesses.map((w) => w.key.name),
+    ...policy.logs.map((l) => l.key.name),
+    ...options.logKeyNames ?? [checkpoint.origin]
+  ]);
+  const unknown = [...new Set(parsed.signatures.map((s) => s.name).filter((n) => !known.has(n)))];
+  const met = witnessed(policy, policy.quorum, cosigned);
+  const names = statuses.filter((s) => s.cosigned).map((s) => s.name);
+  const by = names.length > 0 ? `cosigned by ${names.join(", ")}` : "cosigned by no witness of the policy";
+  const others = unknown.length > 0 ? `; ignored: ${unknown.join(", ")} (not in the policy)` : "";
+  const reason = policy.quorum === "none" ? `quorum none: no cosignature required (${by}${others})` : `quorum ${policy.quorum} ${met ? "met" : "NOT met"}: ${by}${others}`;
+  return { ok: true, report: { met, quorum: policy.quorum, witnesses: statuses, unknown, reason } };
+}
+var policyLogKeys = (policy, origin) => policy.logs.filter((l) => l.key.name === origin).map((l) => l.key);
+function judgeWitnesses(note, policy, notAfter) {
+  const parsed = parseNote(note);
+  const origin = parsed?.text.slice(0, parsed.text.indexOf("\n")) ?? "";
+  const listed = policy.logs.length > 0;
+  const logKeys = policyLogKeys(policy, origin);
+  if (listed) {
+    const signed = verifyNote(note, logKeys);
+    if (!signed.ok)
+      return {
+        ok: false,
+        report: null,
+        reason: `the checkpoint of ${JSON.stringify(origin.slice(0, 256))} is not signed by a log of the policy: ${signed.reason}`
+      };
+  }
+  const checked2 = checkQuorum(note, policy, {
+    notAfter,
+    logKeyNames: [origin]
+  });
+  if (!checked2.ok) return { ok: false, report: null, reason: checked2.reason };
+  return { ok: checked2.report.met, reason: checked2.report.reason, report: checked2.report };
+}
+
+// packages/verify/src/tlog/tlog-proof.ts
+var MAX_TLOG_PROOF_CHARS = MAX_CHECKPOINT_CHARS + 8 * 1024;
+
 // packages/verify/src/tlog/witness.ts
-var refuse3 = (failure, reason) => ({ ok: false, failure, reason });
+var refuse4 = (failure, reason) => ({ ok: false, failure, reason });
 var checkpointKeyOf = (key) => (
   // isView, not instanceof: a Buffer from another realm is still a raw key.
   ArrayBuffer.isView(key) ? { publicKey: key } : { publicKey: key.raw, keyId: key.keyId, record: key.record }
@@ -27886,18 +29500,18 @@ function readCheckpointNote(note) {
 }
 function verifySignedCheckpoint(note, keys, verify2) {
   const unverified = readCheckpointNote(note);
-  if (!unverified) return refuse3("malformed", "the answer is not a signed checkpoint");
+  if (!unverified) return refuse4("malformed", "the answer is not a signed checkpoint");
   const noteKeys = checkpointKeys(unverified.origin, keys);
   const verified = verifyNote(note, noteKeys, verify2);
   if (!verified.ok) {
-    return refuse3("bad_signature", `checkpoint of ${unverified.origin}: ${verified.reason}`);
+    return refuse4("bad_signature", `checkpoint of ${unverified.origin}: ${verified.reason}`);
   }
   const checkpoint = parseCheckpointText(verified.text);
   const problems = verified.verifiedBy.map(
     (noteKey) => keyCoverageProblem(checkpointKeyOf(keys[noteKeys.indexOf(noteKey)]), checkpoint.size)
   );
   if (!problems.includes(null)) {
-    return refuse3(
+    return refuse4(
       "bad_signature",
       `checkpoint of ${checkpoint.origin}: ${problems.filter((p) => p !== null).join("; ")}`
     );
@@ -27916,19 +29530,19 @@ function beginWitnessStep(input) {
   const checkpoint = latest.checkpoint;
   if (!previous) return { ok: true, checkpoint, previous, prove: null, outcome: "first" };
   if (checkpoint.origin !== previous.origin) {
-    return refuse3(
+    return refuse4(
       "other_origin",
       `the checkpoint is of ${checkpoint.origin}, the witness follows ${previous.origin}`
     );
   }
   if (checkpoint.size < previous.size) {
-    return refuse3(
+    return refuse4(
       "rollback",
       `rollback: the log now signs ${describe(checkpoint)}, smaller than the kept ${describe(previous)}`
     );
   }
   if (checkpoint.size === previous.size) {
-    return sameRoot(checkpoint.root, previous.root) ? { ok: true, checkpoint, previous, prove: null, outcome: "unchanged" } : refuse3(
+    return sameRoot(checkpoint.root, previous.root) ? { ok: true, checkpoint, previous, prove: null, outcome: "unchanged" } : refuse4(
       "fork",
       `fork: two signed checkpoints of size ${checkpoint.size} with different roots: kept ${rootHex(previous.root)}, now ${rootHex(checkpoint.root)}`
     );
@@ -27958,7 +29572,7 @@ function completeWitnessStep(step, proof, hash) {
   if (!step.prove || !step.previous) return step;
   const { previous, checkpoint } = step;
   if (!proof || !verifyConsistency(previous.size, checkpoint.size, proof, previous.root, checkpoint.root, hash)) {
-    return refuse3(
+    return refuse4(
       "inconsistent",
       `fork: the log cannot prove ${describe(checkpoint)} extends the kept ${describe(previous)}: the consistency proof ${proof ? "does not verify" : "is malformed"}`
     );
@@ -28081,6 +29695,7 @@ function readInputs(get, mask, env) {
     ),
     witnessState: get("witness-state") ? inWorkspace(get("witness-state")) : null,
     attestation: oneOf2("attestation", get("attestation") || "false", ["true", "false"]) === "true",
+    witnessPolicy: get("witness-policy") ? inWorkspace(get("witness-policy")) : null,
     workspace
   };
   if (mode === "verify") {
@@ -28112,6 +29727,10 @@ function readInputs(get, mask, env) {
   if (mode !== "simulate" && !inputs.publicKey && !apiUrl)
     throw new ActionFailure(
       "no key to verify with: give public-key, or api-url to fetch the key (pinned with key-fingerprint)"
+    );
+  if (inputs.witnessPolicy && !inputs.witnessState)
+    throw new ActionFailure(
+      "input witness-policy needs witness-state: the policy judges the witnessed checkpoint"
     );
   if (inputs.witnessState) {
     if (!apiUrl) throw new ActionFailure("input witness-state needs api-url: the log to witness");
@@ -28433,7 +30052,7 @@ async function witnessCheckpoint(apiUrl, statePath, keys, http) {
     );
   }
   if (report.ok && report.outcome !== "unchanged") writeState(statePath, res.text);
-  return report;
+  return { ...report, note: res.text };
 }
 
 // action/src/attestation.ts
@@ -28576,10 +30195,11 @@ async function runWith(inputs, deps) {
     deps.info("simulate: svc signs and stores nothing, so there is nothing to verify");
   }
   const witnessProblems = [];
-  let witnessed = null;
+  let witnessed2 = null;
+  let quorum = null;
   if (inputs.witnessState && trust) {
     try {
-      witnessed = await witnessCheckpoint(
+      witnessed2 = await witnessCheckpoint(
         inputs.apiUrl,
         inputs.witnessState,
         trust.checkpointKeys,
@@ -28589,15 +30209,32 @@ async function runWith(inputs, deps) {
       if (!(error2 instanceof ActionFailure)) throw error2;
       witnessProblems.push(`log witness failed: ${error2.message}`);
     }
-    if (witnessed?.ok) deps.info(`log witness: ${witnessed.reason}`);
-    else if (witnessed) {
+    if (witnessed2?.ok) {
+      deps.info(`log witness: ${witnessed2.reason}`);
+      if (inputs.witnessPolicy) {
+        try {
+          quorum = judgeWitnesses(
+            witnessed2.note,
+            readWitnessPolicy(inputs.witnessPolicy),
+            Math.floor(Date.now() / 1e3) + 600
+          );
+        } catch (error2) {
+          if (!(error2 instanceof ActionFailure)) throw error2;
+          witnessProblems.push(error2.message);
+        }
+        for (const w of quorum?.report?.witnesses ?? [])
+          deps.info(`log witness ${w.name} (${w.kind}): ${w.cosigned ? "cosigned" : "missing"}`);
+        if (quorum?.ok) deps.info(`log witness quorum: ${quorum.reason}`);
+        else if (quorum) witnessProblems.push(`log witness quorum NOT MET: ${quorum.reason}`);
+      }
+    } else if (witnessed2) {
       witnessProblems.push(
-        `log witness REFUSED (${witnessed.outcome}): ${witnessed.reason}; ${inputs.witnessState} was left as it was`
+        `log witness REFUSED (${witnessed2.outcome}): ${witnessed2.reason}; ${inputs.witnessState} was left as it was`
       );
-      if (witnessed.kept) deps.info(`kept checkpoint (${inputs.witnessState}):
-${witnessed.kept}`);
-      if (witnessed.checkpoint) deps.info(`refused checkpoint:
-${witnessed.checkpoint}`);
+      if (witnessed2.kept) deps.info(`kept checkpoint (${inputs.witnessState}):
+${witnessed2.kept}`);
+      if (witnessed2.checkpoint) deps.info(`refused checkpoint:
+${witnessed2.checkpoint}`);
     }
   }
   const valid = verification !== null && verification.valid && problems.length === 0 && witnessProblems.length === 0;
@@ -28638,10 +30275,11 @@ ${witnessed.checkpoint}`);
     }
   }
   deps.setOutput("attestation-path", attestationPath);
-  const accepted = witnessed?.ok ? witnessed : null;
-  deps.setOutput("log-witness", witnessed?.outcome ?? "");
+  const accepted = witnessed2?.ok ? witnessed2 : null;
+  deps.setOutput("log-witness", witnessed2?.outcome ?? "");
   deps.setOutput("log-size", accepted ? String(accepted.size) : "");
   deps.setOutput("log-root", accepted?.root ?? "");
+  deps.setOutput("log-quorum", quorum ? quorum.ok ? "met" : "not_met" : "");
   const decided = readable && verdict === "ESCALATED" && trust && verification ? await dispositionOf(inputs, deps, receipt, verification, trust, problems) : null;
   if (readable && verdict !== "ESCALATED" && (inputs.dispositionFile || inputs.fetchDisposition))
     deps.info(
@@ -28667,7 +30305,7 @@ ${witnessed.checkpoint}`);
       key,
       problems: [...problems, ...witnessProblems, ...gate ? [gate] : []],
       warning: warning2,
-      witness: witnessed,
+      witness: witnessed2,
       witnessState: inputs.witnessState,
       disposition: decided?.note ?? null
     })
@@ -28691,8 +30329,8 @@ async function dispositionOf(inputs, deps, parent, parentResult, trust, problems
       throw new ActionFailure(`cannot read ${where}: ${error2.message}`);
     }
   } else if (inputs.fetchDisposition) {
-    const id = str(parent.receipt_id) ?? "";
-    const url = `${inputs.apiUrl}/v1/receipts/${encodeURIComponent(id)}/disposition`;
+    const id2 = str(parent.receipt_id) ?? "";
+    const url = `${inputs.apiUrl}/v1/receipts/${encodeURIComponent(id2)}/disposition`;
     where = `the disposition served at ${url}`;
     const res = await callSvc(
       url,
@@ -28700,7 +30338,7 @@ async function dispositionOf(inputs, deps, parent, parentResult, trust, problems
       deps.http
     );
     if (res.status === 404) {
-      deps.info(`svc: receipt ${id} is ESCALATED and has no disposition yet`);
+      deps.info(`svc: receipt ${id2} is ESCALATED and has no disposition yet`);
       return null;
     }
     if (res.status !== 200)
@@ -28764,6 +30402,20 @@ function writeReceipt(workspace, receiptId, receipt, mode) {
   writeFileSync3(path, `${JSON.stringify(receipt, null, 2)}
 `);
   return path;
+}
+function readWitnessPolicy(path) {
+  let text;
+  try {
+    text = readFileSync4(path, "utf8");
+  } catch (error2) {
+    throw new ActionFailure(`cannot read witness-policy ${path}: ${error2.message}`);
+  }
+  try {
+    return parseTlogPolicy(text);
+  } catch (error2) {
+    if (isVerifyError(error2)) throw new ActionFailure(`witness-policy ${path}: ${error2.message}`);
+    throw error2;
+  }
 }
 
 // action/src/index.ts

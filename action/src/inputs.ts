@@ -46,6 +46,8 @@ export interface ActionInputs {
   attestation?: boolean;
   /** Absolute path of `witness-state`: witness svc's log and keep its checkpoint there. */
   witnessState: string | null;
+  /** Absolute path of `witness-policy`: the C2SP tlog-policy whose quorum must cosign. */
+  witnessPolicy?: string | null;
   /** Where relative paths resolve and the receipt is written: GITHUB_WORKSPACE. */
   workspace: string;
 }
@@ -137,6 +139,7 @@ export function readInputs(
     ),
     witnessState: get('witness-state') ? inWorkspace(get('witness-state')) : null,
     attestation: oneOf('attestation', get('attestation') || 'false', ['true', 'false']) === 'true',
+    witnessPolicy: get('witness-policy') ? inWorkspace(get('witness-policy')) : null,
     workspace,
   };
 
@@ -177,6 +180,10 @@ export function readInputs(
     );
   // A witness trusts a checkpoint only under a key pinned out of band: a key fetched from the
   // log it watches would let that log sign any history.
+  if (inputs.witnessPolicy && !inputs.witnessState)
+    throw new ActionFailure(
+      'input witness-policy needs witness-state: the policy judges the witnessed checkpoint',
+    );
   if (inputs.witnessState) {
     if (!apiUrl) throw new ActionFailure('input witness-state needs api-url: the log to witness');
     if (!inputs.publicKey && !inputs.keyFingerprint)

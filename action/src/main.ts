@@ -5,15 +5,19 @@ import {
   hashCanonical,
   isObject,
   isVerifyError,
+  judgeWitnesses,
   parentEvidenceOf,
+  parseTlogPolicy,
   parseReceiptInput,
   proceeds,
   RECEIPT_ID_PATTERN,
   submitterLabel,
   type VerifyExpectations,
   verifyOffline,
+  type TlogPolicy,
   type VerifyResult,
   type WitnessReport,
+  type WitnessVerdict,
 } from '@svc/verify';
 import { buildClaim, type WorkflowContext } from './claim.js';
 import { ActionFailure } from './failure.js';
@@ -206,7 +210,8 @@ export async function runWith(inputs: ActionInputs, deps: ActionDeps): Promise<O
   }
 
   const witnessProblems: string[] = [];
-  let witnessed: WitnessReport | null = null;
+  let witnessed: (WitnessReport & { note: string }) | null = null;
+  let quorum: WitnessVerdict | null = null;
   if (inputs.witnessState && trust) {
     try {
       witnessed = await witnessCheckpoint(
@@ -219,8 +224,26 @@ export async function runWith(inputs: ActionInputs, deps: ActionDeps): Promise<O
       if (!(error instanceof ActionFailure)) throw error;
       witnessProblems.push(`log witness failed: ${error.message}`);
     }
-    if (witnessed?.ok) deps.info(`log witness: ${witnessed.reason}`);
-    else if (witnessed) {
+    if (witnessed?.ok) {
+      deps.info(`log witness: ${witnessed.reason}`);
+      if (inputs.witnessPolicy) {
+        try {
+          // Cosignatures dated up to 10 minutes ahead are a witness's clock, not a forgery.
+          quorum = judgeWitnesses(
+            witnessed.note,
+            readWitnessPolicy(inputs.witnessPolicy),
+            Math.floor(Date.now() / 1000) + 600,
+          );
+        } catch (error) {
+          if (!(error instanceof ActionFailure)) throw error;
+          witnessProblems.push(error.message);
+        }
+        for (const w of quorum?.report?.witnesses ?? [])
+          deps.info(`log witness ${w.name} (${w.kind}): ${w.cosigned ? 'cosigned' : 'missing'}`);
+        if (quorum?.ok) deps.info(`log witness quorum: ${quorum.reason}`);
+        else if (quorum) witnessProblems.push(`log witness quorum NOT MET: ${quorum.reason}`);
+      }
+    } else if (witnessed) {
       witnessProblems.push(
         `log witness REFUSED (${witnessed.outcome}): ${witnessed.reason}; ${inputs.witnessState} was left as it was`,
       );
@@ -284,6 +307,7 @@ export async function runWith(inputs: ActionInputs, deps: ActionDeps): Promise<O
   deps.setOutput('log-witness', witnessed?.outcome ?? '');
   deps.setOutput('log-size', accepted ? String(accepted.size) : '');
   deps.setOutput('log-root', accepted?.root ?? '');
+  deps.setOutput('log-quorum', quorum ? (quorum.ok ? 'met' : 'not_met') : '');
 
   // An escalation decided by a human: the gate judges the verified disposition's verdict.
   const decided =
@@ -454,4 +478,20 @@ function writeReceipt(
   const path = join(dir, `${mode === 'simulate' ? 'simulated-' : ''}${name}.json`);
   writeFileSync(path, `${JSON.stringify(receipt, null, 2)}\n`);
   return path;
+}
+
+/** The C2SP tlog-policy of `witness-policy`; a file that cannot be read or parsed fails the step. */
+function readWitnessPolicy(path: string): TlogPolicy {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ActionFailure(`cannot read witness-policy ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return parseTlogPolicy(text);
+  } catch (error) {
+    if (isVerifyError(error)) throw new ActionFailure(`witness-policy ${path}: ${error.message}`);
+    throw error;
+  }
 }

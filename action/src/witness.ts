@@ -39,7 +39,7 @@ export async function witnessCheckpoint(
   statePath: string,
   keys: Uint8Array[],
   http: HttpDeps,
-): Promise<WitnessReport> {
+): Promise<WitnessReport & { note: string }> {
   const kept = readState(statePath);
   const res = await callSvc(`${apiUrl}/v1/log/checkpoint`, { method: 'GET' }, http);
   if (res.status !== 200) throw new ActionFailure(describeFailure(res, 'the checkpoint request'));
@@ -71,5 +71,6 @@ export async function witnessCheckpoint(
     );
   }
   if (report.ok && report.outcome !== 'unchanged') writeState(statePath, res.text);
-  return report;
+  // The checkpoint as served, cosignatures included, for a witness-policy to judge.
+  return { ...report, note: res.text };
 }

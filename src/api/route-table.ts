@@ -45,6 +45,11 @@ interface JsonResponse<R extends z.ZodType> {
   status: number;
   description: string;
   schema: R;
+  /**
+   * Another representation the handler sends itself when the client asks for it (content
+   * negotiation): documented beside the JSON one.
+   */
+  alternative?: { contentType: string; text: z.ZodType };
 }
 interface EmptyResponse {
   status: 204;
@@ -342,7 +347,12 @@ export function registerRoutes(
         ? {
             description: response.description,
             headers,
-            content: { 'application/json': { schema: response.schema } },
+            content: {
+              'application/json': { schema: response.schema },
+              ...(response.alternative
+                ? { [response.alternative.contentType]: { schema: response.alternative.text } }
+                : {}),
+            },
           }
         : 'text' in response
           ? {

@@ -54,10 +54,13 @@ Usage:
   svc policy test <policy> <cases.yml>          evaluate test cases against a policy file, a
                                                 .github/svc.yml or a built-in policy, offline;
                                                 PASS/FAIL per case (svc policy test --help)
-  svc log export <dir>                          write the newest stored checkpoint and every
+  svc log export <dir> [--receipts]             write the newest stored checkpoint and every
                                                 tile and entry bundle of its size as static
                                                 files (C2SP tlog-tiles paths) under <dir>;
-                                                again later, it writes only what is new
+                                                again later, it writes only what is new.
+                                                --receipts: also every receipt of it as
+                                                receipts/<id>.json beside its C2SP
+                                                receipts/<id>.tlog-proof
   svc signing-key list                          the server's signing keys: status, sequences
   svc signing-key rotate [--new-key-file <pem>] make a new key current from the next sequence;
                                                 the old key signs the transition and retires.
@@ -302,20 +305,25 @@ async function policyCommands(store: Store, args: string[], out: Out): Promise<n
   }
 }
 
-function checkLogArgs(args: string[]): string {
-  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true });
+function checkLogArgs(args: string[]): { dir: string; receipts: boolean } {
+  const { positionals, values } = parseArgs({
+    args,
+    options: { receipts: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  });
   const [command, dir, ...rest] = positionals;
   if (command !== 'export') return usage(`unknown log command "${command ?? ''}"`);
   if (!dir) return usage('log export needs a directory');
   if (rest.length > 0) return usage('too many arguments');
-  return dir;
+  return { dir, receipts: values.receipts ?? false };
 }
 
 async function logCommands(store: Store, args: string[], out: Out): Promise<number> {
-  const dir = checkLogArgs(args);
-  const done = await exportLog(store, dir);
+  const { dir, receipts } = checkLogArgs(args);
+  const done = await exportLog(store, dir, { receipts });
   out(
-    `${done.origin} at size ${done.size}: ${done.written} file(s) written, ${done.skipped} full tile(s) already there; checkpoint in ${done.checkpointPath}`,
+    `${done.origin} at size ${done.size}: ${done.written} file(s) written, ${done.skipped} full tile(s) already there; checkpoint in ${done.checkpointPath}${receipts ? `; ${done.receipts} receipt(s) with their .tlog-proof in ${dir}/receipts` : ''}`,
   );
   return 0;
 }

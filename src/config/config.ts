@@ -220,6 +220,7 @@ const envSchema = z.object({
   SVC_JOB_RETENTION_DAYS: retentionDays.default(7),
   SVC_CHECKPOINT_INTERVAL: timeoutSeconds.default(1000),
   SVC_WITNESSES: witnesses.default([]),
+  SVC_WITNESS_MIN_INTERVAL: timeoutSeconds.default(60_000),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   SVC_KEY_ENCRYPTION_SECRET: secret32.optional(),
   SVC_KEY_ENCRYPTION_SECRET_FILE: z.string().optional(),
@@ -282,6 +283,8 @@ export interface Config {
   checkpointIntervalMs: number;
   /** The witnesses each new checkpoint is sent to for a cosignature. */
   witnesses: WitnessConfig[];
+  /** The least time between two checkpoints sent to one witness (public witnesses admit ~1/min). */
+  witnessMinIntervalMs: number;
   /** SVC_LOG_ORIGIN as set: an existing ledger's origin must equal it. */
   logOriginSetting?: string;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -370,6 +373,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobRetentionMs: Math.round(e.SVC_JOB_RETENTION_DAYS * 24 * 60 * 60 * 1000),
     checkpointIntervalMs: e.SVC_CHECKPOINT_INTERVAL,
     witnesses: e.SVC_WITNESSES,
+    witnessMinIntervalMs: e.SVC_WITNESS_MIN_INTERVAL,
     logOriginSetting: e.SVC_LOG_ORIGIN,
     logLevel: e.LOG_LEVEL,
     keyEncryptionSecret: e.SVC_KEY_ENCRYPTION_SECRET,

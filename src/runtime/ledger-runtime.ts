@@ -272,6 +272,7 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
           tree: store.tree,
           witnesses: config.witnesses ?? [],
           intervalMs: config.checkpointIntervalMs ?? 1_000,
+          witnessMinIntervalMs: config.witnessMinIntervalMs ?? 60_000,
           clock,
           logger,
         });

@@ -19,5 +19,6 @@ export type RuntimeConfig = Pick<
       | 'agentApprovalTtlMs'
       | 'agentStoreInputs'
       | 'checkpointIntervalMs'
+      | 'witnessMinIntervalMs'
     >
   >;

@@ -15,6 +15,8 @@ export function startWriterDuties(deps: {
   tree: LogTreeStore;
   witnesses: readonly Witness[];
   intervalMs: number;
+  /** The least time between two checkpoints sent to one witness. */
+  witnessMinIntervalMs?: number;
   clock: Clock;
   logger: Logger;
 }): () => void {
@@ -24,6 +26,7 @@ export function startWriterDuties(deps: {
     tree: deps.tree,
     witnesses: deps.witnesses,
     clock: deps.clock,
+    minIntervalMs: deps.witnessMinIntervalMs,
   });
   const cosign = () =>
     cosigning.cosignLatest().then((outcomes) => {

@@ -7,6 +7,8 @@ import {
   encodeEntryBundle,
   encodeHashTile,
   entryRange,
+  formatTlogProof,
+  fromBase64,
   HASH_SIZE,
   type HashBytes,
   type HashCoordinate,
@@ -276,6 +278,54 @@ export class TransparencyLog {
       inclusion: proof.map(base64),
       checkpoint: checkpoint ? (await this.served(checkpoint)).note : null,
     };
+  }
+
+  /**
+   * The C2SP tlog-proof@v1 text of a receipt (contract §14): its index, its inclusion proof and
+   * the served checkpoint (with the witnesses' cosignatures) of the tree of `size` leaves,
+   * default the best-witnessed checkpoint holding the leaf (else the newest). A size no
+   * checkpoint was made at has nothing signed to prove against.
+   */
+  async tlogProof(receiptId: string, size?: number, leafIndex?: number): Promise<string> {
+    const index = leafIndex ?? (await this.deps.tree.leafIndexOf(receiptId));
+    if (index === null) throw new SvcError('not_found', `Receipt ${receiptId} not found`);
+    const answer = await this.inclusion(
+      receiptId,
+      size ?? (await this.witnessedSize(index)),
+      index,
+    );
+    if (answer.checkpoint === null)
+      throw new SvcError(
+        'not_found',
+        `No checkpoint of size ${answer.tree_size} was made: a tlog-proof holds a signed checkpoint, so give the size of one (GET /v1/log/checkpoint) or none for the newest`,
+      );
+    return formatTlogProof({
+      extra: null,
+      index: answer.leaf_index,
+      proof: answer.inclusion.map((hash) => fromBase64(hash)!),
+      checkpoint: answer.checkpoint,
+    });
+  }
+
+  /**
+   * The stored checkpoint a tlog-proof of leaf `index` is best made against: witnesses are
+   * sent a checkpoint at most every SVC_WITNESS_MIN_INTERVAL, so the newest one is often not
+   * cosigned yet. Of the sizes the configured witnesses last cosigned that hold the leaf, the
+   * one cosigned by the most (the larger on a tie); undefined (the newest) when none does.
+   */
+  private async witnessedSize(index: number): Promise<number | undefined> {
+    const sizes = new Set<number>();
+    for (const name of this.deps.witnesses ?? []) {
+      const size = await this.deps.tree.lastCosignedSize(name);
+      if (size !== null && size > index) sizes.add(size);
+    }
+    let best: { size: number; count: number } | undefined;
+    for (const size of sizes) {
+      const count = (await this.deps.tree.cosignaturesOf(size)).length;
+      if (!best || count > best.count || (count === best.count && size > best.size))
+        best = { size, count };
+    }
+    return best?.size;
   }
 
   /** The root of the tree of `size` leaves (1 to the current size), or null beyond it. */

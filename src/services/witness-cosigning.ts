@@ -115,6 +115,8 @@ export class WitnessCosigning {
   private readonly known = new Map<string, number>();
   /** The checkpoint size each witness was last sent. */
   private readonly attempted = new Map<string, number>();
+  /** When (clock ms) each witness was last sent a checkpoint. */
+  private readonly sentAt = new Map<string, number>();
   private running = false;
 
   constructor(
@@ -125,6 +127,13 @@ export class WitnessCosigning {
       clock: Clock;
       post?: WitnessPost;
       timeoutMs?: number;
+      /**
+       * The least time between two checkpoints sent to one witness (SVC_WITNESS_MIN_INTERVAL):
+       * public witness networks admit about one a minute per log. Checkpoints are still made
+       * as often as before; a witness is sent the newest one once the interval has passed.
+       * Default 0: every new checkpoint.
+       */
+      minIntervalMs?: number;
     },
   ) {
     this.witnesses = deps.witnesses.map((witness) => {
@@ -137,8 +146,9 @@ export class WitnessCosigning {
   }
 
   /**
-   * Sends the newest stored checkpoint to every witness not yet sent that size. A round still
-   * running (a slow witness) makes this call do nothing: the next one sends the newest then.
+   * Sends the newest stored checkpoint to every witness not yet sent that size and not sent
+   * one within `minIntervalMs`. A round still running (a slow witness) makes this call do
+   * nothing: the next one sends the newest then.
    */
   async cosignLatest(): Promise<CosignOutcome[]> {
     if (this.running || this.witnesses.length === 0) return [];
@@ -146,10 +156,19 @@ export class WitnessCosigning {
     try {
       const checkpoint = await this.deps.log.latestCheckpoint();
       if (!checkpoint) return [];
-      const due = this.witnesses.filter(
-        (w) => this.attempted.get(w.witness.name) !== checkpoint.size,
-      );
-      for (const w of due) this.attempted.set(w.witness.name, checkpoint.size);
+      const now = this.deps.clock.now();
+      const interval = this.deps.minIntervalMs ?? 0;
+      const due = this.witnesses.filter((w) => {
+        const last = this.sentAt.get(w.witness.name);
+        return (
+          this.attempted.get(w.witness.name) !== checkpoint.size &&
+          (last === undefined || now - last >= interval)
+        );
+      });
+      for (const w of due) {
+        this.attempted.set(w.witness.name, checkpoint.size);
+        this.sentAt.set(w.witness.name, now);
+      }
       return await Promise.all(due.map((w) => this.cosignOne(w.witness, w.key, checkpoint)));
     } finally {
       this.running = false;

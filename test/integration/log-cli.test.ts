@@ -3,6 +3,7 @@ import {
   cpSync,
   existsSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -20,6 +21,7 @@ import { readLeaves, signCheckpoint, writeLogDir } from '../support/log-dir.js';
 import { runNode } from '../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.js';
 import { startScriptedServer, type ScriptedServer } from '../support/scripted-server.js';
+import { logVkey } from '../support/tlog-witnesses.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -228,6 +230,36 @@ describe('the log commands: export, witness, ledger audit', () => {
       run = await verify('ledger', '--help');
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('svc-verify ledger — audit the whole ledger');
+    });
+
+    it('svc log export --receipts writes each receipt beside its .tlog-proof, which verifies offline', async () => {
+      const run = await svc('log', 'export', path('with-receipts'), '--receipts');
+      expect(run.code).toBe(0);
+      const size = readCheckpointNote(readFileSync(path('with-receipts/checkpoint'), 'utf8'))!.size;
+      expect(run.stdout).toContain(`; ${size} receipt(s) with their .tlog-proof in `);
+      const files = readdirSync(path('with-receipts/receipts')).sort();
+      expect(files).toHaveLength(2 * size);
+      const last = files.at(-1)!.replace(/\.tlog-proof$/, '');
+      const proof = readFileSync(path(`with-receipts/receipts/${last}.tlog-proof`), 'utf8');
+      expect(proof.split('\n').slice(0, 2)).toEqual([
+        'c2sp.org/tlog-proof@v1',
+        `index ${(JSON.parse(readFileSync(path(`with-receipts/receipts/${last}.json`), 'utf8')) as Json).chain.sequence - 1}`,
+      ]);
+      writeFileSync(
+        path('svc.tlog-policy'),
+        `log ${logVkey(ORIGIN, readFileSync(keyPath, 'utf8'))}\nquorum none\n`,
+      );
+      const checked = await verify(
+        path(`with-receipts/receipts/${last}.json`),
+        '--proof',
+        path(`with-receipts/receipts/${last}.tlog-proof`),
+        '--policy',
+        path('svc.tlog-policy'),
+      );
+      expect(checked.code).toBe(0);
+      expect(checked.stdout).toMatch(/^PASS\s+inclusion$/m);
+      const typo = await svc('log', 'export', path('typo'), '--recipts');
+      expect(typo.code).toBe(2);
     });
 
     it('svc log export has help, and refuses a missing directory argument', async () => {

@@ -56,6 +56,7 @@ it('cosigns checkpoints from the timer, logs an unreachable witness at warn, and
     SVC_LOG_ORIGIN: ORIGIN,
     SVC_SIGNING_KEY: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
     SVC_CHECKPOINT_INTERVAL: '0.2',
+    SVC_WITNESS_MIN_INTERVAL: '0.1',
     SVC_WITNESSES: JSON.stringify([
       { vkey: good.vkey, url: good.url },
       { vkey: downVkey, url: `http://127.0.0.1:${await freePort()}/w` },

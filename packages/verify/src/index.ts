@@ -20,4 +20,7 @@ export * from './tlog/merkle.js';
 export * from './tlog/note.js';
 export * from './tlog/receipt-inclusion.js';
 export * from './tlog/tiles.js';
+export * from './tlog/tlog-policy.js';
+export * from './tlog/tlog-proof.js';
 export * from './tlog/witness.js';
+export * from './tlog/witness-key.js';

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { parseTilePath, tilePath, TILE_WIDTH, type Tile } from '@svc/verify';
+import { parseTilePath, tilePath, TILE_WIDTH, TLOG_PROOF_MEDIA_TYPE, type Tile } from '@svc/verify';
 import { z } from 'zod';
 import { SvcError } from '../../core/errors.js';
 import type { ReadScope } from '../../ports/ledger-queries.js';
@@ -195,18 +195,33 @@ export function logRoutes(
       tag,
       summary: 'Proof that a receipt is in the ledger',
       description:
-        'An RFC 9162 inclusion proof of the receipt (leaf chain.sequence - 1, leaf data the preimage of chain.receipt_hash) in the tree of the newest checkpoint, or of size, with that checkpoint as GET /v1/log/checkpoint serves it (with the witnesses’ cosignatures). While reads are private, of the caller’s own receipts only (another account’s is 404, as an unknown one).',
+        'An RFC 9162 inclusion proof of the receipt (leaf chain.sequence - 1, leaf data the preimage of chain.receipt_hash) in the tree of the newest checkpoint, or of size, with that checkpoint as GET /v1/log/checkpoint serves it (with the witnesses’ cosignatures). As JSON, or as a C2SP tlog-proof@v1 file (?format=tlog-proof, or Accept: text/x-tlog-proof): the index, the proof hashes, an empty line and the checkpoint, which svc-verify --proof checks offline with a C2SP tlog-policy. While reads are private, of the caller’s own receipts only (another account’s is 404, as an unknown one).',
       access: 'read',
       params: receiptParams,
       query: proofQuery,
-      response: { status: 200, description: 'The proof.', schema: inclusionSchema },
+      response: {
+        status: 200,
+        description:
+          'The proof: JSON by default; the C2SP tlog-proof@v1 text with ?format=tlog-proof or Accept: text/x-tlog-proof (404 when size names a tree no checkpoint was made of).',
+        schema: inclusionSchema,
+        alternative: { contentType: TLOG_PROOF_MEDIA_TYPE, text: textSchema },
+      },
       errors: [404],
-      handle: async ({ params, query, res }) => {
+      handle: async ({ params, query, req, res }) => {
         const scope = readScopeOf(res, options.publicReads);
         // Another account's receipt answers as one that does not exist: no existence oracle.
         if (scope !== undefined && !(await options.holds(params.id, scope)))
           throw new SvcError('not_found', `Receipt ${params.id} not found`);
-        return log.inclusion(params.id, query.size);
+        // The query wins; else the Accept header, JSON first (so */* and no header stay JSON).
+        res.vary('Accept');
+        const format =
+          query.format ??
+          (req.accepts(['application/json', TLOG_PROOF_MEDIA_TYPE]) === TLOG_PROOF_MEDIA_TYPE
+            ? 'tlog-proof'
+            : 'json');
+        if (format === 'json') return log.inclusion(params.id, query.size);
+        const text = await log.tlogProof(params.id, query.size);
+        res.type(`${TLOG_PROOF_MEDIA_TYPE}; charset=utf-8`).send(text);
       },
     }),
   ];

@@ -17,6 +17,10 @@ export const proofQuery = z.strictObject({
   size: treeSize(
     'Prove inclusion in the tree of this size (default: the newest checkpoint). Its checkpoint is returned when one of that size was made.',
   ).optional(),
+  format: z.enum(['json', 'tlog-proof']).optional().meta({
+    description:
+      'tlog-proof answers the C2SP tlog-proof@v1 text (as Accept: text/x-tlog-proof does); json, the default, the JSON proof.',
+  }),
 });
 
 export const consistencyQuery = z.strictObject({

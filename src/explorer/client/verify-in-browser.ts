@@ -5,6 +5,7 @@ import {
   decisionOf,
   followServedHistory,
   isObject,
+  judgeWitnesses,
   keyFromHistory,
   offlineInclusionEvidence,
   parseFingerprint,
@@ -12,6 +13,7 @@ import {
   parseKeyHistory,
   parsePublicKeyPem,
   parseReceiptInput,
+  parseTlogPolicy,
   parseTrustedCheckpoint,
   publishedChainStart,
   verifyReceipt,
@@ -20,6 +22,7 @@ import {
   type PublicKey,
   type TrustedKey,
   type VerifyResult,
+  type WitnessVerdict,
 } from '@svc/verify';
 
 export interface BrowserVerification {
@@ -28,6 +31,8 @@ export interface BrowserVerification {
   /** The key the receipt was checked against, and how it came to be trusted. */
   key: PublicKey;
   trust: string;
+  /** With a tlog-policy: which of its witnesses cosigned the proof's checkpoint, and the quorum. */
+  witnesses?: WitnessVerdict;
 }
 
 type Json = Record<string, unknown>;
@@ -79,8 +84,11 @@ export async function verifyInBrowser(input: {
   mode: 'pin' | 'history';
   fingerprint: string;
   checkpointText: string;
+  /** A C2SP tlog-policy the proof's checkpoint must satisfy; empty for none. */
+  policyText?: string;
 }): Promise<BrowserVerification> {
   const { receipt } = parseReceiptInput(input.receiptText);
+  const policy = input.policyText?.trim() ? parseTlogPolicy(input.policyText) : undefined;
   const trustedCheckpoint = input.checkpointText.trim()
     ? parseTrustedCheckpoint(input.checkpointText.trim())
     : undefined;
@@ -139,7 +147,18 @@ export async function verifyInBrowser(input: {
     inclusion,
     parent: await parentOf(receipt),
   });
-  return { result, decision: decisionOf(receipt, result), key, trust };
+  // The witnesses of the proof's checkpoint under the policy: part of validity when asked for.
+  const checkpoint =
+    isObject(proof) && typeof proof.checkpoint === 'string' ? proof.checkpoint : null;
+  const witnesses = !policy
+    ? undefined
+    : checkpoint === null
+      ? { ok: false, reason: 'the ledger has no checkpoint of this receipt to judge', report: null }
+      : // No bound on cosignature times here: tlog-cosignature lets verifiers refuse future
+        // ones but does not require it, and the explorer takes no clock of its own.
+        judgeWitnesses(checkpoint, policy);
+  const judged = witnesses ? { ...result, valid: result.valid && witnesses.ok } : result;
+  return { result: judged, decision: decisionOf(receipt, judged), key, trust, witnesses };
 }
 
 /**

@@ -15,6 +15,14 @@ function resultView(v: BrowserVerification): Html {
     </p>
     <p>Checked against key <code class="hash">${v.key.keyId}</code>: ${v.trust}.</p>
     <p>${decision.proceed ? 'Go ahead' : 'Do not go ahead'}: ${decision.reason}.</p>
+    ${
+      v.witnesses
+        ? html`<p id="verify-quorum" data-met="${String(v.witnesses.ok)}">
+            Witnesses: ${v.witnesses.ok ? 'quorum met' : 'quorum NOT met'}
+            ${badge(v.witnesses.ok ? 'PASS' : 'FAIL')} (${v.witnesses.reason}).
+          </p>`
+        : ''
+    }
     <table>
       <caption>
         Each check, as svc-verify reports it
@@ -64,6 +72,7 @@ export function setUpVerifyPanel(root: ParentNode): void {
       mode: data.get('trust') === 'history' ? 'history' : 'pin',
       fingerprint: String(data.get('fingerprint') ?? ''),
       checkpointText: String(data.get('checkpoint') ?? ''),
+      policyText: String(data.get('policy') ?? ''),
     })
       .then(
         (v) => (out.innerHTML = resultView(v).text),

@@ -70,6 +70,20 @@ ${JSON.stringify(receipt, null, 2)}</textarea>
           tree.</small
         >
       </div>
+      <div class="field">
+        <label for="witness-policy">A C2SP tlog-policy (optional)</label>
+        <textarea
+          id="witness-policy"
+          name="policy"
+          rows="4"
+          spellcheck="false"
+          aria-describedby="policy-hint"
+        ></textarea>
+        <small id="policy-hint"
+          >The log and witness keys you trust (<code>svc-verify policy init</code> writes one): the
+          proof's checkpoint must then be cosigned by its quorum of witnesses.</small
+        >
+      </div>
       <div class="actions"><button type="submit">Verify in this browser</button></div>
     </form>
     <div id="verify-result" role="status" aria-live="polite"></div>

@@ -62,6 +62,7 @@ describe('action/action.yml', () => {
       'attestation-path',
       'disposition',
       'disposition-receipt-id',
+      'log-quorum',
       'log-root',
       'log-size',
       'log-witness',

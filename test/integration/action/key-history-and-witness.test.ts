@@ -13,6 +13,7 @@ import { signCheckpoint } from '../../support/log-dir.js';
 import { runAction } from './run-action.js';
 import { forgedPrefixHistory, resignReceipt } from '../../support/forged-key.js';
 import { startScriptedServer, type ScriptedServer } from '../../support/scripted-server.js';
+import { ed25519Witness, logVkey } from '../../support/tlog-witnesses.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -323,6 +324,71 @@ describe('the bundled Action, key history and log witness', () => {
       expect(run.code).toBe(1);
       expect(run.errors[0]).toContain('svc log witness REFUSED (bad_signature): ');
       expect(run.outputs).toMatchObject({ valid: 'false', 'log-witness': 'bad_signature' });
+      expect(readFileSync(state(), 'utf8')).toBe(kept);
+    });
+
+    it('with witness-policy, judges the quorum of the C2SP tlog-policy over the accepted checkpoint', async () => {
+      const witnessA = ed25519Witness('a.example/witness', 11);
+      const stranger = ed25519Witness('stranger.example/witness', 12);
+      const kept = readFileSync(state(), 'utf8');
+      // The kept checkpoint as a log would serve it once witness A has cosigned it.
+      const body = kept.slice(0, kept.indexOf('\n\n') + 1);
+      fake.routes = { '/v1/log/checkpoint': { body: kept + witnessA.line(body) } };
+      const log = `log ${logVkey(ORIGIN, newKey.publicKeyPem)}`;
+      const run = (policy: string) =>
+        runAction(
+          {
+            'api-url': fake.url,
+            mode: 'verify',
+            'receipt-file': 'new.json',
+            'public-key': newKey.publicKeyPem,
+            'witness-state': state(),
+            'witness-policy': 'svc.tlog-policy',
+            'fail-on': 'never',
+          },
+          { files: { 'new.json': newReceipt, 'svc.tlog-policy': policy } },
+        );
+      let result = await run(`${log}\nwitness A ${witnessA.vkey}\nquorum A\n`);
+      expect(result.errors).toEqual([]);
+      expect(result.outputs).toMatchObject({
+        'log-witness': 'unchanged',
+        'log-quorum': 'met',
+        valid: 'true',
+      });
+      expect(result.stdout).toContain('log witness A (cosignature/v1): cosigned');
+      expect(result.stdout).toContain('log witness quorum: quorum A met: cosigned by A');
+
+      result = await run(`${log}\nwitness S ${stranger.vkey}\nquorum S\n`);
+      expect(result.code).toBe(1);
+      expect(result.errors[0]).toContain(
+        `svc log witness quorum NOT MET: quorum S NOT met: cosigned by no witness of the policy; ignored: ${witnessA.name} (not in the policy)`,
+      );
+      expect(result.outputs).toMatchObject({ 'log-quorum': 'not_met', valid: 'false' });
+
+      // The checkpoint is not signed by the policy's log.
+      result = await run(`log ${logVkey(ORIGIN, oldKey.publicKeyPem)}\nquorum none\n`);
+      expect(result.code).toBe(1);
+      expect(result.errors[0]).toContain('is not signed by a log of the policy');
+
+      result = await run('quorum none\nwitnesses all\n');
+      expect(result.code).toBe(1);
+      expect(result.errors[0]).toContain('tlog-policy line 2: unknown line "witnesses"');
+      expect(result.outputs).toMatchObject({ valid: 'false', 'log-quorum': '' });
+
+      const without = await runAction(
+        {
+          'api-url': after.url,
+          mode: 'verify',
+          'receipt-file': 'new.json',
+          'public-key': newKey.publicKeyPem,
+          'witness-policy': 'svc.tlog-policy',
+        },
+        { files: { 'new.json': newReceipt, 'svc.tlog-policy': 'quorum none\n' } },
+      );
+      expect(without.code).toBe(1);
+      expect(without.errors[0]).toBe(
+        'input witness-policy needs witness-state: the policy judges the witnessed checkpoint',
+      );
       expect(readFileSync(state(), 'utf8')).toBe(kept);
     });
 

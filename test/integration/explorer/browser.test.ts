@@ -14,6 +14,7 @@ import {
 } from '../../support/browser.js';
 import { buildTestApp, ManualClock, newServerKey } from '../../support/harness.js';
 import { newKey, signupReviewer } from '../../support/api.js';
+import { ed25519Witness, logVkey } from '../../support/tlog-witnesses.js';
 import { mergeAction, validClaim } from '../../support/claims.js';
 import {
   APP_ID,
@@ -42,6 +43,7 @@ describe('the ledger explorer in a browser', () => {
   let base: string;
   let browser: { context: BrowserContext; close(): Promise<void> };
   let keyId: string;
+  let serverPem: string;
   let detailsUrl: string;
   const ids: string[] = [];
 
@@ -53,6 +55,7 @@ describe('the ledger explorer in a browser', () => {
     stop = listening.close;
     const serverKey = newServerKey();
     keyId = serverKey.keyId;
+    serverPem = serverKey.publicKeyPem;
     const store = openSqliteStore(':memory:');
     // A published key history, as a started service has one.
     await new SigningKeyService({
@@ -205,6 +208,31 @@ describe('the ledger explorer in a browser', () => {
     await page.getByLabel('Key fingerprint (sha256:…)').fill(`sha256:${'0'.repeat(64)}`);
     await page.getByRole('button', { name: 'Verify in this browser' }).click();
     await page.locator('#verify-outcome', { hasText: 'not in the history' }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('judges the witnesses of the proof against a C2SP tlog-policy the reader gives', async () => {
+    const { page, errors } = await open(`/explorer/receipts/${ids[1]}`);
+    await page.getByLabel('Key fingerprint (sha256:…)').fill(keyId);
+    const policy = page.getByLabel('A C2SP tlog-policy (optional)');
+    const origin = (await request(t.app).get('/v1/log/checkpoint')).text.split('\n')[0]!;
+    const log = `log ${logVkey(origin, serverPem)}`;
+    await policy.fill(`${log}\nquorum none\n`);
+    expect(await verify(page)).toMatchObject({ valid: 'true', inclusion: 'PASS' });
+    expect(await page.locator('#verify-quorum').getAttribute('data-met')).toBe('true');
+    // A witness this log has none of: the quorum is not met, so the receipt is not valid here.
+    const stranger = ed25519Witness('stranger.example/witness', 21);
+    await policy.fill(`${log}\nwitness S ${stranger.vkey}\nquorum S\n`);
+    expect(await verify(page)).toMatchObject({ valid: 'false', inclusion: 'PASS' });
+    expect(await page.locator('#verify-quorum').textContent()).toContain(
+      'quorum S NOT met: cosigned by no witness of the policy',
+    );
+    await policy.fill('quorum none\nwitnesses all\n');
+    await page.getByRole('button', { name: 'Verify in this browser' }).click();
+    await page
+      .locator('#verify-outcome', { hasText: 'tlog-policy line 2: unknown line "witnesses"' })
+      .waitFor();
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -101,6 +101,9 @@ const readTileFrom =
   (tile: Tile): Promise<Uint8Array | null> =>
     'url' in source ? get(source, tilePath(tile)) : readLocal(join(source.dir, tilePath(tile)));
 
+/** The newest signed checkpoint an svc serves, as text (unverified). */
+export const fetchCheckpoint = (url: string): Promise<string> => readCheckpoint({ url });
+
 export type WitnessResult = WitnessReport;
 
 /** One witness run: read the state, fetch, verify, prove, replace the state. */
@@ -109,7 +112,7 @@ export async function witness(options: {
   url: string;
   /** The pinned key, or the keys of the history followed from the pin. */
   keys: LogKey[];
-}): Promise<WitnessResult> {
+}): Promise<WitnessResult & { note: string }> {
   let kept: string | null = null;
   try {
     kept = await readFile(options.state, 'utf8');
@@ -143,7 +146,8 @@ export async function witness(options: {
     );
   }
   if (result.ok && result.outcome !== 'unchanged') await writeAtomically(options.state, latest);
-  return result;
+  // The note fetched, cosignatures included, for a caller that judges its witnesses.
+  return { ...result, note: latest };
 }
 
 export interface LedgerResult extends LedgerAuditReport {
@@ -157,7 +161,10 @@ export async function auditSource(options: {
   /** The pinned key, or the keys of the history followed from the pin. */
   keys: LogKey[];
   onProgress?: (done: number, total: number) => void;
-}): Promise<LedgerResult | { ok: false; outcome: 'bad_signature' | 'malformed'; reason: string }> {
+}): Promise<
+  | (LedgerResult & { note: string })
+  | { ok: false; outcome: 'bad_signature' | 'malformed'; reason: string }
+> {
   const note = await readCheckpoint(options.source);
   const verify = createNativeStrictVerify();
   const verified = verifySignedCheckpoint(note, options.keys, verify);
@@ -175,6 +182,7 @@ export async function auditSource(options: {
   const seconds = (performance.now() - started) / 1000;
   return {
     ...report,
+    note,
     root: rootHex(verified.checkpoint.root),
     receipts_per_second: seconds > 0 ? Math.round(report.size / seconds) : report.size,
   };

@@ -19,6 +19,7 @@ import {
 import {
   parseFingerprint,
   parsePublicKeyPem,
+  publicKeyFromRaw,
   serverKeyUrl,
   type PublicKey,
 } from '../public-key.js';
@@ -36,9 +37,20 @@ import {
 } from '../key-history.js';
 import { parseStrictJson } from '../strict-json.js';
 import { parseInclusionProof, type InclusionEvidence } from '../tlog/receipt-inclusion.js';
+import { isTlogProofText, parseTlogProof, tlogProofAsInclusion } from '../tlog/tlog-proof.js';
+import { formatTlogPolicy, type TlogPolicy, type WitnessVerdict } from '../tlog/tlog-policy.js';
+import { parseWitnessVerifierKey } from '../tlog/witness-key.js';
+import { verifySignedCheckpoint } from '../tlog/witness.js';
+import { judgeNow, readPolicyFile, witnessLines } from './policy-file.js';
 import { submitterLabel, type ParentEvidence, type VerifyResult } from '../verify.js';
 import type { LogKey } from '../tlog/witness.js';
-import { auditSource, UnusableError, witness, type LedgerResult } from './log-audit.js';
+import {
+  auditSource,
+  fetchCheckpoint,
+  UnusableError,
+  witness,
+  type LedgerResult,
+} from './log-audit.js';
 import { progressBar } from '../node/progress.js';
 import { writeAtomically } from '../node/atomic-file.js';
 import { canonicalize } from '../canonical.js';
@@ -52,6 +64,8 @@ Usage:
   svc-verify <file | -> --key <pem-file>
   svc-verify <file | -> --fingerprint sha256:<hex> --key-url <url>
   svc-verify <file | -> --key <pem-file> --proof <proof.json> [--checkpoint <file>]
+  svc-verify <file | -> --proof <file.tlog-proof> --policy <tlog-policy> [--key ...]
+  svc-verify policy init --url <svc> [--fingerprint ...] [--witness <vkey> ...] [--out <file>]
   svc-verify witness --state <file> --url <svc> (--key ... | --fingerprint ... [--key-url ...])
   svc-verify ledger (--url <svc> | --dir <dir>) (--key ... | --fingerprint ... --key-url ...)
                     [--key-history <file>]
@@ -85,6 +99,18 @@ Usage:
                               the receipt's log (position.log), the proof's leaf is
                               chain.sequence - 1 and leads to the checkpoint's root. Without
                               --proof the inclusion check is SKIPPED
+                              A C2SP tlog-proof file (GET /v1/receipts/<id>/proof?format=
+                              tlog-proof, or <id>.tlog-proof from "svc log export
+                              --receipts") is read the same way: its index, proof lines and
+                              checkpoint
+  --policy <file>             a C2SP tlog-policy (see "svc-verify policy init"): the proof's
+                              checkpoint must be signed by one of its logs (when it lists
+                              any) and cosigned by its quorum of witnesses (Ed25519
+                              cosignature/v1 or ML-DSA-44 subtree/v1); cosignatures of other
+                              witnesses are ignored, one of a policy witness that does not
+                              verify is refused. Without --key and --fingerprint, the
+                              policy's log key of the receipt's log is the trusted key: a
+                              receipt, its .tlog-proof and the policy verify offline
   --parent <file>             for a disposition (the human decision on an ESCALATED receipt):
                               the parent receipt (or its evaluate response). It is verified
                               under the same trusted key(s), and parent_link checks that its
@@ -121,7 +147,9 @@ valid: one of --key or --fingerprint with --key-url is required.
 
 Exit codes: 0 valid, 1 not valid, 2 wrong usage or unusable input (unreadable file, not
 JSON, duplicate keys, unsafe integers, bad key, key fetch refused, a proof or checkpoint
-file of the wrong shape). With --require-proceed,
+file of the wrong shape, a policy file that breaks the tlog-policy format). With --policy, a
+quorum not met or a witness cosignature that does not verify is not valid (1). With
+--require-proceed,
 0 only when valid, ALLOWED and ACCEPTED; 1 otherwise, with the reason on standard error.`;
 
 /** The version of the package this file belongs to: the nearest package.json named @svc/verify. */
@@ -262,7 +290,14 @@ async function inclusionEvidence(
   if (values.proof === undefined) return undefined;
   const path = values.proof;
   const text = await readText(path, 'proof file');
-  const proof = attempt(`--proof ${path}`, () => parseStrictJson(text));
+  let proof: unknown;
+  // A C2SP tlog-proof file (GET /v1/receipts/<id>/proof?format=tlog-proof) or the JSON proof.
+  if (isTlogProofText(text)) {
+    const parsed = parseTlogProof(text);
+    if ('problem' in parsed)
+      return fail(`--proof ${path}: malformed tlog-proof: ${parsed.problem}`);
+    proof = tlogProofAsInclusion(parsed.proof);
+  } else proof = attempt(`--proof ${path}`, () => parseStrictJson(text));
   const shape = parseInclusionProof(proof);
   if ('problem' in shape) return fail(`--proof ${path}: malformed proof: ${shape.problem}`);
   let trusted;
@@ -273,6 +308,47 @@ async function inclusionEvidence(
     );
   }
   return offlineInclusionEvidence(receipt, proof, keys, trusted);
+}
+
+/** Whether any option names the key to trust (else a --policy's log keys are the trust). */
+const keyOptionGiven = (values: KeyValues): boolean =>
+  values.key !== undefined ||
+  values.fingerprint !== undefined ||
+  values['key-url'] !== undefined ||
+  values['key-history'] !== undefined;
+
+/**
+ * The receipt's keys from a policy's `log` lines of its log (position.log): the log key is the
+ * server key, which signs receipts and checkpoints alike. The receipt is checked under the one
+ * its attestation names; a receipt naming none of them fails its signature check.
+ */
+function keysFromPolicy(
+  receipt: Record<string, unknown>,
+  policy: TlogPolicy,
+  path: string,
+): { keys: PublicKey[]; key: PublicKey; keyRefusal?: string } {
+  const position = receipt.position as { log?: unknown } | undefined;
+  const origin = typeof position?.log === 'string' ? position.log : null;
+  if (origin === null)
+    return fail(
+      `--policy ${path} without --key: the receipt has no position.log, so no log key of the policy is its own`,
+    );
+  const keys = policy.logs
+    .filter((l) => l.key.name === origin)
+    .map((l) => attempt(`--policy ${path}`, () => publicKeyFromRaw(l.key.publicKey)));
+  if (keys.length === 0)
+    return fail(
+      `--policy ${path} lists no log key named ${JSON.stringify(origin)} (the receipt's log); give --key or a policy of this log`,
+    );
+  const named = attestationKeyIds(receipt);
+  const key = keys.find((k) => named.includes(k.keyId));
+  return key
+    ? { keys, key }
+    : {
+        keys,
+        key: keys[0]!,
+        keyRefusal: `the receipt is signed by ${named.join(', ') || 'no key_id'}, not by a log key of the policy ${path}`,
+      };
 }
 
 async function trustedKey(values: KeyValues): Promise<PublicKey> {
@@ -341,6 +417,7 @@ function table(
   key: PublicKey,
   signers: string[],
   receipt: Record<string, unknown>,
+  witnesses?: WitnessVerdict,
 ): string {
   const included = result.checks.some((c) => c.name === 'inclusion' && c.status === 'PASS');
   // The decision first: a script author reading this must not mistake VALID for "go ahead".
@@ -373,10 +450,11 @@ function table(
   for (const c of result.checks)
     lines.push(`${c.status.padEnd(10)} ${c.name.padEnd(width)}  ${c.detail ?? ''}`.trimEnd());
   lines.push('');
+  if (witnesses) lines.push(...witnessLines(witnesses), '');
   if (!result.valid) lines.push('NOT VALID');
   else if (decision.proceed)
     lines.push(
-      `VALID: the signature verifies under the trusted key and no check failed (${included ? 'included in the log: the inclusion proof leads to a trusted checkpoint' : 'ledger not consulted'}); the signed verdict is ALLOWED and ACCEPTED`,
+      `VALID: the signature verifies under the trusted key and no check failed (${included ? `included in the log: the inclusion proof leads to a trusted checkpoint${witnesses ? ", the policy's witness quorum met" : ''}` : 'ledger not consulted'}); the signed verdict is ALLOWED and ACCEPTED`,
     );
   else
     lines.push(
@@ -423,6 +501,10 @@ that drops one of them (for a key the pin trusts) is refused, exit 2.
 
   --state <file>              the witness's state: the last accepted checkpoint
   --url <svc>                 the svc base URL
+  --policy <file>             a C2SP tlog-policy: also report which of its witnesses cosigned
+                              the checkpoint and whether its quorum is met (exit 1 when not;
+                              the state still advances, the log having proved itself
+                              consistent)
 ${KEY_HELP}
   --json                      print the outcome as one JSON object on standard output
 
@@ -431,7 +513,8 @@ evidence (printed with --json) that the log showed two histories.
 
 Exit codes: 0 accepted (first use, unchanged or consistent), 1 refused (fork: same size with
 another root or a consistency proof that does not verify; rollback: a smaller size; a bad
-signature; another origin), 2 wrong usage or unreachable service.`;
+signature; another origin) or, with --policy, the quorum not met or a policy witness's
+cosignature that does not verify, 2 wrong usage, unreachable service or a bad policy file.`;
 
 const LEDGER_HELP = `svc-verify ledger — audit the whole ledger against its newest checkpoint
 
@@ -458,13 +541,15 @@ It prints counts by signed verdict and admissibility.
                               the service has SVC_PUBLIC_READS=false, put an API key in the
                               SVC_API_KEY environment variable
   --dir <dir>                 a directory written by "svc log export" (or a copy of one)
+  --policy <file>             a C2SP tlog-policy: also report which of its witnesses cosigned
+                              the checkpoint and whether its quorum is met (exit 1 when not)
 ${KEY_HELP}
   --json                      print the report as one JSON object on standard output
 
 A progress bar is drawn on standard error when it is a terminal.
 
-Exit codes: 0 every check passed, 1 a check failed (the first failing leaves are named),
-2 wrong usage or unreachable source.`;
+Exit codes: 0 every check passed, 1 a check failed (the first failing leaves are named) or,
+with --policy, the quorum is not met, 2 wrong usage, unreachable source or a bad policy file.`;
 
 const keyOptions = {
   key: { type: 'string' },
@@ -514,7 +599,12 @@ async function keptRevocations(path: string): Promise<KeyRevocation[]> {
 async function witnessCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { ...keyOptions, state: { type: 'string' }, url: { type: 'string' } },
+    options: {
+      ...keyOptions,
+      state: { type: 'string' },
+      url: { type: 'string' },
+      policy: { type: 'string' },
+    },
     strict: true,
     allowPositionals: true,
   });
@@ -529,8 +619,12 @@ async function witnessCommand(args: string[]): Promise<number> {
   // later history that drops one is refused.
   const revocationsFile = `${values.state}.revocations`;
   const kept = await keptRevocations(revocationsFile);
+  const policy = values.policy === undefined ? undefined : await readPolicyFile(values.policy);
   const keys = await logKeys(values, values.url, kept);
-  const result = await witness({ state: values.state, url: values.url, keys });
+  const { note, ...report } = await witness({ state: values.state, url: values.url, keys });
+  // The quorum of the policy over the checkpoint fetched; only an accepted one is judged.
+  const witnesses = policy && report.ok ? judgeNow(note, policy) : undefined;
+  const result = witnesses ? { ...report, witnesses } : report;
   if (result.ok) {
     const seen = new Map(kept.map((r) => [canonicalize(r), r]));
     for (const key of keys)
@@ -540,9 +634,14 @@ async function witnessCommand(args: string[]): Promise<number> {
       await writeAtomically(revocationsFile, `${JSON.stringify([...seen.values()], null, 2)}\n`);
   }
   if (values.json) console.log(JSON.stringify(result, null, 2));
-  else if (result.ok) console.log(result.reason);
+  else if (result.ok)
+    console.log([result.reason, ...(witnesses ? witnessLines(witnesses) : [])].join('\n'));
   if (!result.ok) {
     console.error(`svc-verify witness: REFUSED (${result.outcome}): ${result.reason}`);
+    return 1;
+  }
+  if (witnesses && !witnesses.ok) {
+    console.error(`svc-verify witness: QUORUM NOT MET: ${witnesses.reason}`);
     return 1;
   }
   return 0;
@@ -587,7 +686,12 @@ function ledgerTable(result: LedgerResult, followed: boolean): string {
 async function ledgerCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { ...keyOptions, url: { type: 'string' }, dir: { type: 'string' } },
+    options: {
+      ...keyOptions,
+      url: { type: 'string' },
+      dir: { type: 'string' },
+      policy: { type: 'string' },
+    },
     strict: true,
     allowPositionals: true,
   });
@@ -598,6 +702,7 @@ async function ledgerCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) return fail(`ledger: unexpected argument ${positionals[0]}`);
   if ((values.url === undefined) === (values.dir === undefined))
     return fail('ledger needs one of --url <svc> or --dir <exported dir>');
+  const policy = values.policy === undefined ? undefined : await readPolicyFile(values.policy);
   const keys = await logKeys(values, values.url);
   const apiKey = process.env.SVC_API_KEY || undefined;
   const bar = progressBar('auditing');
@@ -613,7 +718,15 @@ async function ledgerCommand(args: string[]): Promise<number> {
     return 1;
   }
   const followed = keys.some((key) => !ArrayBuffer.isView(key));
-  console.log(values.json ? JSON.stringify(result, null, 2) : ledgerTable(result, followed));
+  const { note, ...audit } = result;
+  const witnesses = policy ? judgeNow(note, policy) : undefined;
+  console.log(
+    values.json
+      ? JSON.stringify(witnesses ? { ...audit, witnesses } : audit, null, 2)
+      : [ledgerTable(audit, followed), ...(witnesses ? witnessLines(witnesses) : [])].join('\n'),
+  );
+  if (witnesses && !witnesses.ok)
+    console.error(`svc-verify ledger: QUORUM NOT MET: ${witnesses.reason}`);
   if (!result.ok) {
     const first = result.failures[0];
     console.error(
@@ -621,7 +734,7 @@ async function ledgerCommand(args: string[]): Promise<number> {
     );
     return 1;
   }
-  return 0;
+  return witnesses && !witnesses.ok ? 1 : 0;
 }
 
 const ATTESTATION_HELP = `svc-verify attestation — check a receipt's in-toto attestation offline
@@ -697,10 +810,137 @@ async function attestationCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+const POLICY_HELP = `svc-verify policy init — write a C2SP tlog-policy file for an svc ledger
+
+Usage:
+  svc-verify policy init --url <svc> [--fingerprint sha256:<hex> ...] [--witness <vkey> ...]
+                         [--quorum all|any|<k>|none] [--out <file>]
+  svc-verify policy init --url <svc> --key <pem-file> [--witness <vkey> ...] [--out <file>]
+
+Reads the service's newest checkpoint (<svc>/v1/log/checkpoint) for its log origin and writes
+a policy (C2SP tlog-policy) with one "log" line per checkpoint key: the keys of the key
+history followed from --fingerprint (or --key), each current or retired key once (a revoked
+key is left out), or, with neither, the service's current key as it serves it (trust on first
+use: the file then says so, and the key must be checked through another channel, such as the
+operator or the fingerprint published where you found the service). Each --witness adds a
+"witness" line (a cosigner vkey, type 0x04 Ed25519 or 0x06 ML-DSA-44, named by its key name,
+as the witness publishes it), and the quorum is --quorum of them: all (the default), any, a
+number k, or none; with no witness, quorum none. "svc-verify <receipt> --proof <file>
+--policy <file>" then verifies offline.
+
+Options:
+  --url <svc>         the svc base URL
+  --witness <vkey>    a witness's cosigner verifier key (repeatable)
+  --quorum <q>        how many of the witnesses must cosign: all, any, k or none
+  --out <file>        write the policy there (atomically) instead of standard output
+${KEY_HELP}
+
+Exit codes: 0 written, 2 wrong usage, an unreachable service, a checkpoint that does not
+verify under the key, or a witness vkey that is not one.`;
+
+async function policyCommand(args: string[]): Promise<number> {
+  if (args[0] !== 'init' && args[0] !== '--help')
+    return fail(`policy: unknown command ${JSON.stringify(args[0] ?? '')}: use "policy init"`);
+  const { values, positionals } = parseArgs({
+    args: args[0] === 'init' ? args.slice(1) : args,
+    options: {
+      ...keyOptions,
+      url: { type: 'string' },
+      witness: { type: 'string', multiple: true },
+      quorum: { type: 'string' },
+      out: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    console.log(POLICY_HELP);
+    return 0;
+  }
+  if (positionals.length > 0) return fail(`policy init: unexpected argument ${positionals[0]}`);
+  if (values.url === undefined) return fail('policy init needs --url <svc base URL>');
+  const witnesses = (values.witness ?? []).map((vkey, i) => {
+    const key = parseWitnessVerifierKey(vkey);
+    if (!key)
+      return fail(
+        `--witness ${i + 1}: not a cosigner vkey <name>+<key ID>+<base64(0x04 or 0x06 ‖ key)> with a matching key ID`,
+      );
+    return { name: key.name, key, url: null };
+  });
+  const names = witnesses.map((w) => w.name);
+  if (new Set(names).size !== names.length) return fail('--witness: a witness is named twice');
+  const quorum = values.quorum ?? (witnesses.length === 0 ? 'none' : 'all');
+  if (!/^(?:all|any|none|[1-9][0-9]{0,3})$/.test(quorum))
+    return fail('--quorum is all, any, none or a number of witnesses');
+  if (quorum !== 'none' && witnesses.length === 0)
+    return fail(`--quorum ${quorum} needs witnesses: give --witness <vkey>`);
+  if (/^[0-9]/.test(quorum) && Number(quorum) > witnesses.length)
+    return fail(`--quorum ${quorum} is more than the ${witnesses.length} witness(es) given`);
+  // The keys: followed from a pin, or (trust on first use) the one the service serves now.
+  const pinnedByUser = keyOptionGiven(values);
+  let served: PublicKey | undefined;
+  let keys: LogKey[];
+  if (pinnedByUser) keys = await logKeys(values, values.url);
+  else {
+    const pem = await fetchKey(values.url);
+    served = attempt(`key from ${values.url}`, () => parsePublicKeyPem(pem));
+    keys = [served.raw];
+  }
+  const note = await fetchCheckpoint(values.url);
+  const checked = verifySignedCheckpoint(note, keys);
+  if (!checked.ok)
+    return fail(`the checkpoint of ${values.url} does not verify under the key: ${checked.reason}`);
+  const origin = checked.checkpoint.origin;
+  const logs: TlogPolicy['logs'] = [];
+  for (const key of keys) {
+    // A revoked key's checkpoints are not all trustworthy, and a policy cannot say which are.
+    if (!ArrayBuffer.isView(key) && key.record.status === 'revoked') continue;
+    const raw = ArrayBuffer.isView(key) ? key : key.raw;
+    if (!logs.some((l) => l.key.publicKey.every((b, i) => b === raw[i])))
+      logs.push({ key: { name: origin, publicKey: raw }, url: null });
+  }
+  const groups: TlogPolicy['groups'] = [];
+  let quorumName = 'none';
+  if (quorum !== 'none' && witnesses.length === 1) quorumName = witnesses[0]!.name;
+  else if (quorum !== 'none') {
+    quorumName = 'witnesses';
+    if (names.includes(quorumName)) return fail('a witness is named "witnesses", the group name');
+    const threshold = quorum === 'all' ? witnesses.length : quorum === 'any' ? 1 : Number(quorum);
+    groups.push({ name: quorumName, threshold, members: names });
+  }
+  const comments = [
+    `C2SP tlog-policy for ${origin}, written by svc-verify policy init from ${values.url}`,
+    `on ${new Date().toISOString()}.`,
+    ...(served
+      ? [
+          `The log key was fetched from ${values.url} and trusted on first use: CHECK ITS`,
+          `FINGERPRINT ${served.keyId}`,
+          'through another channel (the operator, where the service is documented) before',
+          'relying on this policy, or write it again with --fingerprint.',
+        ]
+      : [`The log keys are those the pinned key reaches through ${origin}'s signed key history.`]),
+    ...(witnesses.length > 0
+      ? ['The witness keys were given on the command line: check each with its operator.']
+      : []),
+  ];
+  const text = formatTlogPolicy({ logs, witnesses, groups, quorum: quorumName }, comments);
+  if (values.out === undefined) process.stdout.write(text);
+  else {
+    await writeAtomically(values.out, text);
+    console.error(`svc-verify policy init: wrote ${values.out}`);
+  }
+  if (served)
+    console.error(
+      `svc-verify policy init: the log key ${served.keyId} was trusted on first use: check this fingerprint through another channel before relying on the policy`,
+    );
+  return 0;
+}
+
 async function main(args: string[]): Promise<number> {
   if (args[0] === 'witness') return witnessCommand(args.slice(1));
   if (args[0] === 'attestation') return attestationCommand(args.slice(1));
   if (args[0] === 'ledger') return ledgerCommand(args.slice(1));
+  if (args[0] === 'policy') return policyCommand(args.slice(1));
   const { values, positionals } = parseArgs({
     args,
     options: {
@@ -711,6 +951,7 @@ async function main(args: string[]): Promise<number> {
       'known-history': { type: 'string' },
       proof: { type: 'string' },
       checkpoint: { type: 'string' },
+      policy: { type: 'string' },
       parent: { type: 'string' },
       'expect-policy': { type: 'string' },
       'expect-config-hash': { type: 'string' },
@@ -744,21 +985,44 @@ async function main(args: string[]): Promise<number> {
       reviewer: values['expect-reviewer'],
     }),
   );
-  const history = await trustedHistory(values);
-  const pinned = history === null ? await trustedKey(values) : undefined;
+  if (values.policy !== undefined && values.proof === undefined)
+    return fail("--policy needs --proof: it judges the witnesses of the proof's checkpoint");
+  const policy = values.policy === undefined ? undefined : await readPolicyFile(values.policy);
+  const fromPolicy = policy !== undefined && !keyOptionGiven(values);
+  const history = fromPolicy ? null : await trustedHistory(values);
   const text = await readText(positionals[0]!, 'receipt file');
   const { receipt } = attempt('receipt', () => parseReceiptInput(text));
+  const policyKeys = fromPolicy ? keysFromPolicy(receipt, policy, values.policy!) : undefined;
+  const pinned = history !== null ? undefined : (policyKeys?.key ?? (await trustedKey(values)));
   // With a history, the key the receipt names among those the pin reaches by signed transitions.
-  const { key, keyRefusal } = history ? keyFromHistory(receipt, history) : { key: pinned! };
-  const inclusion = await inclusionEvidence(receipt, values, history ?? [pinned!]);
+  const { key, keyRefusal } = history
+    ? keyFromHistory(receipt, history)
+    : { key: pinned!, keyRefusal: policyKeys?.keyRefusal };
+  const inclusion = await inclusionEvidence(
+    receipt,
+    values,
+    history ?? policyKeys?.keys ?? [pinned!],
+  );
   const parent = await parentEvidence(values.parent, history, pinned);
-  const result = verifyOffline(receipt, key, expect, keyRefusal, inclusion, parent);
+  const verified = verifyOffline(receipt, key, expect, keyRefusal, inclusion, parent);
+  // The witnesses of the proof's checkpoint, under the policy: part of validity when asked for.
+  const witnesses: WitnessVerdict | undefined =
+    policy &&
+    inclusion &&
+    typeof (inclusion.proof as { checkpoint?: unknown }).checkpoint === 'string'
+      ? judgeNow((inclusion.proof as { checkpoint: string }).checkpoint, policy)
+      : policy
+        ? { ok: false, reason: 'the proof has no checkpoint to judge', report: null }
+        : undefined;
+  const result = witnesses
+    ? { ...verified, valid: verified.valid && witnesses.ok, witnesses }
+    : verified;
   const decision = decisionOf(receipt, result);
   // In --json mode standard output is the JSON document and nothing else; notes go to stderr.
   console.log(
     values.json
       ? JSON.stringify(result, null, 2)
-      : table(result, decision, key, attestationKeyIds(receipt), receipt),
+      : table(result, decision, key, attestationKeyIds(receipt), receipt, witnesses),
   );
   if (!result.valid) return 1;
   if (values['require-proceed'] && !decision.proceed) {
