@@ -64,6 +64,9 @@ Usage:
                                                 then it signs nothing (docs/OPERATIONS.md)
   svc signing-key revoke <key_id> --from-sequence <N>
                                                 the key's receipts from N fail verification
+  svc mcp-gateway --config <file>               an MCP server in front of the MCP servers the
+                                                file names, every tool call decided by svc
+                                                (svc mcp-gateway --help, docs/MCP-GATEWAY.md)
   svc --help                                    this text
   svc --version                                 the version of svc
 
@@ -317,6 +320,17 @@ async function logCommands(store: Store, args: string[], out: Out): Promise<numb
 }
 
 async function main(argv: string[]): Promise<number> {
+  // An MCP server on stdio, talking to svc over HTTP: no store, its own --help. Loaded only
+  // here, so the other commands never load the MCP SDK.
+  if (argv[0] === 'mcp-gateway') {
+    const { GatewayUsageError, runMcpGateway } = await import('./mcp-gateway/main.js');
+    try {
+      return await runMcpGateway(argv.slice(1), process.env);
+    } catch (error) {
+      if (error instanceof GatewayUsageError) usage(error.message);
+      throw error;
+    }
+  }
   // Files only: no store is opened, and the subcommands answer their own --help.
   if (argv[0] === 'policy') {
     return policyFileCommands(
