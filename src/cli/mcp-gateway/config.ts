@@ -36,12 +36,7 @@ const serverSchema = z.union([stdioServer, httpServer], {
 
 const configSchema = z.object({
   mcpServers: z
-    .record(
-      z.string().regex(SERVER_NAME, {
-        error: 'a server name is 1-64 letters, digits, - and _, without "__"',
-      }),
-      serverSchema,
-    )
+    .record(z.string(), serverSchema)
     .refine((servers) => Object.keys(servers).length > 0, { error: 'names no server' })
     .refine((servers) => Object.keys(servers).length <= 64, { error: 'at most 64 servers' }),
 });
@@ -76,6 +71,12 @@ export function parseGatewayConfig(text: string, source = 'the config'): Gateway
   }
   const servers = new Map<string, UpstreamSpec>();
   for (const [name, spec] of Object.entries(parsed.data.mcpServers)) {
+    // Checked here, not by the record's key schema, whose error does not say what is wrong.
+    if (!SERVER_NAME.test(name)) {
+      throw new GatewayConfigError(
+        `${source}: mcpServers.${name.slice(0, 80)}: a server name is 1-64 letters, digits, - and _, without "__"`,
+      );
+    }
     servers.set(
       name,
       'command' in spec
