@@ -234,6 +234,9 @@ export class McpGateway {
     if (answer.decision !== 'allow') return refusal(answer);
 
     const progressToken = params._meta?.progressToken;
+    // Progress is relayed in order, and all of it before the result: a client drops progress
+    // that arrives after the response it belongs to.
+    let relayed = Promise.resolve();
     let result: CallToolResult;
     try {
       result = await upstream.callTool(inner, args, {
@@ -241,15 +244,19 @@ export class McpGateway {
         timeout: this.options.callTimeoutMs,
         ...(progressToken !== undefined && {
           resetTimeoutOnProgress: false,
-          onprogress: (progress) =>
-            void extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: { ...progress, progressToken },
-              })
-              .catch(() => undefined),
+          onprogress: (progress) => {
+            relayed = relayed
+              .then(() =>
+                extra.sendNotification({
+                  method: 'notifications/progress',
+                  params: { ...progress, progressToken },
+                }),
+              )
+              .catch(() => undefined);
+          },
         }),
       });
+      await relayed;
     } catch (error) {
       const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
       const problem = timedOut

@@ -310,6 +310,24 @@ describe('svc mcp-gateway in front of the reference MCP servers', () => {
     });
   });
 
+  it("passes the upstream's progress notifications of an allowed call to the client", async () => {
+    const before = (await ledgerState(live.t)).entries.length;
+    const progress: number[] = [];
+    const result = (await client.callTool(
+      {
+        name: 'everything__trigger-long-running-operation',
+        arguments: { duration: 0.4, steps: 2 },
+      },
+      undefined,
+      { onprogress: (p) => void progress.push(p.progress) },
+    )) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toContain('Long running operation completed');
+    expect(progress).toEqual([1, 2]);
+    // Its decision and its outcome.
+    await entriesWhen(before + 2);
+  });
+
   it('reports an upstream that hangs past the call timeout as a tool error, and stays up', async () => {
     const before = (await ledgerState(live.t)).entries.length;
     const started = Date.now();
@@ -387,6 +405,52 @@ describe('svc mcp-gateway when svc cannot decide', () => {
       expect(textOf(result)).toMatch(/svc answered HTTP 401/);
     } finally {
       await client.close();
+    }
+  }, 30_000);
+});
+
+describe('svc mcp-gateway in front of a streamable HTTP server', () => {
+  it('forwards an allowed call to a server given by its url', async () => {
+    const port = await freePort();
+    const server = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+      env: { ...getDefaultEnvironment(), PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const httpConfig = join(dir, 'http.json');
+    writeFileSync(
+      httpConfig,
+      JSON.stringify({ mcpServers: { remote: { url: `http://127.0.0.1:${port}/mcp` } } }),
+    );
+    let client: Client | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let log = '';
+        server.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          log += chunk;
+          if (log.includes('listening')) resolve();
+        });
+        server.on('exit', () => reject(new Error(`the HTTP server exited: ${log}`)));
+      });
+      client = new Client(CLIENT);
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [svcJs, 'mcp-gateway', '--config', httpConfig],
+          env: gatewayEnv(),
+          stderr: 'ignore',
+        }),
+      );
+      const result = (await client.callTool({
+        name: 'remote__echo',
+        arguments: { message: 'over http' },
+      })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      expect(textOf(result)).toBe('Echo: over http');
+      const { entries } = await ledgerState(live.t);
+      expect(entries.some((e) => JSON.stringify(e.claim).includes('mcp__remote__echo'))).toBe(true);
+    } finally {
+      await client?.close();
+      server.kill();
     }
   }, 30_000);
 });
