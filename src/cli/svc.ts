@@ -71,6 +71,9 @@ Usage:
   svc mcp                                       svc's MCP server on stdio, over the REST API
                                                 of the svc at SVC_URL with the key
                                                 SVC_API_KEY (svc mcp --help, docs/MCP.md)
+  svc mcp-gateway --config <file>               an MCP server in front of the MCP servers the
+                                                file names, every tool call decided by svc
+                                                (svc mcp-gateway --help, docs/MCP.md)
   svc --help                                    this text
   svc --version                                 the version of svc
 
@@ -329,6 +332,17 @@ async function logCommands(store: Store, args: string[], out: Out): Promise<numb
 }
 
 async function main(argv: string[]): Promise<number> {
+  // An MCP server on stdio, talking to svc over HTTP: no store, its own --help. Loaded only
+  // here, so the other commands never load the MCP SDK.
+  if (argv[0] === 'mcp-gateway') {
+    const { GatewayUsageError, runMcpGateway } = await import('./mcp-gateway/main.js');
+    try {
+      return await runMcpGateway(argv.slice(1), process.env);
+    } catch (error) {
+      if (error instanceof GatewayUsageError) usage(error.message);
+      throw error;
+    }
+  }
   // Files only: no store is opened, and the subcommands answer their own --help.
   if (argv[0] === 'policy') {
     return policyFileCommands(

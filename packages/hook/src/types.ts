@@ -1,5 +1,12 @@
 /** The harnesses whose hooks this package speaks, by the name their endpoint carries. */
-export const HARNESS_NAMES = ['claude-code', 'codex', 'cursor', 'gemini-cli', 'copilot'] as const;
+export const HARNESS_NAMES = [
+  'claude-code',
+  'codex',
+  'cursor',
+  'gemini-cli',
+  'copilot',
+  'mcp',
+] as const;
 export type HarnessName = (typeof HARNESS_NAMES)[number];
 
 /** What a hook event is about, whatever the harness calls it. */
@@ -20,8 +27,11 @@ export interface HookEvent {
   };
   /** What a post-tool event reports about the call that ran. */
   outcome?: { status: 'succeeded' | 'failed'; exit_code?: number; output?: unknown };
-  /** The agent, named as svc's claims name it: the harness. */
-  agent: HarnessName;
+  /**
+   * The agent, named as svc's claims name it: the harness; for svc's MCP gateway (`mcp`), the
+   * MCP client's name from its initialize request when it gave one.
+   */
+  agent: string;
   model?: string;
   transcript_path?: string;
   permission_mode?: string;

@@ -55,6 +55,7 @@ const PRE_TOOL: [string, string, (body: Json) => unknown][] = [
   ['gemini-cli', 'gemini-cli/before-tool.json', (b) => b.tool_input],
   ['cursor', 'cursor/before-shell-execution.json', () => undefined],
   ['copilot', 'copilot/pre-tool-use.json', (b) => JSON.parse(b.toolArgs as string)],
+  ['mcp', 'mcp/pre-tool-use.json', (b) => b.tool_input],
 ];
 
 describe('a pre-tool event of each harness', () => {

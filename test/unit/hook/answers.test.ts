@@ -26,6 +26,7 @@ const PRE_TOOL_EVENT: Record<HarnessName, string> = {
   cursor: 'beforeShellExecution',
   'gemini-cli': 'BeforeTool',
   copilot: 'preToolUse',
+  mcp: 'PreToolUse',
 };
 
 /** The decision an answer carries, whatever the harness calls it. */
@@ -41,6 +42,8 @@ function verb(harness: HarnessName, body: Record<string, unknown>): string | und
       return body['decision'] as string | undefined;
     case 'copilot':
       return body['permissionDecision'] as string | undefined;
+    case 'mcp':
+      return body['decision'] as string | undefined;
   }
 }
 
@@ -58,6 +61,7 @@ const EXPECTED: Record<HarnessName, { allow: string; escalatedAsk: string }> = {
   cursor: { allow: 'allow', escalatedAsk: 'ask' },
   'gemini-cli': { allow: 'allow', escalatedAsk: 'deny' },
   copilot: { allow: 'allow', escalatedAsk: 'deny' },
+  mcp: { allow: 'allow', escalatedAsk: 'deny' },
 };
 
 describe.each(HARNESS_NAMES)('the answers of %s', (harness) => {
@@ -115,7 +119,9 @@ describe.each(HARNESS_NAMES)('the answers of %s', (harness) => {
     const result = failOpen(harness, 'svc cannot be reached');
     validate(harness, result);
     expect(result.exit_code).toBe(0);
-    expect(verb(harness, result.body) ?? 'none').toBe(harness === 'cursor' ? 'allow' : 'none');
+    // Cursor and svc's MCP gateway have no permission flow of their own to fall back on.
+    const allows = harness === 'cursor' || harness === 'mcp';
+    expect(verb(harness, result.body) ?? 'none').toBe(allows ? 'allow' : 'none');
     expect(result.stderr).toContain('WARNING');
     expect(result.stderr).toContain('svc cannot be reached');
   });
@@ -161,6 +167,9 @@ describe('isAnswer, what svc-hook accepts from svc', () => {
     ['copilot', { permissionDecision: 'never' }],
     ['copilot', []],
     ['copilot', 'deny'],
+    ['mcp', { decision: 'ask' }],
+    ['mcp', { decision: 'deny', verdict: 'MAYBE' }],
+    ['mcp', { decision: 'deny', receipt_url: 7 }],
   ])('%s refuses %j', (harness, body) => {
     expect(harnessOf(harness).isAnswer(body)).toBe(false);
   });

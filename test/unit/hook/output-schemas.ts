@@ -102,12 +102,22 @@ const copilot = z
     message: 'a Copilot deny needs a permissionDecisionReason',
   });
 
+// svc's MCP gateway, packages/hook/src/harnesses/mcp.ts: the answer the gateway reads.
+const mcp = z.strictObject({
+  decision: z.enum(['allow', 'deny']),
+  verdict: z.enum(['ALLOWED', 'BLOCKED', 'ESCALATED']).optional(),
+  reason: z.string().min(1),
+  receipt_id: z.string().optional(),
+  receipt_url: z.string().optional(),
+});
+
 export const PRE_TOOL_OUTPUT: Record<HarnessName, z.ZodType> = {
   'claude-code': claudeCode,
   codex,
   cursor,
   'gemini-cli': geminiCli,
   copilot,
+  mcp,
 };
 
 /** What every harness accepts as "nothing to say" on a post-tool or session event. */

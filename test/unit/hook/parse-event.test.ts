@@ -373,6 +373,35 @@ const CASES: Array<[harness: string, file: string, expected: HookEvent]> = [
       agent: 'copilot',
     },
   ],
+  [
+    'mcp',
+    'pre-tool-use',
+    {
+      kind: 'pre_tool',
+      hook_event: 'PreToolUse',
+      session: { id: 'mcp-gw-5f0c2a9e-1b7d-4c61-9a3e-2f4b8d7c6e10', cwd: '/home/user/my-project' },
+      tool: { name: 'mcp__everything__echo', input: { message: 'hello' }, use_id: 'call-7d3f9b2a' },
+      agent: 'claude-code',
+    },
+  ],
+  [
+    'mcp',
+    'post-tool-use',
+    {
+      kind: 'post_tool',
+      hook_event: 'PostToolUse',
+      session: { id: 'mcp-gw-5f0c2a9e-1b7d-4c61-9a3e-2f4b8d7c6e10', cwd: '/home/user/my-project' },
+      tool: { name: 'mcp__everything__echo', input: { message: 'hello' }, use_id: 'call-7d3f9b2a' },
+      outcome: {
+        status: 'succeeded',
+        output: {
+          isError: false,
+          result_digest: 'sha256:3f1a6c0e1c9b2f7d8e4a5b6c7d8e9f00112233445566778899aabbccddeeff00',
+        },
+      },
+      agent: 'claude-code',
+    },
+  ],
 ];
 
 describe('parseEvent', () => {
@@ -496,6 +525,49 @@ describe('parseEvent refuses a bad body with an error that names the field', () 
     ],
   ])('%s: %s', (harness, _what, body, error) => {
     expect(parseEvent(harness, body)).toEqual({ ok: false, error });
+  });
+
+  it.each<[string, unknown, string]>([
+    [
+      'an event it does not define',
+      { hook_event_name: 'Notification' },
+      'hook_event_name must be one of PreToolUse, PostToolUse, SessionStart, SessionEnd',
+    ],
+    [
+      'a tool not named mcp__<server>__<tool>',
+      { tool_name: 'echo' },
+      'tool_name must be mcp__<server>__<tool>',
+    ],
+    [
+      'a server name holding __',
+      { tool_name: 'mcp____echo' },
+      'tool_name must be mcp__<server>__<tool>',
+    ],
+    ['arguments that are not an object', { tool_input: ['a'] }, 'tool_input must be a JSON object'],
+    [
+      'a non-boolean isError',
+      { hook_event_name: 'PostToolUse', tool_response: { isError: 'yes' } },
+      'tool_response.isError must be a boolean',
+    ],
+    [
+      'a malformed result digest',
+      { hook_event_name: 'PostToolUse', tool_response: { result_digest: 'md5:00' } },
+      'tool_response.result_digest must be sha256: and 64 hex digits',
+    ],
+  ])('mcp: %s', (_what, change, error) => {
+    const body = { ...(fixture('mcp', 'pre-tool-use') as object), ...(change as object) };
+    expect(parseEvent('mcp', body)).toEqual({ ok: false, error: `mcp hook event: ${error}` });
+  });
+
+  it('mcp: names the agent "mcp" when the client gave no name, and reads isError as a failure', () => {
+    const body = fixture('mcp', 'post-tool-use') as Record<string, unknown>;
+    delete body['agent'];
+    const result = parseEvent('mcp', { ...body, tool_response: { isError: true } });
+    expect(result.ok && result.event.agent).toBe('mcp');
+    expect(result.ok && result.event.outcome).toEqual({
+      status: 'failed',
+      output: { isError: true },
+    });
   });
 
   it('throws for a harness that does not exist: that is a misuse, not a bad body', () => {

@@ -3,6 +3,7 @@ import { codex } from './codex.js';
 import { copilot } from './copilot.js';
 import { cursor } from './cursor.js';
 import { geminiCli } from './gemini-cli.js';
+import { mcp } from './mcp.js';
 import type { Harness, HarnessName } from '../types.js';
 import { HARNESS_NAMES } from '../types.js';
 
@@ -13,6 +14,7 @@ export const HARNESSES: Readonly<Record<HarnessName, Harness>> = {
   cursor,
   'gemini-cli': geminiCli,
   copilot,
+  mcp,
 };
 
 export function isHarnessName(name: string): name is HarnessName {

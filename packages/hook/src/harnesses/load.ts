@@ -7,6 +7,7 @@ const LOADERS: Readonly<Record<HarnessName, () => Promise<Harness>>> = {
   cursor: () => import('./cursor.js').then((m) => m.cursor),
   'gemini-cli': () => import('./gemini-cli.js').then((m) => m.geminiCli),
   copilot: () => import('./copilot.js').then((m) => m.copilot),
+  mcp: () => import('./mcp.js').then((m) => m.mcp),
 };
 
 /** The harness of that (known) name, loaded on its own. */
