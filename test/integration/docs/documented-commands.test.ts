@@ -94,9 +94,8 @@ async function cloneWorkingTree(dir: string): Promise<string> {
       return false;
     }
     cpSync(join(ROOT, 'dist'), join(clone, 'dist'), { recursive: true });
-    cpSync(join(ROOT, 'packages/verify/dist'), join(clone, 'packages/verify/dist'), {
-      recursive: true,
-    });
+    for (const pkg of ['packages/verify/dist', 'packages/hook/dist'])
+      cpSync(join(ROOT, pkg), join(clone, pkg), { recursive: true });
     return true;
   });
   if (current) {
