@@ -3,6 +3,7 @@ import type { ProbotOctokit } from 'probot';
 import type { Clock } from '../ports/clock.js';
 import { GITHUB_DELIVERY_JOB, type JobQueue } from '../ports/job-queue.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { ClaimService } from '../services/claims.js';
 import type { DispositionService } from '../services/dispositions.js';
 import type { Metrics } from '../services/metrics.js';
@@ -19,6 +20,7 @@ export function registerGithubDeliveries(deps: {
   claims: ClaimService;
   dispositions: DispositionService;
   queries: LedgerQueries;
+  sessions: Pick<SessionStore, 'commitReports' | 'get'>;
   clock: Clock;
   logger: Logger;
   Octokit: typeof ProbotOctokit | undefined;
@@ -34,6 +36,7 @@ export function registerGithubDeliveries(deps: {
       claims: deps.claims,
       dispositions: deps.dispositions,
       queries: deps.queries,
+      sessions: deps.sessions,
       clock: deps.clock,
       baseUrl: config.baseUrl ?? 'http://localhost:3000',
       log: deps.logger,
