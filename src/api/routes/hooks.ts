@@ -7,9 +7,9 @@ import { apiKeySubmitter } from '../../services/claims.js';
 import { defineRoute, type RouteDef } from '../route-table.js';
 
 const hookParams = z.strictObject({
-  harness: z.enum(HARNESS_NAMES, {
-    error: `must be one of ${HARNESS_NAMES.join(', ')}`,
-  }),
+  harness: z
+    .enum(HARNESS_NAMES, { error: `must be one of ${HARNESS_NAMES.join(', ')}` })
+    .meta({ description: 'The agent harness whose hook event the body is.' }),
 });
 
 const hookQuery = z.strictObject({
