@@ -157,13 +157,13 @@ export const ruleRequirementsSchema = z
     source_types: z.array(z.enum(SOURCE_TYPES)).min(1).max(SOURCE_TYPES.length).optional().meta({
       description: 'Each type is among the admissible sources.',
     }),
-    agent_session: z.enum(AGENT_SESSION_REQUIREMENTS).optional().meta({
-      description:
-        "When the claim names an agent: each of the change's commits was reported by an agent-gate session (action.agent_sessions) that is covered (contract §12), without ran_without_allow; `covered_no_pending` also wants no ESCALATED decision left undecided. A claim without agent passes.",
-    }),
     never: z.literal(true).optional().meta({
       description:
         'Never holds: the rule fails whenever it applies (a deny with on_fail block, an ask with escalate).',
+    }),
+    agent_session: z.enum(AGENT_SESSION_REQUIREMENTS).optional().meta({
+      description:
+        "When the claim names an agent: each of the change's commits was reported by an agent-gate session (action.agent_sessions) that is covered (contract §12), without ran_without_allow; `covered_no_pending` also wants no ESCALATED decision left undecided. A claim without agent passes.",
     }),
     ...ruleThresholds,
   })
