@@ -162,6 +162,14 @@ describe('GitHub App: agent pull requests judged by their sessions', () => {
     // The linked page is the session's.
     const page = await request(t.app).get('/explorer/sessions/sess-good');
     expect(page.status).toBe(200);
+    expect(page.text).toContain(`HEAD after it <code>${HEAD}</code>`);
+    // The session's outcomes name the HEAD each call left, in the API too.
+    const read = await request(t.app).get('/v1/sessions/sess-good').set('X-API-Key', key);
+    expect(
+      (read.body.records as { kind: string; git_head: string | null }[])
+        .filter((r) => r.kind === 'outcome')
+        .map((r) => r.git_head),
+    ).toEqual([FIRST, FIRST, HEAD]);
   });
 
   it('fails a commit no session reported, naming it in the check run', async () => {
