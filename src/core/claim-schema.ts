@@ -14,6 +14,7 @@ import {
   SOURCE_TYPES,
 } from './claim-types.js';
 import { agentSessionSchema, toolCallSchema } from './agent/tool-call-schema.js';
+import { agentSessionFactsShape, gitHeadShape } from './agent/session-facts-schema.js';
 import { policyNameSchema } from './policies.js';
 import { policyConfigSchema } from './policy-config.js';
 
@@ -118,9 +119,13 @@ export const actionSchema = z
     tool: toolCallSchema.optional(),
     /** The agent's session the call belongs to (contract §12). */
     session: agentSessionSchema.optional(),
+    /** After the call, the HEAD of the session's repository (an outcome's claim; contract §12). */
+    ...gitHeadShape,
+    /** The agent sessions that made a change's commits (the `agent_session` requirement). */
+    ...agentSessionFactsShape,
   })
   .superRefine((action, ctx) => {
-    for (const key of ['tool', 'session'] as const) {
+    for (const key of ['tool', 'session', 'git_head'] as const) {
       if (action[key] !== undefined && action.action_type !== 'agent_execution') {
         ctx.addIssue({
           code: 'custom',

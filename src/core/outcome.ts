@@ -36,6 +36,12 @@ export interface OutcomeReport {
   status: OutcomeStatus;
   exit_code?: number;
   output_digest?: string;
+  /**
+   * The HEAD of the session's repository after the call, as the harness's hook read it: the
+   * outcome's claim carries it as `action.git_head`, which ties the commit to the session
+   * (docs/AGENTS.md, "Commits and sessions").
+   */
+  git_head?: string;
 }
 
 /** The decision an outcome reports on, as the ledger holds it, and whether it allowed the call. */
@@ -89,7 +95,10 @@ export function buildOutcomeParts(input: OutcomeInput): OutcomeParts {
     claim_id: outcomeClaimId(parentId, input.receiptId),
     entity: decision?.claim.entity ?? `session:${call.sessionId}`,
     claim: `Tool ${call.toolName} ${report.status}${report.exit_code === undefined ? '' : ` with exit code ${report.exit_code}`}`,
-    action: decision?.claim.action ?? noDecisionAction(call),
+    action: {
+      ...(decision?.claim.action ?? noDecisionAction(call)),
+      ...(report.git_head === undefined ? {} : { git_head: report.git_head }),
+    } as ClaimInput['action'],
     sources: [
       {
         id: call.toolUseId ?? 'outcome',

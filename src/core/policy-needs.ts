@@ -13,6 +13,8 @@ export interface PolicyNeeds {
   codeOwners: boolean;
   /** The check names a rule requires to have passed. */
   checks: string[];
+  /** Whether a rule asks for the agent sessions that made the change (`require.agent_session`). */
+  agentSessions: boolean;
 }
 
 /**
@@ -24,11 +26,13 @@ export function policyNeeds(config: PolicyConfig): PolicyNeeds {
   const teams = new Set<string>();
   const checks = new Set<string>();
   let codeOwners = false;
+  let agentSessions = false;
   for (const rule of config.rules ?? []) {
     const from = rule.require.approvals?.from;
     for (const team of from?.teams ?? []) teams.add(handle(team));
     if (from?.code_owners) codeOwners = true;
     for (const check of rule.require.checks ?? []) checks.add(check);
+    if (rule.require.agent_session) agentSessions = true;
   }
-  return { teams: [...teams].sort(), codeOwners, checks: [...checks].sort() };
+  return { teams: [...teams].sort(), codeOwners, checks: [...checks].sort(), agentSessions };
 }

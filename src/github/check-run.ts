@@ -1,6 +1,7 @@
 import { proceeds } from '@svc/verify';
 import { clipText } from '../core/text.js';
 import type { EvaluateResponse } from '../services/claims.js';
+import { renderAgentSessions } from './agent-sessions.js';
 
 // GitHub's limits on check-run output (docs: "Create a check run"), in characters: code
 // points, not UTF-16 units, so a cut never leaves half an emoji.
@@ -119,6 +120,7 @@ export function renderEvaluation(
     '| Source | Type | Confidence | Admissibility | Content |',
     '|---|---|---|---|---|',
     sources,
+    ...renderAgentSessions(response.claim.action, options.baseUrl),
     '',
     '### Receipt',
     '',

@@ -13,6 +13,7 @@ import {
   renderWithoutReceipt,
   type CheckRunOutput,
 } from './check-run.js';
+import type { SessionLookup } from './agent-sessions.js';
 import type { Octokit, RepoRef } from './github-evidence.js';
 import {
   CONFIG_PATH,
@@ -38,6 +39,8 @@ export interface GateDeps {
   onReceipt?: (response: EvaluateResponse, replayed: boolean) => void;
   /** Decisions on escalations: an escalated receipt decided already is reported as decided. */
   dispositions?: DispositionService;
+  /** Agent sessions, for `require.agent_session` (agent-sessions.ts); none: the rule fails. */
+  sessions?: SessionLookup;
 }
 
 export interface Installation {

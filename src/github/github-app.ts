@@ -14,6 +14,7 @@ import type { ClaimService, EvaluateResponse } from '../services/claims.js';
 import type { DispositionService } from '../services/dispositions.js';
 import { EscalationPress } from './escalation-press.js';
 import { acknowledgingIncomplete, gateEvents, IncompletePayload } from './events.js';
+import type { SessionLookup } from './agent-sessions.js';
 import { isTransient, type GateDeps } from './gate.js';
 import { runIdOfClaim } from './deployment-claim.js';
 import { DeploymentFlow } from './deployment-flow.js';
@@ -57,6 +58,8 @@ export function githubDeliveryHandler(deps: {
   /** Records decisions taken with an escalated check run's buttons. */
   dispositions?: DispositionService;
   queries: LedgerQueries;
+  /** Agent sessions, for pull requests judged by the sessions that made them. */
+  sessions?: SessionLookup;
   clock: Clock;
   baseUrl: string;
   log: Logger;
@@ -92,6 +95,7 @@ export function githubDeliveryHandler(deps: {
     clock: deps.clock,
     onReceipt: deps.onReceipt,
     dispositions: deps.dispositions,
+    sessions: deps.sessions,
   };
   const flows = {
     pullRequests: new PullRequestFlow(gateDeps),

@@ -266,6 +266,7 @@ export async function loadCommits(
   return commits.map((commit) => ({
     author: commit.author?.login ?? null,
     committer: commit.committer?.login ?? null,
+    sha: commit.sha,
   }));
 }
 

@@ -1,5 +1,6 @@
 import { hashCanonical } from '@svc/verify';
 import type { ClaimInput, CodeOwners } from '../core/claim-schema.js';
+import type { AgentSessionFacts } from './agent-sessions.js';
 import {
   approvalsOf,
   changedPathsOf,
@@ -90,6 +91,8 @@ export interface PullRequestRuleFacts {
    * when the policy names any; absent when no team was looked up.
    */
   teams?: ReadonlyMap<string, string[]>;
+  /** The agent sessions that made the commits, when a rule reads them (`agent_session`). */
+  agentSessions?: AgentSessionFacts;
 }
 
 const shortSha = (sha: string) => sha.slice(0, 12);
@@ -172,6 +175,7 @@ export function ruleMembersOf(
     }),
     checks: checksOf(evidence.ci.map(ciFactOf)),
     code_owners: facts.owned ?? codeOwnersOf(facts.codeOwners, paths.changed_paths),
+    ...facts.agentSessions,
   };
 }
 

@@ -1,6 +1,8 @@
 import { claimInputSchema } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
 import { policyNeeds } from '../core/policy-needs.js';
+import { MAX_SESSION_COMMITS } from '../core/agent/session-facts-schema.js';
+import { loadAgentSessionFacts } from './agent-sessions.js';
 import { renderPreview, type Preview } from './check-run.js';
 import { githubSubmitter, GateSteps, type GateDeps, type Installation } from './gate.js';
 import {
@@ -81,7 +83,8 @@ export class PullRequestFlow {
         ? await this.steps.loadConfig(octokit, ref, pr.facts.headSha)
         : null;
       const configs = [config, ...(proposed?.ok ? [proposed.config] : [])];
-      const teamed = await this.withTeams(installation, ref, evidence, configs);
+      const sessioned = await this.withAgentSessions(installation, evidence, configs);
+      const teamed = await this.withTeams(installation, ref, sessioned, configs);
       const claim = buildPullRequestClaim(teamed(config), config);
       const output = await this.steps.evaluate(
         installation,
@@ -137,6 +140,30 @@ export class PullRequestFlow {
       );
       return { ...evidence, facts: { ...facts, teams: only } };
     };
+  }
+
+  /**
+   * The evidence with the agent sessions that made the pull request's commits
+   * (agent-sessions.ts), looked up only for an agent's pull request whose policy reads them
+   * (`require.agent_session`). Without a session store the facts stay absent and the rule
+   * fails closed.
+   */
+  private async withAgentSessions(
+    installation: Installation,
+    evidence: PullRequestEvidence,
+    configs: RepoConfig[],
+  ): Promise<PullRequestEvidence> {
+    const facts = evidence.facts!;
+    if (!evidence.agent || !this.deps.sessions) return evidence;
+    const needs = await Promise.all(configs.map((config) => this.needsOf(installation, config)));
+    if (!needs.some((n) => n?.agentSessions)) return evidence;
+    const agentSessions = await loadAgentSessionFacts(
+      this.deps.sessions,
+      facts.commits.map((commit) => commit.sha ?? ''),
+      // GitHub lists at most 250 commits: a full list may be a cut one.
+      facts.commits.length < MAX_SESSION_COMMITS,
+    );
+    return { ...evidence, facts: { ...facts, agentSessions } };
   }
 
   /**

@@ -84,6 +84,8 @@ export function labelsOf(labels: readonly (string | { name?: string | null })[])
 export interface CommitLogins {
   author: string | null;
   committer: string | null;
+  /** The commit's id, for the agent sessions that made it (agent-sessions.ts). */
+  sha?: string;
 }
 
 /** Commit authors and committers, unique and sorted. */

@@ -58,6 +58,13 @@ export interface OpenApproval {
   issuedAt: string;
 }
 
+/** A session that reported a commit as its repository's HEAD after one of its calls. */
+export interface CommitReport {
+  commit: string;
+  scope: string;
+  session_id: string;
+}
+
 /** The session reads and lookups; the rows they read are written by the ledger's appends. */
 export interface SessionStore {
   list(filter: SessionFilter, page: SessionPage): Promise<SessionSummary[]>;
@@ -72,6 +79,12 @@ export interface SessionStore {
     sessionId: string,
     page: { after?: number; limit: number },
   ): Promise<{ record: SessionRecord; entry: LedgerEntry }[]>;
+  /**
+   * The sessions whose outcomes reported one of `commits` as `git_head`, once per commit and
+   * session, in the order of the first such report; at most `limit`. Every scope: a commit id
+   * names the same commit whoever reported it.
+   */
+  commitReports(commits: readonly string[], limit: number): Promise<CommitReport[]>;
   /** The most recent decision on the call (not a disposition or an outcome). */
   latestDecision(key: ToolCallKey): Promise<LedgerEntry | null>;
   /** The approving disposition of an escalated decision, if any. */

@@ -8,6 +8,7 @@ import {
 } from '../ports/job-queue.js';
 import type { LedgerEntry } from '../ports/ledger-store.js';
 import type { LedgerQueries } from '../ports/ledger-queries.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { ClaimService } from '../services/claims.js';
 import type { DispositionService } from '../services/dispositions.js';
 import type { Metrics } from '../services/metrics.js';
@@ -24,6 +25,7 @@ export function registerGithubDeliveries(deps: {
   claims: ClaimService;
   dispositions: DispositionService;
   queries: LedgerQueries;
+  sessions: Pick<SessionStore, 'commitReports' | 'get'>;
   clock: Clock;
   logger: Logger;
   Octokit: typeof ProbotOctokit | undefined;
@@ -39,6 +41,7 @@ export function registerGithubDeliveries(deps: {
       claims: deps.claims,
       dispositions: deps.dispositions,
       queries: deps.queries,
+      sessions: deps.sessions,
       clock: deps.clock,
       baseUrl: config.baseUrl ?? 'http://localhost:3000',
       log: deps.logger,

@@ -224,6 +224,7 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
     claims,
     dispositions,
     queries: store.queries,
+    sessions: store.sessions,
     clock,
     logger,
     Octokit: deps.githubOctokit,

@@ -18,6 +18,8 @@ export interface HookRequest {
   policy?: string;
   /** Whether the harness can ask its operator now (`?ask=false` for a headless run). */
   canAsk: boolean;
+  /** `?git_head=` on a post-tool event: the repository's HEAD after the call (svc-hook reads it). */
+  gitHead?: string;
 }
 
 /**
@@ -56,6 +58,7 @@ export class AgentHookService {
           ...(event.outcome?.output !== undefined && {
             output_digest: hashCanonical(event.outcome.output),
           }),
+          ...(request.gitHead !== undefined && { git_head: request.gitHead }),
         },
         context,
       );

@@ -1,5 +1,6 @@
 import { monotonicFactory } from 'ulid';
 import { HASH_PATTERN, portableSha256Hex, type Sha256Hex } from '@svc/verify';
+import { GIT_COMMIT } from '../core/agent/session-facts-schema.js';
 import { SvcError } from '../core/errors.js';
 import {
   buildOutcomeParts,
@@ -28,6 +29,8 @@ export interface OutcomeRequest {
   status: OutcomeStatus;
   exit_code?: number;
   output_digest?: string;
+  /** The repository's HEAD after the call (OutcomeReport.git_head). */
+  git_head?: string;
 }
 
 export interface OutcomeServiceDeps {
@@ -86,6 +89,7 @@ export class OutcomeService {
       status: request.status,
       ...(request.exit_code === undefined ? {} : { exit_code: request.exit_code }),
       ...(request.output_digest === undefined ? {} : { output_digest: request.output_digest }),
+      ...(request.git_head === undefined ? {} : { git_head: request.git_head }),
     };
     const now = this.deps.clock.now();
     const parts = buildOutcomeParts({
@@ -132,7 +136,8 @@ function answerExisting(
     stored !== undefined &&
     stored.status === report.status &&
     stored.exit_code === report.exit_code &&
-    stored.output_digest === report.output_digest;
+    stored.output_digest === report.output_digest &&
+    entry.claim.action?.git_head === report.git_head;
   if (!same)
     throw new SvcError(
       'claim_conflict',
@@ -152,6 +157,8 @@ function checkRequest(request: OutcomeRequest): void {
           ? 'output_digest must be "sha256:" and 64 lowercase hex digits'
           : request.exit_code !== undefined && !Number.isSafeInteger(request.exit_code)
             ? 'exit_code must be an integer'
-            : null;
+            : request.git_head !== undefined && !GIT_COMMIT.test(request.git_head)
+              ? 'git_head must be a commit id: 40 or 64 lower-case hex digits'
+              : null;
   if (problem) throw new SvcError('validation_failed', problem);
 }

@@ -11,6 +11,8 @@ export type SessionView = Omit<SessionSummary, 'scope'>;
 export interface SessionRecordView extends SessionRecord {
   /** The stored claim's `action.tool` (harness, name, input_digest, redacted summary). */
   tool: unknown;
+  /** An outcome's `action.git_head`: the commit the call left as HEAD (docs/AGENTS.md). */
+  git_head: string | null;
   receipt: Receipt;
 }
 
@@ -73,6 +75,7 @@ export class SessionService {
       records: rows.map(({ record, entry }) => ({
         ...record,
         tool: (entry.claim.action as { tool?: unknown } | undefined)?.tool ?? null,
+        git_head: record.kind === 'outcome' ? (entry.claim.action?.git_head ?? null) : null,
         receipt: entry.receipt,
       })),
       next_after: rows.length === page.limit ? rows.at(-1)!.record.sequence : null,

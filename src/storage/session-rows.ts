@@ -1,3 +1,4 @@
+import { GIT_COMMIT } from '../core/agent/session-facts-schema.js';
 import { approvalOf, type ApprovalRef } from '../core/approval.js';
 import { sessionRecordOf, type SessionRecord } from '../core/session-record.js';
 import type { LedgerEntry } from '../ports/ledger-store.js';
@@ -18,6 +19,14 @@ export interface SessionRow extends SessionRecord {
   repository: string | null;
   /** The approval (a disposition's receipt id) a decision used; at most one decision each. */
   approval_receipt_id: string | null;
+  /** An outcome's `action.git_head`: the repository's HEAD after the call; null otherwise. */
+  git_head: string | null;
+}
+
+/** An outcome claim's `action.git_head`, read as data (stored claims are not re-validated). */
+function gitHeadOf(entry: LedgerEntry): string | null {
+  const head = (entry.claim.action as { git_head?: unknown } | undefined)?.git_head;
+  return typeof head === 'string' && GIT_COMMIT.test(head) ? head : null;
 }
 
 /**
@@ -44,6 +53,7 @@ export function sessionRowOf(
     agent: action?.agent ?? null,
     repository: action?.repository ?? null,
     approval_receipt_id: approval?.receiptId ?? null,
+    git_head: record.kind === 'outcome' ? gitHeadOf(entry) : null,
   };
 }
 

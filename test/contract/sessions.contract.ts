@@ -72,7 +72,7 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
     const report = (
       scope: string,
       sessionId: string,
-      call: { tool?: string; input?: unknown; toolUseId?: string },
+      call: { tool?: string; input?: unknown; toolUseId?: string; gitHead?: string },
       status: 'succeeded' | 'failed' = 'succeeded',
     ) =>
       outcomes().recordOutcome(
@@ -84,6 +84,7 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
             : { tool_use_id: call.toolUseId }),
           status,
           exit_code: status === 'succeeded' ? 0 : 1,
+          ...(call.gitHead === undefined ? {} : { git_head: call.gitHead }),
         },
         {
           submitter: { kind: 'api_key', key_id: `kid_${'3'.repeat(26)}` },
@@ -244,6 +245,45 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
       expect(
         ids(await store.sessions.list({}, { limit: 2, before: first[1]!.first_sequence })),
       ).toEqual(['s1']);
+    });
+
+    it('finds the sessions whose outcomes reported a commit as HEAD, once each, in report order', async () => {
+      const [c1, c2, c3, none] = ['1', '2', '3', '4'].map((d) => d.repeat(40)) as [
+        string,
+        string,
+        string,
+        string,
+      ];
+      await decided({ sessionId: 'git-a', input: { command: 'git commit -m one' } });
+      const first = await report(A, 'git-a', {
+        input: { command: 'git commit -m one' },
+        gitHead: c1,
+      });
+      // The outcome's claim signs the HEAD it reported.
+      expect(first.response.receipt.policy.verdict).toBe('ALLOWED');
+      const stored = await store.ledger.getByReceiptId(first.response.receipt.receipt_id);
+      expect(stored?.claim.action?.git_head).toBe(c1);
+      await decided({ sessionId: 'git-a', input: { command: 'ls' } });
+      await report(A, 'git-a', { input: { command: 'ls' }, gitHead: c1 });
+      await decided({ sessionId: 'git-a', input: { command: 'git commit -m two' } });
+      await report(A, 'git-a', { input: { command: 'git commit -m two' }, gitHead: c2 });
+      // Another scope's session reporting c1 without a decision: found too (ran_without_allow).
+      await report(B, 'git-b', { input: { command: 'git commit' }, gitHead: c1 });
+      // A decision never carries a HEAD, and an outcome without one reports nothing.
+      await decided({ sessionId: 'git-c', input: { command: 'true' } });
+      await report(A, 'git-c', { input: { command: 'true' } });
+
+      expect(await store.sessions.commitReports([c1, c2, c3, none], 10)).toEqual([
+        { commit: c1, scope: A, session_id: 'git-a' },
+        { commit: c2, scope: A, session_id: 'git-a' },
+        { commit: c1, scope: B, session_id: 'git-b' },
+      ]);
+      expect(await store.sessions.commitReports([c2], 10)).toEqual([
+        { commit: c2, scope: A, session_id: 'git-a' },
+      ]);
+      expect(await store.sessions.commitReports([c1, c2], 1)).toHaveLength(1);
+      expect(await store.sessions.commitReports([c3], 10)).toEqual([]);
+      expect(await store.sessions.commitReports([], 10)).toEqual([]);
     });
 
     it('two scopes with one session id have two sessions; the first started is answered to all', async () => {

@@ -1,5 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
@@ -188,6 +191,48 @@ describe('svc-hook passes svc’s answer through', () => {
     );
     expect(run.code).toBe(0);
     expect(requests[0]!.url).toBe('/v1/hooks/copilot?event=preToolUse&policy=agent');
+  });
+});
+
+describe('svc-hook reports the HEAD a call left', () => {
+  let repo: string;
+  let head: string;
+  beforeAll(() => {
+    repo = mkdtempSync(join(tmpdir(), 'svc-hook-git-'));
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
+    git('init', '-q');
+    git(
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@example.com',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'one',
+    );
+    head = git('rev-parse', 'HEAD');
+  });
+  afterAll(() => rmSync(repo, { recursive: true, force: true }));
+
+  const inRepo = (name: string, cwd: string) =>
+    JSON.stringify({ ...(JSON.parse(fixtureText('claude-code', name)) as object), cwd });
+
+  it('sends git_head with a post-tool event whose cwd is a repository', async () => {
+    replyWith({}, '0');
+    const run = await svcHook(['claude-code'], inRepo('post-tool-use.write', repo));
+    expect(run.code).toBe(0);
+    expect(head).toMatch(/^[0-9a-f]{40}$/);
+    expect(requests[0]!.url).toBe(`/v1/hooks/claude-code?git_head=${head}`);
+  });
+
+  it('sends none before a call, or where there is no repository', async () => {
+    replyWith({}, '0');
+    await svcHook(['claude-code'], inRepo('pre-tool-use.bash', repo));
+    await svcHook(['claude-code'], inRepo('post-tool-use.write', tmpdir()));
+    expect(requests.map((r) => r.url)).toEqual(['/v1/hooks/claude-code', '/v1/hooks/claude-code']);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Db, MongoClient } from 'mongodb';
-import { find, updateMany, updateOne } from 'mingo';
+import { aggregate, find, updateMany, updateOne } from 'mingo';
 
 type Doc = Record<string, unknown> & { _id: unknown };
 type Filter = Record<string, unknown>;
@@ -71,6 +71,9 @@ export function mingoDb(): Db {
             },
           };
           return cursor;
+        },
+        aggregate(pipeline: Filter[]) {
+          return { toArray: async () => structuredClone(aggregate(docs(), pipeline)) };
         },
         async countDocuments(filter: Filter) {
           return matching(filter).length;

@@ -11,6 +11,8 @@ export interface ForwardOptions {
   event?: string;
   /** A policy to evaluate under instead of the key's (?policy=). */
   policy?: string;
+  /** On a post-tool event, the repository's HEAD after the call (?git_head=). */
+  gitHead?: string;
 }
 
 /** svc's answer, or the problem that stands in for it. */
@@ -27,6 +29,7 @@ function urlOf(harness: Harness, options: ForwardOptions): URL {
   const url = new URL(options.baseUrl.replace(/\/+$/, '') + hookPath(harness.name));
   if (options.event) url.searchParams.set('event', options.event);
   if (options.policy) url.searchParams.set('policy', options.policy);
+  if (options.gitHead) url.searchParams.set('git_head', options.gitHead);
   return url;
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EXIT_HEADER, HARNESS_NAMES, parseEvent } from '@svc/hook';
+import { GIT_COMMIT } from '../../core/agent/session-facts-schema.js';
 import { SvcError } from '../../core/errors.js';
 import type { AgentHookService } from '../../services/agent-hooks.js';
 import { apiKeySubmitter } from '../../services/claims.js';
@@ -23,6 +24,14 @@ const hookQuery = z.strictObject({
     .default('true')
     .transform((v) => v === 'true')
     .meta({ description: 'false for a run nobody watches: an escalation is then a deny.' }),
+  git_head: z
+    .string()
+    .regex(GIT_COMMIT, { error: 'must be a commit id: 40 or 64 lower-case hex digits' })
+    .optional()
+    .meta({
+      description:
+        "On a post-tool event: the HEAD of the session's repository after the call (svc-hook sends it), recorded in the outcome's claim as action.git_head. Ignored on other events.",
+    }),
 });
 
 const hookAnswerSchema = z
@@ -59,6 +68,7 @@ export function hookRoutes(hooks: AgentHookService): RouteDef[] {
             event: parsed.event,
             canAsk: query.ask,
             ...(query.policy !== undefined && { policy: query.policy }),
+            ...(query.git_head !== undefined && { gitHead: query.git_head }),
           },
           apiKeySubmitter(res.locals.apiKey!),
         );

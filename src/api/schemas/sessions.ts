@@ -85,6 +85,10 @@ const sessionRecordSchema = z
     tool: z.unknown().meta({
       description: "The claim's action.tool: harness, name, input_digest and redacted summary.",
     }),
+    git_head: z.string().nullable().meta({
+      description:
+        "An outcome's action.git_head: the HEAD commit of the session's repository after the call, as svc-hook reported it; null otherwise.",
+    }),
     receipt: receiptSchema,
   })
   .meta({ id: 'SessionRecord' });

@@ -13,6 +13,9 @@ const MAX_VALUES = 100;
 const MAX_REQUIRED_APPROVALS = 100;
 const MAX_REQUIRED_CHECKS = 256;
 
+/** What `require.agent_session` asks of the sessions that made a change (docs/POLICIES.md). */
+export const AGENT_SESSION_REQUIREMENTS = ['covered', 'covered_no_pending'] as const;
+
 const TEAM = /^@?[^/\s@]+\/[^/\s]+$/;
 const value = (max = MAX_ID_CHARS) => z.string().min(1, { error: 'must not be empty' }).max(max);
 const globValue = (max = MAX_ID_CHARS) =>
@@ -157,6 +160,10 @@ export const ruleRequirementsSchema = z
     never: z.literal(true).optional().meta({
       description:
         'Never holds: the rule fails whenever it applies (a deny with on_fail block, an ask with escalate).',
+    }),
+    agent_session: z.enum(AGENT_SESSION_REQUIREMENTS).optional().meta({
+      description:
+        "When the claim names an agent: each of the change's commits was reported by an agent-gate session (action.agent_sessions) that is covered (contract §12), without ran_without_allow; `covered_no_pending` also wants no ESCALATED decision left undecided. A claim without agent passes.",
     }),
     ...ruleThresholds,
   })

@@ -5,6 +5,7 @@ import type { ToolSummary } from '../agent/tool-call-schema.js';
 import { pathOutside } from '../agent/tool-paths.js';
 import { compiledOnce, GlobBudget, GlobBudgetExhausted, globMatcher } from './glob.js';
 import type { ConditionalRule, RuleConditions, RuleRequirements } from './conditional-schema.js';
+import { agentSessionCheck } from './agent-session.js';
 import { THRESHOLD_RULES, type RuleCheck, type RuleContext } from './threshold-rules.js';
 
 // Globs (./glob.ts): picomatch's dialect with `dot` on, so that `*` and `**` also match names
@@ -316,7 +317,7 @@ function onlyPathsUnmatched(
     : `${plural(outside.length, 'changed path')} outside ${globs.join(', ')} (${some(outside.map(quote))})`;
 }
 
-/** Every requirement's result, in a fixed order: never, approvals, checks, source types, thresholds. */
+/** Every requirement's result, in a fixed order: never, approvals, checks, source types, agent session, thresholds. */
 function requirementChecks(
   rule: ConditionalRule,
   claim: ClaimInput,
@@ -333,6 +334,7 @@ function requirementChecks(
   if (require.approvals) checks.push(...approvalChecks(require.approvals, claim.action));
   if (require.checks) checks.push(checksCheck(require.checks, claim.action));
   if (require.source_types) checks.push(sourceTypesCheck(require.source_types, context));
+  if (require.agent_session) checks.push(agentSessionCheck(require.agent_session, claim.action));
   for (const rule of THRESHOLD_RULES) {
     const value = (require as Record<string, unknown>)[rule.field];
     if (value === undefined) continue;

@@ -32,6 +32,8 @@ function whatItDoes(record: SessionRecord): Html {
     );
   if (s.mcp_server)
     parts.push(html`<span>MCP <code>${s.mcp_server}/${s.mcp_tool ?? ''}</code></span>`);
+  // The commit the call left as HEAD: what ties a pull request's commits to this session.
+  if (record.git_head) parts.push(html`<span>HEAD after it <code>${record.git_head}</code></span>`);
   return parts.length ? html`${parts.map((p, i) => html`${i ? html`<br />` : ''}${p}`)}` : html`—`;
 }
 

@@ -4,6 +4,7 @@ import type { SessionRecord } from '../../core/session-record.js';
 import type { ReadScope } from '../../ports/ledger-queries.js';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
 import type {
+  CommitReport,
   OpenApproval,
   SessionFilter,
   SessionPage,
@@ -61,6 +62,12 @@ export const SESSION_INDEXES: Record<string, IndexDescription[]> = {
       partialFilterExpression: { kind: 'disposition' },
     },
     { key: { parent_receipt_id: 1 }, name: 'parent_receipt_id' },
+    // The sessions that reported a commit (commitReports).
+    {
+      key: { git_head: 1, _id: 1 },
+      name: 'git_head_sequence',
+      partialFilterExpression: { git_head: { $type: 'string' } },
+    },
     // An approval is used by one decision, whichever instance appends it.
     {
       key: { approval_receipt_id: 1 },
@@ -243,6 +250,24 @@ export class MongoSessions implements SessionStore {
       const receipt = bySequence.get(row._id);
       return receipt ? [{ record: recordOf(row), entry: toEntry(receipt) }] : [];
     });
+  }
+
+  async commitReports(commits: readonly string[], limit: number): Promise<CommitReport[]> {
+    if (commits.length === 0 || limit <= 0) return [];
+    const groups = await this.rows
+      .aggregate<{ _id: { commit: string; scope: string; session_id: string }; first: number }>([
+        { $match: { git_head: { $in: [...commits] } } },
+        {
+          $group: {
+            _id: { commit: '$git_head', scope: '$scope', session_id: '$session_id' },
+            first: { $min: '$_id' },
+          },
+        },
+        { $sort: { first: 1 } },
+        { $limit: limit },
+      ])
+      .toArray();
+    return groups.map((g) => ({ ...g._id }));
   }
 
   async latestDecision(key: ToolCallKey): Promise<LedgerEntry | null> {

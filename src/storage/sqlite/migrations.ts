@@ -543,6 +543,17 @@ const AGENT_SESSIONS_SCHEMA = `
   CREATE INDEX agent_sessions_scope ON agent_sessions (scope, first_sequence);
 `;
 
+/**
+ * The HEAD of the session's repository that an outcome reported (its claim's action.git_head),
+ * indexed to find the sessions that made a pull request's commits. No earlier build recorded
+ * one, so existing rows keep NULL.
+ */
+const SESSION_GIT_HEADS = `
+  ALTER TABLE session_records ADD COLUMN git_head TEXT;
+  CREATE INDEX session_records_git_head ON session_records (git_head, sequence)
+    WHERE git_head IS NOT NULL;
+`;
+
 // Ordered, append-only list: migration i brings PRAGMA user_version from i to i + 1. A
 // migration's text is frozen once released (existing ledgers ran it as it was), so a later
 // one repeats the statements it needs rather than share them with an earlier one: sharing
@@ -762,6 +773,7 @@ const MIGRATIONS: Migration[] = [
   REVIEWER_KEYS,
   AGENT_SESSIONS_SCHEMA,
   SESSION_DISPOSITIONS_INDEX,
+  SESSION_GIT_HEADS,
 ];
 
 /** The schema version this build writes. */
@@ -779,6 +791,7 @@ export const VERSION_AFTER = {
   signedRevocations: MIGRATIONS.indexOf(SIGNED_REVOCATIONS_SCHEMA) + 1,
   reviewerKeys: MIGRATIONS.indexOf(REVIEWER_KEYS) + 1,
   agentSessions: MIGRATIONS.indexOf(AGENT_SESSIONS_SCHEMA) + 1,
+  sessionGitHeads: MIGRATIONS.indexOf(SESSION_GIT_HEADS) + 1,
 } as const;
 
 /**

@@ -3,6 +3,7 @@ import { SvcError } from '../../core/errors.js';
 import type { ReadScope } from '../../ports/ledger-queries.js';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
 import type {
+  CommitReport,
   OpenApproval,
   SessionFilter,
   SessionPage,
@@ -37,7 +38,7 @@ type SessionTableRow = Omit<
 
 const ROW_COLUMNS = `sequence, receipt_id, scope, session_id, harness, kind, tool_name,
   input_digest, tool_use_id, verdict, parent_receipt_id, ran_without_allow, approval_receipt_id,
-  issued_at, agent, repository`;
+  issued_at, agent, repository, git_head`;
 
 const fromStored = (row: StoredRow): SessionRow => ({
   ...row,
@@ -98,7 +99,7 @@ export class SqliteSessions implements SessionStore {
       `INSERT INTO session_records (${ROW_COLUMNS}) VALUES (@sequence, @receipt_id, @scope,
         @session_id, @harness, @kind, @tool_name, @input_digest, @tool_use_id, @verdict,
         @parent_receipt_id, @ran_without_allow, @approval_receipt_id, @issued_at, @agent,
-        @repository)`,
+        @repository, @git_head)`,
     );
     this.upsertSession = db.prepare(
       `INSERT INTO agent_sessions (scope, session_id, harness, agent, repository, first_sequence,
@@ -206,6 +207,16 @@ export class SqliteSessions implements SessionStore {
         WHERE s.scope = ? AND s.session_id = ? AND s.sequence > ? ORDER BY s.sequence LIMIT ?`,
     ).all(scope, sessionId, page.after ?? 0, page.limit);
     return rows.map((row) => ({ record: recordOf(fromStored(row)), entry: toEntry(row) }));
+  }
+
+  async commitReports(commits: readonly string[], limit: number): Promise<CommitReport[]> {
+    if (commits.length === 0 || limit <= 0) return [];
+    return this.prepared<CommitReport>(
+      // One statement for any number of commits: the list travels as one JSON parameter.
+      `SELECT git_head AS "commit", scope, session_id FROM session_records
+        WHERE git_head IN (SELECT value FROM json_each(?))
+        GROUP BY git_head, scope, session_id ORDER BY MIN(sequence) LIMIT ?`,
+    ).all(JSON.stringify(commits), limit);
   }
 
   async latestDecision(key: ToolCallKey): Promise<LedgerEntry | null> {

@@ -231,6 +231,44 @@ describe('post-tool and session events', () => {
   });
 });
 
+describe('the HEAD a call left (?git_head=)', () => {
+  const HEAD = 'c0ffee'.repeat(6) + 'c0ff';
+
+  it("is signed in the outcome's claim and finds the session by commit", async () => {
+    const { t, key } = await world();
+    const pre: Json = {
+      ...fixture('claude-code/post-tool-use.write.json'),
+      hook_event_name: 'PreToolUse',
+    };
+    delete pre.tool_response;
+    pre.cwd = '/path/to';
+    // On a pre-tool event it is ignored: the call has not run yet.
+    await hook(t, key, 'claude-code', pre, `?git_head=${HEAD}`);
+    const post = { ...fixture('claude-code/post-tool-use.write.json'), cwd: '/path/to' };
+    const done = await hook(t, key, 'claude-code', post, `?git_head=${HEAD}`);
+    expect(done.status).toBe(200);
+    const { entries } = await ledgerState(t);
+    expect(entries).toHaveLength(2);
+    expect(entries[0]!.claim.action).not.toHaveProperty('git_head');
+    expect(entries[1]!.claim.action).toMatchObject({ git_head: HEAD });
+    // The claim is what inputs_hash covers, and the signature covers inputs_hash.
+    expect(entries[1]!.receipt.evidence.inputs_hash).toBe(digestOf(entries[1]!.claim));
+    expect(await t.store.sessions.commitReports([HEAD], 10)).toEqual([
+      expect.objectContaining({ commit: HEAD, session_id: 'abc123' }),
+    ]);
+  });
+
+  it('refuses a HEAD that is no commit id, recording nothing', async () => {
+    const { t, key } = await world();
+    const post = fixture('claude-code/post-tool-use.write.json');
+    for (const bad of ['HEAD', 'C0FFEE'.repeat(6) + 'C0FF', 'abc']) {
+      const res = await hook(t, key, 'claude-code', post, `?git_head=${bad}`);
+      expectError(res, 400, 'validation_failed');
+    }
+    expect((await ledgerState(t)).entries).toHaveLength(0);
+  });
+});
+
 describe('an approval bound to the exact call (contract §12)', () => {
   it('lets the approved input run once in that session, and nothing else', async () => {
     const { t, key } = await world();

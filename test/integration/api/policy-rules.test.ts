@@ -391,9 +391,11 @@ describe('policies with conditional rules over HTTP', () => {
       'checks',
       'source_types',
       'never',
+      'agent_session',
       ...RULE_ORDER.map(() => expect.any(String)),
     ]);
     expect(JSON.stringify(schemas.ClaimInput)).toContain('changed_paths_incomplete');
+    expect(JSON.stringify(schemas.ClaimInput)).toContain('unsessioned_commits');
     // The members of a tool-call claim (contract §12).
     expect(Object.keys(schemas.ToolCall!.properties!)).toEqual([
       'harness',

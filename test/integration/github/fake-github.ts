@@ -84,8 +84,8 @@ export interface RepoState {
   statuses: Map<string, { context: string; state: string; updated_at: string }[]>;
   /** Permission per login (default read; `not_found`: GitHub answers 404). */
   permissions: Map<string, string>;
-  /** Authors and committers of each pull request's commits. */
-  commits: Map<number, { author: string; committer: string }[]>;
+  /** Authors and committers of each pull request's commits (and their ids, when set). */
+  commits: Map<number, { author: string; committer: string; sha?: string }[]>;
   /** CODEOWNERS files by path (.github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS) and ref. */
   codeowners: Map<string, string>;
   /** CODEOWNERS reads, as `<ref>:<path>`, in order. */
@@ -255,7 +255,7 @@ export function fakeGitHub(state: RepoState) {
       return [
         200,
         (state.commits.get(number) ?? []).map((c, i) => ({
-          sha: String(i).repeat(40).slice(0, 40),
+          sha: c.sha ?? String(i).repeat(40).slice(0, 40),
           author: { login: c.author },
           committer: { login: c.committer },
         })),

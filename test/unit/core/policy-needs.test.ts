@@ -13,6 +13,7 @@ describe('policyNeeds: what a policy reads that a gate must fetch', () => {
         teams: [],
         codeOwners: false,
         checks: [],
+        agentSessions: false,
       });
     }
     expect(
@@ -22,7 +23,7 @@ describe('policyNeeds: what a policy reads that a gate must fetch', () => {
           { name: 'paths', if: { paths: ['infra/**'] }, require: { source_types: ['ci'] } },
         ),
       ),
-    ).toEqual({ teams: [], codeOwners: false, checks: [] });
+    ).toEqual({ teams: [], codeOwners: false, checks: [], agentSessions: false });
   });
 
   it('the teams, code owners and checks of every rule, whether or not it will apply', () => {
@@ -48,6 +49,18 @@ describe('policyNeeds: what a policy reads that a gate must fetch', () => {
       teams: ['acme/platform', 'acme/sec'],
       codeOwners: true,
       checks: ['build', 'deploy'],
+      agentSessions: false,
     });
+  });
+
+  it('the agent sessions when a rule requires agent_session', () => {
+    expect(
+      policyNeeds(
+        policyWith(
+          { name: 'a', require: { checks: ['build'] } },
+          { name: 'b', if: { agent: '*[bot]' }, require: { agent_session: 'covered' } },
+        ),
+      ).agentSessions,
+    ).toBe(true);
   });
 });

@@ -74,3 +74,31 @@ describe('MongoSessions.list on mingo', () => {
     expect(await ids({}, { limit: 2, before: 3 })).toEqual(['s1', 's0']);
   });
 });
+
+describe('MongoSessions.commitReports on mingo', () => {
+  it('answers each commit and session once, in the order of the first report, within the limit', async () => {
+    const db: Db = mingoDb();
+    const [c1, c2, c3] = ['1', '2', '3'].map((d) => d.repeat(40)) as [string, string, string];
+    // Session records as the appends write them: only outcomes carry a git_head.
+    const rows: [number, string, string, string | null][] = [
+      [1, 'key:a', 's1', null],
+      [2, 'key:a', 's1', c1],
+      [3, 'key:a', 's1', c1],
+      [4, 'key:b', 's2', c1],
+      [5, 'key:a', 's1', c2],
+      [6, 'key:a', 's3', c3],
+    ];
+    for (const [sequence, scope, session_id, git_head] of rows)
+      await db
+        .collection(COLLECTIONS.sessionRecords)
+        .insertOne({ _id: sequence, scope, session_id, git_head } as never);
+    const sessions = new MongoSessions(db, 3_600_000);
+    expect(await sessions.commitReports([c1, c2], 10)).toEqual([
+      { commit: c1, scope: 'key:a', session_id: 's1' },
+      { commit: c1, scope: 'key:b', session_id: 's2' },
+      { commit: c2, scope: 'key:a', session_id: 's1' },
+    ]);
+    expect(await sessions.commitReports([c1, c2], 2)).toHaveLength(2);
+    expect(await sessions.commitReports([], 10)).toEqual([]);
+  });
+});

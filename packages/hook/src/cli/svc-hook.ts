@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { forward } from '../forward.js';
+import { gitHead } from './git-head.js';
 import { loadHarness } from '../harnesses/load.js';
 import { EXIT_HEADER, hookPath } from '../protocol.js';
 import type { Harness, HarnessName, HookAnswer } from '../types.js';
@@ -26,6 +27,10 @@ Environment:
   SVC_API_KEY          the API key, sent as the X-API-Key header
   SVC_HOOK_TIMEOUT_MS  how long to wait for svc, in ms (default ${DEFAULT_TIMEOUT_MS})
   SVC_HOOK_FAIL_OPEN   "true" lets calls through when svc cannot decide (default: deny)
+
+After a tool call (a post-tool event), svc-hook also sends the HEAD commit of the
+repository in the event's working directory (git rev-parse HEAD, as ?git_head=), so
+that svc can tie the commits of a pull request to the session that made them.
 
 Options:
   --timeout <ms>       as SVC_HOOK_TIMEOUT_MS
@@ -123,8 +128,9 @@ async function decide(
     );
   }
   if (event === null) return fail(`the hook event is larger than ${MAX_EVENT_BYTES} bytes`);
+  let parsed: unknown;
   try {
-    JSON.parse(event);
+    parsed = JSON.parse(event);
   } catch {
     return fail('the hook event on standard input is not JSON');
   }
@@ -132,14 +138,32 @@ async function decide(
   if (!baseUrl) return fail('SVC_URL is not set');
   const apiKey = env['SVC_API_KEY'];
   if (!apiKey) return fail('SVC_API_KEY is not set');
+  const head = await headAfterCall(harness, parsed, options);
   const result = await forward(harness, event, {
     baseUrl,
     apiKey,
     timeoutMs: options.timeoutMs,
     ...(options.event ? { event: options.event } : {}),
     ...(options.policy ? { policy: options.policy } : {}),
+    ...(head ? { gitHead: head } : {}),
   });
   return result.ok ? result.answer : fail(result.problem);
+}
+
+/**
+ * After a tool call (a post-tool event), the HEAD of the repository the session works in (the
+ * event's cwd), so that the call's outcome names the commit it left: svc ties the commits of a
+ * pull request to the sessions that reported them. Every tool, not only git commands: a script
+ * or an MCP tool may commit too. Null for other events, or when there is no repository.
+ */
+async function headAfterCall(
+  harness: Harness,
+  body: unknown,
+  options: Options,
+): Promise<string | null> {
+  const read = harness.parseEvent(body, options.event ? { event: options.event } : {});
+  if (!read.ok || read.event.kind !== 'post_tool') return null;
+  return gitHead(read.event.session.cwd);
 }
 
 async function main(): Promise<void> {
