@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -20,8 +19,11 @@ import { ledgerState, type Json } from '../../support/api.js';
 import { escalatedClaim, validClaim } from '../../support/claims.js';
 import { keyOfPem } from '../../support/receipts.js';
 import { startLiveService, type LiveService } from '../../support/live-service.js';
+import { transpileTree, type TranspiledTree } from '../../fixtures/transpile-tree.js';
 
-const CLI = fileURLToPath(new URL('../../../dist/src/cli/svc.js', import.meta.url));
+// The CLI from the source, transpiled (no build needed: a clean clone has no dist/).
+let tree: TranspiledTree;
+let CLI: string;
 const TOOLS = [
   'evaluate_claim',
   'simulate_claim',
@@ -39,6 +41,8 @@ let agents = 0;
 let publicKey: { raw: Uint8Array; keyId: string };
 
 beforeAll(async () => {
+  tree = transpileTree(['src/cli/svc.ts']);
+  CLI = fileURLToPath(tree.url('src/cli/svc.ts'));
   live = await startLiveService();
   agent = await live.signup();
   reviewer = await live.signupReviewer();
@@ -47,6 +51,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await live.close();
+  tree.cleanup();
 });
 
 /** The checks the portable verifier fails, against the ledger's stored hash ([] when valid). */
@@ -97,8 +102,6 @@ describe.each([
 ])('svc MCP server over %s', (_name, connect) => {
   let client: Client;
   beforeAll(async () => {
-    if (connect === stdioClient && !existsSync(CLI))
-      throw new Error(`${CLI} is missing: run npm run build first`);
     client = await connect(agent.apiKey);
   });
   afterAll(async () => {
