@@ -14,12 +14,15 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { buildToolCallClaim } from '../../core/agent/tool-call-claim.js';
+import { HOOK_DEFAULT_POLICY } from '../../services/agent-hooks.js';
 import type { GatewayConfig } from './config.js';
-import type { GateAnswer, GatewayHookEvent, SvcGate } from './svc-gate.js';
+import type { DryRunResult, GateAnswer, GatewayHookEvent, SvcGate } from './svc-gate.js';
+import { ToolVisibility } from './tool-visibility.js';
 import { Upstream } from './upstream.js';
 
 // The gateway: one MCP server in front of several. tools/list names every upstream tool
-// `<server>__<tool>`; resources and prompts pass through (prompts named like tools). Every
+// `<server>__<tool>`, less those the policy blocks by name (tool-visibility.ts); resources and prompts pass through (prompts named like tools). Every
 // tools/call is a tool-call claim decided by svc before it reaches the upstream (contract
 // §12): allowed calls are forwarded and their outcome recorded; denied and escalated ones
 // come back as tool errors naming the receipt. The low-level SDK Server, not McpServer: a
@@ -41,6 +44,8 @@ export interface GatewayOptions {
   upstreamTimeoutMs: number;
   /** Bound on a call's arguments (their JSON), below what svc's hook endpoint accepts. */
   maxArgumentBytes: number;
+  /** List every upstream tool, also those the policy blocks by name (`--show-all-tools`). */
+  showAllTools?: boolean;
   log: (line: string) => void;
 }
 
@@ -89,6 +94,8 @@ export class McpGateway {
   private readonly resourceOwners = new Map<string, string>();
   /** Outcome reports still on their way to svc, awaited when the gateway closes. */
   private readonly reporting = new Set<Promise<void>>();
+  /** Which tools tools/list leaves out; none with `showAllTools`. */
+  private readonly visibility: ToolVisibility | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     this.server = new Server(
@@ -109,6 +116,14 @@ export class McpGateway {
           onToolsChanged: () => void this.server.sendToolListChanged().catch(() => undefined),
         }),
       );
+    }
+    if (!options.showAllTools) {
+      this.visibility = new ToolVisibility({
+        dryRun: (toolName) => this.dryRun(toolName),
+        ttlMs: 60_000,
+        parallel: 8,
+        log: options.log,
+      });
     }
     this.server.setRequestHandler(ListToolsRequestSchema, () => this.listTools());
     this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
@@ -159,11 +174,40 @@ export class McpGateway {
 
   private async listTools(): Promise<{ tools: Tool[] }> {
     const all = await this.gather('tools/list', (u) => u.listTools());
-    return {
-      tools: all.flatMap(({ upstream, items }) =>
-        items.map((tool) => ({ ...tool, name: `${upstream.name}${SEPARATOR}${tool.name}` })),
-      ),
-    };
+    const tools = all.flatMap(({ upstream, items }) =>
+      items.map((tool) => ({
+        tool: { ...tool, name: `${upstream.name}${SEPARATOR}${tool.name}` },
+        claimed: `mcp__${upstream.name}__${tool.name}`,
+      })),
+    );
+    const hidden = this.visibility
+      ? await this.visibility.blocked(tools.map((t) => t.claimed))
+      : new Set<string>();
+    return { tools: tools.filter((t) => !hidden.has(t.claimed)).map((t) => t.tool) };
+  }
+
+  /**
+   * svc's dry run of a call of the tool with empty arguments: the claim the hook endpoint
+   * would build for it (same harness, session, agent and policy), sent to /v1/simulate.
+   */
+  private async dryRun(toolName: string): Promise<DryRunResult> {
+    let claim;
+    try {
+      ({ claim } = buildToolCallClaim({
+        harness: 'mcp',
+        session: { id: this.options.sessionId, cwd: this.options.cwd },
+        agent: this.server.getClientVersion()?.name.slice(0, 256) || 'mcp',
+        tool_name: toolName,
+        tool_input: {},
+        tool_use_id: `list-${randomUUID()}`,
+      }));
+    } catch (error) {
+      return { ok: false, problem: `no claim for ${toolName}: ${messageOf(error)}` };
+    }
+    return this.options.gate.dryRun({
+      ...claim,
+      policy: this.options.gate.policy ?? HOOK_DEFAULT_POLICY,
+    });
   }
 
   private upstreamOf(name: string, what: string): { upstream: Upstream; inner: string } {

@@ -24,8 +24,9 @@ Runs an MCP server on standard input and output in front of the MCP servers the 
 names, in the format MCP clients use:
   {"mcpServers": {"<name>": {"command": "...", "args": [...], "env": {...}}
                   | {"url": "https://...", "headers": {...}}}}
-Tools are listed as <name>__<tool>; resources and prompts pass through (prompts named like
-tools). Every tools/call is decided by svc first (POST SVC_URL/v1/hooks/mcp): an allowed
+Tools are listed as <name>__<tool>, less those the policy blocks by name (svc's dry run,
+POST SVC_URL/v1/simulate, of a call with no arguments is BLOCKED; listed all the same when
+svc cannot be asked); resources and prompts pass through (prompts named like tools). Every tools/call is decided by svc first (POST SVC_URL/v1/hooks/mcp): an allowed
 call is forwarded and its outcome recorded; a denied call returns a tool error with the
 reason and the receipt; a call awaiting approval returns a tool error with the link where a
 reviewer approves it, after which the same call succeeds once. When svc cannot be reached
@@ -42,6 +43,7 @@ Options:
   --svc-timeout <ms>       how long svc may take to decide (default ${DEFAULTS.svcTimeoutMs})
   --upstream-timeout <ms>  how long starting or listing an upstream may take (default ${DEFAULTS.upstreamTimeoutMs})
   --session <id>           the session id the calls are recorded under (default: a new one)
+  --show-all-tools         list every upstream tool, also those the policy blocks by name
   -h, --help               this text
 
 Logs go to standard error; standard output carries the protocol only. docs/MCP.md
@@ -74,6 +76,7 @@ export async function runMcpGateway(argv: string[], env: NodeJS.ProcessEnv): Pro
         'svc-timeout': { type: 'string' },
         'upstream-timeout': { type: 'string' },
         session: { type: 'string' },
+        'show-all-tools': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -126,6 +129,7 @@ export async function runMcpGateway(argv: string[], env: NodeJS.ProcessEnv): Pro
       DEFAULTS.upstreamTimeoutMs,
     ),
     maxArgumentBytes: MAX_ARGUMENT_BYTES,
+    showAllTools: values['show-all-tools'] === true,
     log,
   });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ClaimInput } from '../../core/claim-schema.js';
 
 // How the gateway asks svc: the mcp harness's event POSTed to /v1/hooks/mcp (packages/hook,
 // src/harnesses/mcp.ts), its JSON answer read back. One long-lived process makes many calls,
@@ -30,6 +31,15 @@ export type GateAnswer = z.infer<typeof answerSchema>;
 /** A decision, or the problem that kept one from arriving (the call is then refused). */
 export type GateResult = { ok: true; answer: GateAnswer } | { ok: false; problem: string };
 
+/** Of /v1/simulate's answer, the verdict only. */
+const simulatedSchema = z.object({
+  receipt: z.object({ policy: z.object({ verdict: z.enum(['ALLOWED', 'BLOCKED', 'ESCALATED']) }) }),
+});
+
+/** A dry run's verdict, or the problem that kept it from arriving. */
+export type DryRunResult =
+  { ok: true; verdict: GateAnswer['verdict'] } | { ok: false; problem: string };
+
 export interface SvcGateOptions {
   baseUrl: string;
   apiKey: string;
@@ -37,7 +47,7 @@ export interface SvcGateOptions {
   timeoutMs: number;
 }
 
-/** Bounds on what svc may send back: an answer is a few hundred bytes. */
+/** Bounds on what svc may send back: an answer is a few hundred bytes, a dry run a few KiB. */
 const MAX_ANSWER_CHARS = 64 * 1024;
 
 /** The `error`, code and request id of svc's error body, for the message. */
@@ -75,13 +85,21 @@ export function hookUrl(baseUrl: string, policy?: string): URL {
 
 export class SvcGate {
   private readonly url: URL;
+  /** POST /v1/simulate, beside the hook endpoint: evaluates a claim and records nothing. */
+  private readonly simulateUrl: URL;
 
   constructor(private readonly options: SvcGateOptions) {
     this.url = hookUrl(options.baseUrl, options.policy);
+    this.simulateUrl = new URL('../simulate', this.url);
   }
 
-  private async post(event: GatewayHookEvent): Promise<{ status: number; text: string }> {
-    const response = await fetch(this.url, {
+  /** The policy the hook endpoint decides under when the key is not locked. */
+  get policy(): string | undefined {
+    return this.options.policy;
+  }
+
+  private async post(body: unknown, url = this.url): Promise<{ status: number; text: string }> {
+    const response = await fetch(url, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -89,7 +107,7 @@ export class SvcGate {
         'x-api-key': this.options.apiKey,
         'user-agent': 'svc-mcp-gateway',
       },
-      body: JSON.stringify(event),
+      body: JSON.stringify(body),
       signal: AbortSignal.timeout(this.options.timeoutMs),
       redirect: 'error',
     });
@@ -126,6 +144,28 @@ export class SvcGate {
     const parsed = answerSchema.safeParse(body);
     if (!parsed.success) return { ok: false, problem: "svc's answer is not an mcp hook answer" };
     return { ok: true, answer: parsed.data };
+  }
+
+  /** svc's verdict on a claim, evaluated as evaluate would and recorded nowhere. Never throws. */
+  async dryRun(claim: ClaimInput): Promise<DryRunResult> {
+    let reply: { status: number; text: string };
+    try {
+      reply = await this.post(claim, this.simulateUrl);
+    } catch (error) {
+      return { ok: false, problem: this.problemOf(error) };
+    }
+    if (reply.status !== 200) {
+      return { ok: false, problem: `svc answered HTTP ${reply.status}${errorDetail(reply.text)}` };
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(reply.text);
+    } catch {
+      return { ok: false, problem: "svc's answer is not JSON" };
+    }
+    const parsed = simulatedSchema.safeParse(body);
+    if (!parsed.success) return { ok: false, problem: "svc's answer is not a simulation" };
+    return { ok: true, verdict: parsed.data.receipt.policy.verdict };
   }
 
   /** Records a call's outcome; the problem, if svc did not record it. Never throws. */

@@ -69,11 +69,11 @@ function gatewayEnv(env: Record<string, string> = {}) {
   };
 }
 
-async function connect(env: Record<string, string> = {}): Promise<Client> {
+async function connect(env: Record<string, string> = {}, args: string[] = []): Promise<Client> {
   const client = new Client(CLIENT);
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: gatewayArgs(),
+    args: gatewayArgs(args),
     env: gatewayEnv(env),
     stderr: 'ignore',
   });
@@ -414,6 +414,68 @@ describe('svc mcp-gateway in front of the reference MCP servers', () => {
     });
     expect((await ledgerState(live.t)).head).toEqual(before.head);
   });
+});
+
+describe('svc mcp-gateway hiding the tools the policy blocks by name', () => {
+  const listed = async (client: Client) => (await client.listTools()).tools.map((t) => t.name);
+
+  it('leaves a tool the policy blocks by name out of tools/list, recording nothing; a call of it is still denied', async () => {
+    const client = await connect();
+    try {
+      const before = await ledgerState(live.t);
+      const names = await listed(client);
+      // Blocked by the rule no-environment; get-sum's rule escalates, which hides nothing.
+      expect(names).not.toContain('everything__get-env');
+      expect(names).toEqual(
+        expect.arrayContaining(['everything__echo', 'everything__get-sum', 'crashing__crash']),
+      );
+      // Asked once per tool, by dry runs: the ledger is unchanged, and again when listed again.
+      expect(await listed(client)).toEqual(names);
+      expect((await ledgerState(live.t)).head).toEqual(before.head);
+
+      const result = (await client.callTool({
+        name: 'everything__get-env',
+        arguments: {},
+      })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toContain('svc: blocked');
+      expect(textOf(result)).toContain("Reading the server's environment may expose secrets.");
+      const entries = await entriesWhen(before.entries.length + 1);
+      expect(entries[before.entries.length]!.receipt.policy.verdict).toBe('BLOCKED');
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  it('lists it under the built-in agent policy, and with --show-all-tools', async () => {
+    const agentPolicy = await connect({ SVC_POLICY: '' });
+    const showAll = await connect({}, ['--show-all-tools']);
+    try {
+      expect(await listed(agentPolicy)).toContain('everything__get-env');
+      expect(await listed(showAll)).toContain('everything__get-env');
+    } finally {
+      await agentPolicy.close();
+      await showAll.close();
+    }
+  }, 30_000);
+
+  it('lists every tool when svc cannot be asked (calls still fail closed)', async () => {
+    const port = await freePort();
+    const client = await connect({ SVC_URL: `http://127.0.0.1:${port}` });
+    try {
+      expect(await listed(client)).toEqual(
+        expect.arrayContaining(['everything__get-env', 'everything__echo']),
+      );
+      const result = (await client.callTool({
+        name: 'everything__get-env',
+        arguments: {},
+      })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toContain('the call was not made');
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
 });
 
 describe('svc mcp-gateway when svc cannot decide', () => {
