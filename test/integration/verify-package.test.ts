@@ -12,7 +12,12 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PACKAGE = join(ROOT, 'packages/verify');
-const DEPENDENCIES = ['@noble/ed25519', '@noble/hashes', 'safe-stable-stringify'];
+const DEPENDENCIES = [
+  '@noble/ed25519',
+  '@noble/hashes',
+  '@noble/post-quantum',
+  'safe-stable-stringify',
+];
 
 function run(command: string, args: string[], cwd: string, timeoutMs = 120_000): Promise<NodeRun> {
   return new Promise((resolve, reject) => {
@@ -109,7 +114,7 @@ describe('the packed @svc/verify, installed alone', () => {
     ).toEqual([]);
   });
 
-  it('installs with its three dependencies and nothing else', () => {
+  it('installs with its four dependencies (and theirs) and nothing else', () => {
     const installed = JSON.parse(
       readFileSync(join(audit, 'node_modules/@svc/verify/package.json'), 'utf8'),
     ) as Json;
