@@ -1,6 +1,6 @@
 import { HASH_PATTERN, RECEIPT_ID_PATTERN } from '@svc/verify';
 import type { ClaimInput, Source } from './claim-schema.js';
-import type { PolicyOutcome, RuleResult } from './policy.js';
+import type { PolicyOutcome, RuleResult } from './policy-outcome.js';
 import { toolCallOf } from './tool-call.js';
 
 // Argument-bound approval (contract §12): a disposition approving an escalated tool call lets

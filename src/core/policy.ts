@@ -10,27 +10,12 @@ import {
   THRESHOLD_RULES,
   type OnFail,
   type RuleContext,
-  type ThresholdRuleName,
 } from './rules/threshold-rules.js';
+import type { PolicyOutcome, RuleResult } from './policy-outcome.js';
 
 export { RULE_ORDER };
 
-export type Verdict = 'ALLOWED' | 'BLOCKED' | 'ESCALATED';
-
-/** A threshold rule's name, or `rule:<name>` for a conditional rule (contract §10). */
-export type RuleName = ThresholdRuleName | `rule:${string}`;
-
-export interface RuleResult {
-  rule: RuleName;
-  passed: boolean;
-  reason: string;
-}
-
-export interface PolicyOutcome {
-  verdict: Verdict;
-  reason: string;
-  rules: RuleResult[];
-}
+export type { PolicyOutcome, RuleName, RuleResult, Verdict } from './policy-outcome.js';
 
 const PRODUCTION_ENVIRONMENTS = new Set(['production', 'prod']);
 

@@ -124,46 +124,40 @@ export class SvcGate {
     return `svc cannot be reached at ${this.url.origin}: ${cause}`;
   }
 
-  /** svc's decision on a call about to be made. Never throws. */
-  async decide(event: GatewayHookEvent): Promise<GateResult> {
+  /** The JSON of svc's 200 answer, or why there is none. Never throws. */
+  private async answerOf(
+    send: () => Promise<{ status: number; text: string }>,
+  ): Promise<{ ok: true; value: unknown } | { ok: false; problem: string }> {
     let reply: { status: number; text: string };
     try {
-      reply = await this.post(event);
+      reply = await send();
     } catch (error) {
       return { ok: false, problem: this.problemOf(error) };
     }
     if (reply.status !== 200) {
       return { ok: false, problem: `svc answered HTTP ${reply.status}${errorDetail(reply.text)}` };
     }
-    let body: unknown;
     try {
-      body = JSON.parse(reply.text);
+      return { ok: true, value: JSON.parse(reply.text) as unknown };
     } catch {
       return { ok: false, problem: "svc's answer is not JSON" };
     }
-    const parsed = answerSchema.safeParse(body);
+  }
+
+  /** svc's decision on a call about to be made. Never throws. */
+  async decide(event: GatewayHookEvent): Promise<GateResult> {
+    const body = await this.answerOf(() => this.post(event));
+    if (!body.ok) return body;
+    const parsed = answerSchema.safeParse(body.value);
     if (!parsed.success) return { ok: false, problem: "svc's answer is not an mcp hook answer" };
     return { ok: true, answer: parsed.data };
   }
 
   /** svc's verdict on a claim, evaluated as evaluate would and recorded nowhere. Never throws. */
   async dryRun(claim: ClaimInput): Promise<DryRunResult> {
-    let reply: { status: number; text: string };
-    try {
-      reply = await this.post(claim, this.simulateUrl);
-    } catch (error) {
-      return { ok: false, problem: this.problemOf(error) };
-    }
-    if (reply.status !== 200) {
-      return { ok: false, problem: `svc answered HTTP ${reply.status}${errorDetail(reply.text)}` };
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(reply.text);
-    } catch {
-      return { ok: false, problem: "svc's answer is not JSON" };
-    }
-    const parsed = simulatedSchema.safeParse(body);
+    const body = await this.answerOf(() => this.post(claim, this.simulateUrl));
+    if (!body.ok) return body;
+    const parsed = simulatedSchema.safeParse(body.value);
     if (!parsed.success) return { ok: false, problem: "svc's answer is not a simulation" };
     return { ok: true, verdict: parsed.data.receipt.policy.verdict };
   }
