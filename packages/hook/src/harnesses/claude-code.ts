@@ -1,4 +1,4 @@
-import { BodyError, LIMITS, isObject, optStr, present, requireObject, str } from '../read.js';
+import { BodyError, isObject } from '../read.js';
 import { parsed } from '../parse-result.js';
 import {
   allowText,
@@ -10,6 +10,7 @@ import {
   failOpenText,
 } from '../text.js';
 import type { Harness, HookAnswer, HookDecision, HookEvent, HookEventKind } from '../types.js';
+import { snakeCaseEvent } from '../snake-case-event.js';
 
 // Claude Code hooks (code.claude.com/docs/en/hooks): command hooks read the event on stdin
 // and answer on stdout; HTTP hooks receive the same JSON as the POST body and answer with it.
@@ -25,29 +26,9 @@ const KINDS: Record<string, HookEventKind> = {
 };
 
 function read(raw: unknown): HookEvent {
-  const body = requireObject(raw, 'the body');
-  const hookEvent = str(body, 'hook_event_name', LIMITS.name);
-  const kind = KINDS[hookEvent] ?? 'other';
-  const event: HookEvent = {
-    kind,
-    hook_event: hookEvent,
-    session: { id: str(body, 'session_id', LIMITS.id) },
-    agent: 'claude-code',
-  };
-  const cwd = optStr(body, 'cwd', LIMITS.path);
-  if (cwd) event.session.cwd = cwd;
-  const model = optStr(body, 'model', LIMITS.text);
-  if (model) event.model = model;
-  const transcript = optStr(body, 'transcript_path', LIMITS.path);
-  if (transcript) event.transcript_path = transcript;
-  const mode = optStr(body, 'permission_mode', LIMITS.text);
-  if (mode) event.permission_mode = mode;
-  if (kind === 'pre_tool' || kind === 'post_tool') {
-    // Claude Code already names MCP tools mcp__<server>__<tool>.
-    event.tool = { name: str(body, 'tool_name', LIMITS.name), input: present(body, 'tool_input') };
-    const useId = optStr(body, 'tool_use_id', LIMITS.id);
-    if (useId) event.tool.use_id = useId;
-  }
+  // Claude Code already names MCP tools mcp__<server>__<tool>.
+  const { body, event } = snakeCaseEvent(raw, KINDS, 'claude-code');
+  const hookEvent = event.hook_event;
   if (hookEvent === 'PostToolUse') {
     event.outcome = { status: 'succeeded', output: body['tool_response'] };
   } else if (hookEvent === 'PostToolUseFailure') {

@@ -1,7 +1,8 @@
-import { LIMITS, isObject, optStr, present, requireObject, str } from '../read.js';
+import { isObject } from '../read.js';
 import { parsed } from '../parse-result.js';
 import { allowText, denyText, escalatedDenyText, failClosedText, failOpenText } from '../text.js';
 import type { Harness, HookAnswer, HookDecision, HookEvent, HookEventKind } from '../types.js';
+import { snakeCaseEvent } from '../snake-case-event.js';
 
 // Codex hooks (github.com/openai/codex, codex-rs/hooks: schema/generated/*.schema.json,
 // engine/output_parser.rs, events/pre_tool_use.rs): command hooks only, event JSON on stdin.
@@ -18,31 +19,11 @@ const KINDS: Record<string, HookEventKind> = {
 };
 
 function read(raw: unknown): HookEvent {
-  const body = requireObject(raw, 'the body');
-  const hookEvent = str(body, 'hook_event_name', LIMITS.name);
-  const kind = KINDS[hookEvent] ?? 'other';
-  const event: HookEvent = {
-    kind,
-    hook_event: hookEvent,
-    session: { id: str(body, 'session_id', LIMITS.id) },
-    agent: 'codex',
-  };
-  const cwd = optStr(body, 'cwd', LIMITS.path);
-  if (cwd) event.session.cwd = cwd;
-  const model = optStr(body, 'model', LIMITS.text);
-  if (model) event.model = model;
-  // transcript_path is a nullable string in Codex's schema.
-  const transcript = optStr(body, 'transcript_path', LIMITS.path);
-  if (transcript) event.transcript_path = transcript;
-  const mode = optStr(body, 'permission_mode', LIMITS.text);
-  if (mode) event.permission_mode = mode;
-  if (kind === 'pre_tool' || kind === 'post_tool') {
-    // Shell-like tools pass { command }, MCP tools their resolved arguments; the name is
-    // Codex's canonical tool_name (events/pre_tool_use.rs keeps it stable for policy).
-    event.tool = { name: str(body, 'tool_name', LIMITS.name), input: present(body, 'tool_input') };
-    const useId = optStr(body, 'tool_use_id', LIMITS.id);
-    if (useId) event.tool.use_id = useId;
-  }
+  // transcript_path is a nullable string in Codex's schema. Shell-like tools pass
+  // { command }, MCP tools their resolved arguments; the name is Codex's canonical tool_name
+  // (events/pre_tool_use.rs keeps it stable for policy).
+  const { body, event } = snakeCaseEvent(raw, KINDS, 'codex');
+  const kind = event.kind;
   if (kind === 'post_tool') {
     const response = body['tool_response'];
     const exit = isObject(response) ? response['exit_code'] : undefined;

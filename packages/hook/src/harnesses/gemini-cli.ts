@@ -1,7 +1,8 @@
-import { LIMITS, isObject, mcpToolName, optStr, present, requireObject, str } from '../read.js';
+import { LIMITS, isObject, mcpToolName, optStr, str } from '../read.js';
 import { parsed } from '../parse-result.js';
 import { allowText, denyText, escalatedDenyText, failClosedText, failOpenText } from '../text.js';
 import type { Harness, HookAnswer, HookDecision, HookEvent, HookEventKind } from '../types.js';
+import { snakeCaseEvent } from '../snake-case-event.js';
 
 // Gemini CLI hooks (github.com/google-gemini/gemini-cli, docs/hooks/reference.md and
 // packages/core/src/hooks/types.ts): command hooks, JSON on stdin and stdout. BeforeTool
@@ -30,22 +31,8 @@ function toolName(body: Record<string, unknown>): string {
 }
 
 function read(raw: unknown): HookEvent {
-  const body = requireObject(raw, 'the body');
-  const hookEvent = str(body, 'hook_event_name', LIMITS.name);
-  const kind = KINDS[hookEvent] ?? 'other';
-  const event: HookEvent = {
-    kind,
-    hook_event: hookEvent,
-    session: { id: str(body, 'session_id', LIMITS.id) },
-    agent: 'gemini-cli',
-  };
-  const cwd = optStr(body, 'cwd', LIMITS.path);
-  if (cwd) event.session.cwd = cwd;
-  const transcript = optStr(body, 'transcript_path', LIMITS.path);
-  if (transcript) event.transcript_path = transcript;
-  if (kind === 'pre_tool' || kind === 'post_tool') {
-    event.tool = { name: toolName(body), input: present(body, 'tool_input') };
-  }
+  const { body, event } = snakeCaseEvent(raw, KINDS, 'gemini-cli', toolName);
+  const kind = event.kind;
   if (kind === 'post_tool') {
     // tool_response is { llmContent, returnDisplay, error? }.
     const response = body['tool_response'];
