@@ -25,6 +25,7 @@ thead th { border-bottom: 2px solid var(--fg); }
 code, pre, textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
 code { overflow-wrap: anywhere; }
 code.hash { word-break: break-all; }
+ul.downloads li { overflow-wrap: anywhere; word-break: break-all; }
 pre { background: #f6f8fa; border: 1px solid var(--line); padding: .75rem; overflow: auto; max-height: 32rem; white-space: pre-wrap; overflow-wrap: anywhere; }
 .content { white-space: pre-wrap; }
 .badge { display: inline-block; white-space: nowrap; padding: 0 .45rem; border-radius: .3rem; font-size: .85rem; font-weight: 600; border: 1px solid currentColor; }

@@ -51,3 +51,17 @@ export async function getOptional(path: string): Promise<string | null> {
     throw error;
   }
 }
+
+/**
+ * Saves what a link names, fetched with the stored key: with private reads a plain link would
+ * be refused, since the key is never put in a URL.
+ */
+export async function downloadWithKey(path: string, fileName: string): Promise<void> {
+  const blob = await (await get(path)).blob();
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = fileName;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

@@ -17,7 +17,15 @@ import { renderPullRequest } from '../pages/pull-request.js';
 import { renderReceiptList } from '../pages/receipt-list.js';
 import { renderReceipt } from '../pages/receipt.js';
 import { renderSession } from '../pages/session.js';
-import { ApiError, forgetKey, getJson, getOptional, storedKey, storeKey } from './api.js';
+import {
+  ApiError,
+  downloadWithKey,
+  forgetKey,
+  getJson,
+  getOptional,
+  storedKey,
+  storeKey,
+} from './api.js';
 import { setUpVerifyPanel } from './verify-panel.js';
 
 // Private reads: the server cannot see this tab's key, so the page is drawn here, by the
@@ -115,6 +123,15 @@ async function show(page: string, main: HTMLElement, status: HTMLElement): Promi
     location.reload();
   });
   setUpVerifyPanel(main);
+  for (const link of main.querySelectorAll<HTMLAnchorElement>('a[data-keyed-download]')) {
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      const url = new URL(link.href);
+      void downloadWithKey(url.pathname + url.search, link.download).catch((error: unknown) => {
+        status.textContent = `The download failed: ${String(error)}`;
+      });
+    });
+  }
 }
 
 export function setUpPrivateReads(page: string): void {

@@ -6,6 +6,7 @@ import { externalLink, html, type Html } from '../html.js';
 import type { PageView } from '../layout.js';
 import { escalationCausesOf } from '../../core/policy-reason.js';
 import { decisionSummary, dispositionSection } from './disposition.js';
+import { downloadsSection } from './downloads.js';
 import { toolCallSection } from './tool-call.js';
 import { verifySection } from './verify-section.js';
 
@@ -237,7 +238,7 @@ export function renderReceipt(data: ReceiptData): PageView {
           </ul>
         </nav>
       </section>
-      ${dispositionSection(data)} ${verifySection(receipt)}
+      ${dispositionSection(data)} ${verifySection(receipt)} ${downloadsSection(receipt.receipt_id)}
       <section aria-labelledby="json-heading">
         <h2 id="json-heading">Raw JSON</h2>
         <details>

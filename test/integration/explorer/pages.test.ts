@@ -147,6 +147,22 @@ describe('explorer pages (public reads)', () => {
     expect(res.text).not.toContain('sensitive action');
   });
 
+  it('the receipt page offers the receipt, its tlog-proof and its attestation for download', async () => {
+    const page = (await request(t.app).get(`/explorer/receipts/${ids[1]}`)).text;
+    const links = [
+      [`/v1/receipts/${ids[1]}`, `${ids[1]}.response.json`],
+      [`/v1/receipts/${ids[1]}/proof?format=tlog-proof`, `${ids[1]}.tlog-proof`],
+      [`/v1/receipts/${ids[1]}/attestation`, `${ids[1]}.dsse.json`],
+    ];
+    for (const [href, name] of links) {
+      expect(page).toContain(`href="${href}" download="${name}"`);
+      const res = await request(t.app).get(href!);
+      expect(res.status).toBe(200);
+    }
+    const proof = await request(t.app).get(links[1]![0]!);
+    expect(proof.text.split('\n')[0]).toBe('c2sp.org/tlog-proof@v1');
+  });
+
   it('says why a receipt has no previous or next one as a reviewer reads it', async () => {
     const first = textOf((await request(t.app).get(`/explorer/receipts/${ids[0]}`)).text);
     expect(first).toContain('Previous: none, this is the first receipt of the ledger');
