@@ -344,6 +344,13 @@ describe('SVC_WORKERS=2', () => {
         a.error === 'ECONNREFUSED' ? true : null,
       ),
     );
+    // A worker drains once the supervisor's SIGTERM reaches it: the bodies come after that.
+    await until('every worker draining', () =>
+      logLines().filter((l) => l.msg === 'shutting down' && Number(l.worker) > 0).length >=
+      workers.length - 1
+        ? true
+        : null,
+    );
     for (const request of inFlight) request.finish();
     const answers = await Promise.all(inFlight.map((r) => r.answer));
     for (const answer of answers) {
