@@ -71,11 +71,11 @@ function apiRoutes(
     ...sessionRoutes(runtime.sessions, config),
     ...policyRoutes(runtime.policies),
     ...webhookRoutes(runtime.webhooks),
-    ...authzenRoutes(runtime.authzen, config.baseUrl ?? 'http://localhost:3000'),
+    ...authzenRoutes(runtime.authzen, runtime.baseUrl),
     ...attestationRoutes({
       reads: runtime.reads,
       signer: runtime.serverKey,
-      baseUrl: config.baseUrl ?? 'http://localhost:3000',
+      baseUrl: runtime.baseUrl,
       publicReads: config.publicReads,
     }),
   ];

@@ -81,6 +81,8 @@ export interface LedgerRuntime {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly logOrigin: string;
+  /** The service's public URL, for the links its answers carry (SVC_BASE_URL). */
+  readonly baseUrl: string;
   readonly jobs: JobQueue;
   readonly limiter: RateLimiter;
   /** node:crypto on the server's hot path; the core defaults to @noble/hashes elsewhere. */
@@ -240,6 +242,7 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
     clock,
     logger,
     logOrigin,
+    baseUrl,
     jobs,
     limiter,
     sha256Hex,
