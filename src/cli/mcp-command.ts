@@ -1,7 +1,3 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { httpCaller } from '../mcp/http-caller.js';
-import { createMcpServer } from '../mcp/tools.js';
-
 export const MCP_HELP = `svc mcp — svc's MCP server over stdio, for MCP clients (docs/MCP.md)
 
 Usage:
@@ -25,6 +21,12 @@ export async function mcpCommand(
   if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
     return usage(`SVC_URL is not an http(s) URL: ${url}`);
   if (!apiKey) return usage('svc mcp needs SVC_API_KEY, an API key of that svc');
+  // Loaded here, not at the CLI's start: every other svc command would pay for the MCP SDK.
+  const [{ StdioServerTransport }, { httpCaller }, { createMcpServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('../mcp/http-caller.js'),
+    import('../mcp/tools.js'),
+  ]);
   const server = createMcpServer(httpCaller({ url, apiKey }));
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {

@@ -22,7 +22,6 @@ import { createStore } from '../storage/create-store.js';
 import { exportLog } from './log-export.js';
 import { MCP_HELP, mcpCommand } from './mcp-command.js';
 import { MissingLedgerError } from '../storage/missing-ledger.js';
-import { policyFileCommands } from './policy-commands.js';
 import { signingKeyCommands } from './signing-key-commands.js';
 
 const HELP = `svc — operator commands for the svc service
@@ -343,8 +342,10 @@ async function main(argv: string[]): Promise<number> {
       throw error;
     }
   }
-  // Files only: no store is opened, and the subcommands answer their own --help.
+  // Files only: no store is opened, and the subcommands answer their own --help. Loaded only
+  // here: its YAML parser is a good part of the start-up of every other command.
   if (argv[0] === 'policy') {
+    const { policyFileCommands } = await import('./policy-commands.js');
     return policyFileCommands(
       argv.slice(1),
       {

@@ -14,6 +14,7 @@ import type { TranspiledTree } from '../fixtures/transpile-tree.js';
 import { freePort } from '../support/server-process.js';
 import { fixtureText } from '../unit/hook/fixtures.js';
 import { PRE_TOOL_OUTPUT } from '../unit/hook/output-schemas.js';
+import { childEnvBase } from '../support/child-env.js';
 
 // svc-hook as a harness runs it: a child process with the event on stdin, against a local
 // svc stand-in. What it writes and how it exits is what the harness acts on.
@@ -61,7 +62,7 @@ function svcHook(args: string[], stdin: string, env: Record<string, string> = {}
     process.execPath,
     [fileURLToPath(tree.url('packages/hook/src/cli/svc-hook.ts')), ...args],
     {
-      env: { PATH: process.env.PATH ?? '', SVC_URL: baseUrl, SVC_API_KEY: 'svc_test_key', ...env },
+      env: { ...childEnvBase(), SVC_URL: baseUrl, SVC_API_KEY: 'svc_test_key', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     },
   );

@@ -10,6 +10,7 @@ import { transpileTree, type TranspiledTree } from '../fixtures/transpile-tree.j
 import { keyOfPem, nobleVerifies } from '../support/receipts.js';
 import { validClaim } from '../support/claims.js';
 import { childrenOf, freePort, rawPost } from '../support/server-process.js';
+import { childEnvBase } from '../support/child-env.js';
 
 // SVC_WORKERS=2: the process entry as it runs in production, two processes serving HTTP on
 // one port and one data directory: the supervisor (the ledger's writer) and one forked worker.
@@ -55,7 +56,7 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${port}`;
   primary = spawn(process.execPath, [fileURLToPath(tree.url('src/server.ts'))], {
     env: {
-      PATH: process.env.PATH ?? '',
+      ...childEnvBase(),
       SVC_WORKERS: '2',
       SVC_DATA_DIR: dataDir,
       HOST: '127.0.0.1',

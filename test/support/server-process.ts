@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { TranspiledTree } from '../fixtures/transpile-tree.js';
+import { childEnvBase } from './child-env.js';
 
 /** A port nothing listens on (at the moment of asking). */
 export async function freePort(): Promise<number> {
@@ -46,7 +47,7 @@ export function startServerProcess(
 ): ServerProcess {
   const child = spawn(process.execPath, [fileURLToPath(tree.url('src/server.ts'))], {
     env: {
-      PATH: process.env.PATH ?? '',
+      ...childEnvBase(),
       HOST: '127.0.0.1',
       PORT: String(port),
       SVC_ANON_LIMIT_PER_HOUR: 'unlimited',

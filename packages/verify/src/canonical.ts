@@ -19,7 +19,7 @@ const jcs = configure({ deterministic: true, circularValue: Error, bigint: false
  * (strict-json.ts), so reaching the throw here is a programming error.
  */
 export function canonicalize(value: unknown): string {
-  assertCanonicalizable(value, '');
+  assertCanonicalizable(value);
   const text = jcs(value);
   if (text === undefined) throw new TypeError('value has no JSON form');
   return text;
@@ -63,38 +63,56 @@ function isPlainObject(value: object): boolean {
 // only (what a parser produces): arrays without holes and objects whose prototype is
 // Object.prototype or null, with data properties. Class instances, typed arrays, Dates and
 // accessors could serialize through toJSON or a getter to something this check never saw.
-function assertCanonicalizable(value: unknown, path: string): void {
-  switch (typeof value) {
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`${path || '(root)'}: non-finite number`);
-      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-        throw new TypeError(`${path || '(root)'}: integer outside the exactly representable range`);
-      }
-      return;
-    case 'string':
-      if (!value.isWellFormed()) throw new TypeError(`${path || '(root)'}: lone surrogate`);
-      return;
-    case 'object':
-      if (value === null) return;
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) {
-          if (!(i in value)) throw new TypeError(`${path}[${i}]: hole in an array`);
-          assertCanonicalizable(value[i], `${path}[${i}]`);
+function assertCanonicalizable(value: unknown): void {
+  // The way down to the value checked, kept as segments and spelled out only for an error:
+  // building every member's path text was most of this walk's cost on a receipt.
+  const way: (string | number)[] = [];
+  const at = () =>
+    way.reduce<string>(
+      (path, step) =>
+        typeof step === 'number' ? `${path}[${step}]` : path ? `${path}.${step}` : step,
+      '',
+    );
+  const fail = (problem: string, path = at()): never => {
+    throw new TypeError(`${path || '(root)'}: ${problem}`);
+  };
+  const walk = (value: unknown): void => {
+    switch (typeof value) {
+      case 'number':
+        if (!Number.isFinite(value)) fail('non-finite number');
+        if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+          fail('integer outside the exactly representable range');
         }
         return;
-      }
-      if (!isPlainObject(value)) throw new TypeError(`${path || '(root)'}: not a plain object`);
-      for (const key of Object.keys(value)) {
-        if (!key.isWellFormed()) throw new TypeError(`${path}: lone surrogate in a key`);
-        const where = path ? `${path}.${key}` : key;
-        const descriptor = Object.getOwnPropertyDescriptor(value, key)!;
-        if (!('value' in descriptor)) throw new TypeError(`${where}: accessor property`);
-        assertCanonicalizable(descriptor.value, where);
-      }
-      return;
-    case 'boolean':
-      return;
-    default:
-      throw new TypeError(`${path || '(root)'}: ${typeof value} has no JSON form`);
-  }
+      case 'string':
+        if (!value.isWellFormed()) fail('lone surrogate');
+        return;
+      case 'object':
+        if (value === null) return;
+        if (Array.isArray(value)) {
+          for (let i = 0; i < value.length; i++) {
+            way.push(i);
+            if (!(i in value)) fail('hole in an array');
+            walk(value[i]);
+            way.pop();
+          }
+          return;
+        }
+        if (!isPlainObject(value)) fail('not a plain object');
+        for (const key of Object.keys(value)) {
+          if (!key.isWellFormed()) throw new TypeError(`${at()}: lone surrogate in a key`);
+          way.push(key);
+          const descriptor = Object.getOwnPropertyDescriptor(value, key)!;
+          if (!('value' in descriptor)) fail('accessor property');
+          walk(descriptor.value);
+          way.pop();
+        }
+        return;
+      case 'boolean':
+        return;
+      default:
+        fail(`${typeof value} has no JSON form`);
+    }
+  };
+  walk(value);
 }

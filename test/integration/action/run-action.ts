@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runNode, type NodeRun } from '../../fixtures/run-node.js';
+import { childEnvBase } from '../../support/child-env.js';
 
 export const BUNDLE = fileURLToPath(new URL('../../../action/dist/index.js', import.meta.url));
 export const REPOSITORY = 'acme/web';
@@ -70,7 +71,7 @@ export async function runAction(
     writeFileSync(paths.summary, '');
     writeFileSync(paths.event, JSON.stringify(options.event ?? pullRequestEvent()));
     const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
+      ...childEnvBase(),
       GITHUB_ACTIONS: 'true',
       GITHUB_OUTPUT: paths.output,
       GITHUB_STEP_SUMMARY: paths.summary,

@@ -20,6 +20,7 @@ import { escalatedClaim, validClaim } from '../../support/claims.js';
 import { keyOfPem } from '../../support/receipts.js';
 import { startLiveService, type LiveService } from '../../support/live-service.js';
 import { transpileTree, type TranspiledTree } from '../../fixtures/transpile-tree.js';
+import { childEnvBase } from '../../support/child-env.js';
 
 // The CLI from the source, transpiled (no build needed: a clean clone has no dist/).
 let tree: TranspiledTree;
@@ -85,7 +86,7 @@ async function stdioClient(apiKey: string): Promise<Client> {
     new StdioClientTransport({
       command: process.execPath,
       args: [CLI, 'mcp'],
-      env: { PATH: process.env.PATH ?? '', SVC_URL: live.url, SVC_API_KEY: apiKey },
+      env: { ...childEnvBase(), SVC_URL: live.url, SVC_API_KEY: apiKey },
       stderr: 'pipe',
     }),
   );
@@ -342,7 +343,7 @@ describe('svc mcp configuration', () => {
         execFile(
           process.execPath,
           [CLI, 'mcp'],
-          { env: { PATH: process.env.PATH ?? '', ...env } },
+          { env: { ...childEnvBase(), ...env } },
           (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
         );
       });

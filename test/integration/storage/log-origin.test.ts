@@ -13,6 +13,7 @@ import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtu
 import { runNode } from '../../fixtures/run-node.js';
 import { transpileTree, type TranspiledTree } from '../../fixtures/transpile-tree.js';
 import { newServerKey } from '../../support/harness.js';
+import { childEnvBase } from '../../support/child-env.js';
 
 describe('the ledger keeps its origin', () => {
   let dir: string;
@@ -99,7 +100,7 @@ describe('the server refuses an SVC_LOG_ORIGIN its ledger does not carry', () =>
     await store.close();
     const script = fileURLToPath(tree.url('src/server.ts'));
     const env = {
-      PATH: process.env.PATH,
+      ...childEnvBase(),
       SVC_DATA_DIR: dataDir,
       PORT: '0',
       HOST: '127.0.0.1',

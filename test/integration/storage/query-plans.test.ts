@@ -194,7 +194,9 @@ describe(`read model at ${N.toLocaleString('en')} receipts (slow: seeds a file-b
           }),
         );
       }
-      for (const result of await Promise.all(appended)) expect(result.status).toBe('appended');
+      // One expectation a batch: 100,000 of them were seconds of the seeding.
+      const statuses = (await Promise.all(appended)).map((result) => result.status);
+      expect(statuses.filter((status) => status !== 'appended')).toEqual([]);
     }
     // About 40 s alone; with another test file beside it on a shared two-core machine, several
     // times that.
