@@ -25,7 +25,7 @@ export async function mcpCommand(
   const [{ StdioServerTransport }, { httpCaller }, { createMcpServer }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/stdio.js'),
     import('../mcp/http-caller.js'),
-    import('../mcp/tools.js'),
+    import('../mcp/mcp-server.js'),
   ]);
   const server = createMcpServer(httpCaller({ url, apiKey }));
   const transport = new StdioServerTransport();

@@ -1,16 +1,9 @@
 import { isVerifyError } from '@svc/verify';
 import type { Request, RequestHandler, Response } from 'express';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isSvcError, SvcError } from '../core/errors.js';
 import type { RouteDef } from '../api/route-table.js';
 import { JsonText } from '../services/json-text.js';
-import {
-  createMcpServer,
-  MCP_TOOLS,
-  validateArguments,
-  type McpTool,
-  type ToolCaller,
-} from './tools.js';
+import { MCP_TOOLS, validateArguments, type McpTool, type ToolCaller } from './tools.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -101,13 +94,27 @@ export function routesOfTools(routes: RouteDef[]): Map<McpTool, RouteDef> {
   );
 }
 
+/** The MCP SDK's server and transport, loaded on the first /mcp request, once. */
+const loadSdk = (() => {
+  let loaded: ReturnType<typeof load> | undefined;
+  const load = () =>
+    Promise.all([
+      import('./mcp-server.js'),
+      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    ]);
+  return () => (loaded ??= load());
+})();
+
 /**
  * Stateless streamable HTTP: each POST gets a server and a transport of its own, so a tool
- * call is one HTTP request, authenticated and rate limited as any other key route.
+ * call is one HTTP request, authenticated and rate limited as any other key route. The tools
+ * are matched to their routes when the app is built; the SDK is loaded on the first request
+ * (it is about a third of the service's modules, and most services are never asked over MCP).
  */
 export function mcpHandler(routes: RouteDef[]): RequestHandler {
   const byTool = routesOfTools(routes);
   return async (req, res) => {
+    const [{ createMcpServer }, { StreamableHTTPServerTransport }] = await loadSdk();
     const server = createMcpServer(inProcessCaller(byTool, req, res));
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -1,13 +1,6 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { SvcError } from '../core/errors.js';
-import { SERVICE_NAME, SERVICE_VERSION } from '../core/version.js';
 import { claimInputDoc } from '../api/schemas/claims.js';
 import { dispositionRequestSchema } from '../api/schemas/dispositions.js';
 import { receiptParams, searchQuery } from '../api/schemas/ledger.js';
@@ -195,34 +188,3 @@ export type ToolOutcome = { ok: true; body: unknown } | { ok: false; body: unkno
 
 /** Runs one tool: over HTTP (svc mcp) or against the runtime's services (/mcp). */
 export type ToolCaller = (tool: McpTool, args: unknown) => Promise<ToolOutcome>;
-
-export function toolResult(outcome: ToolOutcome): CallToolResult {
-  const text = JSON.stringify(outcome.body);
-  if (!outcome.ok) return { isError: true, content: [{ type: 'text', text }] };
-  const structured =
-    typeof outcome.body === 'object' && outcome.body !== null && !Array.isArray(outcome.body)
-      ? { structuredContent: outcome.body as Record<string, unknown> }
-      : {};
-  return { content: [{ type: 'text', text }], ...structured };
-}
-
-/** svc's MCP server with the tools of MCP_TOOLS, each run by `call`. */
-export function createMcpServer(call: ToolCaller): Server {
-  const server = new Server(
-    { name: SERVICE_NAME, version: SERVICE_VERSION },
-    { capabilities: { tools: {} } },
-  );
-  const listing = MCP_TOOLS.map(toolListing);
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const tool = MCP_TOOLS.find((t) => t.name === request.params.name);
-    if (!tool) {
-      return toolResult({
-        ok: false,
-        body: { error: `No tool named ${request.params.name}`, code: 'not_found' },
-      });
-    }
-    return toolResult(await call(tool, request.params.arguments ?? {}));
-  });
-  return server;
-}
