@@ -155,13 +155,30 @@ export interface DeploymentReviewWrite {
   status: number;
 }
 
+const jsonOrText = (body: string): unknown => {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+};
+
+/** A request the App sent to GitHub with a body, as GitHub received it. */
+export interface SentRequest {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
 /**
  * GitHub's REST API as the App uses it, answered from `state` through nock. Check-run writes
- * are recorded in order, so tests assert the exact requests.
+ * are recorded in order, so tests assert the exact requests; `sent` holds every request that
+ * carried a body, whatever its route, for checks against GitHub's schemas (github-openapi.ts).
  */
 export function fakeGitHub(state: RepoState) {
   const writes: CheckRunWrite[] = [];
   const deploymentReviews: DeploymentReviewWrite[] = [];
+  const sent: SentRequest[] = [];
   let nextCheck = 1000;
   const repo = `/repos/${OWNER}/${REPO}`;
   const scope = nock(API)
@@ -371,7 +388,10 @@ export function fakeGitHub(state: RepoState) {
         ? [204, '']
         : [status, { message: 'No pending custom deployment requests to approve or reject' }];
     });
-  return { scope, writes, deploymentReviews };
+  scope.on('request', (req: { method: string; path: string }, _interceptor, body: string) => {
+    if (body) sent.push({ method: req.method, path: req.path, body: jsonOrText(body) });
+  });
+  return { scope, writes, deploymentReviews, sent };
 }
 
 /** The app with the GitHub App mounted: the harness's app (buildTestApp) with GitHub config. */
