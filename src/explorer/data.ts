@@ -60,6 +60,72 @@ export interface ReceiptData {
    * (GET /v1/receipts/:id/disposition); null otherwise.
    */
   disposition: ReceiptResponse | null;
+  /** For a deployment receipt: the merge receipts it relied on (at most MERGE_SOURCES_READ). */
+  mergeReceipts?: MergeEvidence[];
+}
+
+/** Deployment decisions of one page: newest first, with the escalations among them. */
+export const DEPLOYMENT_PAGE_SIZE = 25;
+/** The newest deployment receipts the environments index reads its pairs from. */
+export const DEPLOYMENTS_SCANNED = 200;
+
+/**
+ * One repository's environment: a page of its deployment receipts, newest first, as the search
+ * route answers it with `include=claims` (the decisions on its escalations beside them).
+ */
+export interface DeploymentData {
+  repository: string;
+  environment: string;
+  page: SearchPage;
+}
+
+/** The newest deployment receipts, from which the index lists repository/environment pairs. */
+export interface DeploymentsData {
+  page: SearchPage;
+}
+
+/** A pull request a deployment relied on: its `merge-receipt:pr-N` source and that receipt. */
+export interface MergeEvidence {
+  source_id: string;
+  pull_request: string;
+  /** The merge receipt the source names, or null when the pull request had none. */
+  receipt_id: string | null;
+  /** Whether the deployment's claim took it as admissible evidence. */
+  admissible: boolean;
+  /** The merge receipt as this reader can read it; null when unknown or not readable. */
+  receipt: { verdict: string; admissibility: string } | null;
+}
+
+const MERGE_SOURCE = /^merge-receipt:pr-(.{1,64})$/;
+/** How many merge sources a receipt page looks up: a deployment brings a few pull requests. */
+export const MERGE_SOURCES_READ = 20;
+
+/**
+ * The `merge-receipt:pr-N` sources of a deployment claim (github/deployment-claim.ts): the
+ * pull request, and the receipt id its URI names (`…/v1/receipts/<id>`) when it has one.
+ */
+export function mergeSourcesOf(claim: ReceiptResponse['claim']): Omit<MergeEvidence, 'receipt'>[] {
+  if ((claim.action as { action_type?: unknown } | undefined)?.action_type !== 'deployment')
+    return [];
+  return claim.sources.flatMap((s) => {
+    const pr = MERGE_SOURCE.exec(s.id)?.[1];
+    if (pr === undefined) return [];
+    const id = /\/v1\/receipts\/([^/?#]{1,256})$/.exec(s.uri)?.[1];
+    let receiptId: string | null = null;
+    try {
+      receiptId = id === undefined ? null : decodeURIComponent(id);
+    } catch {
+      // Not a receipt URL this service wrote: the pull request's own page.
+    }
+    return [
+      {
+        source_id: s.id,
+        pull_request: pr,
+        receipt_id: receiptId,
+        admissible: s.admissibility?.state === 'ADMISSIBLE',
+      },
+    ];
+  });
 }
 
 export interface KeysData {

@@ -1,6 +1,8 @@
+import { DEPLOYMENTS_PATH } from './format.js';
 import { html, type Html } from './html.js';
 
-export type PageName = 'overview' | 'receipts' | 'receipt' | 'pull' | 'keys' | 'session';
+export type PageName =
+  'overview' | 'receipts' | 'receipt' | 'pull' | 'keys' | 'session' | 'deployments' | 'deployment';
 
 export const SCRIPT_PATH = '/explorer/assets/explorer.js';
 export const STYLE_PATH = '/explorer/assets/explorer.css';
@@ -8,6 +10,7 @@ export const STYLE_PATH = '/explorer/assets/explorer.css';
 const NAV: { page: PageName; href: string; label: string }[] = [
   { page: 'overview', href: '/explorer', label: 'Overview' },
   { page: 'receipts', href: '/explorer/receipts', label: 'Receipts' },
+  { page: 'deployments', href: DEPLOYMENTS_PATH, label: 'Deployments' },
   { page: 'keys', href: '/explorer/keys', label: 'Keys and log' },
 ];
 
@@ -29,7 +32,12 @@ export interface PageFrame {
  * so the service's Content-Security-Policy holds).
  */
 export function layout(frame: PageFrame, view: PageView): Html {
-  const current = frame.page === 'receipt' ? 'receipts' : frame.page;
+  const current =
+    frame.page === 'receipt'
+      ? 'receipts'
+      : frame.page === 'deployment'
+        ? 'deployments'
+        : frame.page;
   return html`<!doctype html>
     <html lang="en">
       <head>

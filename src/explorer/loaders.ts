@@ -5,7 +5,20 @@ import type { LedgerReadService } from '../services/ledger-reads.js';
 import type { SessionService } from '../services/sessions.js';
 import type { SigningKeyService } from '../services/signing-keys.js';
 import type { TransparencyLog } from '../services/transparency-log.js';
-import type { KeysData, ListData, ListFilter, OverviewData, ReceiptData } from './data.js';
+import {
+  DEPLOYMENT_PAGE_SIZE,
+  DEPLOYMENTS_SCANNED,
+  MERGE_SOURCES_READ,
+  mergeSourcesOf,
+  type DeploymentData,
+  type DeploymentsData,
+  type KeysData,
+  type ListData,
+  type ListFilter,
+  type MergeEvidence,
+  type OverviewData,
+  type ReceiptData,
+} from './data.js';
 
 /** What the server's pages read: the services behind the JSON API, never the API over HTTP. */
 export interface ExplorerSources {
@@ -91,7 +104,68 @@ export async function loadReceipt(
     next: at(sequence + 1),
     head: around.head.sequence,
     disposition: await dispositionOf(s, response, scope),
+    mergeReceipts: await mergeReceiptsOf(s, response, scope),
   };
+}
+
+/** A deployment receipt's merge receipts, each as this reader may read it. */
+async function mergeReceiptsOf(
+  s: ExplorerSources,
+  response: ReceiptData['response'],
+  scope: ReadScope,
+): Promise<MergeEvidence[]> {
+  const sources = mergeSourcesOf(response.claim).slice(0, MERGE_SOURCES_READ);
+  return Promise.all(
+    sources.map(async (source) => {
+      if (source.receipt_id === null) return { ...source, receipt: null };
+      try {
+        const { receipt } = await s.reads.receipt(source.receipt_id, scope);
+        return {
+          ...source,
+          receipt: { verdict: receipt.policy.verdict, admissibility: receipt.admissibility.status },
+        };
+      } catch (error) {
+        if (error instanceof SvcError && error.code === 'not_found')
+          return { ...source, receipt: null };
+        throw error;
+      }
+    }),
+  );
+}
+
+/** A page of one environment's deployment receipts, newest first, after `after`. */
+export async function loadDeployment(
+  s: ExplorerSources,
+  target: { repository: string; environment: string; after?: number },
+  scope: ReadScope,
+): Promise<DeploymentData> {
+  const json = await s.reads.search(
+    {
+      scope,
+      repository: target.repository,
+      action_type: 'deployment',
+      environment: target.environment,
+    },
+    { after: target.after, limit: DEPLOYMENT_PAGE_SIZE, order: 'desc' },
+    { claims: true },
+  );
+  return {
+    repository: target.repository,
+    environment: target.environment,
+    page: json.parse() as DeploymentData['page'],
+  };
+}
+
+/** The newest deployment receipts, for the index of environments. */
+export async function loadDeployments(
+  s: ExplorerSources,
+  scope: ReadScope,
+): Promise<DeploymentsData> {
+  const json = await s.reads.search(
+    { scope, action_type: 'deployment' },
+    { limit: DEPLOYMENTS_SCANNED, order: 'desc' },
+  );
+  return { page: json.parse() as DeploymentsData['page'] };
 }
 
 /** The decision on an ESCALATED receipt, or null when it has none (yet) or is not one. */

@@ -11,8 +11,11 @@ import { STATUS_OF } from '../api/middleware/errors.js';
 import { diffQuery, receiptParams, searchQuery } from '../api/schemas/ledger.js';
 import { sessionParams, sessionRecordsQuery } from '../api/schemas/sessions.js';
 import { validate, validateQuery } from '../api/validate.js';
+import { z } from 'zod';
+import { sequenceCursor } from '../api/schemas/common.js';
 import { isSvcError, SvcError } from '../core/errors.js';
 import { listFilterOf } from './data.js';
+import { DEPLOYMENTS_PATH } from './format.js';
 import { html } from './html.js';
 import {
   layout,
@@ -22,7 +25,16 @@ import {
   type PageName,
   type PageView,
 } from './layout.js';
-import { loadKeys, loadList, loadOverview, loadReceipt, type ExplorerSources } from './loaders.js';
+import {
+  loadDeployment,
+  loadDeployments,
+  loadKeys,
+  loadList,
+  loadOverview,
+  loadReceipt,
+  type ExplorerSources,
+} from './loaders.js';
+import { renderDeployment, renderDeployments } from './pages/deployment.js';
 import { renderKeys } from './pages/keys.js';
 import { renderOverview } from './pages/overview.js';
 import { renderPullRequest } from './pages/pull-request.js';
@@ -49,6 +61,19 @@ const send = (res: Response, page: PageName, isPrivate: boolean, view: PageView,
     // Pages show ledger data: no shared cache keeps a private answer.
     .set('Cache-Control', 'no-store')
     .send(layout({ page, private: isPrivate }, view).text);
+
+const part = (what: string, max: number) =>
+  z.string().min(1, { error: 'must not be empty' }).max(max).meta({ description: what });
+
+/** An environment's page: the repository as owner and name, and the environment's name. */
+const deploymentParams = z.strictObject({
+  owner: part('The repository’s owner.', 512),
+  repo: part('The repository’s name.', 511),
+  environment: part('The environment, as the deployment claims name it.', 255),
+});
+
+/** An environment's page continues after a sequence, as the search route's cursor does. */
+const deploymentPageQuery = z.strictObject({ after: sequenceCursor });
 
 const searchOf = (req: Request) => new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
 
@@ -103,6 +128,28 @@ export function explorerRouter(options: ExplorerOptions): Router {
         after: searchOf(req).get('after') ?? undefined,
       });
       return renderSession(await options.sessions.session(id, query, undefined));
+    }),
+  );
+  router.get(
+    DEPLOYMENTS_PATH,
+    ...page('deployments', 'Deployments', async () =>
+      renderDeployments(await loadDeployments(options, undefined)),
+    ),
+  );
+  router.get(
+    `${DEPLOYMENTS_PATH}/:owner/:repo/:environment`,
+    ...page('deployment', 'Deployments of an environment', async (req) => {
+      const { owner, repo, environment } = validate(deploymentParams, req.params);
+      const { after } = validateQuery(deploymentPageQuery, {
+        after: searchOf(req).get('after') ?? undefined,
+      });
+      return renderDeployment(
+        await loadDeployment(
+          options,
+          { repository: `${owner}/${repo}`, environment, after },
+          undefined,
+        ),
+      );
     }),
   );
   router.get(

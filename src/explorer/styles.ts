@@ -71,6 +71,7 @@ figure.chart svg { width: 100%; max-width: 48rem; height: auto; }
 tr.cause th { font-weight: 600; }
 td.claim { min-width: 12rem; }
 table.sources td.content { min-width: 14rem; }
+table.deployments td:is([data-label="Ref"], [data-label="Run"]) { white-space: nowrap; }
 /* Narrow screens (a phone is 360 to 430 px wide): nothing wider than the screen. Tables of
    class stack become one block per row, each cell on its line after its column's name. */
 @media (max-width: 40rem) {

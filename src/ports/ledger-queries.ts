@@ -18,6 +18,13 @@ export interface ReceiptFilter {
   repository?: string;
   verdict?: Verdict;
   status?: AdmissibilityStatus;
+  /**
+   * Only deployment receipts (subject.action_type `deployment`): the one action type with an
+   * index of its own, as the explorer's deployment pages read them.
+   */
+  action_type?: 'deployment';
+  /** Only deployment receipts to this environment (subject.environment), exactly. */
+  environment?: string;
   /** Inclusive lower bound on issued_at (ISO 8601). */
   since?: string;
   /** Exclusive upper bound on issued_at (ISO 8601). */

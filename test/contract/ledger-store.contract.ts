@@ -651,6 +651,71 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         (await store.queries.search(filter, page)).map((r) => r.chain.sequence);
     });
 
+    describe('deployment receipts', () => {
+      /** A deployment claim of `repository` to `environment`, appended in `scope`. */
+      const deploy = (repository: string, environment: string | undefined, scope = 'test') => {
+        const claim = makeClaim({ repository, agent: null });
+        return append(
+          signClaim(
+            {
+              ...claim,
+              action: {
+                ...claim.action!,
+                action_type: 'deployment',
+                ...(environment === undefined ? {} : { environment }),
+              },
+            },
+            serverKey,
+            { scope },
+          ),
+        );
+      };
+      const sequencesOf = async (filter: ReceiptFilter, page: SequencePage) =>
+        (await store.queries.search(filter, page)).map((r) => r.chain.sequence);
+
+      it('finds deployments, and one repository’s environment, newest first, page by page and in a scope', async () => {
+        const seqOf = (e: LedgerEntry) => e.receipt.chain.sequence;
+        const prod1 = await deploy('acme/web', 'production');
+        await append(sign({ repository: 'acme/web' }));
+        const staging = await deploy('acme/web', 'staging');
+        const otherRepo = await deploy('acme/api', 'production');
+        // An environment whose name is markup and a path: matched exactly, as any string.
+        const odd = await deploy('acme/web', '<b>prod/eu</b>');
+        const prod2 = await deploy('acme/web', 'production', 'app:1:2');
+        const unnamed = await deploy('acme/web', undefined);
+        const desc = { limit: 10, order: 'desc' as const };
+
+        expect(await sequencesOf({ action_type: 'deployment' }, desc)).toEqual(
+          [prod1, staging, otherRepo, odd, prod2, unnamed].map(seqOf).reverse(),
+        );
+        const production = { repository: 'acme/web', environment: 'production' };
+        expect(await sequencesOf(production, desc)).toEqual([seqOf(prod2), seqOf(prod1)]);
+        expect(
+          await sequencesOf({ ...production, action_type: 'deployment' }, { ...desc, limit: 1 }),
+        ).toEqual([seqOf(prod2)]);
+        expect(await sequencesOf(production, { ...desc, after: seqOf(prod2) })).toEqual([
+          seqOf(prod1),
+        ]);
+        expect(await sequencesOf(production, { limit: 10, order: 'asc' })).toEqual([
+          seqOf(prod1),
+          seqOf(prod2),
+        ]);
+        expect(
+          await sequencesOf({ repository: 'acme/web', environment: '<b>prod/eu</b>' }, desc),
+        ).toEqual([seqOf(odd)]);
+        expect(await sequencesOf({ repository: 'acme/web', environment: 'prod' }, desc)).toEqual(
+          [],
+        );
+        // Within one submitter scope only its own receipts.
+        expect(await sequencesOf({ ...production, scope: 'app:1:2' }, desc)).toEqual([
+          seqOf(prod2),
+        ]);
+        expect(await sequencesOf({ action_type: 'deployment', scope: 'test' }, desc)).toEqual(
+          [prod1, staging, otherRepo, odd, unnamed].map(seqOf).reverse(),
+        );
+      });
+    });
+
     describe('dispositions', () => {
       it('stores a disposition after its parent and finds it by the parent', async () => {
         const parent = await append(sign({ kind: 'escalated' }));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { claimInputSchema, type ClaimInput, type Source } from '../../src/core/claim-schema.js';
 
 // The one place tests build claims. Every builder starts from the same typical claim (a merge
@@ -170,3 +171,56 @@ export const VERDICT_OF: Record<Kind, [string, string]> = {
   escalated: ['ESCALATED', 'REJECTED'],
   non_deterministic: ['ALLOWED', 'NON_DETERMINISTIC'],
 };
+
+/**
+ * A deployment claim as the GitHub App builds it (github/deployment-claim.ts): its claim_id
+ * names the deployment and run, one `merge-receipt:pr-N` source per merged pull request (its
+ * receipt's URL on this service, admissible when that receipt was allowed), and CI. Under the
+ * default policy a production environment escalates, any other is allowed.
+ */
+export function deploymentClaim(options: {
+  repository: string;
+  environment: string;
+  sha: string;
+  run: number;
+  ref?: string;
+  merges?: { pr: number; receiptId: string | null; admissible: boolean }[];
+}): Json {
+  const { repository, environment, sha, run } = options;
+  const digest = createHash('sha256').update(`${repository}:${environment}:${run}`).digest('hex');
+  return {
+    claim_id: `gh:${repository}:deployment-${run + 1000}@run-${run}:${digest.slice(0, 16)}`,
+    entity: repository,
+    claim: `Deploy ${options.ref ?? 'refs/heads/main'} at ${sha.slice(0, 12)} to ${environment}`,
+    action: {
+      action_type: 'deployment',
+      target_system: 'github',
+      repository,
+      commit: sha,
+      branch: (options.ref ?? 'refs/heads/main').replace(/^refs\/heads\//, ''),
+      environment,
+      human_operator: 'octo-dev',
+    },
+    sources: [
+      ...(options.merges ?? []).map((m) => ({
+        id: `merge-receipt:pr-${m.pr}`,
+        type: 'policy_check',
+        uri: m.receiptId
+          ? `https://svc.example/v1/receipts/${m.receiptId}`
+          : `https://github.com/${repository}/pull/${m.pr}`,
+        confidence: m.admissible ? 0.95 : 0.05,
+        content: `Pull request #${m.pr} brought ${sha.slice(0, 12)}`,
+        admissibility: m.admissible
+          ? { state: 'ADMISSIBLE', reason: 'svc allowed its merge' }
+          : { state: 'INADMISSIBLE', reason: 'svc did not allow its merge' },
+      })),
+      {
+        id: `ci@${sha.slice(0, 12)}`,
+        type: 'ci',
+        uri: `https://github.com/${repository}/commit/${sha}`,
+        confidence: 0.9,
+        content: 'all checks pass',
+      },
+    ],
+  };
+}

@@ -63,7 +63,7 @@ export function ledgerRoutes(
       tag,
       summary: 'Search receipts by words, agent, repository, verdict, admissibility and time',
       description:
-        'Filters ANDed: q (whole words by prefix in the claim text, entity, repository and agent), agent, repo, verdict, status (admissibility), since (inclusive) and until (exclusive). Newest first unless order=asc; after continues in the chosen order.',
+        'Filters ANDed: q (whole words by prefix in the claim text, entity, repository and agent), agent, repo, verdict, status (admissibility), action_type=deployment, environment (with repo), since (inclusive) and until (exclusive). Newest first unless order=asc; after continues in the chosen order.',
       access: 'read',
       query: searchQuery,
       response: {
@@ -80,6 +80,8 @@ export function ledgerRoutes(
             repository: query.repo,
             verdict: query.verdict,
             status: query.status,
+            action_type: query.action_type,
+            environment: query.environment,
             since: query.since,
             until: query.until,
           },

@@ -58,30 +58,47 @@ export const ledgerPageSchema = z
   })
   .meta({ id: 'LedgerPage' });
 
-export const searchQuery = z.strictObject({
-  q: text(256)
-    .refine((v) => /[\p{L}\p{N}]/u.test(v), { error: 'must contain a letter or digit' })
-    .optional()
-    .meta({
+export const searchQuery = z
+  .strictObject({
+    q: text(256)
+      .refine((v) => /[\p{L}\p{N}]/u.test(v), { error: 'must contain a letter or digit' })
+      .optional()
+      .meta({
+        description:
+          'Words matched as prefixes in claim text, entity, repository and agent (all must match).',
+      }),
+    agent: text(256).optional().meta({ description: 'Agent, exactly.' }),
+    repo: text(1024).optional().meta({ description: 'Repository, exactly.' }),
+    verdict: z.enum(VERDICTS).optional().meta({ description: 'Policy verdict.' }),
+    status: z
+      .enum(ADMISSIBILITY_STATUSES)
+      .optional()
+      .meta({ description: 'Admissibility status.' }),
+    action_type: z
+      .enum(['deployment'])
+      .optional()
+      .meta({ description: 'deployment: only deployment receipts (subject.action_type).' }),
+    environment: text(255).optional().meta({
       description:
-        'Words matched as prefixes in claim text, entity, repository and agent (all must match).',
+        'Only deployment receipts to this environment (subject.environment), exactly; needs repo.',
     }),
-  agent: text(256).optional().meta({ description: 'Agent, exactly.' }),
-  repo: text(1024).optional().meta({ description: 'Repository, exactly.' }),
-  verdict: z.enum(VERDICTS).optional().meta({ description: 'Policy verdict.' }),
-  status: z.enum(ADMISSIBILITY_STATUSES).optional().meta({ description: 'Admissibility status.' }),
-  since: isoInstant.optional().meta({ description: 'Issued at or after (ISO 8601).' }),
-  until: isoInstant.optional().meta({ description: 'Issued before (ISO 8601).' }),
-  order: z
-    .enum(['desc', 'asc'])
-    .default('desc')
-    .meta({ description: 'Newest first (desc, default) or oldest first.' }),
-  limit: limitParam,
-  after: sequenceCursor,
-  include: z.enum(['claims']).optional().meta({
-    description: 'claims: the page also carries each receipt’s claim text, in claims.',
-  }),
-});
+    since: isoInstant.optional().meta({ description: 'Issued at or after (ISO 8601).' }),
+    until: isoInstant.optional().meta({ description: 'Issued before (ISO 8601).' }),
+    order: z
+      .enum(['desc', 'asc'])
+      .default('desc')
+      .meta({ description: 'Newest first (desc, default) or oldest first.' }),
+    limit: limitParam,
+    after: sequenceCursor,
+    include: z.enum(['claims']).optional().meta({
+      description: 'claims: the page also carries each receipt’s claim text, in claims.',
+    }),
+  })
+  // One environment's deployments are read from an index by repository and environment.
+  .refine((query) => query.environment === undefined || query.repo !== undefined, {
+    error: 'needs repo: an environment is searched within one repository',
+    path: ['environment'],
+  });
 
 const dispositionSummarySchema = z
   .object({

@@ -20,12 +20,33 @@ export class ApiError extends Error {
 
 async function get(path: string): Promise<Response> {
   const key = storedKey();
+  return answerOf(
+    path,
+    await fetch(path, {
+      headers: key ? { 'X-API-Key': key } : {},
+      credentials: 'omit',
+      cache: 'no-store',
+      redirect: 'error',
+    }),
+  );
+}
+
+/** A POST of JSON with the stored key (a write: a disposition); its answer as JSON. */
+export async function postJson<T>(path: string, body: unknown): Promise<T> {
+  const key = storedKey();
   const res = await fetch(path, {
-    headers: key ? { 'X-API-Key': key } : {},
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(key ? { 'X-API-Key': key } : {}) },
+    body: JSON.stringify(body),
     credentials: 'omit',
     cache: 'no-store',
     redirect: 'error',
   });
+  return (await (await answerOf(path, res)).json()) as T;
+}
+
+/** The answer when 2xx, else its `{error, code}` as an ApiError. */
+async function answerOf(path: string, res: Response): Promise<Response> {
   if (res.ok) return res;
   let message = `${path} answered HTTP ${res.status}`;
   let code: string | null = null;

@@ -1,4 +1,5 @@
 import { setUpPrivateReads } from './private-reads.js';
+import { setUpDecidePanel } from './decide-panel.js';
 import { setUpVerifyPanel } from './verify-panel.js';
 
 // The explorer's one script (no inline script: the service's CSP holds). Pages work without
@@ -6,4 +7,7 @@ import { setUpVerifyPanel } from './verify-panel.js';
 const body = document.body;
 const page = body.dataset.page ?? '';
 if (body.dataset.reads === 'private' && page !== 'keys') setUpPrivateReads(page);
-else setUpVerifyPanel(document);
+else {
+  setUpVerifyPanel(document);
+  setUpDecidePanel(document);
+}

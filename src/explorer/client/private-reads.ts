@@ -1,6 +1,13 @@
 import {
+  DEPLOYMENT_PAGE_SIZE,
+  DEPLOYMENTS_SCANNED,
   listFilterOf,
+  MERGE_SOURCES_READ,
+  mergeSourcesOf,
   type Agents,
+  type DeploymentData,
+  type DeploymentsData,
+  type MergeEvidence,
   type LedgerPage,
   type Overview,
   type PullRequestDiff,
@@ -12,6 +19,7 @@ import {
 } from '../data.js';
 import { html, queryString } from '../html.js';
 import type { PageView } from '../layout.js';
+import { renderDeployment, renderDeployments } from '../pages/deployment.js';
 import { renderOverview } from '../pages/overview.js';
 import { renderPullRequest } from '../pages/pull-request.js';
 import { renderReceiptList } from '../pages/receipt-list.js';
@@ -26,6 +34,7 @@ import {
   storedKey,
   storeKey,
 } from './api.js';
+import { setUpDecidePanel } from './decide-panel.js';
 import { setUpVerifyPanel } from './verify-panel.js';
 
 // Private reads: the server cannot see this tab's key, so the page is drawn here, by the
@@ -73,6 +82,7 @@ async function load(page: string): Promise<PageView | null> {
         next: at(sequence + 1),
         head: around.head.sequence,
         disposition: decided === null ? null : (JSON.parse(decided) as ReceiptResponse),
+        mergeReceipts: await mergeReceiptsOf(response),
       });
     }
     case 'session': {
@@ -83,6 +93,33 @@ async function load(page: string): Promise<PageView | null> {
         ),
       );
     }
+    case 'deployments':
+      return renderDeployments({
+        page: await getJson<DeploymentsData['page']>(
+          `/v1/receipts/search${queryString({ action_type: 'deployment', limit: DEPLOYMENTS_SCANNED })}`,
+        ),
+      });
+    case 'deployment': {
+      // /explorer/deployments/:owner/:repo/:environment, each part encoded.
+      const [owner = '', repo = '', environment = ''] = location.pathname
+        .split('/')
+        .slice(3)
+        .map(decodeURIComponent);
+      const repository = `${owner}/${repo}`;
+      const query = queryString({
+        repo: repository,
+        action_type: 'deployment',
+        environment,
+        after: search.get('after'),
+        limit: DEPLOYMENT_PAGE_SIZE,
+        include: 'claims',
+      });
+      return renderDeployment({
+        repository,
+        environment,
+        page: await getJson<DeploymentData['page']>(`/v1/receipts/search${query}`),
+      });
+    }
     case 'pull':
       return renderPullRequest(
         await getJson<PullRequestDiff>(
@@ -92,6 +129,26 @@ async function load(page: string): Promise<PageView | null> {
     default:
       return null;
   }
+}
+
+/** A deployment receipt's merge receipts, as the server's loader reads them. */
+async function mergeReceiptsOf(response: ReceiptResponse): Promise<MergeEvidence[]> {
+  const sources = mergeSourcesOf(response.claim).slice(0, MERGE_SOURCES_READ);
+  return Promise.all(
+    sources.map(async (source) => {
+      const text =
+        source.receipt_id === null
+          ? null
+          : await getOptional(`/v1/receipts/${encodeURIComponent(source.receipt_id)}`);
+      const merge = text === null ? null : (JSON.parse(text) as ReceiptResponse).receipt;
+      return {
+        ...source,
+        receipt: merge
+          ? { verdict: merge.policy.verdict, admissibility: merge.admissibility.status }
+          : null,
+      };
+    }),
+  );
 }
 
 /** Draws the page with the stored key; on a refused key, forgets it and asks again. */
@@ -123,6 +180,7 @@ async function show(page: string, main: HTMLElement, status: HTMLElement): Promi
     location.reload();
   });
   setUpVerifyPanel(main);
+  setUpDecidePanel(main);
   for (const link of main.querySelectorAll<HTMLAnchorElement>('a[data-keyed-download]')) {
     link.addEventListener('click', (event) => {
       event.preventDefault();

@@ -1,5 +1,5 @@
 import type { OverviewData } from '../data.js';
-import { badge, count, hash, percent } from '../format.js';
+import { badge, count, DEPLOYMENTS_PATH, hash, percent } from '../format.js';
 import { html, queryString } from '../html.js';
 import type { PageView } from '../layout.js';
 import { checkpointView } from './checkpoint.js';
@@ -102,6 +102,13 @@ export function renderOverview(data: OverviewData): PageView {
                 </tbody>
               </table>`
         }
+      </section>
+      <section aria-labelledby="deployments-heading">
+        <h2 id="deployments-heading">Deployments</h2>
+        <p>
+          <a href="${DEPLOYMENTS_PATH}">Environments deployed to</a>: each environment’s decisions,
+          and the escalated deployments waiting for a reviewer.
+        </p>
       </section>
       <section aria-labelledby="agents-heading">
         <h2 id="agents-heading">Agents</h2>

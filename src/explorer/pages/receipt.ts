@@ -7,6 +7,7 @@ import type { PageView } from '../layout.js';
 import { escalationCausesOf } from '../../core/policy-reason.js';
 import { decisionSummary, dispositionSection } from './disposition.js';
 import { downloadsSection } from './downloads.js';
+import { deploymentSection } from './merge-receipts.js';
 import { toolCallSection } from './tool-call.js';
 import { verifySection } from './verify-section.js';
 
@@ -155,7 +156,7 @@ export function renderReceipt(data: ReceiptData): PageView {
           }
         </dl>
       </section>
-      ${toolCallSection(claim)}
+      ${toolCallSection(claim)} ${deploymentSection(data)}
       <section aria-labelledby="rules-heading">
         <h2 id="rules-heading">Rules</h2>
         <table class="rules stack">

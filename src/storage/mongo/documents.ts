@@ -53,6 +53,8 @@ export interface ReceiptDocument extends StoredReceiptFields {
   words: string[];
   /** The same four fields' words in order, one string per field (receipt-query.ts). */
   phrases: string[];
+  /** A deployment receipt's environment, only on deployment receipts (receipt-query.ts). */
+  deployment_environment?: string;
 }
 
 export const ENTRY_PROJECTION = {

@@ -28,7 +28,12 @@ import type { MongoLedgerQueries } from './mongo-ledger-queries.js';
 import type { MongoSigningKeys } from './mongo-signing-keys.js';
 import type { MongoLogTree } from './mongo-log-tree.js';
 import type { MongoSessions } from './mongo-sessions.js';
-import { indexedFields, receiptPhrases, receiptWords } from './receipt-query.js';
+import {
+  deploymentEnvironmentOf,
+  indexedFields,
+  receiptPhrases,
+  receiptWords,
+} from './receipt-query.js';
 
 /**
  * Snapshot reads and majority writes: the head read in the transaction is the head the
@@ -156,11 +161,13 @@ export class MongoLedger implements LedgerStore {
     );
     const sequence = receipt.chain.sequence;
     const indexed = indexedFields(entry);
+    const environment = deploymentEnvironmentOf(entry);
     await this.receipts.insertOne(
       {
         ...storedReceiptFields(entry, request.scope),
         words: receiptWords(indexed),
         phrases: receiptPhrases(indexed),
+        ...(environment === undefined ? {} : { deployment_environment: environment }),
       },
       { session },
     );

@@ -2,6 +2,7 @@ import { MongoClient, type Db, type IndexDescription } from 'mongodb';
 import { AgendaJobQueue } from './agenda-job-queue.js';
 import type { Store } from '../../ports/store.js';
 import { backfillScopedAggregates } from './aggregates.js';
+import { backfillDeploymentEnvironments } from './deployment-backfill.js';
 import { MissingLedgerError } from '../missing-ledger.js';
 import { COLLECTIONS } from './documents.js';
 import { MongoApiKeys } from './mongo-api-keys.js';
@@ -60,6 +61,17 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { api_key_id: 1 }, name: 'api_key_id' },
     // The word index behind `q` (see receipt-query.ts for why not a $text index).
     { key: { words: 1, sequence: 1 }, name: 'words_sequence' },
+    // The explorer's deployment pages: deployment receipts, and one environment's.
+    {
+      key: { sequence: -1 },
+      name: 'deployments_sequence',
+      partialFilterExpression: { deployment_environment: { $exists: true } },
+    },
+    {
+      key: { repository: 1, deployment_environment: 1, sequence: 1 },
+      name: 'repository_deployment_environment_sequence',
+      partialFilterExpression: { deployment_environment: { $exists: true } },
+    },
   ],
   // A parent has at most one disposition (contract §11), whichever instance appends it.
   [COLLECTIONS.dispositions]: [
@@ -209,6 +221,7 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
     }
     await ensureIndexes(db);
     await backfillScopedAggregates(db);
+    await backfillDeploymentEnvironments(db);
     const queries = new MongoLedgerQueries(db);
     const tree = new MongoLogTree(db);
     // Receipts appended before the tree existed become its first leaves before any append.

@@ -43,6 +43,13 @@ export function receiptPhrases(fields: (string | null | undefined)[]): string[] 
   return fields.flatMap((field) => (field ? [tokenize(field).join(' ')] : []));
 }
 
+/**
+ * The field a deployment receipt's document carries for the deployment pages: its
+ * environment ('' when the claim names none); undefined, so absent, for any other receipt.
+ */
+export const deploymentEnvironmentOf = ({ receipt }: LedgerEntry): string | undefined =>
+  receipt.subject.action_type === 'deployment' ? (receipt.subject.environment ?? '') : undefined;
+
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export interface SearchQuery {
@@ -93,6 +100,10 @@ export function searchQuery(filter: ReceiptFilter, page: SequencePage): SearchQu
   if (filter.repository !== undefined) and.push({ repository: filter.repository });
   if (filter.verdict !== undefined) and.push({ verdict: filter.verdict });
   if (filter.status !== undefined) and.push({ admissibility: filter.status });
+  // Only deployment receipts carry the field (deploymentEnvironmentOf).
+  if (filter.environment !== undefined) and.push({ deployment_environment: filter.environment });
+  else if (filter.action_type === 'deployment')
+    and.push({ deployment_environment: { $exists: true } });
   const issuedAt: { $gte?: string; $lt?: string } = {};
   if (filter.since !== undefined) issuedAt.$gte = filter.since;
   if (filter.until !== undefined) issuedAt.$lt = filter.until;

@@ -570,6 +570,20 @@ const SESSION_DISPOSITIONS_INDEX = `
     WHERE kind = 'disposition';
 `;
 
+/**
+ * The explorer's deployment pages list one environment's deployment receipts, and the
+ * environments deployed to, newest first: each from a partial index on the receipt's own
+ * subject (no column to fill, so existing receipts are indexed as they are, and the
+ * append-only triggers are untouched). A query must spell the expressions as written here.
+ */
+const DEPLOYMENT_INDEXES = `
+  CREATE INDEX receipts_deployments ON receipts (sequence)
+    WHERE json_extract(receipt_json, '$.subject.action_type') = 'deployment';
+  CREATE INDEX receipts_deployment_environment
+    ON receipts (repository, json_extract(receipt_json, '$.subject.environment'), sequence)
+    WHERE json_extract(receipt_json, '$.subject.action_type') = 'deployment';
+`;
+
 const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE receipts (
@@ -774,6 +788,7 @@ const MIGRATIONS: Migration[] = [
   AGENT_SESSIONS_SCHEMA,
   SESSION_DISPOSITIONS_INDEX,
   SESSION_GIT_HEADS,
+  DEPLOYMENT_INDEXES,
 ];
 
 /** The schema version this build writes. */
@@ -792,6 +807,7 @@ export const VERSION_AFTER = {
   reviewerKeys: MIGRATIONS.indexOf(REVIEWER_KEYS) + 1,
   agentSessions: MIGRATIONS.indexOf(AGENT_SESSIONS_SCHEMA) + 1,
   sessionGitHeads: MIGRATIONS.indexOf(SESSION_GIT_HEADS) + 1,
+  deploymentIndexes: MIGRATIONS.indexOf(DEPLOYMENT_INDEXES) + 1,
 } as const;
 
 /**

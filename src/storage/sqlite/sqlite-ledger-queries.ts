@@ -81,6 +81,14 @@ export class SqliteLedgerQueries implements LedgerQueries {
         params[key] = filter[key];
       }
     }
+    // Spelled as the partial indexes of migration DEPLOYMENT_INDEXES are, with the literal
+    // 'deployment' (a bound parameter would not let the planner use them).
+    if (filter.action_type === 'deployment' || filter.environment !== undefined)
+      where.push(`json_extract(receipts.receipt_json, '$.subject.action_type') = 'deployment'`);
+    if (filter.environment !== undefined) {
+      where.push(`json_extract(receipts.receipt_json, '$.subject.environment') = @environment`);
+      params.environment = filter.environment;
+    }
     if (filter.since !== undefined) {
       where.push('receipts.issued_at >= @since');
       params.since = filter.since;

@@ -451,8 +451,10 @@ describe('GET /v1/openapi.json', () => {
     const params = Object.fromEntries(search.parameters.map((p) => [p.name, p]));
     expect(Object.keys(params).sort()).toEqual(
       [
+        'action_type',
         'after',
         'agent',
+        'environment',
         'include',
         'limit',
         'order',
@@ -470,6 +472,7 @@ describe('GET /v1/openapi.json', () => {
       enum: ['ACCEPTED', 'NON_DETERMINISTIC', 'REJECTED'],
     });
     expect(params.limit!.schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
+    expect(params.action_type!.schema).toMatchObject({ enum: ['deployment'] });
     expect(search.responses['200']).toMatchObject({
       content: { 'application/json': { schema: { $ref: '#/components/schemas/SearchPage' } } },
     });

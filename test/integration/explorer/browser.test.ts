@@ -15,7 +15,7 @@ import {
 import { buildTestApp, ManualClock, newServerKey } from '../../support/harness.js';
 import { newKey, signupReviewer } from '../../support/api.js';
 import { ed25519Witness, logVkey } from '../../support/tlog-witnesses.js';
-import { mergeAction, validClaim } from '../../support/claims.js';
+import { deploymentClaim, mergeAction, validClaim } from '../../support/claims.js';
 import {
   APP_ID,
   appWithGithub,
@@ -267,6 +267,79 @@ describe('the ledger explorer in a browser', () => {
     await page.close();
   });
 
+  it('decides a waiting deployment: a key that may not decide is refused, a reviewer’s approval is recorded', async () => {
+    const agentKey = await newKey(t as never);
+    const reviewerKey = (await signupReviewer(t as never)).apiKey;
+    const plainKey = await newKey(t as never);
+    const waiting: string[] = [];
+    for (const run of [71, 72]) {
+      const res = await request(t.app)
+        .post('/v1/evaluate')
+        .set('X-API-Key', agentKey)
+        .send(
+          deploymentClaim({
+            repository: 'acme/shop',
+            environment: 'production',
+            sha: `${run}`.repeat(20),
+            run,
+          }),
+        );
+      expect(res.body.decision.verdict).toBe('ESCALATED');
+      waiting.push(res.body.receipt.receipt_id as string);
+    }
+    const [older, newer] = waiting as [string, string];
+    const head = async () => (await request(t.app).get('/v1/ledger/stats')).body.head;
+    const before = await head();
+
+    const { page, errors } = await open('/explorer/deployments/acme/shop/production');
+    const item = (id: string) =>
+      page.locator('li.pending', { has: page.locator(`a[href$="${id}"]`) });
+    // Nothing kept in this tab: the form asks for the key.
+    const refused = item(newer);
+    await refused.getByLabel('Reviewer API key').fill(plainKey);
+    await refused.getByLabel('Your reviewer id').fill('lead@acme.example');
+    await refused.getByLabel('Reason').fill('Looks fine');
+    await refused.getByRole('button', { name: 'Reject' }).click();
+    await refused.locator('.decide-status', { hasText: 'reviewer capability' }).waitFor();
+    expect(await refused.locator('.decide-status').innerText()).toContain('(forbidden)');
+    // Refused: nothing written, and the key can be replaced.
+    expect(await head()).toEqual(before);
+    expect((await request(t.app).get(`/v1/receipts/${newer}/disposition`)).status).toBe(404);
+    expect(await refused.getByLabel('Reviewer API key').isVisible()).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'deployment-refused');
+
+    const approving = item(older);
+    await approving.getByLabel('Reviewer API key').fill(reviewerKey);
+    await approving.getByLabel('Your reviewer id').fill('lead@acme.example');
+    await approving.getByLabel('Reason').fill('Release window confirmed');
+    await approving.getByRole('button', { name: 'Approve' }).click();
+    await approving.locator('.decide-status', { hasText: 'Approved' }).waitFor();
+    const decision = await request(t.app).get(`/v1/receipts/${older}/disposition`);
+    expect(decision.status).toBe(200);
+    expect(decision.body.receipt.disposition).toMatchObject({
+      parent_receipt_id: older,
+      decision: 'approve',
+      reviewer: { id: 'lead@acme.example' },
+      reason: 'Release window confirmed',
+    });
+    expect(decision.body.decision.verdict).toBe('ALLOWED');
+    expect(await approving.locator('.decide-status').innerText()).toContain(
+      decision.body.receipt.receipt_id as string,
+    );
+    expect((await head()).sequence).toBe(before.sequence + 1);
+    expect((await request(t.app).get(`/v1/receipts/${newer}/disposition`)).status).toBe(404);
+    // The key is kept in this tab for the next decision; the page read again shows the decision.
+    expect(await page.evaluate("sessionStorage.getItem('svc.explorer.apiKey')")).toBe(reviewerKey);
+    await page.reload();
+    expect(await page.locator('#pending li.pending').count()).toBe(1);
+    expect(await item(newer).getByLabel('Reviewer API key').isVisible()).toBe(false);
+    const row = page.locator(`tr[data-receipt-id="${older}"]`);
+    expect(await row.innerText()).toContain('APPROVED');
+    expect(errors.filter((e) => !/status of 403/.test(e))).toEqual([]);
+    await page.close();
+  });
+
   it('no page is wider than a 375 px phone screen, hashes and the verify panel included', async () => {
     // An escalation, decided, and one still waiting: the pages a reviewer opens from a check run.
     const agentKey = await newKey(t as never);
@@ -302,6 +375,9 @@ describe('the ledger explorer in a browser', () => {
       `/explorer/receipts/${ids[2]}`,
       '/explorer/pulls?repository=acme%2Fapi&pr=5',
       '/explorer/keys',
+      // Deployments: one waiting, one approved (the decide test's, just above).
+      '/explorer/deployments',
+      '/explorer/deployments/acme/shop/production',
     ];
     const page = await browser.context.newPage();
     const errors = collectErrors(page);
@@ -398,6 +474,19 @@ describe('the ledger explorer with private reads', () => {
     };
     const aliceId = await idOf(alice, 'alice-agent');
     const bobId = await idOf(bob, 'bob-agent');
+    const deployTo = async (key: string, run: number) => {
+      const claim = deploymentClaim({
+        repository: 'acme/web',
+        environment: 'production',
+        sha: `${run}`.repeat(20),
+        run,
+      });
+      const res = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(claim);
+      expect(res.body.decision.verdict).toBe('ESCALATED');
+      return res.body.receipt.receipt_id as string;
+    };
+    const aliceDeploy = await deployTo(alice, 81);
+    const bobDeploy = await deployTo(bob, 82);
     let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
     try {
       browser = await launchBrowser();
@@ -446,6 +535,15 @@ describe('the ledger explorer with private reads', () => {
       await page.getByLabel(/The key history this service publishes/).check();
       await page.getByRole('button', { name: 'Verify in this browser' }).click();
       await page.locator('#verify-outcome[data-valid="true"]').waitFor();
+
+      // An environment's page, drawn with the kept key: only this account's deployments, and
+      // the form decides with that key without asking for one.
+      await page.goto(`${listening.url}/explorer/deployments/acme/web/production`);
+      await page.locator('li.pending').first().waitFor();
+      expect(await page.locator('#pending').innerText()).toContain(aliceDeploy);
+      expect(await page.content()).not.toContain(bobDeploy);
+      expect(await page.locator('li.pending .decide-key').isVisible()).toBe(false);
+      expect(await page.getByRole('button', { name: 'Approve' }).isVisible()).toBe(true);
 
       // Another account's receipt reads as one that does not exist.
       await page.goto(`${listening.url}/explorer/receipts/${bobId}`);

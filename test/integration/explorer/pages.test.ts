@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
 import { newKey, signupReviewer } from '../../support/api.js';
-import { mergeAction, validClaim } from '../../support/claims.js';
+import { deploymentClaim, mergeAction, validClaim } from '../../support/claims.js';
 
 // The explorer's pages as the server renders them: what a reader without JavaScript gets.
 
@@ -294,6 +294,160 @@ describe('explorer pages (public reads)', () => {
   });
 });
 
+describe('explorer deployment pages (public reads)', () => {
+  let t: TestApp;
+  let key: string;
+  const HOSTILE_ENV = '<img src=x onerror=alert(1)>/"eu"';
+  const sha = (n: number) => `${String(n).repeat(40)}`.slice(0, 40);
+  let mergeId: string;
+  let blockedMergeId: string;
+  const deployed: Record<string, { id: string; body: Record<string, unknown> }> = {};
+
+  const evaluate = async (claim: unknown) => {
+    const res = await request(t.app)
+      .post('/v1/evaluate')
+      .set('X-API-Key', key)
+      .send(claim as object);
+    expect(res.status).toBe(200);
+    return { id: res.body.receipt.receipt_id as string, body: res.body as Record<string, unknown> };
+  };
+  const verdictOf = (r: { body: Record<string, unknown> }) =>
+    (r.body.decision as { verdict: string }).verdict;
+
+  beforeAll(async () => {
+    t = buildTestApp();
+    key = await newKey(t);
+    mergeId = (await evaluate(mergeClaim('acme/web', 'coder-bot', 11, 'Merge the cache fix'))).id;
+    blockedMergeId = (
+      await evaluate(
+        mergeClaim('acme/web', 'coder-bot', 12, 'Merge the risky change', {
+          policyConfig: { minSources: 3 },
+        }),
+      )
+    ).id;
+    const merges = [
+      { pr: 11, receiptId: mergeId, admissible: true },
+      { pr: 12, receiptId: blockedMergeId, admissible: false },
+      { pr: 13, receiptId: null, admissible: false },
+    ];
+    const env = (environment: string, n: number, repository = 'acme/web') =>
+      deploymentClaim({ repository, environment, sha: sha(n), run: 500 + n, merges });
+    deployed.staging = await evaluate(env('staging', 1));
+    deployed.first = await evaluate(env('production', 2));
+    deployed.decided = await evaluate(env('production', 3));
+    deployed.other = await evaluate(env('production', 4, 'acme/api'));
+    deployed.hostile = await evaluate(env(HOSTILE_ENV, 5));
+    deployed.waiting = await evaluate(env('production', 6));
+    const reviewer = (await signupReviewer(t)).apiKey;
+    const decided = await request(t.app)
+      .post(`/v1/receipts/${deployed.decided!.id}/disposition`)
+      .set('X-API-Key', reviewer)
+      .send({ decision: 'reject', reviewer: { id: 'lead@acme.example' }, reason: 'not today' });
+    expect(decided.status).toBe(201);
+  });
+  afterAll(() => t.close());
+
+  it('the environment page lists its decisions newest first and the escalations still waiting', async () => {
+    expect(verdictOf(deployed.staging!)).toBe('ALLOWED');
+    expect(verdictOf(deployed.waiting!)).toBe('ESCALATED');
+    const res = await request(t.app).get('/explorer/deployments/acme/web/production');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('<h1 id="page-title">Deployments of acme/web to production</h1>');
+    const [pending, decisions] = res.text.split('id="decisions-heading"') as [string, string];
+    // Newest first; another environment's and another repository's deployments are not here.
+    const order = ['waiting', 'decided', 'first'].map((k) => decisions.indexOf(deployed[k]!.id));
+    expect(order.every((i) => i > 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    for (const k of ['staging', 'other', 'hostile'])
+      expect(res.text).not.toContain(deployed[k]!.id);
+    const row = decisions.split('<tr').find((r) => r.includes(deployed.first!.id))!;
+    const rowText = textOf(`<tr${row}`);
+    for (const part of ['ESCALATED', sha(2), 'main', '502', 'a person'])
+      expect(rowText).toContain(part);
+    expect(row).toContain(`href="/explorer/receipts/${deployed.first!.id}"`);
+    // The rejected one shows its decision, and waits no more.
+    const decidedRow = decisions.split('<tr').find((r) => r.includes(deployed.decided!.id))!;
+    expect(textOf(`<tr${decidedRow}`)).toContain('ESCALATED REJECTED decided by lead@acme.example');
+    // The disposition is shown on its parent's row, not as a deployment of its own.
+    expect(decisions.split('<tr data-receipt-id=').length - 1).toBe(3);
+    expect(pending).not.toContain(deployed.decided!.id);
+    for (const k of ['waiting', 'first']) {
+      const item = pending.split('<li class="pending"').find((p) => p.includes(deployed[k]!.id))!;
+      // The buttons are the script's (hidden without it); the API call is there for everyone.
+      expect(item).toMatch(/<form class="decide-form key-form" data-receipt-id="[^"]+" hidden>/);
+      expect(item).toContain('>Approve</button>');
+      expect(item).toContain('>Reject</button>');
+      expect(item).toContain(
+        `curl -sS -X POST &quot;$SVC_URL/v1/receipts/${deployed[k]!.id}/disposition&quot;`,
+      );
+    }
+  });
+
+  it('pages with the API cursor, and refuses a bad one with a 400 page', async () => {
+    const seq = (deployed.decided!.body.receipt as { chain: { sequence: number } }).chain.sequence;
+    const older = await request(t.app).get(
+      `/explorer/deployments/acme/web/production?after=${seq}`,
+    );
+    expect(older.status).toBe(200);
+    expect(older.text).toContain(deployed.first!.id);
+    expect(older.text).not.toContain(deployed.waiting!.id);
+    const bad = await request(t.app).get('/explorer/deployments/acme/web/production?after=x');
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('<code>validation_failed</code>');
+    // The API the page reads with: an environment is searched within one repository.
+    const api = await request(t.app).get('/v1/receipts/search?environment=production');
+    expect(api.status).toBe(400);
+    expect(api.body).toMatchObject({ code: 'validation_failed', request_id: expect.any(String) });
+    expect(api.body.error).toContain('environment');
+  });
+
+  it('escapes a hostile environment name and encodes it in every link', async () => {
+    const index = await request(t.app).get('/explorer/deployments');
+    expect(index.status).toBe(200);
+    const href = `/explorer/deployments/acme/web/${encodeURIComponent(HOSTILE_ENV)}`;
+    expect(index.text).toContain(`href="${href}"`);
+    expect(index.text).not.toContain('<img src=x');
+    const page = await request(t.app).get(href);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(deployed.hostile!.id);
+    expect(page.text).not.toContain('<img src=x');
+    expect(page.text).toContain('&lt;img src=x onerror=alert(1)&gt;/&quot;eu&quot;');
+    for (const k of ['first', 'staging']) expect(page.text).not.toContain(deployed[k]!.id);
+  });
+
+  it('the index lists each repository’s environments with their latest decision, linked from the overview', async () => {
+    const overview = await request(t.app).get('/explorer');
+    expect(overview.text).toContain('href="/explorer/deployments"');
+    const index = await request(t.app).get('/explorer/deployments');
+    const text = textOf(index.text);
+    expect(text).toContain('acme/api production ESCALATED');
+    expect(text).toContain('acme/web staging ALLOWED');
+    // The latest deployment, not the disposition recorded since on an earlier one.
+    expect(text).toContain('acme/web production ESCALATED');
+    for (const path of ['acme/api/production', 'acme/web/staging', 'acme/web/production'])
+      expect(index.text).toContain(`href="/explorer/deployments/${path}"`);
+    // Merges are no deployments.
+    expect(index.text).not.toContain('Merge the cache fix');
+  });
+
+  it('a deployment receipt shows the merge receipts it relied on and links its environment', async () => {
+    const res = await request(t.app).get(`/explorer/receipts/${deployed.first!.id}`);
+    expect(res.status).toBe(200);
+    const section = res.text.slice(res.text.indexOf('id="deployment"'));
+    expect(section).toContain('href="/explorer/deployments/acme/web/production"');
+    const rows = section.split('<tr data-source=').slice(1);
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toContain(`href="/explorer/receipts/${mergeId}"`);
+    expect(textOf(`<tr ${rows[0]!}`)).toContain('#11');
+    expect(textOf(`<tr ${rows[0]!}`)).toContain('ALLOWED ACCEPTED ADMISSIBLE');
+    expect(rows[1]).toContain(`href="/explorer/receipts/${blockedMergeId}"`);
+    expect(textOf(`<tr ${rows[1]!}`)).toContain('BLOCKED REJECTED INADMISSIBLE');
+    expect(textOf(`<tr ${rows[2]!}`)).toContain('#13 none not evaluated by svc INADMISSIBLE');
+    const merge = await request(t.app).get(`/explorer/receipts/${mergeId}`);
+    expect(merge.text).not.toContain('id="deployment"');
+  });
+});
+
 describe('explorer pages (private reads)', () => {
   let t: TestApp;
   let id: string;
@@ -315,6 +469,8 @@ describe('explorer pages (private reads)', () => {
       '/explorer/receipts',
       `/explorer/receipts/${id}`,
       '/explorer/pulls?repository=secret%2Frepo&pr=1',
+      '/explorer/deployments',
+      '/explorer/deployments/secret/repo/production',
     ]) {
       const res = await request(t.app).get(path);
       expect(res.status).toBe(200);
