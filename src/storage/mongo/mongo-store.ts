@@ -2,7 +2,6 @@ import { MongoClient, type Db, type IndexDescription } from 'mongodb';
 import { AgendaJobQueue } from './agenda-job-queue.js';
 import type { Store } from '../../ports/store.js';
 import { backfillScopedAggregates } from './aggregates.js';
-import { backfillDeploymentEnvironments } from './deployment-backfill.js';
 import { MissingLedgerError } from '../missing-ledger.js';
 import { COLLECTIONS } from './documents.js';
 import { MongoApiKeys } from './mongo-api-keys.js';
@@ -221,7 +220,6 @@ export async function openMongoStore(uri: string, options: MongoStoreOptions = {
     }
     await ensureIndexes(db);
     await backfillScopedAggregates(db);
-    await backfillDeploymentEnvironments(db);
     const queries = new MongoLedgerQueries(db);
     const tree = new MongoLogTree(db);
     // Receipts appended before the tree existed become its first leaves before any append.

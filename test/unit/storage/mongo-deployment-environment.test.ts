@@ -1,28 +1,19 @@
 import { describe, expect, it } from '@jest/globals';
 import { find } from 'mingo';
-import type { Db } from 'mongodb';
-import {
-  backfillDeploymentEnvironments,
-  DEPLOYMENT_ENVIRONMENTS_MARKER,
-} from '../../../src/storage/mongo/deployment-backfill.js';
-import { COLLECTIONS } from '../../../src/storage/mongo/documents.js';
-import { searchQuery } from '../../../src/storage/mongo/receipt-query.js';
-import { mingoDb } from '../../support/mingo-collections.js';
+import type { LedgerEntry } from '../../../src/ports/ledger-store.js';
+import { deploymentEnvironmentOf, searchQuery } from '../../../src/storage/mongo/receipt-query.js';
 
 const desc = { limit: 10, order: 'desc' as const };
 
-/** A receipt document as an append before deployment_environment wrote it. */
-const stored = (sequence: number, subject: Record<string, unknown>, entity = 'acme/web') => ({
-  _id: `r${sequence}`,
-  sequence,
-  receipt_id: `dr-${sequence}`,
-  repository: subject.repository ?? null,
-  scope: 'test',
-  receipt_json: JSON.stringify({ receipt_id: `dr-${sequence}`, subject: { entity, ...subject } }),
-  claim_json: '{}',
-  evaluation_json: '{}',
-  api_key_id: null,
-});
+/** A receipt's document as MongoLedger's append inserts it: the copy only on deployments. */
+const stored = (sequence: number, subject: Record<string, unknown>) => {
+  const environment = deploymentEnvironmentOf({ receipt: { subject } } as unknown as LedgerEntry);
+  return {
+    sequence,
+    repository: subject.repository ?? null,
+    ...(environment === undefined ? {} : { deployment_environment: environment }),
+  };
+};
 
 describe('deployment receipts on MongoDB', () => {
   it('translates the deployment filters to the field only deployment receipts carry', () => {
@@ -37,47 +28,29 @@ describe('deployment receipts on MongoDB', () => {
     ).toEqual({ $and: [{ repository: 'acme/web' }, { deployment_environment: 'production' }] });
   });
 
-  it('sets the field on the deployment receipts stored before it, once, and the filters then find them', async () => {
-    const db = mingoDb();
-    const receipts = db.collection(COLLECTIONS.receipts);
+  it('finds deployment receipts, and one environment of a repository, and nothing else', () => {
     const docs = [
-      stored(1, { repository: 'acme/web', action_type: 'deployment', environment: 'production' }),
-      // A claim's text naming the member is escaped in the receipt's JSON: not a deployment.
-      stored(2, { repository: 'acme/web', action_type: 'merge' }, '"action_type":"deployment"'),
-      stored(3, { repository: 'acme/web', action_type: 'deployment' }),
-      stored(4, { repository: 'acme/api', action_type: 'deployment', environment: 'production' }),
+      stored(1, { action_type: 'deployment', repository: 'acme/web', environment: 'production' }),
+      stored(2, { action_type: 'merge', repository: 'acme/web', environment: 'production' }),
+      stored(3, { action_type: 'deployment', repository: 'acme/web', environment: 'staging' }),
+      stored(4, { action_type: 'deployment', repository: 'acme/api', environment: 'production' }),
+      stored(5, { action_type: 'deployment', repository: 'acme/web' }),
     ];
-    for (const doc of docs) await receipts.insertOne(doc as never);
-
-    await backfillDeploymentEnvironments(db as Db, 2);
-
-    const all = (await receipts.find({}).sort({ sequence: 1 }).toArray()) as unknown as {
-      sequence: number;
-      deployment_environment?: string;
-    }[];
-    expect(all.map((d) => d.deployment_environment)).toEqual([
+    const sequences = (filter: Parameters<typeof searchQuery>[0]) =>
+      find(docs, searchQuery(filter, desc)!.filter)
+        .all()
+        .map((doc) => (doc as { sequence: number }).sequence)
+        .sort();
+    expect(docs.map((doc) => doc.deployment_environment)).toEqual([
       'production',
       undefined,
-      '',
+      'staging',
       'production',
+      '',
     ]);
-    const matching = (filter: Parameters<typeof searchQuery>[0]) =>
-      (find(all, searchQuery(filter, desc)!.filter).sort({ sequence: -1 }).all() as typeof all).map(
-        (d) => d.sequence,
-      );
-    expect(matching({ action_type: 'deployment' })).toEqual([4, 3, 1]);
-    expect(matching({ repository: 'acme/web', environment: 'production' })).toEqual([1]);
-
-    // Done once: a later start leaves documents as they are.
+    expect(sequences({ action_type: 'deployment' })).toEqual([1, 3, 4, 5]);
     expect(
-      await db
-        .collection<{ _id: string }>(COLLECTIONS.migrations)
-        .findOne({ _id: DEPLOYMENT_ENVIRONMENTS_MARKER }),
-    ).toMatchObject({ through: 4, done: true });
-    await receipts.insertOne(
-      stored(5, { repository: 'acme/web', action_type: 'deployment', environment: 'qa' }) as never,
-    );
-    await backfillDeploymentEnvironments(db as Db);
-    expect(await receipts.findOne({ sequence: 5 })).not.toHaveProperty('deployment_environment');
+      sequences({ repository: 'acme/web', action_type: 'deployment', environment: 'production' }),
+    ).toEqual([1]);
   });
 });
