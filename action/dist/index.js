@@ -26593,7 +26593,7 @@ var configure2 = stringify.configure;
 // packages/verify/src/canonical.ts
 var jcs = configure2({ deterministic: true, circularValue: Error, bigint: false });
 function canonicalize(value) {
-  assertCanonicalizable(value, "");
+  assertCanonicalizable(value);
   const text = jcs(value);
   if (text === void 0) throw new TypeError("value has no JSON form");
   return text;
@@ -26608,40 +26608,54 @@ function isPlainObject3(value) {
   const prototype = Object.getPrototypeOf(value);
   return prototype === null || Object.getPrototypeOf(prototype) === null;
 }
-function assertCanonicalizable(value, path) {
-  switch (typeof value) {
-    case "number":
-      if (!Number.isFinite(value)) throw new TypeError(`${path || "(root)"}: non-finite number`);
-      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-        throw new TypeError(`${path || "(root)"}: integer outside the exactly representable range`);
-      }
-      return;
-    case "string":
-      if (!value.isWellFormed()) throw new TypeError(`${path || "(root)"}: lone surrogate`);
-      return;
-    case "object":
-      if (value === null) return;
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) {
-          if (!(i in value)) throw new TypeError(`${path}[${i}]: hole in an array`);
-          assertCanonicalizable(value[i], `${path}[${i}]`);
+function assertCanonicalizable(value) {
+  const way = [];
+  const at = () => way.reduce(
+    (path, step) => typeof step === "number" ? `${path}[${step}]` : path ? `${path}.${step}` : step,
+    ""
+  );
+  const fail = (problem, path = at()) => {
+    throw new TypeError(`${path || "(root)"}: ${problem}`);
+  };
+  const walk = (value2) => {
+    switch (typeof value2) {
+      case "number":
+        if (!Number.isFinite(value2)) fail("non-finite number");
+        if (Number.isInteger(value2) && !Number.isSafeInteger(value2)) {
+          fail("integer outside the exactly representable range");
         }
         return;
-      }
-      if (!isPlainObject3(value)) throw new TypeError(`${path || "(root)"}: not a plain object`);
-      for (const key of Object.keys(value)) {
-        if (!key.isWellFormed()) throw new TypeError(`${path}: lone surrogate in a key`);
-        const where = path ? `${path}.${key}` : key;
-        const descriptor = Object.getOwnPropertyDescriptor(value, key);
-        if (!("value" in descriptor)) throw new TypeError(`${where}: accessor property`);
-        assertCanonicalizable(descriptor.value, where);
-      }
-      return;
-    case "boolean":
-      return;
-    default:
-      throw new TypeError(`${path || "(root)"}: ${typeof value} has no JSON form`);
-  }
+      case "string":
+        if (!value2.isWellFormed()) fail("lone surrogate");
+        return;
+      case "object":
+        if (value2 === null) return;
+        if (Array.isArray(value2)) {
+          for (let i = 0; i < value2.length; i++) {
+            way.push(i);
+            if (!(i in value2)) fail("hole in an array");
+            walk(value2[i]);
+            way.pop();
+          }
+          return;
+        }
+        if (!isPlainObject3(value2)) fail("not a plain object");
+        for (const key of Object.keys(value2)) {
+          if (!key.isWellFormed()) throw new TypeError(`${at()}: lone surrogate in a key`);
+          way.push(key);
+          const descriptor = Object.getOwnPropertyDescriptor(value2, key);
+          if (!("value" in descriptor)) fail("accessor property");
+          walk(descriptor.value);
+          way.pop();
+        }
+        return;
+      case "boolean":
+        return;
+      default:
+        fail(`${typeof value2} has no JSON form`);
+    }
+  };
+  walk(value);
 }
 
 // packages/verify/src/receipt-contract.ts
