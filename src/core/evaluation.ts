@@ -1,6 +1,6 @@
 import { canonicalize, hashText, portableSha256Hex, type Sha256Hex } from '@svc/verify';
 import type { ClaimInput } from './claim-schema.js';
-import { evaluatePolicy, type PolicyOutcome, type Verdict } from './policy.js';
+import { evaluatePolicy, type PolicyOutcome, type RuleResult, type Verdict } from './policy.js';
 import type { PolicyConfig } from './policy-config.js';
 
 export type AdmissibilityStatus = 'ACCEPTED' | 'NON_DETERMINISTIC' | 'REJECTED';
@@ -68,6 +68,27 @@ function canonicalConfig(config: PolicyConfig, sha256Hex: Sha256Hex) {
   return found;
 }
 
+/**
+ * Whether two lists of rule results are equal member by member, each result exactly
+ * `{ rule, passed, reason }`: then their canonical texts are equal, without making the second.
+ * False says nothing (a result of another shape is left to the texts).
+ */
+const sameResults = (a: readonly RuleResult[], b: readonly RuleResult[]): boolean =>
+  a.length === b.length &&
+  a.every((x, i) => {
+    const y = b[i]!;
+    return (
+      typeof x.rule === 'string' &&
+      typeof x.passed === 'boolean' &&
+      typeof x.reason === 'string' &&
+      x.rule === y.rule &&
+      x.passed === y.passed &&
+      x.reason === y.reason &&
+      Object.keys(x).length === 3 &&
+      Object.keys(y).length === 3
+    );
+  });
+
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
     for (const member of Object.values(value)) deepFreeze(member);
@@ -105,7 +126,8 @@ export function evaluateClaim(
   // that text again: the replay's hash would differ from the first only where its rules'
   // canonical text or its verdict do, so those are compared rather than hashed again.
   const deterministic =
-    second.verdict === first.verdict && canonicalize(second.rules) === firstRules;
+    second.verdict === first.verdict &&
+    (sameResults(first.rules, second.rules) || canonicalize(second.rules) === firstRules);
 
   const expected = claim.expected_replay_match;
   const passed = expected === undefined ? deterministic : deterministic === expected;
