@@ -1,5 +1,6 @@
 import { canonicalize, hashText, portableSha256Hex, type Sha256Hex } from '@svc/verify';
 import type { ClaimInput } from './claim-schema.js';
+import { deepFrozen } from './deep-frozen.js';
 import { evaluatePolicy, type PolicyOutcome, type RuleResult, type Verdict } from './policy.js';
 import type { PolicyConfig } from './policy-config.js';
 
@@ -61,7 +62,7 @@ function canonicalConfig(config: PolicyConfig, sha256Hex: Sha256Hex) {
   let found = configTexts.get(config);
   if (!found) {
     const text = canonicalize(config);
-    const replayed = deepFreeze(JSON.parse(text) as PolicyConfig);
+    const replayed = deepFrozen(JSON.parse(text) as PolicyConfig);
     found = { text, hash: hashText(text, sha256Hex), replayed };
     configTexts.set(config, found);
   }
@@ -88,14 +89,6 @@ const sameResults = (a: readonly RuleResult[], b: readonly RuleResult[]): boolea
       Object.keys(y).length === 3
     );
   });
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const member of Object.values(value)) deepFreeze(member);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 /**
  * Evaluates a validated claim under an effective policy and checks that a second, fresh
