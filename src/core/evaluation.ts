@@ -1,6 +1,7 @@
 import { canonicalize, hashText, portableSha256Hex, type Sha256Hex } from '@svc/verify';
 import type { ClaimInput } from './claim-schema.js';
-import { evaluatePolicy, type PolicyOutcome, type Verdict } from './policy.js';
+import { deepFrozen } from './deep-frozen.js';
+import { evaluatePolicy, type PolicyOutcome, type RuleResult, type Verdict } from './policy.js';
 import type { PolicyConfig } from './policy-config.js';
 
 export type AdmissibilityStatus = 'ACCEPTED' | 'NON_DETERMINISTIC' | 'REJECTED';
@@ -32,34 +33,62 @@ export function replayHash(
 }
 
 // JCS of { inputs_hash, policy, rules, verdict } is its members' canonical texts under keys in
-// that (sorted) order, so the config's canonical text, computed once per evaluation, is spliced
-// in rather than recomputed for each of the two hashes.
+// that (sorted) order, so the config's canonical text, computed once per config, is spliced in
+// rather than recomputed, and so is the outcome's rules text once made.
 const replayHashOfText = (
   inputsHash: string,
   configText: string,
   outcome: PolicyOutcome,
   sha256Hex: Sha256Hex,
+  rulesText = canonicalize(outcome.rules),
 ): string =>
   hashText(
     `{"inputs_hash":${canonicalize(inputsHash)},"policy":${configText},` +
-      `"rules":${canonicalize(outcome.rules)},"verdict":${canonicalize(outcome.verdict)}}`,
+      `"rules":${rulesText},"verdict":${canonicalize(outcome.verdict)}}`,
     sha256Hex,
   );
 
-// The canonical text and hash of a config, kept per config object: a policy applied as it is
-// gives every claim under it the same object (core/effective-policy.ts), and its text (the
-// agent policy's runs to kilobytes) is the same each time. Configs are never mutated; a hash
-// is the same whichever SHA-256 implementation made it.
-const configTexts = new WeakMap<PolicyConfig, { text: string; hash: string }>();
+// The canonical text and hash of a config, and the config parsed back from that text (what
+// the replay evaluates under), kept per config object: a policy applied as it is gives every
+// claim under it the same object (core/effective-policy.ts), and its text (the agent policy's
+// runs to kilobytes) is the same each time, so parsing it again would give the same value.
+// Configs are never mutated (the parsed one is frozen); a hash is the same whichever SHA-256
+// implementation made it.
+const configTexts = new WeakMap<
+  PolicyConfig,
+  { text: string; hash: string; replayed: PolicyConfig }
+>();
 function canonicalConfig(config: PolicyConfig, sha256Hex: Sha256Hex) {
   let found = configTexts.get(config);
   if (!found) {
     const text = canonicalize(config);
-    found = { text, hash: hashText(text, sha256Hex) };
+    const replayed = deepFrozen(JSON.parse(text) as PolicyConfig);
+    found = { text, hash: hashText(text, sha256Hex), replayed };
     configTexts.set(config, found);
   }
   return found;
 }
+
+/**
+ * Whether two lists of rule results are equal member by member, each result exactly
+ * `{ rule, passed, reason }`: then their canonical texts are equal, without making the second.
+ * False says nothing (a result of another shape is left to the texts).
+ */
+const sameResults = (a: readonly RuleResult[], b: readonly RuleResult[]): boolean =>
+  a.length === b.length &&
+  a.every((x, i) => {
+    const y = b[i]!;
+    return (
+      typeof x.rule === 'string' &&
+      typeof x.passed === 'boolean' &&
+      typeof x.reason === 'string' &&
+      x.rule === y.rule &&
+      x.passed === y.passed &&
+      x.reason === y.reason &&
+      Object.keys(x).length === 3 &&
+      Object.keys(y).length === 3
+    );
+  });
 
 /**
  * Evaluates a validated claim under an effective policy and checks that a second, fresh
@@ -75,16 +104,23 @@ export function evaluateClaim(
   // from exactly these bytes.
   const canonicalClaim = canonicalize(claim);
   const inputsHash = hashText(canonicalClaim, sha256Hex);
-  const { text: configText, hash: configHash } = canonicalConfig(config, sha256Hex);
+  const {
+    text: configText,
+    hash: configHash,
+    replayed: replayedConfig,
+  } = canonicalConfig(config, sha256Hex);
   const first = evaluatePolicy(claim, config);
-  const firstHash = replayHashOfText(inputsHash, configText, first, sha256Hex);
+  const firstRules = canonicalize(first.rules);
+  const firstHash = replayHashOfText(inputsHash, configText, first, sha256Hex, firstRules);
 
   const replayedClaim = JSON.parse(canonicalClaim) as ClaimInput;
-  const replayedConfig = JSON.parse(configText) as PolicyConfig;
   const second = evaluatePolicy(replayedClaim, replayedConfig);
   // replayedConfig is parsed from configText, and JCS of a value parsed from canonical text is
-  // that text again: the replay's hash reuses it, and differs only if the outcome does.
-  const deterministic = replayHashOfText(inputsHash, configText, second, sha256Hex) === firstHash;
+  // that text again: the replay's hash would differ from the first only where its rules'
+  // canonical text or its verdict do, so those are compared rather than hashed again.
+  const deterministic =
+    second.verdict === first.verdict &&
+    (sameResults(first.rules, second.rules) || canonicalize(second.rules) === firstRules);
 
   const expected = claim.expected_replay_match;
   const passed = expected === undefined ? deterministic : deterministic === expected;

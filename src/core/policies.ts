@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AGENT_POLICY_RULES } from './agent/agent-policy.js';
+import { deepFrozen } from './deep-frozen.js';
 import { DEFAULT_POLICY, type PolicyConfig } from './policy-config.js';
 import type { OverrideMode } from './policy-overrides.js';
 
@@ -15,15 +16,6 @@ export interface NamedPolicy {
   builtin: boolean;
   /** How far a claim's policyConfig may move it; `default` keeps the specification's `any`. */
   overrides: OverrideMode;
-}
-
-/** A value and everything in it made read-only: a built-in's config is shared by every claim. */
-function deepFrozen<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const member of Object.values(value)) deepFrozen(member);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 /**

@@ -339,6 +339,25 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
         expect(await snapshot()).toEqual(before);
       });
 
+      it('finds no approval for a call that has only a rejection, nor one issued before `since`, and the newest of two', async () => {
+        const key = { scope: A, sessionId, toolName: 'Bash', inputDigest: inputDigestOf(input) };
+        const since = new Date(Date.now() - HOUR).toISOString();
+        const rejected = await decided({ sessionId, input, kind: 'escalated' });
+        const rejection = await dispose(rejected, 'reject');
+        expect(await store.sessions.openApproval(key, since)).toBeNull();
+
+        const first = await dispose(await decided({ sessionId, input, kind: 'escalated' }));
+        const second = await dispose(await decided({ sessionId, input, kind: 'escalated' }));
+        expect(first.receipt.chain.sequence).toBeGreaterThan(rejection.receipt.chain.sequence);
+        expect(await store.sessions.openApproval(key, since)).toEqual({
+          receiptId: second.receipt.receipt_id,
+          receiptHash: second.receipt.chain.receipt_hash,
+          issuedAt: second.receipt.issued_at,
+        });
+        const after = new Date(Date.parse(second.receipt.issued_at) + 1).toISOString();
+        expect(await store.sessions.openApproval(key, after)).toBeNull();
+      });
+
       it.each([
         ['another session', { sessionId: 'sess-other' }, 'another session'],
         ['a changed input', { input: { command: 'terraform apply ' } }, 'another input'],

@@ -100,6 +100,18 @@ function compile(pattern: string): CommandPattern {
   });
 }
 
+// The program name of a command's first word, read once per word: every pattern of every rule
+// compares it, and a parsed word is never changed (parsed lines are kept, core/rules/conditional.ts).
+const programNames = new WeakMap<Word, string>();
+function programOf(word: Word): string {
+  let name = programNames.get(word);
+  if (name === undefined) {
+    name = programName(word);
+    programNames.set(word, name);
+  }
+  return name;
+}
+
 /** Whether one pattern word matches the word at `index` of a command. */
 function wordMatches(
   p: PatternWord,
@@ -110,11 +122,11 @@ function wordMatches(
 ): boolean {
   if (p.kind === 'one' || p.kind === 'any') return true;
   if (word.kind === 'dynamic') return true;
-  const { cwd, left } = place;
-  // After a `cd` out of the project, a relative path is outside too.
-  const relative = !/^(?:[/~]|[A-Za-z]:[\\/])/.test(word.text);
-  if (p.kind === 'outside') return (left && relative) || pathOutside(word.text, cwd, false);
-  if (p.kind === 'project') {
+  if (p.kind === 'outside' || p.kind === 'project') {
+    const { cwd, left } = place;
+    // After a `cd` out of the project, a relative path is outside too.
+    const relative = !/^(?:[/~]|[A-Za-z]:[\\/])/.test(word.text);
+    if (p.kind === 'outside') return (left && relative) || pathOutside(word.text, cwd, false);
     return (
       (left && relative) ||
       (pathOutside(word.text, cwd, true) && !pathOutside(word.text, cwd, false))
@@ -123,7 +135,7 @@ function wordMatches(
   if (index === 0) {
     // A glob as the program (`/usr/bin/g?t`) runs whatever it expands to.
     if (word.kind === 'glob') return true;
-    return p.full ? p.nocaseProgram(word.text, budget) : p.nocaseProgram(programName(word), budget);
+    return p.full ? p.nocaseProgram(word.text, budget) : p.nocaseProgram(programOf(word), budget);
   }
   if (p.matches(word.text, budget)) return true;
   if (p.options && /^-[A-Za-z0-9]{2,}$/.test(word.text)) {

@@ -200,6 +200,18 @@ function hostOf(url: string): string {
   }
 }
 
+// A rule's command patterns as its reason quotes them, made once per rule: under a policy
+// applied as it is, every tool call meets the same conditions (which are never changed).
+const quotedPatterns = new WeakMap<RuleConditions, string>();
+function quotedCommands(conditions: RuleConditions): string {
+  let text = quotedPatterns.get(conditions);
+  if (text === undefined) {
+    text = listOf(conditions.command)!.map(quote).join(', ');
+    quotedPatterns.set(conditions, text);
+  }
+  return text;
+}
+
 function toolUnmatched(
   conditions: RuleConditions,
   action: ClaimAction | undefined,
@@ -230,7 +242,7 @@ function toolUnmatched(
       const hit = parsed.commands.some((words) =>
         patterns.some((pattern) => matchesCommand(pattern, words, place, budget)),
       );
-      return hit ? null : `no command of the call matches ${commands!.map(quote).join(', ')}`;
+      return hit ? null : `no command of the call matches ${quotedCommands(conditions)}`;
     }) ??
     onTool(toolPaths, (summary) => {
       const paths = summary.paths ?? [];

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { forward } from '../forward.js';
-import { gitHead } from './git-head.js';
 import { loadHarness } from '../harnesses/load.js';
 import { EXIT_HEADER, hookPath } from '../protocol.js';
 import type { Harness, HarnessName, HookAnswer } from '../types.js';
@@ -163,6 +162,9 @@ async function headAfterCall(
 ): Promise<string | null> {
   const read = harness.parseEvent(body, options.event ? { event: options.event } : {});
   if (!read.ok || read.event.kind !== 'post_tool') return null;
+  // Loaded here, not at start: a pre-tool event, the one a harness waits on before each call,
+  // then loads neither this module nor node:child_process.
+  const { gitHead } = await import('./git-head.js');
   return gitHead(read.event.session.cwd);
 }
 
