@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { percentile } from './latency.js';
 
 export interface LoadOptions {
   url: string;
@@ -24,15 +25,8 @@ export interface LoadResult {
   window_us: [number, number];
 }
 
-/**
- * Nearest-rank percentile. autocannon's own histogram rounds to whole milliseconds, which
- * hides everything under 1 ms; its per-response times are kept here at full resolution.
- */
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
-}
+// Per-response times are kept here at full resolution: autocannon's own histogram rounds to
+// whole milliseconds, which hides everything under 1 ms.
 
 /** One bounded closed-loop run; latencies are of 2xx responses only. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {

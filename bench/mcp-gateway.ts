@@ -10,6 +10,7 @@ import {
   StdioClientTransport,
   getDefaultEnvironment,
 } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { latencySummary, roundMs } from './latency.js';
 
 // The MCP gateway's overhead on a forwarded tools/call over stdio: the SDK's client calls the
 // reference "everything" server's echo directly and through `svc mcp-gateway`, in
@@ -33,18 +34,8 @@ const ALLOW = JSON.stringify({
   receipt_id: 'dr-bench',
 });
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-const ms = (v: number) => Math.round(v * 100) / 100;
-function summary(times: number[]) {
-  const sorted = [...times].sort((a, b) => a - b);
-  return {
-    p50_ms: ms(percentile(sorted, 50)),
-    p90_ms: ms(percentile(sorted, 90)),
-    p99_ms: ms(percentile(sorted, 99)),
-  };
-}
+const ms = (v: number) => roundMs(v, 2);
+const summary = (times: number[]) => latencySummary(times, 2);
 
 async function client(command: string, args: string[], env: Record<string, string>) {
   const c = new Client({ name: 'bench', version: '1.0.0' });

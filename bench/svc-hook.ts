@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { EXIT_HEADER, answer } from '@svc/hook';
+import { latencySummary, percentile, roundMs } from './latency.js';
 
 // The command path of a hook decision: svc-hook started by the harness, the event on stdin,
 // to its answer on stdout and its exit. svc is a local stand-in that answers at once, so the
@@ -36,21 +37,8 @@ function once(args: string[], env: NodeJS.ProcessEnv, stdin: Buffer): Promise<nu
   );
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-const ms = (v: number) => Math.round(v * 10) / 10;
-
-function summary(times: number[]) {
-  const sorted = [...times].sort((a, b) => a - b);
-  return {
-    p50_ms: ms(percentile(sorted, 50)),
-    p90_ms: ms(percentile(sorted, 90)),
-    p99_ms: ms(percentile(sorted, 99)),
-    min_ms: ms(sorted[0]!),
-  };
-}
+const ms = (v: number) => roundMs(v, 1);
+const summary = (times: number[]) => latencySummary(times, 1);
 
 /**
  * svc-hook and a bare Node start, run in alternation so that both meet the same load on a

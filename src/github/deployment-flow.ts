@@ -4,6 +4,7 @@ import { buildDeploymentClaim } from './deployment-claim.js';
 import { deploymentReview, dispositionReview, type DeploymentReview } from './deployment-answer.js';
 import { deploymentPolicy } from './environment-config.js';
 import {
+  decidedEscalation,
   GateSteps,
   githubSubmitter,
   isTransient,
@@ -120,7 +121,7 @@ export class DeploymentFlow {
         },
         this.deps.baseUrl,
       ) ??
-      (await this.decidedEscalation(
+      (await this.decidedAnswer(
         receiptId,
         installation.id,
         deployment.environment,
@@ -162,7 +163,7 @@ export class DeploymentFlow {
     const { data: repository } = await octokit.rest.repos.get({ ...ref });
     const loaded = await this.steps.loadConfig(octokit, ref, repository.default_branch);
     if (!loaded.ok) return 'invalid_config';
-    const answer = await this.decidedEscalation(
+    const answer = await this.decidedAnswer(
       parent.receiptId,
       installation.id,
       parent.environment,
@@ -179,36 +180,23 @@ export class DeploymentFlow {
   }
 
   /** A redelivery of a deployment a person decided already is answered with that decision. */
-  private async decidedEscalation(
+  private async decidedAnswer(
     receiptId: string,
     installationId: number,
     environment: string,
     reviewers: readonly string[],
   ): Promise<DeploymentReview | null> {
-    if (!this.deps.dispositions) return null;
-    const scope = githubSubmitter(this.deps.appId, installationId).scope;
-    try {
-      const { receipt } = await this.deps.dispositions.dispositionOf(receiptId, scope);
-      const by = receipt.submitter;
-      // As for check runs (gate.ts): only a decision the repository trusts answers GitHub,
-      // the App's own or one recorded with a key its config names in `reviewers`.
-      const trusted =
-        (by?.kind === 'github_app' &&
-          by.app_id === this.deps.appId &&
-          by.installation_id === installationId) ||
-        (by?.kind === 'api_key' && reviewers.includes(by.key_id));
-      if (!receipt.disposition || !trusted) return null;
-      return dispositionReview(
-        environment,
-        receipt.disposition,
-        receiptId,
-        receipt.receipt_id,
-        this.deps.baseUrl,
-      );
-    } catch (error) {
-      if (isSvcError(error) && error.code === 'not_found') return null;
-      throw error;
-    }
+    // As for check runs: only a decision the repository trusts answers GitHub.
+    const decided = await decidedEscalation(this.deps, receiptId, installationId, reviewers);
+    if (!decided?.trusted) return null;
+    const { receipt } = decided.response;
+    return dispositionReview(
+      environment,
+      receipt.disposition!,
+      receiptId,
+      receipt.receipt_id,
+      this.deps.baseUrl,
+    );
   }
 
   /**

@@ -61,6 +61,36 @@ export const githubSubmitter = (appId: number, installationId: number): Submitte
   lockedPolicy: null,
 });
 
+/**
+ * The disposition recorded on an escalated receipt, if any, and whether the repository trusts
+ * who recorded it: the App's own installation, or an API key its config names in `reviewers`.
+ * Any account's reviewer key can decide through the API; only a trusted decision turns a
+ * required check or answers a waiting deployment.
+ */
+export async function decidedEscalation(
+  deps: Pick<GateDeps, 'appId' | 'dispositions'>,
+  parentReceiptId: string,
+  installationId: number,
+  reviewers: readonly string[],
+): Promise<{ response: EvaluateResponse; trusted: boolean } | null> {
+  if (!deps.dispositions) return null;
+  const scope = githubSubmitter(deps.appId, installationId).scope;
+  try {
+    const response = await deps.dispositions.dispositionOf(parentReceiptId, scope);
+    if (!response.receipt.disposition) return null;
+    const by = response.receipt.submitter;
+    const trusted =
+      (by?.kind === 'github_app' &&
+        by.app_id === deps.appId &&
+        by.installation_id === installationId) ||
+      (by?.kind === 'api_key' && reviewers.includes(by.key_id));
+    return { response, trusted };
+  } catch (error) {
+    if (isSvcError(error) && error.code === 'not_found') return null;
+    throw error;
+  }
+}
+
 /** Whether a GitHub API failure is worth another attempt of the whole job. */
 export const isTransient = (error: unknown): boolean => {
   const status = (error as { status?: unknown }).status;
@@ -132,39 +162,26 @@ export class GateSteps {
     installationId: number,
     reviewers: readonly string[],
   ): Promise<CheckRunOutput | null> {
-    if (response.decision.verdict !== 'ESCALATED' || !this.deps.dispositions) return null;
+    if (response.decision.verdict !== 'ESCALATED') return null;
     const parentId = response.receipt.receipt_id;
-    try {
-      const scope = githubSubmitter(this.deps.appId, installationId).scope;
-      const { receipt } = await this.deps.dispositions.dispositionOf(parentId, scope);
-      if (!receipt.disposition) return null;
-      // Any account's reviewer key can decide through the API; a required check turns only
-      // for a decision the repository trusts, so a key its config does not name leaves the
-      // check as it was.
-      const by = receipt.submitter;
-      const trusted =
-        (by?.kind === 'github_app' &&
-          by.app_id === this.deps.appId &&
-          by.installation_id === installationId) ||
-        (by?.kind === 'api_key' && reviewers.includes(by.key_id));
-      if (!trusted) {
-        this.deps.log.info(
-          { receipt_id: parentId, disposition_receipt_id: receipt.receipt_id },
-          'disposition not shown: recorded by a key the repository does not name as a reviewer',
-        );
-        return null;
-      }
-      return renderDisposition({
-        baseUrl: this.deps.baseUrl,
-        decision: receipt.disposition.decision,
-        reviewer: receipt.disposition.reviewer,
-        parentReceiptId: parentId,
-        dispositionReceiptId: receipt.receipt_id,
-      });
-    } catch (error) {
-      if (isSvcError(error) && error.code === 'not_found') return null;
-      throw error;
+    const decided = await decidedEscalation(this.deps, parentId, installationId, reviewers);
+    if (!decided) return null;
+    const { receipt } = decided.response;
+    // A key the repository's config does not name leaves the check as it was.
+    if (!decided.trusted) {
+      this.deps.log.info(
+        { receipt_id: parentId, disposition_receipt_id: receipt.receipt_id },
+        'disposition not shown: recorded by a key the repository does not name as a reviewer',
+      );
+      return null;
     }
+    return renderDisposition({
+      baseUrl: this.deps.baseUrl,
+      decision: receipt.disposition!.decision,
+      reviewer: receipt.disposition!.reviewer,
+      parentReceiptId: parentId,
+      dispositionReceiptId: receipt.receipt_id,
+    });
   }
 
   /** A check run in progress on `headSha`: the one a cut-short run left, or a new one. */
