@@ -417,6 +417,12 @@ describe('GET /v1/receipts/search', () => {
     [{ agent: '' }, 'agent'],
     [{ repo: '' }, 'repo'],
     [{ repository: 'acme/web' }, 'repository'],
+    [{ action_type: 'merge' }, 'action_type'],
+    [{ action_type: '' }, 'action_type'],
+    [{ environment: 'production' }, 'environment'],
+    [{ action_type: 'deployment', environment: 'production' }, 'environment'],
+    [{ repo: 'acme/web', environment: '' }, 'environment'],
+    [{ repo: 'acme/web', environment: 'x'.repeat(256) }, 'environment'],
     [{ foo: 'bar' }, 'foo'],
   ])('refuses %j with 400 naming %s', async (query, name) => {
     const res = await get(t, '/v1/receipts/search', query);
