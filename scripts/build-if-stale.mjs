@@ -25,6 +25,7 @@ const INPUTS = [
   'tsconfig.build.json',
   'packages/verify/tsconfig.json',
   'packages/hook/tsconfig.json',
+  'scripts/compile.mjs',
   'scripts/build-explorer.mjs',
 ];
 const OUTPUTS = [

@@ -13,7 +13,9 @@ export function codePointLength(text: string): number {
   return n;
 }
 
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+// Made on first use: creating a segmenter loads ICU's break rules (about 15 ms), which every
+// process importing this module would otherwise pay at start-up, most never clipping a text.
+let graphemes: Intl.Segmenter | undefined;
 // How far back a cut looks for the start of the grapheme it would split: more than any emoji
 // sequence (a family of four with skin tones is 19 code points).
 const GRAPHEME_WINDOW = 32;
@@ -38,6 +40,7 @@ export function clipText(text: string, max: number, marker = ''): string {
   const window = points.slice(from, keep + GRAPHEME_WINDOW).join('');
   let cut = from;
   let at = from;
+  graphemes ??= new Intl.Segmenter('en', { granularity: 'grapheme' });
   for (const { segment } of graphemes.segment(window)) {
     at += codePointLength(segment);
     if (at > keep) break;

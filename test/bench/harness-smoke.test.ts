@@ -1,14 +1,12 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { withRepositoryBuild } from '../support/build-lock.js';
+import { buildWithBench, withRepositoryBuild } from '../support/build-lock.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
 interface Scenario {
   id: string;
@@ -58,18 +56,11 @@ function runHarness(
   });
 }
 
-// CI runs on a clean clone: the harness and the server it spawns exist only once built.
-// The built bench imports @svc/verify's and @svc/hook's own builds, as `npm run bench` builds
-// them first. The build is the repository's own: no other test file rewrites it meanwhile.
-const tsc = (project: string) =>
-  promisify(execFile)(process.execPath, [TSC, '-p', project], { cwd: ROOT });
+// CI runs on a clean clone: the harness and the server it spawns exist only once built, as
+// `npm run bench` builds them (the built bench imports @svc/verify's and @svc/hook's own
+// builds). The build is the repository's own: no other test file rewrites it meanwhile.
 let built: Promise<void> | null = null;
-const build = () =>
-  (built ??= (async () => {
-    await tsc('packages/verify/tsconfig.json');
-    await tsc('packages/hook/tsconfig.json');
-    await tsc('tsconfig.bench.json');
-  })());
+const build = () => (built ??= buildWithBench());
 
 describe('benchmark harness', () => {
   it('runs every scenario briefly on a tiny ledger and writes numeric results', async () => {

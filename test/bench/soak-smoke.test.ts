@@ -1,33 +1,23 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { withRepositoryBuild } from '../support/build-lock.js';
+import { buildWithBench, withRepositoryBuild } from '../support/build-lock.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 
 const workDir = mkdtempSync(join(tmpdir(), 'svc-soak-smoke-test-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
 describe('soak', () => {
   it('drives every kind of traffic at the built service and reports no abort', async () => {
-    // The soak runs the service compiled with the bench (tsconfig.bench.json includes src), the
+    // The soak runs the service and the harness built as `npm run bench:soak` builds them, the
     // repository's own build: no other test file rewrites it while the soak runs.
     const out = join(workDir, 'soak.json');
     const { code, output } = await withRepositoryBuild(async () => {
-      await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/verify/tsconfig.json'], {
-        cwd: ROOT,
-      });
-      await promisify(execFile)(process.execPath, [TSC, '-p', 'packages/hook/tsconfig.json'], {
-        cwd: ROOT,
-      });
-      await promisify(execFile)(process.execPath, [TSC, '-p', 'tsconfig.bench.json'], {
-        cwd: ROOT,
-      });
+      await buildWithBench();
       return new Promise<{ code: number; output: string }>((done) => {
         const child = spawn(
           process.execPath,

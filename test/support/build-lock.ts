@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 // Jest runs test files in parallel workers. A few of them compile into the repository's own
 // dist/ and packages/verify/dist/ (tsc, `npm pack`'s prepack) and then run or copy what is
@@ -57,4 +59,15 @@ export async function withRepositoryBuild<T>(fn: () => Promise<T> | T): Promise<
   } finally {
     rmSync(LOCK, { recursive: true, force: true });
   }
+}
+
+/**
+ * The repository built as `npm run bench` builds it: the service (`npm run build`) when its
+ * build is missing or stale, then the harness in bench/. Call it inside withRepositoryBuild.
+ */
+export async function buildWithBench(): Promise<void> {
+  const node = (script: string, ...args: string[]) =>
+    promisify(execFile)(process.execPath, [join(ROOT, script), ...args], { cwd: ROOT });
+  await node('scripts/build-if-stale.mjs');
+  await node('scripts/compile.mjs', 'bench');
 }

@@ -124,15 +124,20 @@ export class SqliteLedger implements LedgerStore {
     // Inside the batch transaction each append is its own savepoint: one failing request
     // rolls back alone, and the others still commit.
     const one = db.transaction((request: AppendRequest) => this.appendLocked(request));
-    const batch = db.transaction((requests: AppendRequest[]) =>
-      requests.map((request): Outcome => {
+    const batch = db.transaction((requests: AppendRequest[]) => {
+      const outcomes = requests.map((request): Outcome => {
         try {
-          return { result: one(request) };
+          const result = one(request);
+          // Counted once its savepoint is released: a rolled-back append is not.
+          if (result.status === 'appended') this.aggregates.count(result.entry, request.scope);
+          return { result };
         } catch (error) {
           return { error };
         }
-      }),
-    );
+      });
+      this.aggregates.flush();
+      return outcomes;
+    });
     // IMMEDIATE takes the write lock before reading the head, so no other connection or
     // process can append between the read and the insert: sequences stay gap-free.
     this.commitBatch = (requests) => batch.immediate(requests);
@@ -204,7 +209,7 @@ export class SqliteLedger implements LedgerStore {
         receipt.disposition.decision,
       );
     }
-    this.aggregates.record(entry, request.scope);
+    this.aggregates.index(entry);
     // In this transaction: a tool call's session row, and the one use of the approval it cites.
     this.sessions.record(entry, request.scope);
     // In this transaction, so every acknowledged receipt is a leaf of the log's tree.

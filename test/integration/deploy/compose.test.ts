@@ -289,7 +289,14 @@ describe('docker/Dockerfile', () => {
     const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) =>
       m[1]!.split(/\s+/),
     );
-    for (const path of [...build.include, 'tsconfig.json', 'tsconfig.build.json']) {
+    // ... and every script `npm run build` runs.
+    const scripts = (
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+        scripts: { build: string };
+      }
+    ).scripts.build.match(/scripts\/[\w.-]+\.mjs/g)!;
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const path of [...build.include, 'tsconfig.json', 'tsconfig.build.json', ...scripts]) {
       expect(copied).toContain(path);
       expect(existsSync(join(root, path))).toBe(true);
     }
