@@ -11,6 +11,7 @@ import { buildDispositionParts } from '../../../src/core/disposition.js';
 import { LedgerSealer } from '../../../src/services/receipt-sealer.js';
 import { openSqliteStore } from '../../../src/storage/sqlite/sqlite-store.js';
 import { newServerKey } from '../../support/harness.js';
+import { until } from '../../support/server-process.js';
 import { appendRequest, makeClaim, signClaim } from '../../contract/ledger-fixtures.js';
 import { portableSha256Hex } from '@svc/verify';
 
@@ -217,7 +218,8 @@ describe('the writer serving a worker that dies', () => {
     serveSeals(worker as unknown as Worker, sealer, logger);
 
     worker.emit('message', { type: 'svc:seal', asks: [{ id: 1, request: {} }] });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Until the failed write is logged, however busy the machine (not a fixed pause).
+    await until('the failed answer to be logged', () => lines.find((l) => l.err_code) ?? null);
 
     expect(sent).toEqual([{ type: 'svc:sealed', answers: [{ id: 1, error: 'store closed' }] }]);
     expect(lines.map((l) => l.msg)).toContain('a worker exited before its answers were sent');
