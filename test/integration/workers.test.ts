@@ -79,6 +79,12 @@ beforeAll(async () => {
       ? true
       : null,
   );
+  // The supervisor hands connections to a worker once its ready message is read, which can
+  // come after the worker's "svc listening" line: until a request of each process is logged.
+  await until('a request served by each process', async () => {
+    await call('/health');
+    return new Set(logLines().flatMap((l) => (l.req ? [l.worker] : []))).size === 2 ? true : null;
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -160,13 +166,18 @@ describe('SVC_WORKERS=2', () => {
     expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
 
     // Both processes evaluated: the supervisor (worker 0) appended its own drafts, and the
-    // forked worker's reached it, the one writer.
-    const evaluatedBy = new Set(
-      logLines().flatMap((l) =>
-        (l.req as { url?: string } | undefined)?.url === '/v1/evaluate' ? [l.worker] : [],
-      ),
-    );
-    expect(evaluatedBy).toEqual(new Set([0, 1]));
+    // forked worker's reached it, the one writer. A worker's log lines reach the supervisor's
+    // output on their own schedule, after its answers: they are waited for.
+    const evaluatedBy = () =>
+      new Set(
+        logLines().flatMap((l) =>
+          (l.req as { url?: string } | undefined)?.url === '/v1/evaluate' ? [l.worker] : [],
+        ),
+      );
+    await until('an evaluation logged by each process', () =>
+      evaluatedBy().size >= 2 ? true : null,
+    ).catch(() => undefined); // on a timeout, the expectation below shows which is missing
+    expect(evaluatedBy()).toEqual(new Set([0, 1]));
     await expectOneSignedChain(40);
   }, 60_000);
 
