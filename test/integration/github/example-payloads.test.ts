@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import examples from '@octokit/webhooks-examples';
+import examples from '@octokit/webhooks-examples' with { type: 'json' };
 import request from 'supertest';
 import {
   appWithGithub,
