@@ -13,6 +13,28 @@ export interface CounterRow {
   rejected: number;
 }
 
+/** The counter columns of a CounterRow, in the order the stores keep them. */
+export const COUNTERS = [
+  'total',
+  'allowed',
+  'blocked',
+  'escalated',
+  'accepted',
+  'non_deterministic',
+  'rejected',
+] as const satisfies readonly (keyof CounterRow)[];
+
+/** Every counter at zero. */
+export const noCounters = (): CounterRow => ({
+  total: 0,
+  allowed: 0,
+  blocked: 0,
+  escalated: 0,
+  accepted: 0,
+  non_deterministic: 0,
+  rejected: 0,
+});
+
 /** The counters one receipt adds: 1 to the total, to its verdict and to its admissibility. */
 export const countersOf = (verdict: Verdict, status: AdmissibilityStatus): CounterRow => ({
   total: 1,

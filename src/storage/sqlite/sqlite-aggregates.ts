@@ -1,16 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
-import { countersOf, type CounterRow } from '../counters.js';
-
-const COUNTERS = [
-  'total',
-  'allowed',
-  'blocked',
-  'escalated',
-  'accepted',
-  'non_deterministic',
-  'rejected',
-] as const satisfies readonly (keyof CounterRow)[];
+import { COUNTERS, countersOf, noCounters, type CounterRow } from '../counters.js';
 
 interface Upserts {
   totals: Statement;
@@ -80,15 +70,7 @@ function name(
   receipt: LedgerEntry['receipt'],
 ): void {
   const row = keyed(map, key, () => ({
-    counts: {
-      total: 0,
-      allowed: 0,
-      blocked: 0,
-      escalated: 0,
-      accepted: 0,
-      non_deterministic: 0,
-      rejected: 0,
-    },
+    counts: noCounters(),
     first: receipt,
     last: receipt,
   }));
