@@ -45,8 +45,16 @@ export interface StoredReceiptFields extends ReceiptFields {
   pull_request: string | null;
 }
 
-/** What an append stores of `entry` in `scope` (a document adds its search helpers). */
-export function storedReceiptFields(entry: LedgerEntry, scope: string): StoredReceiptFields {
+/**
+ * What an append stores of `entry` in `scope` (a document adds its search helpers). With
+ * `configRef`, the stored evaluation names its policy config by that ref instead of holding
+ * it (SQLite stores each config once: storage/sqlite/policy-configs.ts).
+ */
+export function storedReceiptFields(
+  entry: LedgerEntry,
+  scope: string,
+  configRef?: string,
+): StoredReceiptFields {
   const { receipt } = entry;
   return {
     sequence: receipt.chain.sequence,
@@ -66,16 +74,41 @@ export function storedReceiptFields(entry: LedgerEntry, scope: string): StoredRe
     api_key_id: entry.apiKeyId,
     receipt_json: JSON.stringify(receipt),
     claim_json: JSON.stringify(entry.claim),
-    evaluation_json: JSON.stringify(entry.evaluation),
+    evaluation_json:
+      configRef === undefined
+        ? JSON.stringify(entry.evaluation)
+        : JSON.stringify({ ...entry.evaluation, config: undefined, config_ref: configRef }),
   };
 }
 
-export const toEntry = (fields: ReceiptFields): LedgerEntry => ({
-  receipt: JSON.parse(fields.receipt_json),
-  claim: JSON.parse(fields.claim_json),
-  evaluation: JSON.parse(fields.evaluation_json),
-  apiKeyId: fields.api_key_id,
-});
+/**
+ * The entries of stored fields. An evaluation stored with a `config_ref` gets its config back
+ * from `configText`, as it was appended: the same members, in the same order.
+ */
+export function entryReader(
+  configText?: (ref: string) => string,
+): (fields: ReceiptFields) => LedgerEntry {
+  return (fields) => {
+    const stored = JSON.parse(fields.evaluation_json) as LedgerEntry['evaluation'] & {
+      config_ref?: string;
+    };
+    let evaluation: LedgerEntry['evaluation'] = stored;
+    if (stored.config_ref !== undefined) {
+      if (!configText) throw new Error('ledger: a stored evaluation names its config by ref');
+      const { config_ref: ref, ...rest } = stored;
+      evaluation = { ...rest, config: JSON.parse(configText(ref)) };
+    }
+    return {
+      receipt: JSON.parse(fields.receipt_json),
+      claim: JSON.parse(fields.claim_json),
+      evaluation,
+      apiKeyId: fields.api_key_id,
+    };
+  };
+}
+
+/** The entry of fields whose evaluation holds its config (every MongoDB document's). */
+export const toEntry = entryReader();
 
 export interface ApiKeyFields {
   account_id: string;

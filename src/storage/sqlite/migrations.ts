@@ -584,6 +584,22 @@ const DEPLOYMENT_INDEXES = `
     WHERE json_extract(receipt_json, '$.subject.action_type') = 'deployment';
 `;
 
+/**
+ * Each policy config receipts were evaluated under, stored once (storage/sqlite/policy-configs.ts):
+ * an appended receipt's evaluation names its config by `config_ref`. Receipts appended before
+ * keep theirs inline and are read as they are. Append-only, as the receipts naming them.
+ */
+const POLICY_CONFIGS = `
+  CREATE TABLE policy_configs (
+    config_ref  TEXT PRIMARY KEY,
+    config_json TEXT NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE TRIGGER policy_configs_no_update BEFORE UPDATE ON policy_configs
+    BEGIN SELECT RAISE(ABORT, 'policy configs are append-only'); END;
+  CREATE TRIGGER policy_configs_no_delete BEFORE DELETE ON policy_configs
+    BEGIN SELECT RAISE(ABORT, 'policy configs are append-only'); END;
+`;
+
 const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE receipts (
@@ -789,6 +805,7 @@ const MIGRATIONS: Migration[] = [
   SESSION_DISPOSITIONS_INDEX,
   SESSION_GIT_HEADS,
   DEPLOYMENT_INDEXES,
+  POLICY_CONFIGS,
 ];
 
 /** The schema version this build writes. */
@@ -808,6 +825,7 @@ export const VERSION_AFTER = {
   agentSessions: MIGRATIONS.indexOf(AGENT_SESSIONS_SCHEMA) + 1,
   sessionGitHeads: MIGRATIONS.indexOf(SESSION_GIT_HEADS) + 1,
   deploymentIndexes: MIGRATIONS.indexOf(DEPLOYMENT_INDEXES) + 1,
+  policyConfigs: MIGRATIONS.indexOf(POLICY_CONFIGS) + 1,
 } as const;
 
 /**

@@ -23,7 +23,7 @@ import type {
 } from '../../ports/ledger-queries.js';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
 import type { Receipt } from '../../core/receipt.js';
-import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
+import { ENTRY_COLUMNS, sqliteEntryReader, type ReceiptRow } from './receipt-rows.js';
 
 /**
  * FTS5 query of free text: each word becomes a quoted prefix term, so no user input is read
@@ -40,8 +40,11 @@ export function ftsQuery(text: string): string {
 
 export class SqliteLedgerQueries implements LedgerQueries {
   private readonly statements = new Map<string, Statement>();
+  private readonly toEntry: (row: ReceiptRow) => LedgerEntry;
 
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database) {
+    this.toEntry = sqliteEntryReader(db);
+  }
 
   // The search SQL has one shape per combination of filters; each is prepared once.
   private prepared<R>(sql: string): Statement<unknown[], R> {
@@ -126,7 +129,7 @@ export class SqliteLedgerQueries implements LedgerQueries {
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE receipt_id IN (${marks})${scoped} ORDER BY sequence`,
     )
       .all(...receiptIds, ...(scope === undefined ? [] : [scope]))
-      .map(toEntry);
+      .map(this.toEntry);
   }
 
   async pullRequestHistory(
@@ -140,13 +143,13 @@ export class SqliteLedgerQueries implements LedgerQueries {
         `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE repository = ? AND pull_request = ? AND scope = ? ORDER BY sequence LIMIT ?`,
       )
         .all(repository, pullRequest, scope, limit)
-        .map(toEntry);
+        .map(this.toEntry);
     }
     return this.prepared<ReceiptRow>(
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE repository = ? AND pull_request = ? ORDER BY sequence LIMIT ?`,
     )
       .all(repository, pullRequest, limit)
-      .map(toEntry);
+      .map(this.toEntry);
   }
 
   async pullRequestReceiptsOf(
@@ -159,7 +162,7 @@ export class SqliteLedgerQueries implements LedgerQueries {
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE repository = ? AND pull_request = ? AND scope = ? ORDER BY sequence DESC LIMIT ?`,
     )
       .all(repository, pullRequest, scope, limit)
-      .map(toEntry);
+      .map(this.toEntry);
   }
 
   async timeline(options: {

@@ -10,13 +10,14 @@ import type {
   VerificationHashes,
 } from '../../ports/ledger-store.js';
 import { storedReceiptFields } from '../mappers.js';
-import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
+import { ENTRY_COLUMNS, sqliteEntryReader, type ReceiptRow } from './receipt-rows.js';
 import { SqliteAggregates } from './sqlite-aggregates.js';
 import { SqliteLogTree } from './sqlite-log-tree.js';
 import { SqliteSigningKeys } from './sqlite-signing-keys.js';
 import type { SqliteLedgerQueries } from './sqlite-ledger-queries.js';
 import { SqliteWebhookFanOut } from './sqlite-webhooks.js';
 import { SqliteSessions } from './sqlite-sessions.js';
+import { policyConfigsOf, type SqlitePolicyConfigs } from './policy-configs.js';
 import { DEFAULT_APPROVAL_TTL_MS } from '../../core/approval.js';
 
 type Outcome = { result: AppendResult } | { error: unknown };
@@ -60,6 +61,8 @@ export class SqliteLedger implements LedgerStore {
   private readonly webhooks: SqliteWebhookFanOut;
   private queue: Pending[] = [];
   private flushScheduled = false;
+  private readonly toEntry: (row: ReceiptRow) => LedgerEntry;
+  private readonly configs: SqlitePolicyConfigs;
 
   constructor(
     private readonly db: Database,
@@ -68,6 +71,8 @@ export class SqliteLedger implements LedgerStore {
     private readonly onGroupCommit?: (appends: number) => void,
     approvalTtlMs = DEFAULT_APPROVAL_TTL_MS,
   ) {
+    this.toEntry = sqliteEntryReader(db);
+    this.configs = policyConfigsOf(db);
     this.byClaim = db.prepare(
       `SELECT ${ENTRY_COLUMNS} FROM receipts WHERE scope = ? AND claim_id = ?`,
     );
@@ -179,13 +184,13 @@ export class SqliteLedger implements LedgerStore {
 
   private appendLocked(request: AppendRequest): AppendResult {
     const existing = this.byClaim.get(request.scope, request.claimId);
-    if (existing) return { status: 'exists', entry: toEntry(existing) };
+    if (existing) return { status: 'exists', entry: this.toEntry(existing) };
     // Under the write lock: a parent's disposition appended by any scope or process is seen.
     const disposed =
       request.parentReceiptId === undefined
         ? undefined
         : this.dispositionOf.get(request.parentReceiptId);
-    if (disposed) return { status: 'exists', entry: toEntry(disposed) };
+    if (disposed) return { status: 'exists', entry: this.toEntry(disposed) };
     const head = this.readHead();
     const { entry, receiptHashText } = request.build(head);
     const { receipt } = entry;
@@ -196,7 +201,9 @@ export class SqliteLedger implements LedgerStore {
     // history retired signs no receipt past that key's last sequence.
     const signerProblem = this.signingKeys.signerProblem(receipt.attestations[0]?.key_id);
     if (signerProblem) throw new SvcError('unavailable', signerProblem);
-    this.insert.run(storedReceiptFields(entry, request.scope));
+    this.insert.run(
+      storedReceiptFields(entry, request.scope, this.configs.store(entry.evaluation.config)),
+    );
     if (receipt.disposition) {
       if (receipt.disposition.parent_receipt_id !== request.parentReceiptId)
         throw new Error('append: a disposition names a parent the request does not');
@@ -232,12 +239,12 @@ export class SqliteLedger implements LedgerStore {
 
   async getByReceiptId(receiptId: string): Promise<LedgerEntry | null> {
     const row = this.byReceipt.get(receiptId);
-    return row ? toEntry(row) : null;
+    return row ? this.toEntry(row) : null;
   }
 
   async getByClaimId(scope: string, claimId: string): Promise<LedgerEntry | null> {
     const row = this.byClaim.get(scope, claimId);
-    return row ? toEntry(row) : null;
+    return row ? this.toEntry(row) : null;
   }
 
   async dispositionsOf(parentReceiptIds: string[]): Promise<LedgerEntry[]> {
@@ -249,7 +256,7 @@ export class SqliteLedger implements LedgerStore {
           WHERE d.parent_receipt_id IN (${ids.map(() => '?').join(', ')}) ORDER BY d.sequence`,
       )
       .all(...ids)
-      .map(toEntry);
+      .map(this.toEntry);
   }
 
   async dispositionCounts(scope?: string): Promise<{ approve: number; reject: number }> {
@@ -283,7 +290,7 @@ export class SqliteLedger implements LedgerStore {
   }
 
   async list(after: number, limit: number): Promise<LedgerEntry[]> {
-    return this.listRows.all(after, limit).map(toEntry);
+    return this.listRows.all(after, limit).map(this.toEntry);
   }
 
   async stats(scope?: string): Promise<LedgerStats> {

@@ -20,7 +20,7 @@ import {
   summaryOf,
   type SessionRow,
 } from '../session-rows.js';
-import { ENTRY_COLUMNS, toEntry, type ReceiptRow } from './receipt-rows.js';
+import { ENTRY_COLUMNS, sqliteEntryReader, type ReceiptRow } from './receipt-rows.js';
 
 type StoredRow = Omit<SessionRow, 'ran_without_allow'> & { ran_without_allow: number };
 type SessionTableRow = Omit<
@@ -87,12 +87,14 @@ export class SqliteSessions implements SessionStore {
     { receipt_id: string; receipt_hash: string; issued_at: string }
   >;
   private readonly statements = new Map<string, Statement>();
+  private readonly toEntry: (row: ReceiptRow) => LedgerEntry;
 
   constructor(
     private readonly db: Database,
     /** How long an approval of a tool call lasts (SVC_AGENT_APPROVAL_TTL). */
     private readonly approvalTtlMs: number,
   ) {
+    this.toEntry = sqliteEntryReader(db);
     this.rowByReceipt = db.prepare(
       `SELECT ${ROW_COLUMNS} FROM session_records WHERE receipt_id = ?`,
     );
@@ -228,7 +230,7 @@ export class SqliteSessions implements SessionStore {
         FROM session_records s JOIN receipts r ON r.sequence = s.sequence
         WHERE s.scope = ? AND s.session_id = ? AND s.sequence > ? ORDER BY s.sequence LIMIT ?`,
     ).all(scope, sessionId, page.after ?? 0, page.limit);
-    return rows.map((row) => ({ record: recordOf(fromStored(row)), entry: toEntry(row) }));
+    return rows.map((row) => ({ record: recordOf(fromStored(row)), entry: this.toEntry(row) }));
   }
 
   async commitReports(commits: readonly string[], limit: number): Promise<CommitReport[]> {
@@ -251,7 +253,7 @@ export class SqliteSessions implements SessionStore {
           AND s.${byDigest ? 'input_digest' : 'tool_use_id'} = ?
         ORDER BY s.sequence DESC LIMIT 1`,
     ).get(key.scope, key.sessionId, key.toolName, byDigest ? key.inputDigest : key.toolUseId);
-    return row ? toEntry(row) : null;
+    return row ? this.toEntry(row) : null;
   }
 
   async approvalOf(decisionReceiptId: string): Promise<OpenApproval | null> {

@@ -7,6 +7,7 @@ import {
   toApiKeyRecord,
   toDeliveryAttempt,
   toDeliveryWork,
+  entryReader,
   toEntry,
   toPolicyRecord,
   toRepositorySummary,
@@ -119,6 +120,25 @@ describe('the stores’ shared mappers', () => {
       evaluation_json: JSON.stringify(entry.evaluation),
     });
     expect(toEntry(fields)).toEqual(entry);
+
+    // With a config ref (SQLite): the evaluation names its config instead of holding it, and
+    // is read back whole, its members in the order they were appended.
+    const byRef = storedReceiptFields(entry, 'key:k1', 'sha256:feed');
+    const stored = JSON.parse(byRef.evaluation_json) as Record<string, unknown>;
+    expect(stored).not.toHaveProperty('config');
+    expect(stored['config_ref']).toBe('sha256:feed');
+    const asked: string[] = [];
+    const read = entryReader((ref) => {
+      asked.push(ref);
+      return JSON.stringify(entry.evaluation.config);
+    })(byRef);
+    expect(read).toEqual(entry);
+    expect(Object.keys(read.evaluation)).toEqual(Object.keys(entry.evaluation));
+    expect(asked).toEqual(['sha256:feed']);
+    // A row stored before configs had refs holds its config, and is read as it is.
+    expect(entryReader(() => 'never asked')(fields)).toEqual(entry);
+    // Without a way to read refs (MongoDB documents never hold one), a ref is an error.
+    expect(() => toEntry(byRef)).toThrow(/config by ref/);
   });
 
   it('a receipt without agent, repository or pull request stores nulls, not absent fields', () => {
