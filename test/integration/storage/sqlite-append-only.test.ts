@@ -104,7 +104,7 @@ describe('SQLite ledger below the application', () => {
   });
 });
 
-it('the store connection syncs fully (synchronous = FULL) and waits for locks', async () => {
+it('the store connection syncs fully (synchronous = FULL), waits for locks and keeps statement journals in memory', async () => {
   // The setting is per connection, so it is read on the adapter's own connection.
   const pragma = jest.spyOn(Database.prototype, 'pragma');
   const store = openSqliteStore(file);
@@ -114,6 +114,8 @@ it('the store connection syncs fully (synchronous = FULL) and waits for locks', 
     expect(connection.pragma('synchronous', { simple: true })).toBe(2);
     expect(connection.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(connection.pragma('busy_timeout', { simple: true })).toBeGreaterThanOrEqual(1000);
+    // 2 = MEMORY: an append's savepoint journal is not a temporary file per receipt.
+    expect(connection.pragma('temp_store', { simple: true })).toBe(2);
   } finally {
     await store.close();
   }
