@@ -42,6 +42,12 @@ export interface AgentSessionDocument extends SessionCounts {
   last_seen: string;
 }
 
+/**
+ * The index the open-approval lookup of every tool call reads: a call's dispositions only,
+ * almost always none, so the lookup answers from one index probe however long the session.
+ */
+export const CALL_DISPOSITIONS_INDEX = 'call_dispositions';
+
 /** The indexes of the session collections (mongo-store.ts creates them). */
 export const SESSION_INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.sessionRecords]: [
@@ -58,7 +64,7 @@ export const SESSION_INDEXES: Record<string, IndexDescription[]> = {
     // The open-approval lookup of every tool call reads a call's dispositions only.
     {
       key: { scope: 1, session_id: 1, tool_name: 1, input_digest: 1, _id: -1 },
-      name: 'call_dispositions',
+      name: CALL_DISPOSITIONS_INDEX,
       partialFilterExpression: { kind: 'disposition' },
     },
     { key: { parent_receipt_id: 1 }, name: 'parent_receipt_id' },
@@ -313,7 +319,9 @@ export class MongoSessions implements SessionStore {
           verdict: 'ALLOWED',
           issued_at: { $gte: since },
         },
-        { sort: { _id: -1 }, limit: 16 },
+        // Named, not left to the planner: call_sequence has the same keys over every record
+        // of the call, which a planner may pick, and then reads each of them.
+        { sort: { _id: -1 }, limit: 16, hint: CALL_DISPOSITIONS_INDEX },
       )
       .toArray();
     for (const candidate of candidates) {

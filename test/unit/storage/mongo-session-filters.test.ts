@@ -2,7 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import type { Db } from 'mongodb';
 import { COLLECTIONS } from '../../../src/storage/mongo/documents.js';
 import {
+  CALL_DISPOSITIONS_INDEX,
   MongoSessions,
+  SESSION_INDEXES,
   type AgentSessionDocument,
 } from '../../../src/storage/mongo/mongo-sessions.js';
 import { summaryOf, type SessionCounts } from '../../../src/storage/session-rows.js';
@@ -100,5 +102,73 @@ describe('MongoSessions.commitReports on mingo', () => {
     ]);
     expect(await sessions.commitReports([c1, c2], 2)).toHaveLength(2);
     expect(await sessions.commitReports([], 10)).toEqual([]);
+  });
+});
+
+describe('MongoDB open-approval lookup', () => {
+  it("reads a call's dispositions through the partial index it names, and finds the open approval", async () => {
+    const db: Db = mingoDb();
+    const records = db.collection(COLLECTIONS.sessionRecords);
+    // The find options the lookup passes: every handle of the collection records them.
+    const options: unknown[] = [];
+    const collection = db.collection.bind(db);
+    db.collection = ((name: string) => {
+      const handle = collection(name);
+      if (name !== COLLECTIONS.sessionRecords) return handle;
+      const find = handle.find.bind(handle);
+      handle.find = ((filter: never, opts?: unknown) => {
+        options.push(opts);
+        return find(filter, opts as never);
+      }) as typeof handle.find;
+      return handle;
+    }) as typeof db.collection;
+    const call = {
+      scope: 'key:a',
+      session_id: 's1',
+      tool_name: 'Bash',
+      input_digest: `sha256:${'a'.repeat(64)}`,
+    };
+    const at = '2026-01-15T10:00:00.000Z';
+    for (const doc of [
+      { _id: 1, ...call, kind: 'decision', verdict: 'ESCALATED', receipt_id: 'r1', issued_at: at },
+      {
+        _id: 2,
+        ...call,
+        kind: 'disposition',
+        verdict: 'ALLOWED',
+        receipt_id: 'r2',
+        receipt_hash: 'h2',
+        issued_at: at,
+      },
+    ])
+      await records.insertOne(doc as never);
+    const sessions = new MongoSessions(db, 3_600_000);
+    const key = {
+      scope: call.scope,
+      sessionId: call.session_id,
+      toolName: call.tool_name,
+      inputDigest: call.input_digest,
+    };
+    expect(await sessions.openApproval(key, '2026-01-15T09:00:00.000Z')).toEqual({
+      receiptId: 'r2',
+      receiptHash: 'h2',
+      issuedAt: at,
+    });
+    expect(await sessions.openApproval({ ...key, toolName: 'Edit' }, at)).toBeNull();
+    expect(options).toHaveLength(2);
+    for (const o of options) expect(o).toMatchObject({ hint: CALL_DISPOSITIONS_INDEX });
+    // The index exists, over the lookup's equality fields, holding dispositions only: a hint
+    // naming another index, or one the lookup's filter does not satisfy, fails on a server.
+    const index = SESSION_INDEXES[COLLECTIONS.sessionRecords]!.find(
+      (i) => i.name === CALL_DISPOSITIONS_INDEX,
+    );
+    expect(Object.keys(index!.key)).toEqual([
+      'scope',
+      'session_id',
+      'tool_name',
+      'input_digest',
+      '_id',
+    ]);
+    expect(index!.partialFilterExpression).toEqual({ kind: 'disposition' });
   });
 });
