@@ -1,4 +1,5 @@
 import type autocannon from 'autocannon';
+import { buildToolCallClaim } from '../src/core/agent/tool-call-claim.js';
 
 // The load of the agent gate's doors: a coding agent's hook asking before each tool call
 // (POST /v1/hooks/claude-code), and an AuthZEN PEP asking one evaluation or a batch
@@ -23,20 +24,21 @@ const CALLS: { tool_name: string; tool_input: Record<string, unknown> }[] = [
 ];
 
 /** A Claude Code PreToolUse event of session `s`, call `i`. */
-export function hookEvent(s: number, i: number): string {
+export function hookEvent(s: number, i: number, prefix = ''): string {
   const call = CALLS[i % CALLS.length]!;
   return JSON.stringify({
-    session_id: `bench-session-${s}`,
+    session_id: `bench-session-${prefix}${s}`,
     transcript_path: '/tmp/bench/transcript.jsonl',
     cwd: '/work/app',
     permission_mode: 'default',
     hook_event_name: 'PreToolUse',
     ...call,
-    tool_use_id: `toolu_bench_${s}_${i}`,
+    tool_use_id: `toolu_bench_${prefix}${s}_${i}`,
   });
 }
 
-export function hookRequests(apiKey: string): autocannon.Request[] {
+/** Claude Code PreToolUse events, every one a new call; `prefix` keeps scenarios' calls apart. */
+export function hookRequests(apiKey: string, prefix = ''): autocannon.Request[] {
   let n = 0;
   return [
     {
@@ -45,7 +47,46 @@ export function hookRequests(apiKey: string): autocannon.Request[] {
       headers: { ...JSON_HEADERS, 'x-api-key': apiKey },
       setupRequest: (request) => {
         const i = n++;
-        return { ...request, body: hookEvent(i % HOOK_SESSIONS, i) };
+        return { ...request, body: hookEvent(i % HOOK_SESSIONS, i, prefix) };
+      },
+    },
+  ];
+}
+
+/**
+ * The claim the hook makes of `hookEvent(s, i)` (contract §12), named for the `agent` policy:
+ * what POST /v1/evaluate is sent to cost the same decision without the hook's door.
+ */
+export function toolCallClaim(s: number, i: number, prefix = ''): Record<string, unknown> {
+  const event = JSON.parse(hookEvent(s, i, prefix)) as {
+    session_id: string;
+    cwd: string;
+    tool_name: string;
+    tool_input: unknown;
+    tool_use_id: string;
+  };
+  const { claim } = buildToolCallClaim({
+    harness: 'claude-code',
+    session: { id: event.session_id, cwd: event.cwd },
+    agent: 'claude-code',
+    tool_name: event.tool_name,
+    tool_input: event.tool_input,
+    tool_use_id: event.tool_use_id,
+    captured_at: new Date().toISOString(),
+  });
+  return { ...claim, policy: 'agent' };
+}
+
+export function toolCallClaimRequests(apiKey: string, prefix: string): autocannon.Request[] {
+  let n = 0;
+  return [
+    {
+      method: 'POST',
+      path: '/v1/evaluate',
+      headers: { ...JSON_HEADERS, 'x-api-key': apiKey },
+      setupRequest: (request) => {
+        const i = n++;
+        return { ...request, body: JSON.stringify(toolCallClaim(i % HOOK_SESSIONS, i, prefix)) };
       },
     },
   ];

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import http from 'node:http';
 import { percentile } from './latency.js';
 
 export interface LoadOptions {
@@ -78,6 +79,88 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     errors: result.errors,
     timeouts: result.timeouts,
     duration_s: round(result.duration),
+    window_us: [from, to],
+  };
+}
+
+/**
+ * Sessions that each send one request every `1 / rate` seconds on their own keep-alive
+ * connection, at a phase of their own (drawn at random), as independent agents do: unlike
+ * autocannon's connectionRate, which starts every connection's request at the same instant, so
+ * that each tick is a burst of all of them. A request whose turn comes while the session's last
+ * one is unanswered is sent on the answer, and its latency counts from its turn (the wait
+ * included), so a slow answer is not hidden by the requests it held back.
+ */
+export async function runPaced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
+  const url = new URL(options.url);
+  const period = 1000 / options.rate;
+  const started = performance.now();
+  const from = Number(process.hrtime.bigint() / 1000n);
+  const end = started + options.durationSeconds * 1000;
+  const times: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  let errors = 0;
+  let non2xx = 0;
+  const session = async (agent: http.Agent) => {
+    const template = options.requests[0]!;
+    let due = started + Math.random() * period;
+    while (due < end) {
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const request =
+        typeof template.setupRequest === 'function'
+          ? template.setupRequest({ ...template }, {})
+          : template;
+      const body = typeof request.body === 'string' ? request.body : '';
+      try {
+        const status = await new Promise<number>((resolve, reject) => {
+          const req = http.request(
+            {
+              host: url.hostname,
+              port: url.port,
+              path: request.path ?? '/',
+              method: request.method ?? 'GET',
+              agent,
+              headers: { ...request.headers, 'content-length': Buffer.byteLength(body) },
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+              res.on('error', reject);
+            },
+          );
+          req.on('error', reject);
+          req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
+          req.end(body);
+        });
+        statusCodes[status] = (statusCodes[status] ?? 0) + 1;
+        if (status >= 200 && status < 300) times.push(performance.now() - due);
+        else non2xx++;
+      } catch {
+        errors++;
+      }
+      due += period;
+    }
+  };
+  const agents = Array.from(
+    { length: options.connections },
+    () => new http.Agent({ keepAlive: true, maxSockets: 1 }),
+  );
+  await Promise.all(agents.map(session));
+  for (const agent of agents) agent.destroy();
+  const to = Number(process.hrtime.bigint() / 1000n);
+  const elapsed = (performance.now() - started) / 1000;
+  const sorted = Float64Array.from(times).sort();
+  return {
+    rps: Math.round(times.length / elapsed),
+    p50_ms: round(percentile(sorted, 50)),
+    p99_ms: round(percentile(sorted, 99)),
+    status_codes: statusCodes,
+    responses_2xx: times.length,
+    non_2xx: non2xx,
+    errors,
+    timeouts: 0,
+    duration_s: round(elapsed),
     window_us: [from, to],
   };
 }

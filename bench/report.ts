@@ -9,8 +9,10 @@ export type ScenarioKind =
   | 'baseline-express'
   | 'health'
   | 'evaluate'
+  | 'evaluate-agent'
   | 'simulate'
   | 'hook'
+  | 'hook-paced'
   | 'authzen'
   | 'authzen-batch'
   | 'verify'
@@ -27,6 +29,8 @@ export interface ScenarioResult {
   method: 'GET' | 'POST';
   path: string;
   connections: number;
+  /** Requests a second each connection sent at most, when the scenario is paced. */
+  connection_rate?: number;
   /** Receipts in the ledger when the scenario started and ended; null for the baselines. */
   ledger_size: number | null;
   ledger_size_end: number | null;
@@ -219,8 +223,55 @@ export function judgeGoals(results: Omit<BenchResults, 'goals'>): GoalResult[] {
         : 'not run',
     met: ok(empty) && ok(large) && large !== empty ? large.rps >= 0.9 * empty.rps : null,
   });
+  goals.push(...hookGoals(r, empty));
   goals.push(...scaleGoals(r));
   goals.push(...tlogGoals(r, empty));
+  return goals;
+}
+
+/**
+ * The agent gate's hook (issue 29): a decision's latency at 8 sessions, each waiting for its
+ * answer (saturated) and each at a pace (paced), and its CPU against an evaluate's of the same
+ * run: the evaluate scenario (a pull request's claim under `default`, 32 connections) and the
+ * same tool calls' claims under `agent` at the same connections (what the door adds).
+ */
+function hookGoals(r: BenchResults, empty: ScenarioResult | undefined): GoalResult[] {
+  const goals: GoalResult[] = [];
+  const latency = (s: ScenarioResult | undefined, how: string) => {
+    if (!s) return;
+    goals.push({
+      goal: `hook decision latency, ${s.connections} sessions ${how}`,
+      target: 'p50 < 5 ms, p99 < 20 ms',
+      measured:
+        s.status === 'ok' && s.p50_ms !== null && s.p99_ms !== null
+          ? `p50 ${fmtMs(s.p50_ms)} ms, p99 ${fmtMs(s.p99_ms)} ms`
+          : s.status,
+      met:
+        s.status === 'ok' && s.p50_ms !== null && s.p99_ms !== null
+          ? s.p50_ms < 5 && s.p99_ms < 20
+          : null,
+    });
+  };
+  const hook = find(r, 'hook');
+  latency(hook, 'each sending on its answer (saturated)');
+  for (const s of r.scenarios.filter((x) => x.kind === 'hook-paced'))
+    latency(s, `at ${s.connection_rate} calls/s each`);
+  const cpu = (base: ScenarioResult | undefined, what: string) => {
+    if (!hook) return;
+    const a = hook.cpu_us_per_request;
+    const b = base?.cpu_us_per_request ?? null;
+    goals.push({
+      goal: `hook CPU per decision over ${what}`,
+      target: '≤ 1.2 ×',
+      measured:
+        a !== null && b !== null
+          ? `${(a / b).toFixed(2)} × (${fmtInt(a)} µs / ${fmtInt(b)} µs)`
+          : 'not run',
+      met: a !== null && b !== null ? a / b <= 1.2 : null,
+    });
+  };
+  cpu(empty, "the evaluate scenario's");
+  cpu(find(r, 'evaluate-agent'), "an evaluate's of the same tool call's claim, same connections");
   return goals;
 }
 
@@ -326,7 +377,7 @@ export function renderMarkdown(results: BenchResults): string {
         : `${fmtLedger(s.ledger_size)} → ${fmtLedger(s.ledger_size_end ?? s.ledger_size)}`;
     const name = s.status === 'ok' ? s.id : `${s.id} (**${s.status}**)`;
     lines.push(
-      `| ${name} | ${s.method} ${s.path.replace(/\|/g, '\\|')} | ${ledger} | ${s.connections} | ` +
+      `| ${name} | ${s.method} ${s.path.replace(/\|/g, '\\|')} | ${ledger} | ${s.connections}${s.connection_rate ? ` × ${s.connection_rate}/s` : ''} | ` +
         `${fmtInt(s.rps)} | ${fmtMs(s.p50_ms)} | ${fmtMs(s.p99_ms)} | ${fmtRatio(s.ratio_to_express)} | ` +
         `${fmtInt(s.cpu_us_per_request ?? null)} | ${fmtCpuRatio(s.cpu_ratio_to_express ?? null)} | ` +
         `${fmtInt(s.peak_rss_mb ?? null)} | ${s.loadavg_end?.[0]?.toFixed(2) ?? '—'} |`,

@@ -19,13 +19,15 @@ import {
   authzenEvaluation,
   authzenRequests,
   HOOK_SESSIONS,
+  toolCallClaim,
+  toolCallClaimRequests,
   hookEvent,
   hookRequests,
 } from './agent-requests.js';
 import { benchClaim, claimBodyTemplates, fillClaimId } from './claims.js';
 import { formatSummary, summarizeProfile } from './cpuprofile-top.js';
 import { ed25519NativeCost } from './crypto-floor.js';
-import { runLoad } from './load.js';
+import { runLoad, runPaced } from './load.js';
 import { runMicro } from './micro.js';
 import { startNode, stopAll, type Spawned } from './processes.js';
 import { cpuSeconds, peakRssMiB, sampleRss } from './proc-stats.js';
@@ -271,6 +273,11 @@ interface ScenarioDef {
   requests: autocannon.Request[];
   /** One request like those of the load, sent first: a scenario that cannot work is not run. */
   probe: () => Promise<Response>;
+  /**
+   * Requests a second each connection sends (bench/load.ts runPaced): a session that waits
+   * between its calls, instead of sending the next as soon as it has an answer.
+   */
+  rate?: number;
   /** Whether the probe's answer is the right one, beyond a 2xx status. */
   accept?: (body: unknown) => string | null;
   ledger: boolean;
@@ -286,6 +293,7 @@ async function runScenario(def: ScenarioDef, options: Options): Promise<Scenario
     method: def.method,
     path: def.path,
     connections: def.connections,
+    ...(def.rate !== undefined && { connection_rate: def.rate }),
     ledger_size: def.ledger ? await ledgerSize(def.target) : null,
     ledger_size_end: null,
     status: 'ok',
@@ -318,13 +326,15 @@ async function runScenario(def: ScenarioDef, options: Options): Promise<Scenario
     log(`${def.id}: ${problem}`);
     return { ...base, status: 'error', detail: problem };
   }
-  const run = (durationSeconds: number) =>
-    runLoad({
+  const run = (durationSeconds: number) => {
+    const load = {
       url: def.target.url,
       connections: def.connections,
       durationSeconds,
       requests: def.requests,
-    });
+    };
+    return def.rate === undefined ? runLoad(load) : runPaced({ ...load, rate: def.rate });
+  };
   // The JIT compiles the path under load first; that is not what a running service costs.
   if (options.warmup > 0) await run(options.warmup);
   const pid = def.target.process.pid!;
@@ -439,32 +449,70 @@ function evaluateScenario(
 }
 
 /**
+ * Calls a second of each session in the paced hook scenarios: from a pace no agent reaches
+ * (one call every 100 ms, a tenth of the time a model takes to answer) to near the service's
+ * capacity, so the latency of a decision is seen with and without a queue.
+ */
+export const HOOK_PACES = [10, 25, 50] as const;
+const hookPacedId = (pace: number) => `hook-${pace}ps@empty`;
+
+/**
  * The agent gate's doors (contract §12, §13): a coding agent's hook at one connection per
- * session, an AuthZEN evaluation and a batch of 20 at the evaluate scenario's connections.
+ * session, each sending its next call as soon as it has an answer (hook@empty) or at a pace
+ * (hook-<n>ps@empty); the same tool calls' claims through POST /v1/evaluate at the same
+ * connections (evaluate-agent@empty: what the hook's door adds); an AuthZEN evaluation and a
+ * batch of 20 at the evaluate scenario's connections.
  */
 function agentScenarios(
   service: Spawned,
   apiKey: string,
-  want: { hook: boolean; authzen: boolean; authzenBatch: boolean },
+  want: {
+    evaluateAgent: boolean;
+    hook: boolean;
+    hookPaced: boolean;
+    authzen: boolean;
+    authzenBatch: boolean;
+  },
+  options: Options,
 ): ScenarioDef[] {
   const post = (path: string, body: string, auth: Record<string, string>) => () =>
     fetch(`${service.url}${path}`, { method: 'POST', headers: { ...JSON_HEADERS, ...auth }, body });
   const bearer = { authorization: `Bearer ${apiKey}` };
   const defs: ScenarioDef[] = [];
-  if (want.hook)
+  const key = { 'x-api-key': apiKey };
+  if (want.evaluateAgent)
     defs.push({
-      id: 'hook@empty',
-      kind: 'hook',
+      id: 'evaluate-agent@empty',
+      kind: 'evaluate-agent',
       method: 'POST',
-      path: '/v1/hooks/claude-code',
+      path: '/v1/evaluate',
       connections: HOOK_SESSIONS,
       target: service,
-      requests: hookRequests(apiKey),
-      probe: post('/v1/hooks/claude-code', hookEvent(99, 0), { 'x-api-key': apiKey }),
+      requests: toolCallClaimRequests(apiKey, 'ev-'),
+      probe: post('/v1/evaluate', JSON.stringify(toolCallClaim(99, 0, 'ev-')), key),
       accept: (body) =>
-        (body as { hookSpecificOutput?: unknown }).hookSpecificOutput ? null : 'no hook answer',
+        (body as { receipt?: { chain?: unknown } }).receipt?.chain ? null : 'no chained receipt',
       ledger: true,
     });
+  const hook = (id: string, kind: ScenarioKind, prefix: string, rate?: number): ScenarioDef => ({
+    id,
+    kind,
+    method: 'POST',
+    path: '/v1/hooks/claude-code',
+    connections: HOOK_SESSIONS,
+    ...(rate !== undefined && { rate }),
+    target: service,
+    requests: hookRequests(apiKey, prefix),
+    probe: post('/v1/hooks/claude-code', hookEvent(99, 0, prefix), key),
+    accept: (body) =>
+      (body as { hookSpecificOutput?: unknown }).hookSpecificOutput ? null : 'no hook answer',
+    ledger: true,
+  });
+  if (want.hook) defs.push(hook('hook@empty', 'hook', ''));
+  for (const pace of HOOK_PACES) {
+    const id = hookPacedId(pace);
+    if (wanted(options, id, 'hook-paced')) defs.push(hook(id, 'hook-paced', `p${pace}-`, pace));
+  }
   if (want.authzen)
     defs.push({
       id: 'authzen@empty',
@@ -627,7 +675,9 @@ async function emptyLedgerScenarios(dataDir: string, options: Options) {
     evaluate: wanted(options, 'evaluate@empty', 'evaluate'),
     simulate: wanted(options, 'simulate', 'simulate'),
     verify: wanted(options, 'verify', 'verify'),
+    evaluateAgent: wanted(options, 'evaluate-agent@empty', 'evaluate-agent'),
     hook: wanted(options, 'hook@empty', 'hook'),
+    hookPaced: HOOK_PACES.some((pace) => wanted(options, hookPacedId(pace), 'hook-paced')),
     authzen: wanted(options, 'authzen@empty', 'authzen'),
     authzenBatch: wanted(options, 'authzen-batch20@empty', 'authzen-batch'),
   };
@@ -680,7 +730,7 @@ async function emptyLedgerScenarios(dataDir: string, options: Options) {
     }
     if (want.verify)
       results.push(await runScenario(await verifyScenario(service, apiKey), options));
-    for (const def of agentScenarios(service, apiKey, want)) {
+    for (const def of agentScenarios(service, apiKey, want, options)) {
       results.push(await runScenario(def, options));
     }
     return results;
