@@ -587,13 +587,15 @@ const DEPLOYMENT_INDEXES = `
 /**
  * Each policy config receipts were evaluated under, stored once (storage/sqlite/policy-configs.ts):
  * an appended receipt's evaluation names its config by `config_ref`. Receipts appended before
- * keep theirs inline and are read as they are. Append-only, as the receipts naming them.
+ * keep theirs inline and are read as they are. Append-only, as the receipts naming them. A
+ * rowid table, so that its key has an index of its own: every append looks its config's ref
+ * up, and in a WITHOUT ROWID table each key compared is read with its whole kilobytes of text.
  */
 const POLICY_CONFIGS = `
   CREATE TABLE policy_configs (
     config_ref  TEXT PRIMARY KEY,
     config_json TEXT NOT NULL
-  ) STRICT, WITHOUT ROWID;
+  ) STRICT;
   CREATE TRIGGER policy_configs_no_update BEFORE UPDATE ON policy_configs
     BEGIN SELECT RAISE(ABORT, 'policy configs are append-only'); END;
   CREATE TRIGGER policy_configs_no_delete BEFORE DELETE ON policy_configs
