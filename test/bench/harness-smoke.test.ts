@@ -210,6 +210,30 @@ describe('benchmark harness', () => {
     expect(spread.peak_rss_mb!).toBeGreaterThan(spread.hwm_rss_mb!);
   }, 300_000);
 
+  it('measures a decision in process: CPU and bytes written for each kind (decision-cost)', async () => {
+    const run = await withRepositoryBuild(async () => {
+      await build();
+      return runHarness(
+        ['--rounds', '1', '--per-round', '16', '--json'],
+        120_000,
+        'dist/bench/decision-cost.js',
+      );
+    });
+    expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({
+      code: 0,
+      output: '',
+    });
+    const { summary } = JSON.parse(run.output) as {
+      summary: { kind: string; cpu_us_median: number; bytes_written_median: number }[];
+    };
+    expect(summary.map((s) => s.kind)).toEqual(['evaluate', 'evaluate-agent', 'hook']);
+    for (const s of summary) {
+      expect(s.cpu_us_median).toBeGreaterThan(0);
+      // Every decision is a receipt appended and synced: the ledger's WAL grows.
+      expect(s.bytes_written_median).toBeGreaterThan(4096);
+    }
+  }, 300_000);
+
   it('refuses a --node that cannot open a database, before starting anything', async () => {
     await build();
     // A stand-in for a node line the SQLite addon crashes on (Node 20 with better-sqlite3 13).
