@@ -37,21 +37,28 @@ export function hookEvent(s: number, i: number, prefix = ''): string {
   });
 }
 
-/** Claude Code PreToolUse events, every one a new call; `prefix` keeps scenarios' calls apart. */
-export function hookRequests(apiKey: string, prefix = ''): autocannon.Request[] {
+/** POSTs to `path`, the body of the i-th request made by `body(i)`. */
+function numbered(
+  path: string,
+  headers: Record<string, string>,
+  body: (i: number) => string,
+): autocannon.Request[] {
   let n = 0;
   return [
     {
       method: 'POST',
-      path: '/v1/hooks/claude-code',
-      headers: { ...JSON_HEADERS, 'x-api-key': apiKey },
-      setupRequest: (request) => {
-        const i = n++;
-        return { ...request, body: hookEvent(i % HOOK_SESSIONS, i, prefix) };
-      },
+      path,
+      headers: { ...JSON_HEADERS, ...headers },
+      setupRequest: (request) => ({ ...request, body: body(n++) }),
     },
   ];
 }
+
+/** Claude Code PreToolUse events, every one a new call; `prefix` keeps scenarios' calls apart. */
+export const hookRequests = (apiKey: string, prefix = ''): autocannon.Request[] =>
+  numbered('/v1/hooks/claude-code', { 'x-api-key': apiKey }, (i) =>
+    hookEvent(i % HOOK_SESSIONS, i, prefix),
+  );
 
 /**
  * The claim the hook makes of `hookEvent(s, i)` (contract §12), named for the `agent` policy:
@@ -77,20 +84,10 @@ export function toolCallClaim(s: number, i: number, prefix = ''): Record<string,
   return { ...claim, policy: 'agent' };
 }
 
-export function toolCallClaimRequests(apiKey: string, prefix: string): autocannon.Request[] {
-  let n = 0;
-  return [
-    {
-      method: 'POST',
-      path: '/v1/evaluate',
-      headers: { ...JSON_HEADERS, 'x-api-key': apiKey },
-      setupRequest: (request) => {
-        const i = n++;
-        return { ...request, body: JSON.stringify(toolCallClaim(i % HOOK_SESSIONS, i, prefix)) };
-      },
-    },
-  ];
-}
+export const toolCallClaimRequests = (apiKey: string, prefix: string): autocannon.Request[] =>
+  numbered('/v1/evaluate', { 'x-api-key': apiKey }, (i) =>
+    JSON.stringify(toolCallClaim(i % HOOK_SESSIONS, i, prefix)),
+  );
 
 /** One AuthZEN evaluation, the resource numbered so that each is a new claim. */
 export function authzenEvaluation(i: number): Record<string, unknown> {
@@ -118,18 +115,9 @@ export function authzenBatch(i: number, size: number): Record<string, unknown> {
   };
 }
 
-export function authzenRequests(apiKey: string, batch: number | null): autocannon.Request[] {
-  let n = 0;
-  return [
-    {
-      method: 'POST',
-      path: batch === null ? '/access/v1/evaluation' : '/access/v1/evaluations',
-      headers: { ...JSON_HEADERS, authorization: `Bearer ${apiKey}` },
-      setupRequest: (request) => {
-        const i = n++;
-        const body = batch === null ? authzenEvaluation(i) : authzenBatch(i, batch);
-        return { ...request, body: JSON.stringify(body) };
-      },
-    },
-  ];
-}
+export const authzenRequests = (apiKey: string, batch: number | null): autocannon.Request[] =>
+  numbered(
+    batch === null ? '/access/v1/evaluation' : '/access/v1/evaluations',
+    { authorization: `Bearer ${apiKey}` },
+    (i) => JSON.stringify(batch === null ? authzenEvaluation(i) : authzenBatch(i, batch)),
+  );
