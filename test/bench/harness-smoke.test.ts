@@ -232,6 +232,30 @@ describe('benchmark harness', () => {
       // Every decision is a receipt appended and synced: the ledger's WAL grows.
       expect(s.bytes_written_median).toBeGreaterThan(4096);
     }
+
+    // Against another build (here this one), in the same process, round by round.
+    const paired = await withRepositoryBuild(() =>
+      runHarness(
+        ['--kinds', 'hook', '--rounds', '2', '--per-round', '8', '--json', '--against', 'dist'],
+        120_000,
+        'dist/bench/decision-cost.js',
+      ),
+    );
+    expect({ code: paired.code, output: paired.code === 0 ? '' : paired.output }).toEqual({
+      code: 0,
+      output: '',
+    });
+    const ab = JSON.parse(paired.output) as {
+      summary: { kind: string; bytes_written_median: number }[];
+      against: { dist: string; summary: { kind: string; bytes_written_median: number }[] };
+      cpu_ratio_per_round: Record<string, number[]>;
+    };
+    expect(ab.against.dist).toBe(join(ROOT, 'dist'));
+    expect(ab.against.summary.map((s) => s.kind)).toEqual(['hook']);
+    // The same build writes the same pages per decision on each ledger.
+    expect(ab.against.summary[0]!.bytes_written_median).toBeGreaterThan(4096);
+    expect(ab.cpu_ratio_per_round['hook']).toHaveLength(2);
+    for (const ratio of ab.cpu_ratio_per_round['hook']!) expect(ratio).toBeGreaterThan(0);
   }, 300_000);
 
   it('refuses a --node that cannot open a database, before starting anything', async () => {
