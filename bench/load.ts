@@ -62,24 +62,45 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     times[count++] = responseTime;
   });
   const result = await done;
-  const to = Number(process.hrtime.bigint() / 1000n);
   const elapsed = (performance.now() - started) / 1000;
-  const sorted = times.subarray(0, count).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) {
     statusCodes[code] = stats.count ?? 0;
   }
-  return {
-    rps: Math.round(count / Math.min(elapsed, result.duration || elapsed)),
-    p50_ms: round(percentile(sorted, 50)),
-    p99_ms: round(percentile(sorted, 99)),
+  return resultOf(times.subarray(0, count), {
+    seconds: Math.min(elapsed, result.duration || elapsed),
+    duration: result.duration,
+    from,
     status_codes: statusCodes,
-    responses_2xx: count,
     non_2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
-    duration_s: round(result.duration),
-    window_us: [from, to],
+  });
+}
+
+/**
+ * A run's result from its 2xx latencies, the seconds its rate is over (`duration`, the run's
+ * own length when another clock measured it) and its other counts.
+ */
+function resultOf(
+  times: Float64Array,
+  run: Pick<LoadResult, 'status_codes' | 'non_2xx' | 'errors' | 'timeouts'> & {
+    seconds: number;
+    duration?: number;
+    /** When the run started, in microseconds of the monotonic clock. */
+    from: number;
+  },
+): LoadResult {
+  const { seconds, duration = seconds, from, ...counts } = run;
+  const sorted = times.sort();
+  return {
+    rps: Math.round(sorted.length / seconds),
+    p50_ms: round(percentile(sorted, 50)),
+    p99_ms: round(percentile(sorted, 99)),
+    ...counts,
+    responses_2xx: sorted.length,
+    duration_s: round(duration),
+    window_us: [from, Number(process.hrtime.bigint() / 1000n)],
   };
 }
 
@@ -148,21 +169,14 @@ export async function runPaced(options: LoadOptions & { rate: number }): Promise
   );
   await Promise.all(agents.map(session));
   for (const agent of agents) agent.destroy();
-  const to = Number(process.hrtime.bigint() / 1000n);
-  const elapsed = (performance.now() - started) / 1000;
-  const sorted = Float64Array.from(times).sort();
-  return {
-    rps: Math.round(times.length / elapsed),
-    p50_ms: round(percentile(sorted, 50)),
-    p99_ms: round(percentile(sorted, 99)),
+  return resultOf(Float64Array.from(times), {
+    seconds: (performance.now() - started) / 1000,
+    from,
     status_codes: statusCodes,
-    responses_2xx: times.length,
     non_2xx: non2xx,
     errors,
     timeouts: 0,
-    duration_s: round(elapsed),
-    window_us: [from, to],
-  };
+  });
 }
 
 const round = (n: number) => (Number.isFinite(n) ? Number(n.toFixed(2)) : n);

@@ -239,17 +239,13 @@ function hookGoals(r: BenchResults, empty: ScenarioResult | undefined): GoalResu
   const goals: GoalResult[] = [];
   const latency = (s: ScenarioResult | undefined, how: string) => {
     if (!s) return;
+    const { p50_ms: p50, p99_ms: p99 } = s;
+    const measured = s.status === 'ok' && p50 !== null && p99 !== null;
     goals.push({
       goal: `hook decision latency, ${s.connections} sessions ${how}`,
       target: 'p50 < 5 ms, p99 < 20 ms',
-      measured:
-        s.status === 'ok' && s.p50_ms !== null && s.p99_ms !== null
-          ? `p50 ${fmtMs(s.p50_ms)} ms, p99 ${fmtMs(s.p99_ms)} ms`
-          : s.status,
-      met:
-        s.status === 'ok' && s.p50_ms !== null && s.p99_ms !== null
-          ? s.p50_ms < 5 && s.p99_ms < 20
-          : null,
+      measured: measured ? `p50 ${fmtMs(p50)} ms, p99 ${fmtMs(p99)} ms` : s.status,
+      met: measured ? p50 < 5 && p99 < 20 : null,
     });
   };
   const hook = find(r, 'hook');
