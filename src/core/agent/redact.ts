@@ -16,6 +16,9 @@ export const REDACTED = '[redacted]';
 /** Authorization schemes: kept, the credentials after them redacted. */
 const SCHEME = '(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256)';
 
+/** Names of assignments whose value is a secret (`DB_PASS=`, but not `bypass=`). */
+const SECRET_NAME = String.raw`(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|(?:[_.-]|\b)pass)`;
+
 /** Characters a redacted value may hold. */
 const V = String.raw`[A-Za-z0-9._~+/=%:@,\-]`;
 
@@ -63,6 +66,22 @@ export const REDACTIONS: readonly Redaction[] = [
   },
   { kind: 'Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g, replace: REDACTED },
   {
+    kind: 'Stripe secret key',
+    pattern: /\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,255}/g,
+    replace: REDACTED,
+  },
+  {
+    kind: 'Slack webhook URL',
+    pattern:
+      /(?<keep>\bhooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/_-]{8,512}/g,
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: 'JSON Web Token',
+    pattern: /\beyJ[A-Za-z0-9_-]{4,4096}\.[A-Za-z0-9_-]{2,4096}\.[A-Za-z0-9_-]{0,4096}/g,
+    replace: REDACTED,
+  },
+  {
     kind: 'Authorization header',
     pattern: new RegExp(
       String.raw`(?<keep>\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:${SCHEME}\s+)?)(?!${SCHEME}\s|\[redacted\])${V}+`,
@@ -84,14 +103,57 @@ export const REDACTIONS: readonly Redaction[] = [
     replace: `$<keep>${REDACTED}`,
   },
   {
+    kind: 'Cookie header',
+    // Each `name=value` pair; a `;` that does not start one ends the value.
+    pattern: new RegExp(
+      String.raw`(?<keep>\b(?:set-)?cookie["']?\s*:\s*["']?)(?!\[redacted\])${V}+(?:;\s?[A-Za-z0-9_.-]{1,64}=${V}+){0,32}`,
+      'gi',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: "curl's user password and cookies",
+    pattern: new RegExp(
+      String.raw`(?<keep>\bcurl\b[^\n;&|]{0,512}?\s(?:(?:-u|--user|--proxy-user|-U)\s*["']?[^\s:'"$${'`'}()]{1,256}:|(?:-b|--cookie)\s+["']?))(?!\[redacted\])${V}+`,
+      'g',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: 'MySQL password option',
+    pattern: new RegExp(
+      String.raw`(?<keep>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)\b[^\n;&|]{0,512}?\s-p)(?!\[redacted\])${V}+`,
+      'g',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
+    kind: 'sshpass password',
+    pattern: new RegExp(
+      String.raw`(?<keep>\bsshpass\b[^\n;&|]{0,128}?\s-p\s*["']?)(?!\[redacted\])${V}+`,
+      'g',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
     kind: 'password in a URL',
     pattern: /(?<keep>\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s/@:'"]{1,256}:)[^\s/@'"]{1,256}(?=@)/gi,
     replace: `$<keep>${REDACTED}`,
   },
   {
+    kind: 'quoted secret assignment',
+    // The whole quoted value, quotes included: single quotes hold no shell syntax, and double
+    // quotes are taken only when they hold no `$`, backquote or backslash.
+    pattern: new RegExp(
+      String.raw`(?<keep>\b[A-Za-z0-9_.-]{0,64}${SECRET_NAME}["']?\s*[=:]\s*)(?:'[^'\n]{1,256}'|"[^"$${'`'}\\\n]{1,256}")`,
+      'gi',
+    ),
+    replace: `$<keep>${REDACTED}`,
+  },
+  {
     kind: 'secret assignment',
     pattern: new RegExp(
-      String.raw`(?<keep>\b[A-Za-z0-9_.-]{0,64}(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?)["']?\s*[=:]\s*["']?)(?!\[redacted\])${V}+`,
+      String.raw`(?<keep>\b[A-Za-z0-9_.-]{0,64}${SECRET_NAME}["']?\s*[=:]\s*["']?)(?!\[redacted\])${V}+`,
       'gi',
     ),
     replace: `$<keep>${REDACTED}`,
@@ -116,12 +178,35 @@ export function redactSecrets(text: string): string {
 const SECRET_OPTION =
   /^--?(?:password|passwd|passphrase|secret|token|api-key|api_key|apikey|access-token|auth-token|client-secret)$/i;
 
+/** A program's name as the first word of argv names it: `/usr/bin/curl` is `curl`. */
+const programOf = (word: string | undefined) => (word ?? '').replace(/^.*[\\/]/, '').toLowerCase();
+
+const MYSQL = /^(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)(?:\.exe)?$/;
+
 /**
- * The words of an argv array, redacted word by word, and the word after an option that names
- * a secret (`--token abc`) whole: word boundaries never move.
+ * One argv word, redacted with what the words before it say: the word after an option that
+ * names a secret (`--token abc`) whole, curl's password after `-u user:`, sshpass's `-p` value
+ * and MySQL's `-pvalue`. Word boundaries never move.
  */
+function redactWord(words: readonly string[], i: number): string {
+  const word = words[i]!;
+  const previous = i > 0 ? words[i - 1]! : '';
+  if (word === '') return word;
+  if (i > 0 && SECRET_OPTION.test(previous)) return REDACTED;
+  const program = programOf(words[0]);
+  if (program === 'curl' || program === 'curl.exe') {
+    if (/^(?:-u|--user|--proxy-user|-U)$/.test(previous)) {
+      const colon = word.indexOf(':');
+      if (colon > 0) return `${word.slice(0, colon + 1)}${REDACTED}`;
+    }
+    if (/^(?:-b|--cookie)$/.test(previous)) return REDACTED;
+  }
+  if (program === 'sshpass' && previous === '-p') return REDACTED;
+  if (MYSQL.test(program) && /^-p./.test(word)) return `-p${REDACTED}`;
+  return redactSecrets(word);
+}
+
+/** The words of an argv array, each redacted by `redactWord`. */
 export function redactWords(words: readonly string[]): string[] {
-  return words.map((word, i) =>
-    i > 0 && SECRET_OPTION.test(words[i - 1]!) && word !== '' ? REDACTED : redactSecrets(word),
-  );
+  return words.map((_, i) => redactWord(words, i));
 }

@@ -55,6 +55,38 @@ const CASES: [string, string, string][] = [
   ['api_key assignment', 'curl "https://api.example/v1?api_key=k-123456789"', 'k-123456789'],
   ['password in a URL', 'git clone https://bob:pa55w0rd@git.example.com/r.git', 'pa55w0rd'],
   ['secret option with a separate value', 'vault login --token s.abcdefghijkl', 's.abcdefghijkl'],
+  [
+    'Stripe secret key',
+    'curl https://api.stripe.com/v1/charges -u sk_live_4eC39HqLyjWDarjtT1zdp7dc:',
+    'sk_live_4eC39HqLyjWDarjtT1zdp7dc',
+  ],
+  [
+    'Slack webhook URL',
+    'curl -X POST -d @m.json https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX',
+    'XXXXXXXXXXXXXXXXXXXXXXXX',
+  ],
+  [
+    'JSON Web Token',
+    'echo eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+    'dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+  ],
+  [
+    'Cookie header',
+    "curl -H 'Cookie: session=abc123secret; csrf=xyz789secret' https://x",
+    'abc123secret',
+  ],
+  [
+    'second cookie of a header',
+    "curl -H 'Cookie: session=abc123secret; csrf=xyz789secret' https://x",
+    'xyz789secret',
+  ],
+  ["curl's -u password", 'curl -s -u admin:hunter2secret https://x', 'hunter2secret'],
+  ["curl's cookie option", 'curl -b session=abc123secret https://x', 'abc123secret'],
+  ["MySQL's -p password", 'mysql -u root -phunter2secret shop', 'hunter2secret'],
+  ['sshpass password', 'sshpass -p hunter2secret ssh deploy@host', 'hunter2secret'],
+  ['DB_PASS assignment', 'DB_PASS=hunter2secret ./run', 'hunter2secret'],
+  ['single-quoted password', "export PGPASSWORD='hunter two secret'", 'two secret'],
+  ['double-quoted password', 'DB_PASSWORD="open sesame secret" ./run', 'sesame secret'],
 ];
 
 describe('redaction of the summary', () => {
@@ -114,6 +146,58 @@ describe('redaction of the summary', () => {
     ]);
   });
 
+  it.each([
+    [
+      ['curl', '-u', 'admin:hunter2secret', 'https://x'],
+      ['curl', '-u', 'admin:[redacted]', 'https://x'],
+    ],
+    [
+      ['/usr/bin/curl', '--cookie', 'sid=abc123secret', 'https://x'],
+      ['/usr/bin/curl', '--cookie', '[redacted]', 'https://x'],
+    ],
+    [
+      ['sshpass', '-p', 'hunter2secret', 'ssh', 'host'],
+      ['sshpass', '-p', '[redacted]', 'ssh', 'host'],
+    ],
+    [
+      ['mysql', '-u', 'root', '-phunter2secret'],
+      ['mysql', '-u', 'root', '-p[redacted]'],
+    ],
+    [
+      ['git', 'checkout', '-b', 'feature'],
+      ['git', 'checkout', '-b', 'feature'],
+    ],
+    [
+      ['docker', 'run', '-u', '1000:1000', 'img'],
+      ['docker', 'run', '-u', '1000:1000', 'img'],
+    ],
+    [
+      ['ssh', '-p', '2222', 'host'],
+      ['ssh', '-p', '2222', 'host'],
+    ],
+  ])('redacts argv %j with what the words before say', (argv, expected) => {
+    expect(summarizeToolCall('shell', { command: argv }, undefined).argv).toEqual(expected);
+  });
+
+  it.each([
+    'git checkout -b feature-x',
+    'ssh -p 2222 host',
+    'echo bypass=1 compass=north passthrough=yes',
+    'docker run -u 1000:1000 img',
+    'mysql -p shop',
+  ])('leaves %j as it is', (command) => {
+    expect(summarizeToolCall('Bash', { command }, undefined).command).toBe(command);
+  });
+
+  it('keeps a command substitution in a double-quoted secret', () => {
+    const summary = summarizeToolCall(
+      'Bash',
+      { command: 'DB_PASS="$(rm -rf /)" ./run' },
+      undefined,
+    );
+    expect(summary.command).toContain('$(rm -rf /)');
+  });
+
   it('redacts secrets in URLs and paths', () => {
     const summary = summarizeToolCall(
       'WebFetch',
@@ -152,6 +236,11 @@ describe('redaction and the summary in linear time', () => {
     ['repeated prefixes', 'glpat-'.repeat(150_000)],
     ['nested substitutions', '$('.repeat(200_000)],
     ['many heredocs', '<<a '.repeat(200_000)],
+    ['curl options', 'curl -u '.repeat(120_000)],
+    ['mysql words', 'mysql '.repeat(160_000)],
+    ['cookie pairs', 'Cookie: a=b'.padEnd(12, ';') + ' c=d;'.repeat(150_000)],
+    ['token-like runs', 'eyJaaaa.'.repeat(120_000)],
+    ['pass assignments', 'x_pass="'.repeat(120_000)],
   ])('summarizes a command of %s within a second', (_name, command) => {
     const started = performance.now();
     const summary = summarizeToolCall('Bash', { command }, undefined);
