@@ -1,6 +1,7 @@
 import { hashCanonical } from '@svc/verify';
 import { acknowledge, answer, type HarnessName, type HookAnswer, type HookEvent } from '@svc/hook';
 import { buildToolCallClaim, toolInputDigest } from '../core/agent/tool-call-claim.js';
+import { approvalOf } from '../core/approval.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
@@ -85,8 +86,10 @@ export class AgentHookService {
     const response = await this.evaluate(named, context);
     const { receipt } = response;
     const id = encodeURIComponent(receipt.receipt_id);
+    const approval = receipt.policy.verdict === 'ALLOWED' ? approvalOf(response.claim) : null;
     return answer(harness, {
       verdict: receipt.policy.verdict,
+      ...(approval && { approval_receipt_id: approval.receiptId }),
       reasons: receipt.policy.checks.map((c) => c.reason),
       receipt_id: receipt.receipt_id,
       receipt_url: `${this.deps.baseUrl.replace(/\/+$/, '')}/explorer/receipts/${id}`,

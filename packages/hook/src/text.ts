@@ -23,7 +23,12 @@ function bounded(text: string): string {
 
 /** The text of an allowed call: short, it is shown on every call. */
 export function allowText(decision: HookDecision): string {
-  return bounded(`svc: allowed (${receiptOf(decision)})`);
+  const approval = decision.approval_receipt_id;
+  return bounded(
+    approval
+      ? `svc: allowed by approval ${approval} of this exact call (${receiptOf(decision)})`
+      : `svc: allowed (${receiptOf(decision)})`,
+  );
 }
 
 /** The text of a blocked call, with the rule reasons. */

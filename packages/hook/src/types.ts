@@ -52,6 +52,8 @@ export interface HookDecision {
   reasons: string[];
   receipt_url?: string;
   receipt_id?: string;
+  /** The receipt of the disposition that approved this exact call, when one allowed it. */
+  approval_receipt_id?: string;
   /** Whether the operator can be asked now (an interactive session, not a headless run). */
   can_ask: boolean;
   /** The event being answered (HookEvent.hook_event), for harnesses whose answer depends on it. */

@@ -291,8 +291,16 @@ describe('an approval bound to the exact call (contract §12)', () => {
         reviewer: { id: 'sam' },
       });
     expect(approved.status).toBe(201);
+    const oneByte = await hook(t, key, 'claude-code', publish('toolu_b0', 'npm publish '));
+    expect(oneByte.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
     const again = await hook(t, key, 'claude-code', publish('toolu_b'));
-    expect(again.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow' });
+    const disposition = (await ledgerState(t)).entries.find((e) => e.receipt.disposition);
+    expect(again.body.hookSpecificOutput).toMatchObject({
+      permissionDecision: 'allow',
+      permissionDecisionReason: expect.stringContaining(
+        `allowed by approval ${disposition!.receipt.receipt_id} of this exact call`,
+      ),
+    });
     const changed = await hook(t, key, 'claude-code', publish('toolu_c', 'npm publish --tag next'));
     expect(changed.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
     const otherSession = await hook(
