@@ -39,6 +39,7 @@ export const AGENT_NETWORK_ALLOWLIST = [
 /** Files that hold credentials. */
 export const AGENT_SECRET_PATHS = [
   '**/.env*',
+  '**/*.env',
   '!**/.env.example',
   '!**/.env.sample',
   '!**/.env.template',

@@ -219,6 +219,8 @@ describe('the agent policy decides command lines', () => {
     const read = (file_path: string) => verdictOf('', { tool: 'Read', input: { file_path } });
     expect(read('/home/dev/proj/.env')).toEqual({ verdict: B, failed: ['rule:read-secrets'] });
     expect(read('config/.env.production').verdict).toBe(B);
+    expect(read('config/secrets.env').verdict).toBe(B);
+    expect(read('/home/dev/proj/production.env').verdict).toBe(B);
     expect(read('/home/dev/.ssh/id_ed25519').verdict).toBe(B);
     expect(read('~/.aws/credentials').verdict).toBe(B);
     expect(read('~/.config/gcloud/application_default_credentials.json').verdict).toBe(B);
