@@ -193,6 +193,16 @@ describe('svc-hook passes svc’s answer through', () => {
     expect(run.code).toBe(0);
     expect(requests[0]!.url).toBe('/v1/hooks/copilot?event=preToolUse&policy=agent');
   });
+
+  it('sends ?ask=false with --no-ask', async () => {
+    replyWith({}, '0');
+    const run = await svcHook(
+      ['claude-code', '--no-ask'],
+      fixtureText('claude-code', 'pre-tool-use.bash'),
+    );
+    expect(run.code).toBe(0);
+    expect(requests[0]!.url).toBe('/v1/hooks/claude-code?ask=false');
+  });
 });
 
 describe('svc-hook reports the HEAD a call left', () => {

@@ -11,6 +11,8 @@ export interface ForwardOptions {
   event?: string;
   /** A policy to evaluate under instead of the key's (?policy=). */
   policy?: string;
+  /** Nobody can answer an ask now: an escalated call is denied (?ask=false). */
+  noAsk?: boolean;
   /** On a post-tool event, the repository's HEAD after the call (?git_head=). */
   gitHead?: string;
 }
@@ -29,6 +31,7 @@ function urlOf(harness: Harness, options: ForwardOptions): URL {
   const url = new URL(options.baseUrl.replace(/\/+$/, '') + hookPath(harness.name));
   if (options.event) url.searchParams.set('event', options.event);
   if (options.policy) url.searchParams.set('policy', options.policy);
+  if (options.noAsk) url.searchParams.set('ask', 'false');
   if (options.gitHead) url.searchParams.set('git_head', options.gitHead);
   return url;
 }

@@ -36,6 +36,8 @@ Options:
   --fail-open          as SVC_HOOK_FAIL_OPEN=true
   --event <name>       the hook event the command is configured for (sent as ?event=)
   --policy <name>      evaluate under this policy instead of the key's (sent as ?policy=)
+  --no-ask             nobody can answer an ask now (a headless run): an escalated call is
+                       denied with the place where a reviewer approves it (sent as ?ask=false)
   -h, --help           this text
 
 svc answers with the harness's JSON body and the exit status in the ${EXIT_HEADER} header.
@@ -49,6 +51,7 @@ interface Options {
   failOpen: boolean;
   event?: string;
   policy?: string;
+  noAsk?: boolean;
 }
 
 type Parsed = { help: true } | { error: string } | { options: Options; timeoutError?: string };
@@ -59,6 +62,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   let failOpen = env['SVC_HOOK_FAIL_OPEN'] === 'true';
   let event: string | undefined;
   let policy: string | undefined;
+  let noAsk = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => {
@@ -72,6 +76,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
       else if (arg === '--timeout') timeout = value();
       else if (arg === '--event') event = value();
       else if (arg === '--policy') policy = value();
+      else if (arg === '--no-ask') noAsk = true;
       else if (arg.startsWith('-')) return { error: `unknown option ${arg}` };
       else if (harnessName === undefined) harnessName = arg;
       else return { error: `unexpected argument ${arg}` };
@@ -90,6 +95,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   };
   if (event !== undefined) options.event = event;
   if (policy !== undefined) options.policy = policy;
+  if (noAsk) options.noAsk = true;
   if (timeout !== undefined) {
     const ms = Number(timeout);
     // A bad timeout is the operator's mistake, but it still must not let a call through.
@@ -144,6 +150,7 @@ async function decide(
     timeoutMs: options.timeoutMs,
     ...(options.event ? { event: options.event } : {}),
     ...(options.policy ? { policy: options.policy } : {}),
+    ...(options.noAsk ? { noAsk: true } : {}),
     ...(head ? { gitHead: head } : {}),
   });
   return result.ok ? result.answer : fail(result.problem);
