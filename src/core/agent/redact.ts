@@ -11,6 +11,8 @@
 // lines outside quotes), the builder marks the summary incomplete and every rule on commands
 // fails closed (tool-summary.ts).
 
+import { programName } from './command-line.js';
+
 export const REDACTED = '[redacted]';
 
 /** Authorization schemes: kept, the credentials after them redacted. */
@@ -178,10 +180,7 @@ export function redactSecrets(text: string): string {
 const SECRET_OPTION =
   /^--?(?:password|passwd|passphrase|secret|token|api-key|api_key|apikey|access-token|auth-token|client-secret)$/i;
 
-/** A program's name as the first word of argv names it: `/usr/bin/curl` is `curl`. */
-const programOf = (word: string | undefined) => (word ?? '').replace(/^.*[\\/]/, '').toLowerCase();
-
-const MYSQL = /^(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)(?:\.exe)?$/;
+const MYSQL = /^(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)$/;
 
 /**
  * One argv word, redacted with what the words before it say: the word after an option that
@@ -193,8 +192,8 @@ function redactWord(words: readonly string[], i: number): string {
   const previous = i > 0 ? words[i - 1]! : '';
   if (word === '') return word;
   if (i > 0 && SECRET_OPTION.test(previous)) return REDACTED;
-  const program = programOf(words[0]);
-  if (program === 'curl' || program === 'curl.exe') {
+  const program = programName({ kind: 'literal', text: words[0]! });
+  if (program === 'curl') {
     if (/^(?:-u|--user|--proxy-user|-U)$/.test(previous)) {
       const colon = word.indexOf(':');
       if (colon > 0) return `${word.slice(0, colon + 1)}${REDACTED}`;

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { hashText } from '@svc/verify';
+import { nativeSha256Hex } from '@svc/verify/node';
 import type { Database, Statement } from 'better-sqlite3';
 import type { PolicyConfig } from '../../core/policy-config.js';
 
@@ -28,7 +29,7 @@ export class SqlitePolicyConfigs {
     let found = this.refs.get(config);
     if (!found) {
       const text = JSON.stringify(config);
-      found = { ref: `sha256:${createHash('sha256').update(text).digest('hex')}`, text };
+      found = { ref: hashText(text, nativeSha256Hex), text };
       this.refs.set(config, found);
     }
     this.insertStatement ??= this.db.prepare(
