@@ -16,13 +16,30 @@ export interface SessionCoverage {
 }
 
 /**
+ * Calls whose harness has no event after them: Cursor gates file reads with beforeReadFile
+ * (the tool `Read`) and reports nothing once the file is read. Their ALLOWED decisions cannot
+ * have an outcome, so coverage does not wait for one.
+ */
+const NO_AFTER_EVENT: Readonly<Record<string, ReadonlySet<string>>> = {
+  cursor: new Set(['Read']),
+};
+
+/** Whether the harness reports an outcome after this tool's calls, when it reports outcomes. */
+export const callHasOutcomeEvent = (harness: string, toolName: string): boolean =>
+  !NO_AFTER_EVENT[harness]?.has(toolName);
+
+/**
  * Coverage of a session's records (contract §12): covered when every outcome has an ALLOWED
  * decision (else it is `ran_without_allow`), no record is `ran_without_allow`, and, where the
  * harness reports outcomes, every ALLOWED decision has its outcome. svc cannot tell a call
  * that was allowed and then not run from one that ran unreported, so every ALLOWED decision of
- * such a session counts as acted on. Pure; the stores keep the same counts in their appends.
+ * such a session counts as acted on, except calls the harness never reports after
+ * (`callHasOutcomeEvent`). Pure; the stores keep the same counts in their appends.
  */
-export function sessionCoverage(records: readonly SessionRecord[]): SessionCoverage {
+export function sessionCoverage(
+  records: readonly SessionRecord[],
+  harness: string,
+): SessionCoverage {
   const decisions: Record<Verdict, number> = { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 };
   let dispositions = 0;
   let ranWithoutAllow = 0;
@@ -40,6 +57,7 @@ export function sessionCoverage(records: readonly SessionRecord[]): SessionCover
   const missing = reportsOutcomes
     ? records
         .filter((r) => r.kind === 'decision' && r.verdict === 'ALLOWED')
+        .filter((r) => callHasOutcomeEvent(harness, r.tool_name))
         .filter((r) => !answered.has(r.receipt_id))
         .map((r) => r.receipt_id)
     : [];

@@ -49,6 +49,11 @@ export interface ToolCallKey {
   /** The input's digest, or else the harness's tool-use id, names the call. */
   inputDigest?: string;
   toolUseId?: string;
+  /**
+   * Instead of `toolName`: an MCP tool named by a harness that did not say its server, so any
+   * `mcp__<server>__<this>` (found by input digest only).
+   */
+  mcpToolOfAnyServer?: string;
 }
 
 /** A disposition approving an escalated call, not used yet. */

@@ -21,6 +21,8 @@ export interface HookRequest {
   canAsk: boolean;
   /** `?git_head=` on a post-tool event: the repository's HEAD after the call (svc-hook reads it). */
   gitHead?: string;
+  /** `?repository=`: the repository the session works in, the claim's action.repository. */
+  repository?: string;
 }
 
 /**
@@ -53,6 +55,9 @@ export class AgentHookService {
           session_id: event.session.id,
           tool_name: event.tool.name,
           input_digest: toolInputDigest(event.tool.input),
+          ...(event.tool.any_mcp_server !== undefined && {
+            any_mcp_server: event.tool.any_mcp_server,
+          }),
           harness,
           status: event.outcome?.status ?? 'succeeded',
           ...(event.outcome?.exit_code !== undefined && { exit_code: event.outcome.exit_code }),
@@ -76,6 +81,7 @@ export class AgentHookService {
       session: event.session,
       agent: event.agent,
       ...(event.model !== undefined && { agent_model: event.model }),
+      ...(request.repository !== undefined && { repository: request.repository }),
       tool_name: tool.name,
       tool_input: tool.input,
       ...(tool.use_id !== undefined && { tool_use_id: tool.use_id }),

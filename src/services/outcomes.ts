@@ -24,6 +24,11 @@ export interface OutcomeRequest {
   /** The call's input digest, as in its claim; or else the harness's tool-use id. */
   input_digest?: string;
   tool_use_id?: string;
+  /**
+   * An MCP tool named without its server (the harness's after-event does not say it): the
+   * call is the latest decision on `mcp__<any server>__<this tool>` with the input digest.
+   */
+  any_mcp_server?: string;
   /** The harness, named in the outcome of a call the ledger holds no decision on. */
   harness?: string;
   status: OutcomeStatus;
@@ -72,6 +77,7 @@ export class OutcomeService {
       scope: context.scope,
       sessionId: request.session_id,
       toolName: request.tool_name,
+      ...(request.any_mcp_server !== undefined && { mcpToolOfAnyServer: request.any_mcp_server }),
       ...(request.input_digest === undefined
         ? { toolUseId: request.tool_use_id! }
         : { inputDigest: request.input_digest }),
@@ -151,14 +157,16 @@ function checkRequest(request: OutcomeRequest): void {
   const problem =
     request.input_digest === undefined && request.tool_use_id === undefined
       ? 'an outcome names its call by input_digest or tool_use_id'
-      : request.input_digest !== undefined && !HASH_PATTERN.test(request.input_digest)
-        ? 'input_digest must be "sha256:" and 64 lowercase hex digits'
-        : request.output_digest !== undefined && !HASH_PATTERN.test(request.output_digest)
-          ? 'output_digest must be "sha256:" and 64 lowercase hex digits'
-          : request.exit_code !== undefined && !Number.isSafeInteger(request.exit_code)
-            ? 'exit_code must be an integer'
-            : request.git_head !== undefined && !GIT_COMMIT.test(request.git_head)
-              ? 'git_head must be a commit id: 40 or 64 lower-case hex digits'
-              : null;
+      : request.any_mcp_server !== undefined && request.input_digest === undefined
+        ? 'an MCP tool named without its server is found by its input_digest'
+        : request.input_digest !== undefined && !HASH_PATTERN.test(request.input_digest)
+          ? 'input_digest must be "sha256:" and 64 lowercase hex digits'
+          : request.output_digest !== undefined && !HASH_PATTERN.test(request.output_digest)
+            ? 'output_digest must be "sha256:" and 64 lowercase hex digits'
+            : request.exit_code !== undefined && !Number.isSafeInteger(request.exit_code)
+              ? 'exit_code must be an integer'
+              : request.git_head !== undefined && !GIT_COMMIT.test(request.git_head)
+                ? 'git_head must be a commit id: 40 or 64 lower-case hex digits'
+                : null;
   if (problem) throw new SvcError('validation_failed', problem);
 }

@@ -1,5 +1,6 @@
 import { GIT_COMMIT } from '../core/agent/session-facts-schema.js';
 import { approvalOf, type ApprovalRef } from '../core/approval.js';
+import { callHasOutcomeEvent } from '../core/session-coverage.js';
 import { sessionRecordOf, type SessionRecord } from '../core/session-record.js';
 import type { LedgerEntry } from '../ports/ledger-store.js';
 import type { SessionSummary } from '../ports/session-store.js';
@@ -103,6 +104,10 @@ export interface SessionCounts {
   unanswered: number;
 }
 
+/** An ALLOWED decision on a call that its harness reports after. */
+const awaitsOutcome = (row: SessionRow): boolean =>
+  row.verdict === 'ALLOWED' && callHasOutcomeEvent(row.harness, row.tool_name);
+
 /**
  * What one row adds to its session's counts. `parent` is an outcome's decision row: an
  * outcome answers an ALLOWED decision (one outcome per decision, a unique index in each store).
@@ -123,10 +128,10 @@ export function countsOf(row: SessionRow, parent: SessionRow | null): SessionCou
       ...zero,
       outcomes: 1,
       ran_without_allow: row.ran_without_allow ? 1 : 0,
-      unanswered: parent?.kind === 'decision' && parent.verdict === 'ALLOWED' ? -1 : 0,
+      unanswered: parent?.kind === 'decision' && awaitsOutcome(parent) ? -1 : 0,
     };
   const verdict = row.verdict.toLowerCase() as 'allowed' | 'blocked' | 'escalated';
-  return { ...zero, [verdict]: 1, unanswered: row.verdict === 'ALLOWED' ? 1 : 0 };
+  return { ...zero, [verdict]: 1, unanswered: awaitsOutcome(row) ? 1 : 0 };
 }
 
 /** The stored counts of a session as its summary (the same rule as sessionCoverage). */

@@ -138,7 +138,10 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
         false,
       ]);
 
-      const coverage = sessionCoverage(rows.map((r) => r.record));
+      const coverage = sessionCoverage(
+        rows.map((r) => r.record),
+        'claude-code',
+      );
       const summary = await store.sessions.get(sessionId, undefined);
       expect(summary).toMatchObject({
         scope: A,
@@ -178,6 +181,25 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
         missing_outcomes: 0,
         covered: true,
       });
+    });
+
+    it('an MCP tool named without its server finds its decision on any server, and only that tool', async () => {
+      const sessionId = 'sess-any-server';
+      const input = { q: 1 };
+      const on = (tool: string) => decided({ sessionId, tool, input });
+      const mine = await on('mcp__db.example:3000__query_%_v1');
+      await on('mcp__db.example:3000__queryX%_v1'); // the same but one character
+      await on('mcp__db.example:3000__run_query_%_v1'); // a longer name with the same tail
+      const key = { scope: A, sessionId, toolName: 'mcp__unknown__query_%_v1' };
+      const found = (mcpToolOfAnyServer: string, inputDigest = inputDigestOf(input)) =>
+        store.sessions.latestDecision({ ...key, mcpToolOfAnyServer, inputDigest });
+      expect((await found('query_%_v1'))?.receipt.receipt_id).toBe(mine.receipt.receipt_id);
+      expect(await found('query_%_v1', inputDigestOf({ q: 2 }))).toBeNull();
+      expect(await found('y_%_v1')).toBeNull();
+      expect(await found('query.*')).toBeNull();
+      expect(
+        await store.sessions.latestDecision({ ...key, inputDigest: inputDigestOf(input) }),
+      ).toBeNull();
     });
 
     it('an outcome finds the newest decision on the call, by digest or tool-use id, in its own scope', async () => {

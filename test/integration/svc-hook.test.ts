@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
@@ -247,6 +247,67 @@ describe('svc-hook reports the HEAD a call left', () => {
   });
 });
 
+describe("svc-hook names the session's repository", () => {
+  let repo: string;
+  let tree: string;
+  beforeAll(() => {
+    repo = mkdtempSync(join(tmpdir(), 'svc-hook-origin-'));
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' });
+    git('init', '-q');
+    git('remote', 'add', 'origin', 'git@github.com:acme/web.git');
+    git(
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@example.com',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'one',
+    );
+    // A linked worktree: its .git is a file, and the remote is in the common config.
+    tree = `${repo}-tree`;
+    git('worktree', 'add', '-q', '--detach', tree);
+  });
+  afterAll(() => {
+    rmSync(repo, { recursive: true, force: true });
+    rmSync(tree, { recursive: true, force: true });
+  });
+  const at = (cwd: string, name = 'pre-tool-use.bash') =>
+    JSON.stringify({ ...(JSON.parse(fixtureText('claude-code', name)) as object), cwd });
+  const repositoryOf = (url: string) =>
+    new URL(url, 'http://svc.local').searchParams.get('repository');
+
+  it('reads it from the origin remote of the repository the call runs in', async () => {
+    replyWith({}, '0');
+    mkdirSync(join(repo, 'src', 'deep'), { recursive: true });
+    await svcHook(['claude-code'], at(repo));
+    await svcHook(['claude-code'], at(join(repo, 'src', 'deep')));
+    await svcHook(['claude-code'], at(tree));
+    await svcHook(['claude-code'], at(tmpdir()));
+    await svcHook(['claude-code'], at(repo, 'session-start'));
+    expect(requests.map((r) => repositoryOf(r.url))).toEqual([
+      'acme/web',
+      'acme/web',
+      'acme/web',
+      null,
+      null,
+    ]);
+  });
+
+  it('takes SVC_REPOSITORY or --repository instead, and refuses a malformed one', async () => {
+    replyWith({}, '0');
+    await svcHook(['claude-code'], at(repo), { SVC_REPOSITORY: 'group/sub/app' });
+    await svcHook(['claude-code', '--repository', 'acme/api'], at(tmpdir()));
+    expect(requests.map((r) => repositoryOf(r.url))).toEqual(['group/sub/app', 'acme/api']);
+    const bad = await svcHook(['claude-code', '--repository', 'acme web'], at(repo));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('the repository must be a path such as owner/name');
+    expect(requests).toHaveLength(2);
+  });
+});
+
 describe('svc-hook fails closed', () => {
   /** The denial the harness acts on: its documented shape, the problem named, blocking. */
   function expectDenial(run: Run, harness: 'claude-code' | 'copilot' | 'codex', problem: RegExp) {
@@ -344,6 +405,31 @@ describe('svc-hook fails closed', () => {
     const notJson = await svcHook(['claude-code'], 'not json');
     expectDenial(notJson, 'claude-code', /the hook event on standard input is not JSON/);
     expect(requests).toHaveLength(0);
+  });
+
+  it('after a call or at a session edge, a failure is a non-blocking error, not a deny', async () => {
+    const port = await freePort();
+    const events: [string, string, string][] = [
+      ['claude-code', 'post-tool-use.write', 'PostToolUse'],
+      ['claude-code', 'session-end', 'SessionEnd'],
+      ['cursor', 'after-shell-execution', 'afterShellExecution'],
+      ['gemini-cli', 'after-tool', 'AfterTool'],
+    ];
+    for (const [harness, file, name] of events) {
+      const run = await svcHook([harness], fixtureText(harness, file), {
+        SVC_URL: `http://127.0.0.1:${port}`,
+      });
+      expect(run.code).toBe(1);
+      expect(JSON.parse(run.stdout)).toEqual({});
+      expect(run.stderr).toMatch(
+        new RegExp(`svc-hook: the ${name} was not recorded: svc cannot be reached`),
+      );
+      expect(run.stdout).not.toContain('deny');
+    }
+    replyWith({ error: 'boom' }, null, 500);
+    const failed = await svcHook(['codex'], fixtureText('codex', 'post-tool-use'));
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/the PostToolUse was not recorded: svc answered HTTP 500: boom/);
   });
 
   it('exits 2 with its usage for a harness it does not know', async () => {

@@ -15,6 +15,8 @@ export interface ForwardOptions {
   noAsk?: boolean;
   /** On a post-tool event, the repository's HEAD after the call (?git_head=). */
   gitHead?: string;
+  /** The repository the session works in (?repository=). */
+  repository?: string;
 }
 
 /** svc's answer, or the problem that stands in for it. */
@@ -33,6 +35,7 @@ function urlOf(harness: Harness, options: ForwardOptions): URL {
   if (options.policy) url.searchParams.set('policy', options.policy);
   if (options.noAsk) url.searchParams.set('ask', 'false');
   if (options.gitHead) url.searchParams.set('git_head', options.gitHead);
+  if (options.repository) url.searchParams.set('repository', options.repository);
   return url;
 }
 

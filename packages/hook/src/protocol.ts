@@ -8,3 +8,6 @@ export const EXIT_HEADER = 'X-Svc-Hook-Exit';
 
 /** The endpoint path of a harness's hooks, below the service's base URL. */
 export const hookPath = (harness: string) => `/v1/hooks/${harness}`;
+
+/** A repository as `?repository=` names it: its path on its host, `owner/name` or `group/sub/name`. */
+export const REPOSITORY = /^[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)+$/;

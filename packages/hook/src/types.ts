@@ -24,6 +24,12 @@ export interface HookEvent {
     /** The tool's input exactly as the harness sent it (see each harness for what that is). */
     input: unknown;
     use_id?: string;
+    /**
+     * An MCP tool (its name as the harness gives it) in an event that does not name its server:
+     * `name` then says `unknown` for the server, and an outcome pairs with the latest decision
+     * on this tool of any server.
+     */
+    any_mcp_server?: string;
   };
   /** What a post-tool event reports about the call that ran. */
   outcome?: { status: 'succeeded' | 'failed'; exit_code?: number; output?: unknown };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXIT_HEADER, HARNESS_NAMES, parseEvent } from '@svc/hook';
+import { EXIT_HEADER, HARNESS_NAMES, parseEvent, REPOSITORY } from '@svc/hook';
 import { GIT_COMMIT } from '../../core/agent/session-facts-schema.js';
 import { SvcError } from '../../core/errors.js';
 import type { AgentHookService } from '../../services/agent-hooks.js';
@@ -31,6 +31,15 @@ const hookQuery = z.strictObject({
     .meta({
       description:
         "On a post-tool event: the HEAD of the session's repository after the call (svc-hook sends it), recorded in the outcome's claim as action.git_head. Ignored on other events.",
+    }),
+  repository: z
+    .string()
+    .max(256)
+    .regex(REPOSITORY, { error: 'must be a repository path such as owner/name' })
+    .optional()
+    .meta({
+      description:
+        "The repository the session works in (svc-hook reads it from the git remote origin), recorded in the tool call's claim as action.repository: sessions are listed by it (GET /v1/sessions?repo=).",
     }),
 });
 
@@ -69,6 +78,7 @@ export function hookRoutes(hooks: AgentHookService): RouteDef[] {
             canAsk: query.ask,
             ...(query.policy !== undefined && { policy: query.policy }),
             ...(query.git_head !== undefined && { gitHead: query.git_head }),
+            ...(query.repository !== undefined && { repository: query.repository }),
           },
           apiKeySubmitter(res.locals.apiKey!),
         );

@@ -22,6 +22,7 @@ import {
   type SessionRow,
 } from '../session-rows.js';
 import { COLLECTIONS, ENTRY_PROJECTION, toEntry, type ReceiptDocument } from './documents.js';
+import { escapeRegExp } from './receipt-query.js';
 
 /** A session record; `_id` is the receipt's sequence. */
 export interface SessionRecordDocument extends SessionRow {
@@ -131,6 +132,23 @@ const recordOf = (row: SessionRow): SessionRecord => ({
   parent_receipt_id: row.parent_receipt_id,
   ran_without_allow: row.ran_without_allow,
 });
+
+/** The decisions on a tool call (the key of SessionStore.latestDecision); null: none can be. */
+export function decisionFilter(key: ToolCallKey): Filter<SessionRecordDocument> | null {
+  const byDigest = key.inputDigest !== undefined;
+  if (!byDigest && key.toolUseId === undefined) return null;
+  return {
+    scope: key.scope,
+    session_id: key.sessionId,
+    // Any server: the name's head and tail (the tool escaped, as its name is data).
+    tool_name:
+      key.mcpToolOfAnyServer !== undefined && byDigest
+        ? { $regex: `^mcp__.*__${escapeRegExp(key.mcpToolOfAnyServer)}$`, $options: 's' }
+        : key.toolName,
+    kind: 'decision',
+    ...(byDigest ? { input_digest: key.inputDigest! } : { tool_use_id: key.toolUseId! }),
+  };
+}
 
 const approvalOfDoc = (doc: SessionRecordDocument | null): OpenApproval | null =>
   doc
@@ -277,18 +295,9 @@ export class MongoSessions implements SessionStore {
   }
 
   async latestDecision(key: ToolCallKey): Promise<LedgerEntry | null> {
-    const byDigest = key.inputDigest !== undefined;
-    if (!byDigest && key.toolUseId === undefined) return null;
-    const row = await this.rows.findOne(
-      {
-        scope: key.scope,
-        session_id: key.sessionId,
-        tool_name: key.toolName,
-        kind: 'decision',
-        ...(byDigest ? { input_digest: key.inputDigest! } : { tool_use_id: key.toolUseId! }),
-      },
-      { sort: { _id: -1 } },
-    );
+    const filter = decisionFilter(key);
+    if (!filter) return null;
+    const row = await this.rows.findOne(filter, { sort: { _id: -1 } });
     if (!row) return null;
     const [found] = await this.withEntries([row]);
     return found?.entry ?? null;

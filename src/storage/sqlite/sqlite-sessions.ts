@@ -246,13 +246,27 @@ export class SqliteSessions implements SessionStore {
   async latestDecision(key: ToolCallKey): Promise<LedgerEntry | null> {
     const byDigest = key.inputDigest !== undefined;
     if (!byDigest && key.toolUseId === undefined) return null;
-    const row = this.prepared<ReceiptRow>(
-      `SELECT ${ENTRY_COLUMNS.replace(/(\w+)/g, 'r.$1')}
+    const select = `SELECT ${ENTRY_COLUMNS.replace(/(\w+)/g, 'r.$1')}
         FROM session_records s JOIN receipts r ON r.sequence = s.sequence
-        WHERE s.scope = ? AND s.session_id = ? AND s.tool_name = ? AND s.kind = 'decision'
-          AND s.${byDigest ? 'input_digest' : 'tool_use_id'} = ?
-        ORDER BY s.sequence DESC LIMIT 1`,
-    ).get(key.scope, key.sessionId, key.toolName, byDigest ? key.inputDigest : key.toolUseId);
+        WHERE s.scope = ? AND s.session_id = ? AND s.kind = 'decision'`;
+    const row =
+      key.mcpToolOfAnyServer !== undefined && byDigest
+        ? this.prepared<ReceiptRow>(
+            // Any server: the name's head and tail, compared as text (no LIKE, whose _ and %
+            // tool names hold).
+            `${select} AND s.input_digest = ? AND substr(s.tool_name, 1, 5) = 'mcp__'
+              AND substr(s.tool_name, -?) = ? ORDER BY s.sequence DESC LIMIT 1`,
+          ).get(
+            key.scope,
+            key.sessionId,
+            key.inputDigest,
+            [...`__${key.mcpToolOfAnyServer}`].length,
+            `__${key.mcpToolOfAnyServer}`,
+          )
+        : this.prepared<ReceiptRow>(
+            `${select} AND s.tool_name = ? AND s.${byDigest ? 'input_digest' : 'tool_use_id'} = ?
+              ORDER BY s.sequence DESC LIMIT 1`,
+          ).get(key.scope, key.sessionId, key.toolName, byDigest ? key.inputDigest : key.toolUseId);
     return row ? this.toEntry(row) : null;
   }
 

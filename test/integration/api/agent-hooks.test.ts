@@ -53,7 +53,7 @@ const PRE_TOOL: [string, string, (body: Json) => unknown][] = [
   ['claude-code', 'claude-code/pre-tool-use.bash.json', (b) => b.tool_input],
   ['codex', 'codex/pre-tool-use.bash.json', (b) => b.tool_input],
   ['gemini-cli', 'gemini-cli/before-tool.json', (b) => b.tool_input],
-  ['cursor', 'cursor/before-shell-execution.json', () => undefined],
+  ['cursor', 'cursor/before-shell-execution.json', (b) => ({ command: b.command })],
   ['copilot', 'copilot/pre-tool-use.json', (b) => JSON.parse(b.toolArgs as string)],
   ['mcp', 'mcp/pre-tool-use.json', (b) => b.tool_input],
 ];
@@ -78,8 +78,7 @@ describe('a pre-tool event of each harness', () => {
       const tool = (stored.claim.action as { tool: { input_digest: string; harness: string } })
         .tool;
       expect(tool.harness).toBe(harness);
-      const input = inputOf(body);
-      if (input !== undefined) expect(tool.input_digest).toBe(digestOf(input));
+      expect(tool.input_digest).toBe(digestOf(inputOf(body)));
       const receipt = (await receiptOf(t, stored.receipt.receipt_id)).receipt as Json;
       expect(await nobleVerifies(receipt, await serverPublicKey(t))).toBe(true);
       expect(JSON.stringify(res.body)).toContain(stored.receipt.receipt_id);
@@ -216,6 +215,83 @@ describe('post-tool and session events', () => {
     expect(page.text).toContain(entries[0]!.receipt.receipt_id);
   });
 
+  it('pairs each Cursor outcome with its decision, so a Cursor session can be covered', async () => {
+    const { t, key } = await world();
+    const send = async (file: string, change: Json = {}, drop: string[] = []) => {
+      const body: Json = { ...fixture(`cursor/${file}`), ...change };
+      for (const k of drop) delete body[k];
+      const res = await hook(t, key, 'cursor', body);
+      expect(res.status).toBe(200);
+      return res.body as Json;
+    };
+    expect(await send('session-start.json')).toEqual({});
+    // A shell command, its outcome without the cwd the gate had.
+    expect(await send('before-shell-execution.json')).toMatchObject({ permission: 'allow' });
+    await send('after-shell-execution.json', {}, ['cwd']);
+    // An MCP call: the gate names the server by its url, the outcome names no server.
+    expect(await send('before-mcp-execution.json')).toMatchObject({ permission: 'allow' });
+    await send('after-mcp-execution.json');
+    // A file read: Cursor reports nothing after it.
+    const readme = { file_path: '/path/to/project/README.md' };
+    expect(await send('before-read-file.json', readme)).toMatchObject({ permission: 'allow' });
+    // A write gated by preToolUse, reported by postToolUse; afterFileEdit records nothing.
+    const write = fixture('cursor/post-tool-use.json');
+    const pre = { hook_event_name: 'preToolUse', tool_input: write.tool_input };
+    expect(
+      await send('pre-tool-use.json', { ...pre, tool_name: 'Write', tool_use_id: 'tool-790' }),
+    ).toMatchObject({ permission: 'allow' });
+    await send('post-tool-use.json');
+    expect(await send('after-file-edit.json')).toEqual({});
+    expect(await send('session-end.json')).toEqual({});
+
+    const { entries } = await ledgerState(t);
+    const kinds = entries.map((e) => (e.receipt.outcome ? 'outcome' : e.receipt.policy.verdict));
+    expect(kinds).toEqual([
+      'ALLOWED',
+      'outcome',
+      'ALLOWED',
+      'outcome',
+      'ALLOWED',
+      'ALLOWED',
+      'outcome',
+    ]);
+    for (const [decision, outcome] of [
+      [0, 1],
+      [2, 3],
+      [5, 6],
+    ] as const)
+      expect(entries[outcome]!.receipt.outcome).toMatchObject({
+        parent_receipt_id: entries[decision]!.receipt.receipt_id,
+        status: 'succeeded',
+      });
+    // The outcome names the MCP tool as its decision did, server included.
+    expect(entries[3]!.claim.action).toMatchObject({
+      tool: { name: 'mcp__localhost:3000__database_query' },
+    });
+    const session = await request(t.app).get('/v1/sessions/conv-123');
+    expect(session.body.session).toMatchObject({
+      harness: 'cursor',
+      outcomes: 3,
+      missing_outcomes: 0,
+      ran_without_allow: 0,
+      covered: true,
+    });
+  });
+
+  it('an MCP outcome without its server does not pair with the same arguments to another tool', async () => {
+    const { t, key } = await world();
+    await hook(t, key, 'cursor', fixture('cursor/before-mcp-execution.json'));
+    await hook(t, key, 'cursor', {
+      ...fixture('cursor/after-mcp-execution.json'),
+      tool_name: 'query',
+    });
+    const { entries } = await ledgerState(t);
+    expect(entries).toHaveLength(2);
+    expect(entries[1]!.receipt.policy.checks.map((c: { rule: string }) => c.rule)).toContain(
+      'ran_without_allow',
+    );
+  });
+
   it('records an outcome of a call that was never allowed as ran_without_allow, loud on the session page', async () => {
     const { t, key } = await world();
     const post = { ...fixture('claude-code/post-tool-use.write.json'), session_id: 'sneaky' };
@@ -265,6 +341,43 @@ describe('the HEAD a call left (?git_head=)', () => {
       const res = await hook(t, key, 'claude-code', post, `?git_head=${bad}`);
       expectError(res, 400, 'validation_failed');
     }
+    expect((await ledgerState(t)).entries).toHaveLength(0);
+  });
+});
+
+describe('the repository a session works in (?repository=)', () => {
+  it('is signed in each call and lists the session by it', async () => {
+    const { t, key } = await world();
+    const pre = fixture('claude-code/pre-tool-use.bash.json');
+    const res = await hook(t, key, 'claude-code', pre, '?repository=acme/web');
+    expect(res.status).toBe(200);
+    const other = { ...pre, session_id: 'elsewhere', tool_use_id: 'toolu_other' };
+    await hook(t, key, 'claude-code', other);
+    const [entry] = (await ledgerState(t)).entries;
+    expect(entry!.claim.action).toMatchObject({ repository: 'acme/web' });
+    expect(entry!.claim.entity).toBe('acme/web');
+    const listed = await request(t.app).get('/v1/sessions?repo=acme/web');
+    expect(listed.status).toBe(200);
+    expect(listed.body.sessions.map((s: Json) => [s.session_id, s.repository])).toEqual([
+      ['abc123', 'acme/web'],
+    ]);
+  });
+
+  it('refuses one that is no repository path, recording nothing', async () => {
+    const { t, key } = await world();
+    const pre = fixture('claude-code/pre-tool-use.bash.json');
+    for (const bad of [
+      'web',
+      'acme/we%20b',
+      '/acme/web',
+      'acme//web',
+      'a'.repeat(200) + '/' + 'b'.repeat(60),
+    ])
+      expectError(
+        await hook(t, key, 'claude-code', pre, `?repository=${bad}`),
+        400,
+        'validation_failed',
+      );
     expect((await ledgerState(t)).entries).toHaveLength(0);
   });
 });

@@ -29,7 +29,7 @@ const bypass = (parent: string | null = null) =>
 
 describe('sessionCoverage', () => {
   it('an empty session is covered and counts nothing', () => {
-    expect(sessionCoverage([])).toEqual({
+    expect(sessionCoverage([], 'claude-code')).toEqual({
       decisions: { ALLOWED: 0, BLOCKED: 0, ESCALATED: 0 },
       dispositions: 0,
       outcomes: 0,
@@ -43,13 +43,16 @@ describe('sessionCoverage', () => {
   it('counts decisions by verdict, dispositions and outcomes apart', () => {
     const allowed = record('decision', 'ALLOWED');
     const escalated = record('decision', 'ESCALATED');
-    const coverage = sessionCoverage([
-      allowed,
-      record('decision', 'BLOCKED'),
-      escalated,
-      record('disposition', 'ALLOWED', { parent_receipt_id: escalated.receipt_id }),
-      outcomeOf(allowed),
-    ]);
+    const coverage = sessionCoverage(
+      [
+        allowed,
+        record('decision', 'BLOCKED'),
+        escalated,
+        record('disposition', 'ALLOWED', { parent_receipt_id: escalated.receipt_id }),
+        outcomeOf(allowed),
+      ],
+      'claude-code',
+    );
     expect(coverage.decisions).toEqual({ ALLOWED: 1, BLOCKED: 1, ESCALATED: 1 });
     expect(coverage.dispositions).toBe(1);
     expect(coverage.outcomes).toBe(1);
@@ -57,10 +60,10 @@ describe('sessionCoverage', () => {
   });
 
   it('a harness that reports no outcomes leaves allowed decisions covered', () => {
-    const coverage = sessionCoverage([
-      record('decision', 'ALLOWED'),
-      record('decision', 'ALLOWED'),
-    ]);
+    const coverage = sessionCoverage(
+      [record('decision', 'ALLOWED'), record('decision', 'ALLOWED')],
+      'claude-code',
+    );
     expect(coverage.reports_outcomes).toBe(false);
     expect(coverage.missing_outcomes).toEqual([]);
     expect(coverage.covered).toBe(true);
@@ -69,7 +72,7 @@ describe('sessionCoverage', () => {
   it('where the harness reports outcomes, an allowed decision without one is not covered', () => {
     const first = record('decision', 'ALLOWED');
     const second = record('decision', 'ALLOWED');
-    const coverage = sessionCoverage([first, outcomeOf(first), second]);
+    const coverage = sessionCoverage([first, outcomeOf(first), second], 'claude-code');
     expect(coverage.reports_outcomes).toBe(true);
     expect(coverage.missing_outcomes).toEqual([second.receipt_id]);
     expect(coverage.covered).toBe(false);
@@ -77,19 +80,17 @@ describe('sessionCoverage', () => {
 
   it('a blocked or escalated decision needs no outcome', () => {
     const allowed = record('decision', 'ALLOWED');
-    const coverage = sessionCoverage([
-      allowed,
-      record('decision', 'BLOCKED'),
-      record('decision', 'ESCALATED'),
-      outcomeOf(allowed),
-    ]);
+    const coverage = sessionCoverage(
+      [allowed, record('decision', 'BLOCKED'), record('decision', 'ESCALATED'), outcomeOf(allowed)],
+      'claude-code',
+    );
     expect(coverage.covered).toBe(true);
   });
 
   it('one ran_without_allow outcome makes the session not covered', () => {
     const blocked = record('decision', 'BLOCKED');
     for (const stray of [bypass(blocked.receipt_id), bypass(null)]) {
-      const coverage = sessionCoverage([blocked, stray]);
+      const coverage = sessionCoverage([blocked, stray], 'claude-code');
       expect(coverage.ran_without_allow).toBe(1);
       expect(coverage.covered).toBe(false);
     }
@@ -97,11 +98,29 @@ describe('sessionCoverage', () => {
 
   it('the outcome of an escalated call that was approved covers it', () => {
     const escalated = record('decision', 'ESCALATED');
-    const coverage = sessionCoverage([
-      escalated,
-      record('disposition', 'ALLOWED', { parent_receipt_id: escalated.receipt_id }),
-      outcomeOf(escalated),
-    ]);
+    const coverage = sessionCoverage(
+      [
+        escalated,
+        record('disposition', 'ALLOWED', { parent_receipt_id: escalated.receipt_id }),
+        outcomeOf(escalated),
+      ],
+      'claude-code',
+    );
     expect(coverage).toMatchObject({ outcomes: 1, ran_without_allow: 0, covered: true });
+  });
+
+  it('waits for no outcome of a Cursor file read, which Cursor reports nothing after', () => {
+    const shell = record('decision', 'ALLOWED', { tool_name: 'Shell' });
+    const read = record('decision', 'ALLOWED', { tool_name: 'Read' });
+    const records = [shell, outcomeOf(shell, { tool_name: 'Shell' }), read];
+    expect(sessionCoverage(records, 'cursor')).toMatchObject({
+      missing_outcomes: [],
+      covered: true,
+    });
+    // Elsewhere a read has its PostToolUse, and one not reported leaves the session uncovered.
+    expect(sessionCoverage(records, 'claude-code')).toMatchObject({
+      missing_outcomes: [read.receipt_id],
+      covered: false,
+    });
   });
 });

@@ -1,8 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Db } from 'mongodb';
 import { COLLECTIONS } from '../../../src/storage/mongo/documents.js';
+import { find } from 'mingo';
 import {
   CALL_DISPOSITIONS_INDEX,
+  decisionFilter,
   MongoSessions,
   SESSION_INDEXES,
   type AgentSessionDocument,
@@ -170,5 +172,44 @@ describe('MongoDB open-approval lookup', () => {
       '_id',
     ]);
     expect(index!.partialFilterExpression).toEqual({ kind: 'disposition' });
+  });
+});
+
+describe('decisionFilter on mingo', () => {
+  const digest = `sha256:${'a'.repeat(64)}`;
+  const row = (tool_name: string, extra: Record<string, unknown> = {}) => ({
+    scope: 'key:a',
+    session_id: 's1',
+    kind: 'decision',
+    tool_name,
+    input_digest: digest,
+    tool_use_id: 'toolu_1',
+    ...extra,
+  });
+  const rows = [
+    row('mcp__db.example:3000__query_%_v1'),
+    row('mcp__db.example:3000__queryX%_v1'),
+    row('mcp__db.example:3000__run_query_%_v1'),
+    row('Bash'),
+    row('mcp__db.example:3000__query_%_v1', { kind: 'outcome' }),
+    row('mcp__db.example:3000__query_%_v1', { session_id: 's2' }),
+  ];
+  const matched = (key: Parameters<typeof decisionFilter>[0]) =>
+    find(rows, decisionFilter(key)!)
+      .all()
+      .map((r) => (r as { tool_name: string }).tool_name);
+  const key = { scope: 'key:a', sessionId: 's1', toolName: 'mcp__unknown__query_%_v1' };
+
+  it('an MCP tool of any server: that tool only, by its digest, in its session', () => {
+    expect(matched({ ...key, inputDigest: digest, mcpToolOfAnyServer: 'query_%_v1' })).toEqual([
+      'mcp__db.example:3000__query_%_v1',
+    ]);
+    expect(matched({ ...key, inputDigest: digest, mcpToolOfAnyServer: 'query.*' })).toEqual([]);
+    expect(matched({ ...key, inputDigest: digest })).toEqual([]);
+  });
+
+  it('a tool by name and tool-use id; no key, no filter', () => {
+    expect(matched({ ...key, toolName: 'Bash', toolUseId: 'toolu_1' })).toEqual(['Bash']);
+    expect(decisionFilter(key)).toBeNull();
   });
 });

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { forward } from '../forward.js';
+import { originRepository } from './git-remote.js';
 import { loadHarness } from '../harnesses/load.js';
-import { EXIT_HEADER, hookPath } from '../protocol.js';
-import type { Harness, HarnessName, HookAnswer } from '../types.js';
+import { EXIT_HEADER, hookPath, REPOSITORY } from '../protocol.js';
+import type { Harness, HarnessName, HookAnswer, HookEvent } from '../types.js';
 import { HARNESS_NAMES } from '../types.js';
 
 // svc-hook <harness>: the command hook of a coding agent. It forwards the hook event on stdin
@@ -26,6 +27,8 @@ Environment:
   SVC_API_KEY          the API key, sent as the X-API-Key header
   SVC_HOOK_TIMEOUT_MS  how long to wait for svc, in ms (default ${DEFAULT_TIMEOUT_MS})
   SVC_HOOK_FAIL_OPEN   "true" lets calls through when svc cannot decide (default: deny)
+  SVC_REPOSITORY       the repository the session works in, as owner/name (default: read
+                       from the origin remote of the git repository in the event's cwd)
 
 After a tool call (a post-tool event), svc-hook also sends the HEAD commit of the
 repository in the event's working directory (git rev-parse HEAD, as ?git_head=), so
@@ -38,11 +41,13 @@ Options:
   --policy <name>      evaluate under this policy instead of the key's (sent as ?policy=)
   --no-ask             nobody can answer an ask now (a headless run): an escalated call is
                        denied with the place where a reviewer approves it (sent as ?ask=false)
+  --repository <name>  as SVC_REPOSITORY (sent as ?repository=)
   -h, --help           this text
 
 svc answers with the harness's JSON body and the exit status in the ${EXIT_HEADER} header.
 When svc cannot be reached, answers with an error, a malformed body or too late, the call
-is denied with a message that names the problem, unless fail-open is set.
+is denied with a message that names the problem, unless fail-open is set. An event after
+a call or at a session's start or end gates nothing: it then exits 1 with the problem.
 `;
 
 interface Options {
@@ -52,6 +57,7 @@ interface Options {
   event?: string;
   policy?: string;
   noAsk?: boolean;
+  repository?: string;
 }
 
 type Parsed = { help: true } | { error: string } | { options: Options; timeoutError?: string };
@@ -63,6 +69,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   let event: string | undefined;
   let policy: string | undefined;
   let noAsk = false;
+  let repository = env['SVC_REPOSITORY'] || undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => {
@@ -77,6 +84,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
       else if (arg === '--event') event = value();
       else if (arg === '--policy') policy = value();
       else if (arg === '--no-ask') noAsk = true;
+      else if (arg === '--repository') repository = value();
       else if (arg.startsWith('-')) return { error: `unknown option ${arg}` };
       else if (harnessName === undefined) harnessName = arg;
       else return { error: `unexpected argument ${arg}` };
@@ -96,6 +104,11 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   if (event !== undefined) options.event = event;
   if (policy !== undefined) options.policy = policy;
   if (noAsk) options.noAsk = true;
+  if (repository !== undefined) {
+    if (!REPOSITORY.test(repository))
+      return { error: `the repository must be a path such as owner/name, not "${repository}"` };
+    options.repository = repository;
+  }
   if (timeout !== undefined) {
     const ms = Number(timeout);
     // A bad timeout is the operator's mistake, but it still must not let a call through.
@@ -139,11 +152,27 @@ async function decide(
   } catch {
     return fail('the hook event on standard input is not JSON');
   }
+  const read = harness.parseEvent(parsed, options.event ? { event: options.event } : {});
+  const kind = read.ok ? read.event.kind : null;
+  // Only a pre-tool event gates a call. After the call, or at a session's start or end, there
+  // is nothing left to deny: a failure is reported as a non-blocking error (exit 1), so that
+  // the harness neither stops the agent nor reads a deny meant for another event.
+  const failAfter = (problem: string): HookAnswer => ({
+    ...harness.acknowledge(),
+    exit_code: 1,
+    stderr: `svc-hook: the ${read.ok ? read.event.hook_event : 'event'} was not recorded: ${problem}`,
+  });
+  const failWith = kind === null || kind === 'pre_tool' ? fail : failAfter;
   const baseUrl = env['SVC_URL'];
-  if (!baseUrl) return fail('SVC_URL is not set');
+  if (!baseUrl) return failWith('SVC_URL is not set');
   const apiKey = env['SVC_API_KEY'];
-  if (!apiKey) return fail('SVC_API_KEY is not set');
-  const head = await headAfterCall(harness, parsed, options);
+  if (!apiKey) return failWith('SVC_API_KEY is not set');
+  const head = read.ok && kind === 'post_tool' ? await headAfterCall(read.event) : null;
+  const repository =
+    options.repository ??
+    (read.ok && (kind === 'pre_tool' || kind === 'post_tool')
+      ? originRepository(read.event.session.cwd)
+      : null);
   const result = await forward(harness, event, {
     baseUrl,
     apiKey,
@@ -152,27 +181,22 @@ async function decide(
     ...(options.policy ? { policy: options.policy } : {}),
     ...(options.noAsk ? { noAsk: true } : {}),
     ...(head ? { gitHead: head } : {}),
+    ...(repository ? { repository } : {}),
   });
-  return result.ok ? result.answer : fail(result.problem);
+  return result.ok ? result.answer : failWith(result.problem);
 }
 
 /**
  * After a tool call (a post-tool event), the HEAD of the repository the session works in (the
  * event's cwd), so that the call's outcome names the commit it left: svc ties the commits of a
  * pull request to the sessions that reported them. Every tool, not only git commands: a script
- * or an MCP tool may commit too. Null for other events, or when there is no repository.
+ * or an MCP tool may commit too. Null when there is no repository.
  */
-async function headAfterCall(
-  harness: Harness,
-  body: unknown,
-  options: Options,
-): Promise<string | null> {
-  const read = harness.parseEvent(body, options.event ? { event: options.event } : {});
-  if (!read.ok || read.event.kind !== 'post_tool') return null;
+async function headAfterCall(event: HookEvent): Promise<string | null> {
   // Loaded here, not at start: a pre-tool event, the one a harness waits on before each call,
   // then loads neither this module nor node:child_process.
   const { gitHead } = await import('./git-head.js');
-  return gitHead(read.event.session.cwd);
+  return gitHead(event.session.cwd);
 }
 
 async function main(): Promise<void> {

@@ -38,7 +38,8 @@ const KINDS: Record<string, HookEventKind> = {
   postToolUseFailure: 'post_tool',
   afterShellExecution: 'post_tool',
   afterMCPExecution: 'post_tool',
-  afterFileEdit: 'post_tool',
+  // afterFileEdit is not an outcome: no gate precedes it (a write is gated by preToolUse, whose
+  // input it does not carry), so it could pair with no decision. postToolUse reports writes.
   sessionStart: 'session_start',
   sessionEnd: 'session_end',
 };
@@ -69,24 +70,29 @@ function mcpServerOf(body: Json): string {
 function toolOf(hookEvent: string, body: Json): HookEvent['tool'] {
   switch (hookEvent) {
     case 'beforeShellExecution':
-    case 'afterShellExecution': {
-      // The command and the directory it runs in: the same line elsewhere is another call.
-      const input: Json = { command: str(body, 'command', 1_000_000) };
-      const cwd = optStr(body, 'cwd', LIMITS.path);
-      if (cwd) input['cwd'] = cwd;
-      return { name: 'Shell', input };
-    }
+    case 'afterShellExecution':
+      // The command alone is the input, as a shell tool's input is elsewhere: the directory is
+      // the call's context (session.cwd), and afterShellExecution may not carry it.
+      return { name: 'Shell', input: { command: str(body, 'command', 1_000_000) } };
     case 'beforeMCPExecution':
-    case 'afterMCPExecution':
       return {
         name: mcpToolName(mcpServerOf(body), str(body, 'tool_name', LIMITS.name)),
         input: decodedArgs(present(body, 'tool_input')),
       };
+    case 'afterMCPExecution': {
+      // Cursor names the server (its url or command) only before the call: without it, the
+      // outcome pairs with the decision on this tool of whichever server, same arguments.
+      const tool = str(body, 'tool_name', LIMITS.name);
+      const server = mcpServerOf(body);
+      return {
+        name: mcpToolName(server, tool),
+        input: decodedArgs(present(body, 'tool_input')),
+        ...(server === 'unknown' && { any_mcp_server: tool }),
+      };
+    }
     case 'beforeReadFile':
       // Only the path: `content` is the file's content, which svc must never receive.
       return { name: 'Read', input: { file_path: str(body, 'file_path', LIMITS.path) } };
-    case 'afterFileEdit':
-      return { name: 'Write', input: { file_path: str(body, 'file_path', LIMITS.path) } };
     default: {
       const tool: NonNullable<HookEvent['tool']> = {
         name: str(body, 'tool_name', LIMITS.name),
@@ -114,8 +120,6 @@ function outcomeOf(hookEvent: string, body: Json): HookEvent['outcome'] {
     }
     case 'afterMCPExecution':
       return { status: 'succeeded', output: body['result_json'] };
-    case 'afterFileEdit':
-      return { status: 'succeeded', output: body['edits'] };
     default:
       return { status: 'succeeded', output: body['tool_output'] };
   }
