@@ -24,6 +24,34 @@ export interface SessionSummary {
   /** ALLOWED decisions without an outcome, counted where the harness reports outcomes. */
   missing_outcomes: number;
   covered: boolean;
+  /** The latest session start event's time, or null when the harness sent none. */
+  started_at: string | null;
+  /** The latest session end event's time, unless the session started again after it. */
+  ended_at: string | null;
+  /** That end event's reason, as the harness gave it (`exit`, `clear`, `completed`, …). */
+  end_reason: string | null;
+}
+
+/**
+ * A harness's session start or end event, as recorded: when it came, and the harness's
+ * source or reason. Not a receipt: it opens or closes the session's timeline, nothing more.
+ */
+export interface SessionEvent {
+  scope: string;
+  session_id: string;
+  harness: string;
+  kind: 'start' | 'end';
+  at: string;
+  reason: string | null;
+}
+
+/**
+ * A session's latest start event, and its end event when that is the latest event of all (a
+ * session resumed after it ended is open again).
+ */
+export interface SessionLifecycle {
+  start: { at: string } | null;
+  end: { at: string; reason: string | null } | null;
 }
 
 export interface SessionFilter {
@@ -73,6 +101,8 @@ export interface CommitReport {
 /** The session reads and lookups; the rows they read are written by the ledger's appends. */
 export interface SessionStore {
   list(filter: SessionFilter, page: SessionPage): Promise<SessionSummary[]>;
+  /** Records a session start or end event (append-only, outside the ledger). */
+  recordEvent(event: SessionEvent): Promise<void>;
   /**
    * The session with this id the reader can read. Sessions of two scopes may share an id
    * (harness ids are the harness's): the one started first is answered.

@@ -215,6 +215,7 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
       clock,
       ttlMs: config.agentApprovalTtlMs ?? 3_600_000,
     }),
+    sessions: store.sessions,
     clock,
     baseUrl,
     storeInputs: config.agentStoreInputs ?? false,

@@ -5,6 +5,7 @@ import { approvalOf } from '../core/approval.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
+import type { SessionStore } from '../ports/session-store.js';
 import type { AgentApprovals } from './agent-approvals.js';
 import type { ClaimService, EvaluateResponse, SubmitterContext } from './claims.js';
 import type { OutcomeService } from './outcomes.js';
@@ -29,7 +30,8 @@ export interface HookRequest {
  * An agent harness's hook event, handled (contract §12): a pre-tool event becomes a tool-call
  * claim decided like any other (an approval of this exact call, if one is open, cited in it),
  * answered in the harness's own format; a post-tool event becomes the call's outcome receipt;
- * session start and end are acknowledged (a session is the list of its records).
+ * session start and end events are recorded as the session's start and end (not receipts: a
+ * session is the list of its records) and acknowledged.
  */
 export class AgentHookService {
   constructor(
@@ -37,6 +39,8 @@ export class AgentHookService {
       claims: ClaimService;
       outcomes: OutcomeService;
       approvals: AgentApprovals;
+      /** Where session start and end events are recorded. */
+      sessions: Pick<SessionStore, 'recordEvent'>;
       clock: Clock;
       baseUrl: string;
       /** SVC_AGENT_STORE_INPUTS: keep the raw input in the claim. */
@@ -69,6 +73,15 @@ export class AgentHookService {
         context,
       );
       if (!replayed) this.deps.onReceipt?.(response);
+    } else if (event.kind === 'session_start' || event.kind === 'session_end') {
+      await this.deps.sessions.recordEvent({
+        scope: context.scope,
+        session_id: event.session.id,
+        harness,
+        kind: event.kind === 'session_start' ? 'start' : 'end',
+        at: new Date(this.deps.clock.now()).toISOString(),
+        reason: event.session_reason ?? null,
+      });
     }
     return acknowledge(harness);
   }

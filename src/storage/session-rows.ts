@@ -3,7 +3,7 @@ import { approvalOf, type ApprovalRef } from '../core/approval.js';
 import { callHasOutcomeEvent } from '../core/session-coverage.js';
 import { sessionRecordOf, type SessionRecord } from '../core/session-record.js';
 import type { LedgerEntry } from '../ports/ledger-store.js';
-import type { SessionSummary } from '../ports/session-store.js';
+import type { SessionLifecycle, SessionSummary } from '../ports/session-store.js';
 
 // What both stores write for a tool-call receipt in its append (contract §12): one session
 // record, the session's counts, and the approval a decision uses. Derived here once, so the
@@ -135,19 +135,23 @@ export function countsOf(row: SessionRow, parent: SessionRow | null): SessionCou
 }
 
 /** The stored counts of a session as its summary (the same rule as sessionCoverage). */
-export function summaryOf(stored: {
-  scope: string;
-  session_id: string;
-  harness: string;
-  agent: string | null;
-  repository: string | null;
-  first_sequence: number;
-  last_sequence: number;
-  first_seen: string;
-  last_seen: string;
-  counts: SessionCounts;
-}): SessionSummary {
+export function summaryOf(
+  stored: {
+    scope: string;
+    session_id: string;
+    harness: string;
+    agent: string | null;
+    repository: string | null;
+    first_sequence: number;
+    last_sequence: number;
+    first_seen: string;
+    last_seen: string;
+    counts: SessionCounts;
+  },
+  lifecycle: SessionLifecycle = { start: null, end: null },
+): SessionSummary {
   const { counts } = stored;
+  const { start, end } = lifecycle;
   const missing = counts.outcomes > 0 ? counts.unanswered : 0;
   return {
     scope: stored.scope,
@@ -165,5 +169,8 @@ export function summaryOf(stored: {
     ran_without_allow: counts.ran_without_allow,
     missing_outcomes: missing,
     covered: counts.ran_without_allow === 0 && missing === 0,
+    started_at: start?.at ?? null,
+    ended_at: end?.at ?? null,
+    end_reason: end?.reason ?? null,
   };
 }

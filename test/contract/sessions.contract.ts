@@ -183,6 +183,59 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
       });
     });
 
+    it("keeps a session's latest start and end events; a start after the end opens it again", async () => {
+      const sessionId = 'sess-lifecycle';
+      await decided({ sessionId });
+      const lifecycle = async () => {
+        const got = await store.sessions.get(sessionId, A);
+        const listed = (await store.sessions.list({ scope: A }, { limit: 100 })).find(
+          (s) => s.session_id === sessionId,
+        );
+        expect(listed).toEqual(got);
+        return {
+          started_at: got!.started_at,
+          ended_at: got!.ended_at,
+          end_reason: got!.end_reason,
+        };
+      };
+      expect(await lifecycle()).toEqual({ started_at: null, ended_at: null, end_reason: null });
+      const event = (kind: 'start' | 'end', at: string, reason: string | null, scope = A) =>
+        store.sessions.recordEvent({
+          scope,
+          session_id: sessionId,
+          harness: 'claude-code',
+          kind,
+          at,
+          reason,
+        });
+      await event('start', '2026-11-28T10:00:00.000Z', 'startup');
+      expect(await lifecycle()).toEqual({
+        started_at: '2026-11-28T10:00:00.000Z',
+        ended_at: null,
+        end_reason: null,
+      });
+      await event('end', '2026-11-28T10:30:00.000Z', 'exit');
+      await event('end', '2026-11-28T12:00:00.000Z', 'other', B); // another scope's session
+      expect(await lifecycle()).toEqual({
+        started_at: '2026-11-28T10:00:00.000Z',
+        ended_at: '2026-11-28T10:30:00.000Z',
+        end_reason: 'exit',
+      });
+      await event('start', '2026-11-28T11:00:00.000Z', 'resume');
+      expect(await lifecycle()).toEqual({
+        started_at: '2026-11-28T11:00:00.000Z',
+        ended_at: null,
+        end_reason: null,
+      });
+      await event('end', '2026-11-28T11:05:00.000Z', null);
+      expect(await lifecycle()).toMatchObject({
+        ended_at: '2026-11-28T11:05:00.000Z',
+        end_reason: null,
+      });
+      // Events are no receipts: the session's records and counts are as they were.
+      expect(await store.sessions.get(sessionId, A)).toMatchObject({ covered: true, outcomes: 0 });
+    });
+
     it('an MCP tool named without its server finds its decision on any server, and only that tool', async () => {
       const sessionId = 'sess-any-server';
       const input = { q: 1 };

@@ -31,6 +31,11 @@ export interface HookEvent {
      */
     any_mcp_server?: string;
   };
+  /**
+   * A session start's source or a session end's reason, as the harness gives it (`startup`,
+   * `resume`, `clear`, `exit`, `completed`, …).
+   */
+  session_reason?: string;
   /** What a post-tool event reports about the call that ran. */
   outcome?: { status: 'succeeded' | 'failed'; exit_code?: number; output?: unknown };
   /**

@@ -55,7 +55,7 @@ export function hookRoutes(hooks: AgentHookService): RouteDef[] {
       operationId: 'agentHook',
       tag: 'Claims',
       summary: "An agent harness's hook event, answered in the harness's format (contract §12)",
-      description: `For claude-code, codex, cursor, gemini-cli, copilot and mcp (svc's MCP gateway). A pre-tool event becomes a tool-call claim, decided under the key's locked policy, else ?policy=, else the built-in agent policy, with a receipt; the body is the harness's allow, deny or ask, naming the receipt, and ${EXIT_HEADER} the exit status its command hook must use (svc-hook uses it). A post-tool event records the call's outcome; session start and end are acknowledged. An event the harness's schema does not allow is 400 and records nothing.`,
+      description: `For claude-code, codex, cursor, gemini-cli, copilot and mcp (svc's MCP gateway). A pre-tool event becomes a tool-call claim, decided under the key's locked policy, else ?policy=, else the built-in agent policy, with a receipt; the body is the harness's allow, deny or ask, naming the receipt, and ${EXIT_HEADER} the exit status its command hook must use (svc-hook uses it). A post-tool event records the call's outcome; session start and end events record when the session started and ended (its started_at, ended_at and end_reason). An event the harness's schema does not allow is 400 and records nothing.`,
       access: 'key',
       params: hookParams,
       query: hookQuery,

@@ -53,6 +53,17 @@ export const sessionSchema = z
       description:
         'Every outcome had an ALLOWED decision, none ran without one, and every ALLOWED decision has its outcome where the harness reports outcomes (contract §12).',
     }),
+    started_at: z.string().nullable().meta({
+      description:
+        "When the harness's latest session start event came (svc's clock); null when it sent none.",
+    }),
+    ended_at: z.string().nullable().meta({
+      description:
+        "When the harness's latest session end event came, unless the session started again after it; null while the session is open or when the harness sends no end event.",
+    }),
+    end_reason: z.string().nullable().meta({
+      description: "That end event's reason as the harness gave it (exit, clear, completed, …).",
+    }),
   })
   .meta({ id: 'Session' });
 

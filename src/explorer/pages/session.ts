@@ -67,6 +67,19 @@ function recordRow(record: SessionRecord): Html {
   </tr>`;
 }
 
+/** What the harness's session start and end events said, if it sent them. */
+function lifecycle(session: SessionDetail['session']): Html {
+  const started = session.started_at ? html`started ${time(session.started_at)}` : null;
+  const ended = session.ended_at
+    ? html`ended
+      ${time(session.ended_at)}${session.end_reason ? html` (${session.end_reason})` : ''}`
+    : null;
+  if (started && ended) return html`${started}, ${ended}`;
+  if (ended) return ended;
+  if (started) return html`${started}, open: no end event yet`;
+  return html`no start or end event from the harness`;
+}
+
 /** An agent session (contract §12): its coverage, counts and every record in ledger order. */
 export function renderSession(data: SessionDetail): PageView {
   const { session, records } = data;
@@ -111,6 +124,8 @@ export function renderSession(data: SessionDetail): PageView {
           }
           <dt>Seen</dt>
           <dd>${time(session.first_seen)} to ${time(session.last_seen)}</dd>
+          <dt>Session</dt>
+          <dd>${lifecycle(session)}</dd>
           <dt>Decisions</dt>
           <dd>
             ${count(d.ALLOWED)} ${badge('ALLOWED')} ${count(d.BLOCKED)} ${badge('BLOCKED')}

@@ -40,6 +40,7 @@ export const COLLECTIONS = {
   signingKeys: 'signing_keys',
   sessionRecords: 'session_records',
   agentSessions: 'agent_sessions',
+  sessionEvents: 'session_events',
 } as const;
 
 /**

@@ -1,4 +1,4 @@
-import type { ClientSession, Db, Filter, IndexDescription } from 'mongodb';
+import { ObjectId, type ClientSession, type Db, type Filter, type IndexDescription } from 'mongodb';
 import { SvcError } from '../../core/errors.js';
 import type { SessionRecord } from '../../core/session-record.js';
 import type { ReadScope } from '../../ports/ledger-queries.js';
@@ -7,6 +7,8 @@ import type {
   CommitReport,
   OpenApproval,
   SessionFilter,
+  SessionEvent,
+  SessionLifecycle,
   SessionPage,
   SessionStore,
   SessionSummary,
@@ -96,6 +98,10 @@ export const SESSION_INDEXES: Record<string, IndexDescription[]> = {
     { key: { session_id: 1, first_sequence: 1 }, name: 'session_first_sequence' },
     { key: { scope: 1, first_sequence: -1 }, name: 'scope_first_sequence' },
   ],
+  // A session's latest event, and its latest start.
+  [COLLECTIONS.sessionEvents]: [
+    { key: { scope: 1, session_id: 1, at: -1, _id: -1 }, name: 'session_at' },
+  ],
 };
 
 // The same rule as summaryOf (and sessionCoverage), as filters for `covered`.
@@ -107,19 +113,22 @@ const NOT_COVERED: Filter<AgentSessionDocument> = {
   $or: [{ ran_without_allow: { $gt: 0 } }, { outcomes: { $gt: 0 }, unanswered: { $gt: 0 } }],
 };
 
-const toSummary = (doc: AgentSessionDocument): SessionSummary =>
-  summaryOf({
-    ...doc,
-    counts: {
-      allowed: doc.allowed,
-      blocked: doc.blocked,
-      escalated: doc.escalated,
-      dispositions: doc.dispositions,
-      outcomes: doc.outcomes,
-      ran_without_allow: doc.ran_without_allow,
-      unanswered: doc.unanswered,
+const toSummary = (doc: AgentSessionDocument, lifecycle: SessionLifecycle): SessionSummary =>
+  summaryOf(
+    {
+      ...doc,
+      counts: {
+        allowed: doc.allowed,
+        blocked: doc.blocked,
+        escalated: doc.escalated,
+        dispositions: doc.dispositions,
+        outcomes: doc.outcomes,
+        ran_without_allow: doc.ran_without_allow,
+        unanswered: doc.unanswered,
+      },
     },
-  });
+    lifecycle,
+  );
 
 const recordOf = (row: SessionRow): SessionRecord => ({
   receipt_id: row.receipt_id,
@@ -169,6 +178,30 @@ export class MongoSessions implements SessionStore {
 
   private get sessions() {
     return this.db.collection<AgentSessionDocument>(COLLECTIONS.agentSessions);
+  }
+
+  private get events() {
+    return this.db.collection<SessionEvent & { _id: ObjectId }>(COLLECTIONS.sessionEvents);
+  }
+
+  async recordEvent(event: SessionEvent): Promise<void> {
+    // An ObjectId made here, in arrival order: it breaks a tie of `at` within a millisecond.
+    await this.events.insertOne({ _id: new ObjectId(), ...event });
+  }
+
+  private async lifecycleOf(doc: { scope: string; session_id: string }): Promise<SessionLifecycle> {
+    // The latest event says whether the session is open; _id breaks a tie within a millisecond.
+    const last = (kind?: 'start') =>
+      this.events.findOne(
+        { scope: doc.scope, session_id: doc.session_id, ...(kind && { kind }) },
+        { sort: { at: -1, _id: -1 }, projection: { _id: 0, kind: 1, at: 1, reason: 1 } },
+      );
+    const latest = await last();
+    const start = latest?.kind === 'start' ? latest : await last('start');
+    return {
+      start: start ? { at: start.at } : null,
+      end: latest?.kind === 'end' ? { at: latest.at, reason: latest.reason ?? null } : null,
+    };
   }
 
   /**
@@ -234,7 +267,7 @@ export class MongoSessions implements SessionStore {
       .sort({ first_sequence: -1 })
       .limit(page.limit)
       .toArray();
-    return docs.map(toSummary);
+    return Promise.all(docs.map(async (doc) => toSummary(doc, await this.lifecycleOf(doc))));
   }
 
   async get(sessionId: string, scope: ReadScope): Promise<SessionSummary | null> {
@@ -242,7 +275,7 @@ export class MongoSessions implements SessionStore {
       { session_id: sessionId, ...(scope === undefined ? {} : { scope }) },
       { projection: { _id: 0 }, sort: { first_sequence: 1 } },
     );
-    return doc ? toSummary(doc) : null;
+    return doc ? toSummary(doc, await this.lifecycleOf(doc)) : null;
   }
 
   async records(

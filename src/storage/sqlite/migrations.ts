@@ -602,6 +602,26 @@ const POLICY_CONFIGS = `
     BEGIN SELECT RAISE(ABORT, 'policy configs are append-only'); END;
 `;
 
+// A harness's session start and end events (contract §12 leaves them open): when a session
+// began and ended, as the harness said. Not receipts: nothing signs them, and they change no
+// session's records or coverage. Append-only all the same.
+const SESSION_EVENTS = `
+  CREATE TABLE session_events (
+    id          INTEGER PRIMARY KEY,
+    scope       TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    harness     TEXT NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN ('start', 'end')),
+    at          TEXT NOT NULL,
+    reason      TEXT
+  ) STRICT;
+  CREATE INDEX session_events_session ON session_events (scope, session_id, id);
+  CREATE TRIGGER session_events_no_update BEFORE UPDATE ON session_events
+    BEGIN SELECT RAISE(ABORT, 'session events are append-only'); END;
+  CREATE TRIGGER session_events_no_delete BEFORE DELETE ON session_events
+    BEGIN SELECT RAISE(ABORT, 'session events are append-only'); END;
+`;
+
 const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE receipts (
@@ -808,6 +828,7 @@ const MIGRATIONS: Migration[] = [
   SESSION_GIT_HEADS,
   DEPLOYMENT_INDEXES,
   POLICY_CONFIGS,
+  SESSION_EVENTS,
 ];
 
 /** The schema version this build writes. */
@@ -828,6 +849,7 @@ export const VERSION_AFTER = {
   sessionGitHeads: MIGRATIONS.indexOf(SESSION_GIT_HEADS) + 1,
   deploymentIndexes: MIGRATIONS.indexOf(DEPLOYMENT_INDEXES) + 1,
   policyConfigs: MIGRATIONS.indexOf(POLICY_CONFIGS) + 1,
+  sessionEvents: MIGRATIONS.indexOf(SESSION_EVENTS) + 1,
 } as const;
 
 /**

@@ -8,6 +8,8 @@ import type {
   SessionFilter,
   SessionPage,
   SessionStore,
+  SessionEvent,
+  SessionLifecycle,
   SessionSummary,
   ToolCallKey,
 } from '../../ports/session-store.js';
@@ -40,6 +42,12 @@ const ROW_COLUMNS = `sequence, receipt_id, scope, session_id, harness, kind, too
   input_digest, tool_use_id, verdict, parent_receipt_id, ran_without_allow, approval_receipt_id,
   issued_at, agent, repository, git_head`;
 
+interface StoredEvent {
+  kind: 'start' | 'end';
+  at: string;
+  reason: string | null;
+}
+
 const fromStored = (row: StoredRow): SessionRow => ({
   ...row,
   ran_without_allow: row.ran_without_allow === 1,
@@ -57,19 +65,22 @@ const recordOf = (row: SessionRow): SessionRecord => ({
   ran_without_allow: row.ran_without_allow,
 });
 
-const toSummary = (row: SessionTableRow): SessionSummary =>
-  summaryOf({
-    ...row,
-    counts: {
-      allowed: row.allowed,
-      blocked: row.blocked,
-      escalated: row.escalated,
-      dispositions: row.dispositions,
-      outcomes: row.outcomes,
-      ran_without_allow: row.ran_without_allow,
-      unanswered: row.unanswered,
+const toSummary = (row: SessionTableRow, lifecycle: SessionLifecycle): SessionSummary =>
+  summaryOf(
+    {
+      ...row,
+      counts: {
+        allowed: row.allowed,
+        blocked: row.blocked,
+        escalated: row.escalated,
+        dispositions: row.dispositions,
+        outcomes: row.outcomes,
+        ran_without_allow: row.ran_without_allow,
+        unanswered: row.unanswered,
+      },
     },
-  });
+    lifecycle,
+  );
 
 // The same rule as summaryOf (and sessionCoverage), as SQL for the `covered` filter.
 const COVERED_SQL = '(ran_without_allow = 0 AND (outcomes = 0 OR unanswered = 0))';
@@ -86,6 +97,10 @@ export class SqliteSessions implements SessionStore {
     [string, string, string, string, string],
     { receipt_id: string; receipt_hash: string; issued_at: string }
   >;
+  private readonly insertEvent: Statement;
+  /** A session's latest event, and its latest start event. */
+  private readonly lastEvent: Statement<[string, string], StoredEvent>;
+  private readonly lastStart: Statement<[string, string], StoredEvent>;
   private readonly statements = new Map<string, Statement>();
   private readonly toEntry: (row: ReceiptRow) => LedgerEntry;
 
@@ -102,6 +117,18 @@ export class SqliteSessions implements SessionStore {
       'SELECT receipt_id FROM session_records WHERE approval_receipt_id = ?',
     );
     this.hashOf = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
+    this.insertEvent = db.prepare(
+      `INSERT INTO session_events (scope, session_id, harness, kind, at, reason)
+        VALUES (@scope, @session_id, @harness, @kind, @at, @reason)`,
+    );
+    this.lastEvent = db.prepare(
+      `SELECT kind, at, reason FROM session_events WHERE scope = ? AND session_id = ?
+        ORDER BY id DESC LIMIT 1`,
+    );
+    this.lastStart = db.prepare(
+      `SELECT kind, at, reason FROM session_events WHERE scope = ? AND session_id = ?
+        AND kind = 'start' ORDER BY id DESC LIMIT 1`,
+    );
     this.insertRow = db.prepare(
       `INSERT INTO session_records (${ROW_COLUMNS}) VALUES (@sequence, @receipt_id, @scope,
         @session_id, @harness, @kind, @tool_name, @input_digest, @tool_use_id, @verdict,
@@ -205,7 +232,23 @@ export class SqliteSessions implements SessionStore {
     }
     const sql = `SELECT * FROM agent_sessions ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY first_sequence DESC LIMIT @limit`;
-    return this.prepared<SessionTableRow>(sql).all(params).map(toSummary);
+    return this.prepared<SessionTableRow>(sql)
+      .all(params)
+      .map((row) => toSummary(row, this.lifecycleOf(row)));
+  }
+
+  async recordEvent(event: SessionEvent): Promise<void> {
+    this.insertEvent.run(event);
+  }
+
+  private lifecycleOf(row: { scope: string; session_id: string }): SessionLifecycle {
+    // Event ids are in arrival order: the latest event says whether the session is open.
+    const latest = this.lastEvent.get(row.scope, row.session_id);
+    const start = latest?.kind === 'start' ? latest : this.lastStart.get(row.scope, row.session_id);
+    return {
+      start: start ? { at: start.at } : null,
+      end: latest?.kind === 'end' ? { at: latest.at, reason: latest.reason } : null,
+    };
   }
 
   async get(sessionId: string, scope: ReadScope): Promise<SessionSummary | null> {
@@ -217,7 +260,7 @@ export class SqliteSessions implements SessionStore {
         : this.prepared<SessionTableRow>(
             'SELECT * FROM agent_sessions WHERE scope = ? AND session_id = ?',
           ).get(scope, sessionId);
-    return row ? toSummary(row) : null;
+    return row ? toSummary(row, this.lifecycleOf(row)) : null;
   }
 
   async records(

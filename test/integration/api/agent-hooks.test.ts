@@ -292,6 +292,37 @@ describe('post-tool and session events', () => {
     );
   });
 
+  it('session start and end events open and close the session, and a resume opens it again', async () => {
+    const { t, key } = await world();
+    const before = await ledgerState(t);
+    const start = await hook(t, key, 'claude-code', fixture('claude-code/session-start.json'));
+    expect(start.status).toBe(200);
+    expect(EMPTY_OUTPUT.safeParse(start.body).success).toBe(true);
+    expect(await ledgerState(t)).toEqual(before);
+    await hook(t, key, 'claude-code', fixture('claude-code/pre-tool-use.bash.json'), '?ask=false');
+    const session = async () =>
+      (await request(t.app).get('/v1/sessions/abc123')).body.session as Json;
+    expect(await session()).toMatchObject({ started_at: expect.any(String), ended_at: null });
+    const page = await request(t.app).get('/explorer/sessions/abc123');
+    expect(page.text).toContain('open: no end event yet');
+    await hook(t, key, 'claude-code', fixture('claude-code/session-end.json'));
+    const ended = await session();
+    expect(ended).toMatchObject({ ended_at: expect.any(String), end_reason: 'other' });
+    expect(String(ended.ended_at) >= String(ended.started_at)).toBe(true);
+    const closed = await request(t.app).get('/explorer/sessions/abc123');
+    expect(closed.text).toMatch(/ended\s+<time[^>]*>[^<]*<\/time> \(other\)/);
+    // Another key's events are not this session's.
+    const other = await signupAccount(t);
+    await hook(t, other.apiKey, 'claude-code', fixture('claude-code/session-start.json'));
+    expect(await session()).toMatchObject({ end_reason: 'other' });
+    await hook(t, key, 'claude-code', {
+      ...fixture('claude-code/session-start.json'),
+      source: 'resume',
+    });
+    expect(await session()).toMatchObject({ ended_at: null, end_reason: null });
+    expect((await ledgerState(t)).entries).toHaveLength(1);
+  });
+
   it('records an outcome of a call that was never allowed as ran_without_allow, loud on the session page', async () => {
     const { t, key } = await world();
     const post = { ...fixture('claude-code/post-tool-use.write.json'), session_id: 'sneaky' };

@@ -30,6 +30,9 @@ const summary = (id: string, over: Partial<SessionSummary> = {}): SessionSummary
   ran_without_allow: 0,
   missing_outcomes: 0,
   covered: true,
+  started_at: null,
+  ended_at: null,
+  end_reason: null,
   ...over,
 });
 const report = (commit: string, session_id: string, scope = 'key:one'): CommitReport => ({

@@ -93,6 +93,7 @@ const CASES: Array<[harness: string, file: string, expected: HookEvent]> = [
       model: 'claude-sonnet-4-6',
       transcript_path: '/home/user/.claude/projects/.../transcript.jsonl',
       permission_mode: 'default',
+      session_reason: 'startup',
     },
   ],
   [
@@ -105,6 +106,7 @@ const CASES: Array<[harness: string, file: string, expected: HookEvent]> = [
       agent: 'claude-code',
       transcript_path: '/home/user/.claude/projects/.../transcript.jsonl',
       permission_mode: 'default',
+      session_reason: 'other',
     },
   ],
   [
@@ -162,6 +164,7 @@ const CASES: Array<[harness: string, file: string, expected: HookEvent]> = [
       agent: 'codex',
       model: 'gpt-5-codex',
       permission_mode: 'default',
+      session_reason: 'startup',
     },
   ],
   [
@@ -286,6 +289,7 @@ const CASES: Array<[harness: string, file: string, expected: HookEvent]> = [
       hook_event: 'sessionEnd',
       session: { id: 'conv-123', cwd: '/path/to/project' },
       agent: 'cursor',
+      session_reason: 'completed',
     },
   ],
   [
@@ -340,6 +344,7 @@ const CASES: Array<[harness: string, file: string, expected: HookEvent]> = [
       session: { id: '7f0b2c1e-5d1a-4c55-9b7e-2f8b1b0d6a11', cwd: '/home/user/my-project' },
       agent: 'gemini-cli',
       transcript_path: '/home/user/.gemini/tmp/project/chats/session.json',
+      session_reason: 'startup',
     },
   ],
   [
@@ -351,6 +356,7 @@ const CASES: Array<[harness: string, file: string, expected: HookEvent]> = [
       session: { id: '7f0b2c1e-5d1a-4c55-9b7e-2f8b1b0d6a11', cwd: '/home/user/my-project' },
       agent: 'gemini-cli',
       transcript_path: '/home/user/.gemini/tmp/project/chats/session.json',
+      session_reason: 'exit',
     },
   ],
   [
@@ -404,6 +410,7 @@ const CASES: Array<[harness: string, file: string, expected: HookEvent]> = [
       hook_event: 'sessionStart',
       session: { id: '8d9c6f4a-2b1e-4f3a-9c7d-5e6f7a8b9c0d', cwd: '/path/to/project' },
       agent: 'copilot',
+      session_reason: 'new',
     },
   ],
   [
@@ -414,6 +421,7 @@ const CASES: Array<[harness: string, file: string, expected: HookEvent]> = [
       hook_event: 'sessionEnd',
       session: { id: '8d9c6f4a-2b1e-4f3a-9c7d-5e6f7a8b9c0d', cwd: '/path/to/project' },
       agent: 'copilot',
+      session_reason: 'complete',
     },
   ],
   [

@@ -79,6 +79,26 @@ describe('MongoSessions.list on mingo', () => {
   });
 });
 
+describe('MongoSessions session events on mingo', () => {
+  it("answers a session's latest start, and its end while no start came after it", async () => {
+    const { sessions } = await seeded();
+    const at = '2026-11-28T10:00:00.000Z';
+    const event = (kind: 'start' | 'end', reason: string | null, time = at, scope = 'key:a') =>
+      sessions.recordEvent({ scope, session_id: 's0', harness: 'codex', kind, at: time, reason });
+    const lifecycle = async () => {
+      const s = (await sessions.get('s0', 'key:a'))!;
+      return [s.started_at, s.ended_at, s.end_reason];
+    };
+    expect(await lifecycle()).toEqual([null, null, null]);
+    await event('start', 'startup');
+    await event('end', 'exit', at); // the same millisecond: arrival order decides
+    await event('start', 'startup', '2026-11-28T11:00:00.000Z', 'key:b');
+    expect(await lifecycle()).toEqual([at, at, 'exit']);
+    await event('start', 'resume', '2026-11-28T10:05:00.000Z');
+    expect(await lifecycle()).toEqual(['2026-11-28T10:05:00.000Z', null, null]);
+  });
+});
+
 describe('MongoSessions.commitReports on mingo', () => {
   it('answers each commit and session once, in the order of the first report, within the limit', async () => {
     const db: Db = mingoDb();
