@@ -206,6 +206,20 @@ export const AGENT_POLICY_RULES: readonly ConditionalRule[] = [
     { tool: READ_ONLY_TOOLS, outside_project: true },
   ),
   rule(
+    'shell-write-outside-project',
+    'A command that writes, copies, moves or links a file outside the project directory (a redirection to ~/.bashrc, tee or cp into /etc) reaches beyond what the session was started for.',
+    'escalate',
+    {
+      command: [
+        '{>,>>,>|,&>,&>>,<>,>&} <outside>',
+        'tee ** <outside>',
+        '{cp,mv,install,ln,rsync,touch,mkdir,truncate,chmod,chown,chgrp} ** <outside>',
+        'sed ** {-i*,--in-place*} ** <outside>',
+        'sed ** <outside> ** {-i*,--in-place*}',
+      ],
+    },
+  ),
+  rule(
     'network-allowlist',
     'A call to a host other than source hosting and the package registries may send code or secrets away.',
     'escalate',

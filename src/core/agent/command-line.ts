@@ -17,7 +17,10 @@ export interface Word {
 }
 
 export interface CommandLine {
-  /** Every simple command, each as its words (assignments and redirections left out). */
+  /**
+   * Every simple command, each as its words (assignments and redirections left out), and each
+   * redirection of a file as a command of its operator and target (`>` `out.txt`).
+   */
   commands: Word[][];
   /** True when part of the line could not be read: every `command` condition then matches. */
   opaque: boolean;
@@ -34,7 +37,14 @@ export const MAX_DEPTH = 8;
 export const MAX_COMMANDS = 512;
 
 type Token =
-  { type: 'word'; word: Word; assignment: boolean; redirect: boolean } | { type: 'op'; op: string };
+  | {
+      type: 'word';
+      word: Word;
+      assignment: boolean;
+      /** The redirection operator this word is the target of (`>`, `<`, `>>`, …), if any. */
+      redirect: string | null;
+    }
+  | { type: 'op'; op: string };
 
 const OPERATORS = [
   ';;&',
@@ -83,7 +93,7 @@ class Lexer {
 
   run(): this {
     const s = this.s;
-    let redirect = false;
+    let redirect: string | null = null;
     while (this.i < s.length) {
       const c = s[this.i]!;
       if (c === ' ' || c === '\t' || c === '\r') {
@@ -107,7 +117,7 @@ class Lexer {
           continue;
         }
         if (REDIRECTS.has(op)) {
-          redirect = true;
+          redirect = op;
           continue;
         }
         this.tokens.push({ type: 'op', op });
@@ -125,7 +135,7 @@ class Lexer {
         continue;
       }
       this.tokens.push({ ...token, redirect });
-      redirect = false;
+      redirect = null;
     }
     if (this.heredocs.length > 0) this.readHeredocBodies();
     return this;
@@ -491,10 +501,34 @@ function readLine(line: string, depth: number, out: CommandLine): void {
   for (const token of lexer.tokens) {
     if (token.type === 'op') {
       if (SEPARATORS.has(token.op)) flush();
-    } else if (!token.redirect) segment.push(token);
+    } else if (token.redirect === null) segment.push(token);
+    else if (isFileRedirect(token.redirect, token.word) && !push(redirectCommand(token), out)) {
+      return;
+    }
   }
   flush();
   for (const sub of lexer.subs) readLine(sub, depth + 1, out);
+}
+
+/** Targets that are no file a rule cares about: the terminal, the standard streams, nothing. */
+const DEVICES = /^\/dev\/(?:null|zero|tty|stdin|stdout|stderr|fd\/\d+)$/;
+
+/**
+ * Whether a redirection reads or writes a file: not a here-string (`<<<` takes text), not a
+ * descriptor copy or close (`2>&1`, `>&-`), not a device such as /dev/null.
+ */
+function isFileRedirect(op: string, target: Word): boolean {
+  if (op === '<<<') return false;
+  if ((op === '>&' || op === '<&') && /^(?:\d+-?|-)$/.test(target.text)) return false;
+  return !DEVICES.test(target.text);
+}
+
+/**
+ * A redirection as a command of its own, the operator then the target (`> ~/.bashrc`), so
+ * that rules see the file a line reads or writes although no program's argument names it.
+ */
+function redirectCommand(token: { word: Word; redirect: string | null }): Word[] {
+  return [{ text: token.redirect!, kind: 'literal' }, token.word];
 }
 
 /** A segment's command words: reserved words, headers and leading assignments left out. */

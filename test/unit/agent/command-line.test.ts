@@ -18,7 +18,13 @@ describe('parseCommandLine', () => {
     ['a && b || c; d | e & f\ng', ['a', 'b', 'c', 'd', 'e', 'f', 'g']],
     ['echo x # ; rm -rf /', ['echo x']],
     ['echo \'a; rm -rf /\' "b && c"', ['echo a; rm -rf / b && c']],
-    ['FOO=1 BAR="x y" git push 2>&1 >/dev/null <in', ['git push']],
+    // A file redirection is a command of its own, operator then target; a descriptor copy or
+    // close, a device and a here-string are not.
+    ['FOO=1 BAR="x y" git push 2>&1 >/dev/null <in', ['< in', 'git push']],
+    ['echo hi >> ~/.bashrc 2> err.log', ['>> ~/.bashrc', '> err.log', 'echo hi']],
+    ['npm test &> /tmp/log; exec 3>&- 4<&0', ['&> /tmp/log', 'npm test', 'exec']],
+    ['cat <<< "x" < "$f" >| out', ['< $', '>| out', 'cat']],
+    ['sudo tee /etc/x </dev/null >/dev/stdout', ['sudo tee /etc/x', 'tee /etc/x']],
     [
       'sudo -u root env -i A=1 nice -n 5 git push',
       [
