@@ -10,6 +10,7 @@ import {
 } from '../format.js';
 import { html, queryString, type Html } from '../html.js';
 import type { PageView } from '../layout.js';
+import { decideByApi, decideForm } from './decide-form.js';
 
 type Disposition = NonNullable<SearchPage['dispositions']>[string];
 
@@ -51,56 +52,21 @@ function decisionRow(r: ListedReceipt, page: SearchPage): Html {
   </tr>`;
 }
 
-/** The API call that decides an escalation, for a reader without the page's script. */
-const curlOf = (receiptId: string) =>
-  `curl -sS -X POST "$SVC_URL/v1/receipts/${encodeURIComponent(receiptId)}/disposition" \\
-  -H "X-API-Key: $SVC_REVIEWER_KEY" -H 'Content-Type: application/json' \\
-  -d '{"decision": "approve", "reviewer": {"id": "your-login"}, "reason": "why"}'`;
-
 /**
  * One waiting escalation: what it would deploy, the form the page's script shows (Approve or
  * Reject with the reviewer key kept in this tab) and the equivalent API call.
  */
 function pendingItem(r: ListedReceipt, index: number, claim: string | undefined): Html {
-  const id = `decide-${index}`;
   return html`<li class="pending" data-receipt-id="${r.receipt_id}">
     <p>
       <a href="${receiptHref(r.receipt_id)}"><code>${r.receipt_id}</code></a> ${badge('ESCALATED')}
       ${claim ?? ''}, ${time(r.issued_at)}
     </p>
-    <form class="decide-form key-form" data-receipt-id="${r.receipt_id}" hidden>
-      <p class="decide-key">
-        <label for="${id}-key">Reviewer API key</label>
-        <input
-          id="${id}-key"
-          name="api-key"
-          type="password"
-          autocomplete="off"
-          spellcheck="false"
-        />
-      </p>
-      <p>
-        <label for="${id}-reviewer">Your reviewer id</label>
-        <input id="${id}-reviewer" name="reviewer" required maxlength="256" />
-      </p>
-      <p>
-        <label for="${id}-reason">Reason</label>
-        <input id="${id}-reason" name="reason" required maxlength="4096" />
-      </p>
-      <p>
-        <button type="submit" name="decision" value="approve">Approve</button>
-        <button type="submit" name="decision" value="reject" class="secondary">Reject</button>
-      </p>
-      <p class="decide-status" role="status"></p>
-    </form>
-    <details>
-      <summary>Decide with the API</summary>
-      <pre class="json" tabindex="0">${curlOf(r.receipt_id)}</pre>
-      <p>
-        The key needs the reviewer capability; <code>"decision": "reject"</code> rejects the
-        deployment. GitHub is answered once the decision is recorded.
-      </p>
-    </details>
+    ${decideForm(r.receipt_id, `decide-${index}`)}
+    ${decideByApi(
+      r.receipt_id,
+      'rejects the deployment. GitHub is answered once the decision is recorded.',
+    )}
   </li>`;
 }
 

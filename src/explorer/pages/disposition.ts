@@ -1,6 +1,7 @@
 import type { ReceiptData } from '../data.js';
 import { badge, hash, receiptHref, time } from '../format.js';
 import { html, type Html } from '../html.js';
+import { decideByApi, decideForm } from './decide-form.js';
 
 type Receipt = ReceiptData['response']['receipt'];
 type Decision = NonNullable<Receipt['disposition']>;
@@ -59,15 +60,32 @@ export function dispositionSection(data: ReceiptData): Html {
         ? decides(receipt.disposition)
         : data.disposition
           ? decidedBy(data.disposition)
-          : html`<p>
-              ${
-                data.response.decision.verdict === 'ESCALATED'
-                  ? 'No human decision is recorded for this escalation yet.'
-                  : 'Only an ESCALATED receipt takes a human decision; this one is not.'
-              }
-            </p>`
+          : data.response.decision.verdict === 'ESCALATED'
+            ? undecided(data)
+            : html`<p>Only an ESCALATED receipt takes a human decision; this one is not.</p>`
     }
   </section>`;
+}
+
+/**
+ * An escalation nobody decided yet: a reviewer decides it here. For a tool call, what an
+ * approval lets run (contract §12): this exact input, once, in its session.
+ */
+function undecided(data: ReceiptData): Html {
+  const { receipt, claim } = data.response;
+  const toolCall = claim.action?.tool !== undefined;
+  return html`<p>No human decision is recorded for this escalation yet.</p>
+    ${
+      toolCall
+        ? html`<p>
+            Approving lets exactly this call (the input of this digest, in this session) run once,
+            within the approval's lifetime; the agent's next try of it is ALLOWED, naming the
+            approval. Rejecting leaves it denied.
+          </p>`
+        : ''
+    }
+    ${decideForm(receipt.receipt_id, 'decide')}
+    ${decideByApi(receipt.receipt_id, 'records that a person refused it.')}`;
 }
 
 /** A disposition receipt: what it decided, by whom, about which receipt. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { logOriginFor } from '../../../src/services/log-origin.js';
@@ -337,6 +338,80 @@ describe('the ledger explorer in a browser', () => {
     const row = page.locator(`tr[data-receipt-id="${older}"]`);
     expect(await row.innerText()).toContain('APPROVED');
     expect(errors.filter((e) => !/status of 403/.test(e))).toEqual([]);
+    await page.close();
+  });
+
+  it("a reviewer approves an escalated tool call on its receipt page, and the agent's next try of it runs", async () => {
+    const agentKey = await newKey(t as never);
+    const reviewerKey = (await signupReviewer(t as never)).apiKey;
+    const call = {
+      ...(JSON.parse(
+        readFileSync(
+          new URL('../../fixtures/hooks/claude-code/pre-tool-use.bash.json', import.meta.url),
+          'utf8',
+        ),
+      ) as Record<string, unknown>),
+      session_id: 'sess-approve',
+      tool_input: { command: 'npm publish --access public' },
+    };
+    const ask = (toolUseId: string) =>
+      request(t.app)
+        .post('/v1/hooks/claude-code?ask=false')
+        .set('X-API-Key', agentKey)
+        .send({ ...call, tool_use_id: toolUseId });
+    const denied = await ask('toolu_first');
+    expect(denied.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+    const records = (await request(t.app).get('/v1/sessions/sess-approve')).body.records as {
+      receipt_id: string;
+      verdict: string;
+    }[];
+    expect(records.map((r) => r.verdict)).toEqual(['ESCALATED']);
+    const escalated = records[0]!.receipt_id;
+    expect(denied.body.hookSpecificOutput.permissionDecisionReason).toContain(
+      `/explorer/receipts/${escalated}`,
+    );
+
+    await browser.context.clearCookies();
+    const { page, errors } = await open(`/explorer/receipts/${escalated}`);
+    await page.evaluate('sessionStorage.clear()');
+    await page.reload();
+    expect(await page.locator('#tool-call-heading + dl').innerText()).toContain(
+      'npm publish --access public',
+    );
+    const form = page.locator('#disposition form.decide-form');
+    expect(await page.locator('#disposition').innerText()).toContain('run once');
+    await form.getByLabel('Reviewer API key').fill(reviewerKey);
+    await form.getByLabel('Your reviewer id').fill('lead@acme.example');
+    await form.getByLabel('Reason').fill('Release 1.2.0');
+    expect(await seriousViolations(page)).toEqual([]);
+    await form.getByRole('button', { name: 'Approve' }).click();
+    await form.locator('.decide-status', { hasText: 'Approved' }).waitFor();
+    const decision = await request(t.app).get(`/v1/receipts/${escalated}/disposition`);
+    expect(decision.status).toBe(200);
+    expect(decision.body.receipt.disposition).toMatchObject({
+      parent_receipt_id: escalated,
+      decision: 'approve',
+      reviewer: { id: 'lead@acme.example' },
+    });
+    const approval = decision.body.receipt.receipt_id as string;
+    expect(await form.locator('.decide-status').innerText()).toContain(approval);
+    await screenshot(page, 'tool-call-approved');
+
+    // The agent asks again: exactly this call runs once, naming the approval.
+    const again = await ask('toolu_second');
+    expect(again.body.hookSpecificOutput).toMatchObject({
+      permissionDecision: 'allow',
+      permissionDecisionReason: expect.stringContaining(`allowed by approval ${approval}`),
+    });
+    const once = await ask('toolu_third');
+    expect(once.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+    // The page read again shows the decision, and no form.
+    await page.reload();
+    const decided = await page.locator('#disposition').innerText();
+    expect(decided).toContain('Approved');
+    expect(decided).toContain(approval);
+    expect(await page.locator('#disposition form.decide-form').count()).toBe(0);
+    expect(errors).toEqual([]);
     await page.close();
   });
 
