@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { parseEvent } from '@svc/hook';
 import canonicalize from 'canonicalize';
 import request from 'supertest';
+import { loadConfig } from '../../../src/config/config.js';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
   expectError,
@@ -373,6 +374,33 @@ describe('the HEAD a call left (?git_head=)', () => {
       expectError(res, 400, 'validation_failed');
     }
     expect((await ledgerState(t)).entries).toHaveLength(0);
+  });
+});
+
+describe('SVC_AGENT_STORE_INPUTS', () => {
+  const stored = async (env: Record<string, string>) => {
+    const { agentStoreInputs } = loadConfig(env);
+    t = buildTestApp({ config: { baseUrl: 'https://svc.example', agentStoreInputs } });
+    const key = (await signupAccount(t)).apiKey;
+    const body = fixture('claude-code/pre-tool-use.bash.json');
+    expect((await hook(t, key, 'claude-code', body)).status).toBe(200);
+    const [entry] = (await ledgerState(t)).entries;
+    const tool = (entry!.claim.action as { tool: Json }).tool;
+    expect(tool.input_digest).toBe(digestOf(body.tool_input));
+    const receipt = (await receiptOf(t, entry!.receipt.receipt_id)).receipt as Json;
+    expect(await nobleVerifies(receipt, await serverPublicKey(t))).toBe(true);
+    return { tool, input: body.tool_input };
+  };
+
+  it('keeps only the digest and the summary by default', async () => {
+    const { tool } = await stored({});
+    expect(tool).not.toHaveProperty('input');
+    expect(tool.summary).toMatchObject({ command: expect.any(String) });
+  });
+
+  it('keeps the raw input in the signed claim when set to true', async () => {
+    const { tool, input } = await stored({ SVC_AGENT_STORE_INPUTS: 'true' });
+    expect(tool.input).toEqual(input);
   });
 });
 
