@@ -216,6 +216,7 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
       ttlMs: config.agentApprovalTtlMs ?? 3_600_000,
     }),
     sessions: store.sessions,
+    ledger: store.ledger,
     clock,
     baseUrl,
     storeInputs: config.agentStoreInputs ?? false,

@@ -1,10 +1,19 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hashCanonical } from '@svc/verify';
-import { acknowledge, answer, type HarnessName, type HookAnswer, type HookEvent } from '@svc/hook';
+import {
+  acknowledge,
+  answer,
+  asks,
+  type HarnessName,
+  type HookAnswer,
+  type HookEvent,
+} from '@svc/hook';
 import { buildToolCallClaim, toolInputDigest } from '../core/agent/tool-call-claim.js';
 import { approvalOf } from '../core/approval.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
+import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { AgentApprovals } from './agent-approvals.js';
 import type { ClaimService, EvaluateResponse, SubmitterContext } from './claims.js';
@@ -24,7 +33,17 @@ export interface HookRequest {
   gitHead?: string;
   /** `?repository=`: the repository the session works in, the claim's action.repository. */
   repository?: string;
+  /**
+   * `?wait=`: how long an escalation the harness cannot ask about waits for a reviewer's
+   * decision before it is answered with a deny naming where to decide (ms).
+   */
+  waitMs?: number;
+  /** Aborted when the harness stops waiting (its connection closed). */
+  signal?: AbortSignal;
 }
+
+const POLL_MS = 500;
+const MAX_WAITING = 64;
 
 /**
  * An agent harness's hook event, handled (contract §12): a pre-tool event becomes a tool-call
@@ -34,6 +53,9 @@ export interface HookRequest {
  * session is the list of its records) and acknowledged.
  */
 export class AgentHookService {
+  /** Answers waiting for a reviewer now. */
+  private waiting = 0;
+
   constructor(
     private readonly deps: {
       claims: ClaimService;
@@ -41,6 +63,11 @@ export class AgentHookService {
       approvals: AgentApprovals;
       /** Where session start and end events are recorded. */
       sessions: Pick<SessionStore, 'recordEvent'>;
+      /** Where a waiting answer looks for a reviewer's decision. */
+      ledger: Pick<LedgerStore, 'dispositionsOf'>;
+      /** How often a waiting answer looks (default 500 ms), and how many may wait (64). */
+      pollMs?: number;
+      maxWaiting?: number;
       clock: Clock;
       baseUrl: string;
       /** SVC_AGENT_STORE_INPUTS: keep the raw input in the claim. */
@@ -87,6 +114,36 @@ export class AgentHookService {
   }
 
   private async decide(request: HookRequest, context: SubmitterContext): Promise<HookAnswer> {
+    const first = await this.evaluate(this.claimOf(request), context);
+    const { receipt } = first;
+    // Where the harness cannot ask, the answer may wait for a reviewer's decision (?wait=).
+    const wait = request.waitMs ?? 0;
+    const asked = request.canAsk && asks(request.harness, request.event.hook_event);
+    if (receipt.policy.verdict !== 'ESCALATED' || asked || wait <= 0)
+      return this.answerOf(request, first);
+    const decided = await this.reviewerDecision(receipt.receipt_id, wait, request.signal);
+    const disposition = decided?.receipt.disposition;
+    if (!disposition) return this.answerOf(request, first);
+    if (disposition.decision === 'approve') {
+      // Decided again, citing the approval: exactly this call, once (contract §12).
+      const again = this.claimOf(request, receipt.receipt_id);
+      return this.answerOf(request, await this.evaluate(again, context));
+    }
+    const why = disposition.reason ? `: ${disposition.reason}` : '';
+    return answer(request.harness, {
+      verdict: 'BLOCKED',
+      reasons: [
+        `reviewer ${disposition.reviewer.id} rejected this call${why} (disposition ${decided.receipt.receipt_id})`,
+      ],
+      receipt_id: receipt.receipt_id,
+      receipt_url: this.receiptUrl(receipt.receipt_id),
+      can_ask: request.canAsk,
+      hook_event: request.event.hook_event,
+    });
+  }
+
+  /** The tool-call claim of a pre-tool event, under the request's policy or `agent`. */
+  private claimOf(request: HookRequest, decidedAfter?: string): ClaimInput {
     const { event, harness } = request;
     const tool = event.tool!;
     const { claim } = buildToolCallClaim({
@@ -100,21 +157,58 @@ export class AgentHookService {
       ...(tool.use_id !== undefined && { tool_use_id: tool.use_id }),
       captured_at: new Date(this.deps.clock.now()).toISOString(),
       storeInput: this.deps.storeInputs,
+      ...(decidedAfter !== undefined && { decided_after: decidedAfter }),
     });
-    const named: ClaimInput = { ...claim, policy: request.policy ?? HOOK_DEFAULT_POLICY };
-    const response = await this.evaluate(named, context);
+    return { ...claim, policy: request.policy ?? HOOK_DEFAULT_POLICY };
+  }
+
+  private receiptUrl(receiptId: string): string {
+    const id = encodeURIComponent(receiptId);
+    return `${this.deps.baseUrl.replace(/\/+$/, '')}/explorer/receipts/${id}`;
+  }
+
+  /** A decision as the harness takes it, naming the approval an allowed call used. */
+  private answerOf(request: HookRequest, response: EvaluateResponse): HookAnswer {
     const { receipt } = response;
-    const id = encodeURIComponent(receipt.receipt_id);
     const approval = receipt.policy.verdict === 'ALLOWED' ? approvalOf(response.claim) : null;
-    return answer(harness, {
+    return answer(request.harness, {
       verdict: receipt.policy.verdict,
       ...(approval && { approval_receipt_id: approval.receiptId }),
       reasons: receipt.policy.checks.map((c) => c.reason),
       receipt_id: receipt.receipt_id,
-      receipt_url: `${this.deps.baseUrl.replace(/\/+$/, '')}/explorer/receipts/${id}`,
+      receipt_url: this.receiptUrl(receipt.receipt_id),
       can_ask: request.canAsk,
-      hook_event: event.hook_event,
+      hook_event: request.event.hook_event,
     });
+  }
+
+  /**
+   * The disposition of an escalated receipt, recorded within `waitMs`, or null: none in time,
+   * the harness went away (`signal`), or too many answers wait already. The ledger is asked
+   * every `pollMs`, so a decision recorded by any instance sharing the store is seen.
+   */
+  private async reviewerDecision(
+    receiptId: string,
+    waitMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<LedgerEntry | null> {
+    if (this.waiting >= (this.deps.maxWaiting ?? MAX_WAITING)) return null;
+    this.waiting++;
+    try {
+      const deadline = performance.now() + waitMs;
+      for (;;) {
+        const [found] = await this.deps.ledger.dispositionsOf([receiptId]);
+        if (found) return found;
+        const left = deadline - performance.now();
+        if (left <= 0 || signal?.aborted) return null;
+        await sleep(Math.min(this.deps.pollMs ?? POLL_MS, left), undefined, { signal });
+      }
+    } catch (error) {
+      if (signal?.aborted) return null;
+      throw error;
+    } finally {
+      this.waiting--;
+    }
   }
 
   /**

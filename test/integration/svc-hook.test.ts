@@ -194,6 +194,28 @@ describe('svc-hook passes svc’s answer through', () => {
     expect(requests[0]!.url).toBe('/v1/hooks/copilot?event=preToolUse&policy=agent');
   });
 
+  it('sends ?wait= with --wait or SVC_HOOK_WAIT, and waits that much longer for the answer', async () => {
+    handler = (_req, _body, res) => {
+      // Later than --timeout alone allows, within the timeout and the wait.
+      setTimeout(() => {
+        res.setHeader('X-Svc-Hook-Exit', '0');
+        res.setHeader('Content-Type', 'application/json');
+        res.end('{}');
+      }, 600);
+    };
+    const event = fixtureText('codex', 'pre-tool-use.bash');
+    const waited = await svcHook(['codex', '--timeout', '300', '--wait', '2'], event);
+    expect(waited.code).toBe(0);
+    expect(requests[0]!.url).toBe('/v1/hooks/codex?wait=2');
+    const env = await svcHook(['codex'], event, { SVC_HOOK_WAIT: '120' });
+    expect(env.code).toBe(0);
+    expect(requests[1]!.url).toBe('/v1/hooks/codex?wait=120');
+    const bad = await svcHook(['codex', '--wait', '301'], event);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('the wait must be 1 to 300 seconds, not "301"');
+    expect(requests).toHaveLength(2);
+  });
+
   it('sends ?ask=false with --no-ask', async () => {
     replyWith({}, '0');
     const run = await svcHook(

@@ -17,6 +17,8 @@ export interface ForwardOptions {
   gitHead?: string;
   /** The repository the session works in (?repository=). */
   repository?: string;
+  /** Seconds an escalation that cannot be asked waits for a reviewer (?wait=). */
+  waitSeconds?: number;
 }
 
 /** svc's answer, or the problem that stands in for it. */
@@ -36,6 +38,7 @@ function urlOf(harness: Harness, options: ForwardOptions): URL {
   if (options.noAsk) url.searchParams.set('ask', 'false');
   if (options.gitHead) url.searchParams.set('git_head', options.gitHead);
   if (options.repository) url.searchParams.set('repository', options.repository);
+  if (options.waitSeconds) url.searchParams.set('wait', String(options.waitSeconds));
   return url;
 }
 

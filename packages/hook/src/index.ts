@@ -36,6 +36,11 @@ export function answer(harness: string, decision: HookDecision): HookAnswer {
   return harnessOf(harness).answer(decision);
 }
 
+/** Whether the harness can ask its operator at this pre-tool event. */
+export function asks(harness: string, hookEvent: string | undefined): boolean {
+  return harnessOf(harness).asks(hookEvent);
+}
+
 /** The answer to an event that asks nothing (post-tool, session start and end). */
 export function acknowledge(harness: string): HookAnswer {
   return harnessOf(harness).acknowledge();

@@ -86,6 +86,8 @@ export interface Harness {
   parseEvent(body: unknown, options?: ParseOptions): ParseResult;
   /** The answer to a pre-tool event, in the harness's own output shape. */
   answer(decision: HookDecision): HookAnswer;
+  /** Whether the harness can ask its operator at this pre-tool event (an ESCALATED answer). */
+  asks(hookEvent: string | undefined): boolean;
   /** The answer to an event that asks nothing (post-tool, session start and end). */
   acknowledge(): HookAnswer;
   /** A denial for when no decision could be had (svc unreachable, a bad answer …). */

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { EXIT_HEADER, HARNESS_NAMES, parseEvent, REPOSITORY } from '@svc/hook';
 import { GIT_COMMIT } from '../../core/agent/session-facts-schema.js';
@@ -11,6 +12,9 @@ const hookParams = z.strictObject({
     .enum(HARNESS_NAMES, { error: `must be one of ${HARNESS_NAMES.join(', ')}` })
     .meta({ description: 'The agent harness whose hook event the body is.' }),
 });
+
+/** The longest an answer waits for a reviewer (?wait=). */
+const MAX_WAIT_SECONDS = 300;
 
 const hookQuery = z.strictObject({
   event: z.string().min(1).max(64).optional().meta({
@@ -32,6 +36,18 @@ const hookQuery = z.strictObject({
       description:
         "On a post-tool event: the HEAD of the session's repository after the call (svc-hook sends it), recorded in the outcome's claim as action.git_head. Ignored on other events.",
     }),
+  wait: z
+    .string()
+    .regex(/^\d{1,3}$/, { error: 'must be a whole number of seconds, 1 to 300' })
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= MAX_WAIT_SECONDS, {
+      error: 'must be a whole number of seconds, 1 to 300',
+    })
+    .optional()
+    .meta({
+      description:
+        "Seconds (1-300) an escalated call the harness cannot ask about (?ask=false, or a harness without ask) waits for a reviewer's decision before the deny: approved meanwhile, the call is decided again citing the approval and allowed; rejected, it is denied with the reviewer's reason. Keep it below the harness's hook timeout.",
+    }),
   repository: z
     .string()
     .max(256)
@@ -46,6 +62,13 @@ const hookQuery = z.strictObject({
 const hookAnswerSchema = z
   .record(z.string(), z.unknown())
   .meta({ id: 'HookAnswer', description: "The harness's own hook output (docs/AGENTS.md)." });
+
+/** Aborted when the client's connection closes before the answer is sent. */
+function closed(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => controller.abort());
+  return controller.signal;
+}
 
 export function hookRoutes(hooks: AgentHookService): RouteDef[] {
   return [
@@ -79,6 +102,7 @@ export function hookRoutes(hooks: AgentHookService): RouteDef[] {
             ...(query.policy !== undefined && { policy: query.policy }),
             ...(query.git_head !== undefined && { gitHead: query.git_head }),
             ...(query.repository !== undefined && { repository: query.repository }),
+            ...(query.wait !== undefined && { waitMs: query.wait * 1000, signal: closed(res) }),
           },
           apiKeySubmitter(res.locals.apiKey!),
         );

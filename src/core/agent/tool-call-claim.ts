@@ -33,6 +33,12 @@ export interface ToolCallClaimInput {
    * SVC_AGENT_STORE_INPUTS=true: the raw input is not redacted.
    */
   storeInput?: boolean;
+  /**
+   * The escalated receipt of this very call that a reviewer decided while the harness waited:
+   * the call is decided again, and its claim id names that receipt so that it is not the
+   * first decision's claim (which the service would answer with the first receipt).
+   */
+  decided_after?: string;
 }
 
 export interface ToolCallClaim {
@@ -104,7 +110,15 @@ export function buildToolCallClaim(input: ToolCallClaimInput): ToolCallClaim {
     (input.captured_at !== undefined ? `${input.captured_at}-${short}` : short);
   const enc = encodeURIComponent;
   const claim: ClaimInput = {
-    claim_id: idOf([input.harness, input.session.id, call], MAX_ID_CHARS),
+    claim_id: idOf(
+      [
+        input.harness,
+        input.session.id,
+        call,
+        ...(input.decided_after === undefined ? [] : ['after', input.decided_after]),
+      ],
+      MAX_ID_CHARS,
+    ),
     entity: input.repository ?? cwd ?? `${input.harness}/${input.session.id}`,
     claim: `${input.agent} calls ${describe(input.tool_name, summary)}`,
     action: {

@@ -377,6 +377,97 @@ describe('the HEAD a call left (?git_head=)', () => {
   });
 });
 
+describe('an answer that waits for a reviewer (?wait=)', () => {
+  async function escalatedWhileWaiting(decision: 'approve' | 'reject', query = '?wait=20') {
+    const { t, key } = await world();
+    const reviewer = await signupReviewer(t);
+    const publish = {
+      ...fixture('codex/pre-tool-use.bash.json'),
+      tool_input: { command: 'npm publish' },
+    };
+    // Codex cannot ask: the answer waits, while a reviewer decides in the explorer or the API.
+    const pending = hook(t, key, 'codex', publish, query).then((res) => res);
+    let escalated: string | undefined;
+    while (!escalated) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      escalated = (await ledgerState(t)).entries[0]?.receipt.receipt_id;
+    }
+    const decided = await request(t.app)
+      .post(`/v1/receipts/${escalated}/disposition`)
+      .set('X-API-Key', reviewer.apiKey)
+      .send({ decision, reason: 'release 1.2.0', reviewer: { id: 'sam' } });
+    expect(decided.status).toBe(201);
+    const res = await pending;
+    expect(res.status).toBe(200);
+    return { t, res, escalated, disposition: decided.body.receipt.receipt_id as string };
+  }
+
+  it('approved meanwhile, the call is decided again citing the approval, and allowed', async () => {
+    const { t, res, disposition } = await escalatedWhileWaiting('approve');
+    // Codex's allow: no decision of its own, the receipt named to the user.
+    expect(res.body.hookSpecificOutput).toBeUndefined();
+    expect(res.body.systemMessage).toContain(`allowed by approval ${disposition}`);
+    const { entries } = await ledgerState(t);
+    expect(entries.map((e) => e.receipt.policy.verdict)).toEqual([
+      'ESCALATED',
+      'ALLOWED',
+      'ALLOWED',
+    ]);
+    // The second decision cites the approval in its signed claim.
+    expect(entries[2]!.claim.sources).toContainEqual(
+      expect.objectContaining({ id: 'svc-approval', uri: `urn:svc:receipt:${disposition}` }),
+    );
+    expect(JSON.stringify(res.body)).toContain(entries[2]!.receipt.receipt_id);
+    const receipt = (await receiptOf(t, entries[2]!.receipt.receipt_id)).receipt as Json;
+    expect(await nobleVerifies(receipt, await serverPublicKey(t))).toBe(true);
+  });
+
+  it("rejected meanwhile, the call is denied with the reviewer's reason", async () => {
+    const { t, res, escalated, disposition } = await escalatedWhileWaiting('reject');
+    expect(res.body.hookSpecificOutput).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringContaining(
+        `reviewer sam rejected this call: release 1.2.0 (disposition ${disposition})`,
+      ),
+    });
+    expect(JSON.stringify(res.body)).toContain(escalated);
+    expect((await ledgerState(t)).entries).toHaveLength(2);
+  });
+
+  it('with no decision in time, denies naming where to decide; a harness that can ask is asked at once', async () => {
+    const { t, key } = await world();
+    const publish = {
+      ...fixture('codex/pre-tool-use.bash.json'),
+      tool_input: { command: 'npm publish' },
+    };
+    const started = performance.now();
+    const res = await hook(t, key, 'codex', publish, '?wait=1');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(900);
+    expect(res.body.hookSpecificOutput).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringContaining('/explorer/receipts/'),
+    });
+    const claude = {
+      ...fixture('claude-code/pre-tool-use.bash.json'),
+      tool_input: { command: 'npm publish' },
+    };
+    const asked = await hook(t, key, 'claude-code', claude, '?wait=300');
+    expect(asked.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
+    expect((await ledgerState(t)).entries.map((e) => e.receipt.policy.verdict)).toEqual([
+      'ESCALATED',
+      'ESCALATED',
+    ]);
+  });
+
+  it('refuses a wait that is not 1 to 300 whole seconds, recording nothing', async () => {
+    const { t, key } = await world();
+    const publish = fixture('codex/pre-tool-use.bash.json');
+    for (const bad of ['0', '301', '1.5', 'x', '-1'])
+      expectError(await hook(t, key, 'codex', publish, `?wait=${bad}`), 400, 'validation_failed');
+    expect((await ledgerState(t)).entries).toHaveLength(0);
+  });
+});
+
 describe('SVC_AGENT_STORE_INPUTS', () => {
   const stored = async (env: Record<string, string>) => {
     const { agentStoreInputs } = loadConfig(env);

@@ -29,6 +29,9 @@ Environment:
   SVC_HOOK_FAIL_OPEN   "true" lets calls through when svc cannot decide (default: deny)
   SVC_REPOSITORY       the repository the session works in, as owner/name (default: read
                        from the origin remote of the git repository in the event's cwd)
+  SVC_HOOK_WAIT        seconds (1-300) an escalated call that cannot be asked about waits
+                       for a reviewer's decision before it is denied (sent as ?wait=);
+                       svc-hook waits that much longer than its timeout
 
 After a tool call (a post-tool event), svc-hook also sends the HEAD commit of the
 repository in the event's working directory (git rev-parse HEAD, as ?git_head=), so
@@ -42,6 +45,7 @@ Options:
   --no-ask             nobody can answer an ask now (a headless run): an escalated call is
                        denied with the place where a reviewer approves it (sent as ?ask=false)
   --repository <name>  as SVC_REPOSITORY (sent as ?repository=)
+  --wait <seconds>     as SVC_HOOK_WAIT
   -h, --help           this text
 
 svc answers with the harness's JSON body and the exit status in the ${EXIT_HEADER} header.
@@ -58,6 +62,7 @@ interface Options {
   policy?: string;
   noAsk?: boolean;
   repository?: string;
+  waitSeconds?: number;
 }
 
 type Parsed = { help: true } | { error: string } | { options: Options; timeoutError?: string };
@@ -70,6 +75,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   let policy: string | undefined;
   let noAsk = false;
   let repository = env['SVC_REPOSITORY'] || undefined;
+  let wait = env['SVC_HOOK_WAIT'] || undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => {
@@ -85,6 +91,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
       else if (arg === '--policy') policy = value();
       else if (arg === '--no-ask') noAsk = true;
       else if (arg === '--repository') repository = value();
+      else if (arg === '--wait') wait = value();
       else if (arg.startsWith('-')) return { error: `unknown option ${arg}` };
       else if (harnessName === undefined) harnessName = arg;
       else return { error: `unexpected argument ${arg}` };
@@ -108,6 +115,14 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
     if (!REPOSITORY.test(repository))
       return { error: `the repository must be a path such as owner/name, not "${repository}"` };
     options.repository = repository;
+  }
+  if (wait !== undefined) {
+    const seconds = Number(wait);
+    // Like a bad timeout: the operator's mistake, which must not let a call through.
+    if (!/^\d{1,3}$/.test(wait.trim()) || seconds < 1 || seconds > 300) {
+      return { options, timeoutError: `the wait must be 1 to 300 seconds, not "${wait}"` };
+    }
+    options.waitSeconds = seconds;
   }
   if (timeout !== undefined) {
     const ms = Number(timeout);
@@ -176,12 +191,14 @@ async function decide(
   const result = await forward(harness, event, {
     baseUrl,
     apiKey,
-    timeoutMs: options.timeoutMs,
+    // A waiting answer comes that much later.
+    timeoutMs: options.timeoutMs + (options.waitSeconds ?? 0) * 1000,
     ...(options.event ? { event: options.event } : {}),
     ...(options.policy ? { policy: options.policy } : {}),
     ...(options.noAsk ? { noAsk: true } : {}),
     ...(head ? { gitHead: head } : {}),
     ...(repository ? { repository } : {}),
+    ...(options.waitSeconds ? { waitSeconds: options.waitSeconds } : {}),
   });
   return result.ok ? result.answer : failWith(result.problem);
 }

@@ -70,6 +70,7 @@ export const claudeCode: Harness = {
   name: 'claude-code',
   parseEvent: (body) => parsed('claude-code', () => read(body)),
   answer,
+  asks: () => true,
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     // Exit 2 blocks the call whatever stdout holds, with stderr as the reason.

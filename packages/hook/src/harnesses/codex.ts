@@ -69,6 +69,7 @@ export const codex: Harness = {
   name: 'codex',
   parseEvent: (body) => parsed('codex', () => read(body)),
   answer,
+  asks: () => false,
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     // Exit 2 with a non-empty stderr blocks; without a stderr reason Codex would not block.

@@ -98,6 +98,7 @@ export const copilot: Harness = {
   name: 'copilot',
   parseEvent: (body, options) => parsed('copilot', () => read(body, options?.event)),
   answer,
+  asks: () => false,
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);

@@ -161,8 +161,7 @@ function answer(decision: HookDecision): HookAnswer {
   if (decision.verdict === 'ALLOWED') {
     return { body: permission('allow', allowText(decision)), exit_code: 0 };
   }
-  const canAsk = decision.hook_event !== undefined && CAN_ASK.has(decision.hook_event);
-  if (escalationAsks(decision, canAsk)) {
+  if (escalationAsks(decision, cursor.asks(decision.hook_event))) {
     return { body: permission('ask', askText(decision)), exit_code: 0 };
   }
   const text = decision.verdict === 'BLOCKED' ? denyText(decision) : escalatedDenyText(decision);
@@ -176,6 +175,7 @@ export const cursor: Harness = {
   name: 'cursor',
   parseEvent: (body) => parsed('cursor', () => read(body)),
   answer,
+  asks: (hookEvent) => hookEvent !== undefined && CAN_ASK.has(hookEvent),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);

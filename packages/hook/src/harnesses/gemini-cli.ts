@@ -58,6 +58,7 @@ export const geminiCli: Harness = {
   name: 'gemini-cli',
   parseEvent: (body) => parsed('gemini-cli', () => read(body)),
   answer,
+  asks: () => false,
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);

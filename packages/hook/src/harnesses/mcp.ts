@@ -106,6 +106,7 @@ export const mcp: Harness = {
   name: 'mcp',
   parseEvent: (body) => parsed('mcp', () => read(body)),
   answer,
+  asks: () => false,
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);
