@@ -134,20 +134,23 @@ export function countsOf(row: SessionRow, parent: SessionRow | null): SessionCou
   return { ...zero, [verdict]: 1, unanswered: awaitsOutcome(row) ? 1 : 0 };
 }
 
+/** What both stores keep of a session besides its counts: the first record's facts, the span. */
+export type StoredSessionHead = Pick<
+  SessionSummary,
+  | 'scope'
+  | 'session_id'
+  | 'harness'
+  | 'agent'
+  | 'repository'
+  | 'first_sequence'
+  | 'last_sequence'
+  | 'first_seen'
+  | 'last_seen'
+>;
+
 /** The stored counts of a session as its summary (the same rule as sessionCoverage). */
 export function summaryOf(
-  stored: {
-    scope: string;
-    session_id: string;
-    harness: string;
-    agent: string | null;
-    repository: string | null;
-    first_sequence: number;
-    last_sequence: number;
-    first_seen: string;
-    last_seen: string;
-    counts: SessionCounts;
-  },
+  stored: StoredSessionHead & { counts: SessionCounts },
   lifecycle: SessionLifecycle = { start: null, end: null },
 ): SessionSummary {
   const { counts } = stored;

@@ -227,26 +227,33 @@ describe('svc-hook passes svc’s answer through', () => {
   });
 });
 
+/** A git repository in a new temporary directory, with one empty commit. */
+function gitRepo(prefix: string): { dir: string; git: (...args: string[]) => string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
+  git('init', '-q');
+  git(
+    '-c',
+    'user.name=t',
+    '-c',
+    'user.email=t@example.com',
+    'commit',
+    '-q',
+    '--allow-empty',
+    '-m',
+    'one',
+  );
+  return { dir, git };
+}
+
 describe('svc-hook reports the HEAD a call left', () => {
   let repo: string;
   let head: string;
   beforeAll(() => {
-    repo = mkdtempSync(join(tmpdir(), 'svc-hook-git-'));
-    const git = (...args: string[]) =>
-      execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
-    git('init', '-q');
-    git(
-      '-c',
-      'user.name=t',
-      '-c',
-      'user.email=t@example.com',
-      'commit',
-      '-q',
-      '--allow-empty',
-      '-m',
-      'one',
-    );
-    head = git('rev-parse', 'HEAD');
+    const made = gitRepo('svc-hook-git-');
+    repo = made.dir;
+    head = made.git('rev-parse', 'HEAD');
   });
   afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
@@ -273,21 +280,10 @@ describe("svc-hook names the session's repository", () => {
   let repo: string;
   let tree: string;
   beforeAll(() => {
-    repo = mkdtempSync(join(tmpdir(), 'svc-hook-origin-'));
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' });
-    git('init', '-q');
+    const made = gitRepo('svc-hook-origin-');
+    repo = made.dir;
+    const git = made.git;
     git('remote', 'add', 'origin', 'git@github.com:acme/web.git');
-    git(
-      '-c',
-      'user.name=t',
-      '-c',
-      'user.email=t@example.com',
-      'commit',
-      '-q',
-      '--allow-empty',
-      '-m',
-      'one',
-    );
     // A linked worktree: its .git is a file, and the remote is in the common config.
     tree = `${repo}-tree`;
     git('worktree', 'add', '-q', '--detach', tree);

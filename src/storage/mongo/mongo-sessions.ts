@@ -22,6 +22,7 @@ import {
   summaryOf,
   type SessionCounts,
   type SessionRow,
+  type StoredSessionHead,
 } from '../session-rows.js';
 import { COLLECTIONS, ENTRY_PROJECTION, toEntry, type ReceiptDocument } from './documents.js';
 import { escapeRegExp } from './receipt-query.js';
@@ -33,17 +34,7 @@ export interface SessionRecordDocument extends SessionRow {
 }
 
 /** A session's counts, kept in each append's transaction. */
-export interface AgentSessionDocument extends SessionCounts {
-  scope: string;
-  session_id: string;
-  harness: string;
-  agent: string | null;
-  repository: string | null;
-  first_sequence: number;
-  last_sequence: number;
-  first_seen: string;
-  last_seen: string;
-}
+export type AgentSessionDocument = SessionCounts & StoredSessionHead;
 
 /**
  * The index the open-approval lookup of every tool call reads: a call's dispositions only,
