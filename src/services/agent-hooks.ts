@@ -53,8 +53,9 @@ const MAX_WAITING = 64;
  * session is the list of its records) and acknowledged.
  */
 export class AgentHookService {
-  /** Answers waiting for a reviewer now. */
+  /** Answers waiting for a reviewer now, in all and by submitter scope. */
   private waiting = 0;
+  private readonly waitingBy = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -65,7 +66,10 @@ export class AgentHookService {
       sessions: Pick<SessionStore, 'recordEvent'>;
       /** Where a waiting answer looks for a reviewer's decision. */
       ledger: Pick<LedgerStore, 'dispositionsOf'>;
-      /** How often a waiting answer looks (default 500 ms), and how many may wait (64). */
+      /**
+       * How often a waiting answer looks (default 500 ms), and how many may wait (64; a
+       * quarter of them for one account).
+       */
       pollMs?: number;
       maxWaiting?: number;
       clock: Clock;
@@ -121,7 +125,12 @@ export class AgentHookService {
     const asked = request.canAsk && asks(request.harness, request.event.hook_event);
     if (receipt.policy.verdict !== 'ESCALATED' || asked || wait <= 0)
       return this.answerOf(request, first);
-    const decided = await this.reviewerDecision(receipt.receipt_id, wait, request.signal);
+    const decided = await this.reviewerDecision(
+      context.scope,
+      receipt.receipt_id,
+      wait,
+      request.signal,
+    );
     const disposition = decided?.receipt.disposition;
     if (!disposition) return this.answerOf(request, first);
     if (disposition.decision === 'approve') {
@@ -184,16 +193,22 @@ export class AgentHookService {
 
   /**
    * The disposition of an escalated receipt, recorded within `waitMs`, or null: none in time,
-   * the harness went away (`signal`), or too many answers wait already. The ledger is asked
+   * the harness went away (`signal`), or too many answers wait already (in all or for this
+   * account). The ledger is asked
    * every `pollMs`, so a decision recorded by any instance sharing the store is seen.
    */
   private async reviewerDecision(
+    scope: string,
     receiptId: string,
     waitMs: number,
     signal: AbortSignal | undefined,
   ): Promise<LedgerEntry | null> {
-    if (this.waiting >= (this.deps.maxWaiting ?? MAX_WAITING)) return null;
+    // Bounded in all and per account, so that one key's waits cannot take every place.
+    const mine = this.waitingBy.get(scope) ?? 0;
+    const perScope = Math.max(1, Math.floor((this.deps.maxWaiting ?? MAX_WAITING) / 4));
+    if (this.waiting >= (this.deps.maxWaiting ?? MAX_WAITING) || mine >= perScope) return null;
     this.waiting++;
+    this.waitingBy.set(scope, mine + 1);
     try {
       const deadline = performance.now() + waitMs;
       for (;;) {
@@ -208,6 +223,9 @@ export class AgentHookService {
       throw error;
     } finally {
       this.waiting--;
+      const left = (this.waitingBy.get(scope) ?? 1) - 1;
+      if (left > 0) this.waitingBy.set(scope, left);
+      else this.waitingBy.delete(scope);
     }
   }
 

@@ -9,6 +9,12 @@ import type { SessionLifecycle, SessionSummary } from '../ports/session-store.js
 // record, the session's counts, and the approval a decision uses. Derived here once, so the
 // SQLite and MongoDB adapters cannot disagree on what a session holds.
 
+/**
+ * How many of a session's latest MCP decisions with one input an outcome that names no server
+ * reads, newest first: the call it reports was decided just before it.
+ */
+export const ANY_SERVER_CANDIDATES = 32;
+
 /** A session record as stored, with the keys the lookups need. */
 export interface SessionRow extends SessionRecord {
   /** The session's scope: the decisions', also for a disposition another account recorded. */

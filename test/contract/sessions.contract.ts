@@ -243,6 +243,8 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
       const mine = await on('mcp__db.example:3000__query_%_v1');
       await on('mcp__db.example:3000__queryX%_v1'); // the same but one character
       await on('mcp__db.example:3000__run_query_%_v1'); // a longer name with the same tail
+      await on('mcp__query_%_v1'); // no server at all
+      await on('mcp__a__x__query_%_v1'); // the tool x__query_%_v1 of the server a
       const key = { scope: A, sessionId, toolName: 'mcp__unknown__query_%_v1' };
       const found = (mcpToolOfAnyServer: string, inputDigest = inputDigestOf(input)) =>
         store.sessions.latestDecision({ ...key, mcpToolOfAnyServer, inputDigest });
@@ -250,6 +252,13 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
       expect(await found('query_%_v1', inputDigestOf({ q: 2 }))).toBeNull();
       expect(await found('y_%_v1')).toBeNull();
       expect(await found('query.*')).toBeNull();
+      // A tool whose own name holds `__` is read as mcpToolOf reads it: server a, tool x__….
+      const nested = await store.sessions.latestDecision({
+        ...key,
+        mcpToolOfAnyServer: 'x__query_%_v1',
+        inputDigest: inputDigestOf(input),
+      });
+      expect(nested?.claim.action?.tool?.name).toBe('mcp__a__x__query_%_v1');
       expect(
         await store.sessions.latestDecision({ ...key, inputDigest: inputDigestOf(input) }),
       ).toBeNull();

@@ -213,6 +213,10 @@ describe('svc-hook passes svc’s answer through', () => {
     const bad = await svcHook(['codex', '--wait', '301'], event);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('the wait must be 1 to 300 seconds, not "301"');
+    // After the call a bad setting gates nothing: a non-blocking error.
+    const after = await svcHook(['codex', '--wait', '0'], fixtureText('codex', 'post-tool-use'));
+    expect(after.code).toBe(1);
+    expect(after.stderr).toContain('was not recorded: the wait must be 1 to 300 seconds');
     expect(requests).toHaveLength(2);
   });
 
@@ -321,7 +325,19 @@ describe("svc-hook names the session's repository", () => {
     expect(requests.map((r) => repositoryOf(r.url))).toEqual(['group/sub/app', 'acme/api']);
     const bad = await svcHook(['claude-code', '--repository', 'acme web'], at(repo));
     expect(bad.code).toBe(2);
+    expect(bad.stdout).toContain('"permissionDecision":"deny"');
     expect(bad.stderr).toContain('the repository must be a path such as owner/name');
+    // Copilot never blocks on a failing hook: the deny must be its answer.
+    const copilot = await svcHook(['copilot'], fixtureText('copilot', 'pre-tool-use'), {
+      SVC_REPOSITORY: 'https://github.com/acme/web',
+    });
+    expect(copilot.code).toBe(0);
+    expect(JSON.parse(copilot.stdout)).toMatchObject({ permissionDecision: 'deny' });
+    const long = await svcHook(
+      ['claude-code', '--repository', `acme/${'w'.repeat(260)}`],
+      at(repo),
+    );
+    expect(long.stderr).toContain('at most 256 characters');
     expect(requests).toHaveLength(2);
   });
 });

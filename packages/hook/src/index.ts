@@ -10,7 +10,7 @@ export type {
 } from './types.js';
 export { HARNESS_NAMES } from './types.js';
 export { HARNESSES, harnessOf, isHarnessName } from './harnesses/index.js';
-export { EXIT_HEADER, REPOSITORY } from './protocol.js';
+export { EXIT_HEADER, MAX_REPOSITORY, REPOSITORY } from './protocol.js';
 
 import { harnessOf } from './harnesses/index.js';
 import type { HookAnswer, HookDecision, ParseOptions, ParseResult } from './types.js';

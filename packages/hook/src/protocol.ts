@@ -11,3 +11,8 @@ export const hookPath = (harness: string) => `/v1/hooks/${harness}`;
 
 /** A repository as `?repository=` names it: its path on its host, `owner/name` or `group/sub/name`. */
 export const REPOSITORY = /^[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)+$/;
+/** The longest repository path svc takes. */
+export const MAX_REPOSITORY = 256;
+
+export const isRepository = (text: string): boolean =>
+  text.length <= MAX_REPOSITORY && REPOSITORY.test(text);

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { EXIT_HEADER, HARNESS_NAMES, parseEvent, REPOSITORY } from '@svc/hook';
+import { EXIT_HEADER, HARNESS_NAMES, MAX_REPOSITORY, parseEvent, REPOSITORY } from '@svc/hook';
 import { GIT_COMMIT } from '../../core/agent/session-facts-schema.js';
 import { SvcError } from '../../core/errors.js';
 import type { AgentHookService } from '../../services/agent-hooks.js';
@@ -50,7 +50,7 @@ const hookQuery = z.strictObject({
     }),
   repository: z
     .string()
-    .max(256)
+    .max(MAX_REPOSITORY)
     .regex(REPOSITORY, { error: 'must be a repository path such as owner/name' })
     .optional()
     .meta({

@@ -72,6 +72,10 @@ export function mcpToolOf(name: string): { server: string; tool: string } | null
   return m ? { server: m[1]!, tool: m[2]! } : null;
 }
 
+/** Whether `name` is the MCP tool `tool` of some server, as mcpToolOf reads names. */
+export const isMcpToolOfAnyServer = (name: string, tool: string): boolean =>
+  mcpToolOf(name)?.tool === tool;
+
 /** The programs and word counts of a line's commands: what a redaction must not change. */
 const shape = (line: string): string => {
   const parsed = parseCommandLine(line);

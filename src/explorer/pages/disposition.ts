@@ -78,9 +78,9 @@ function undecided(data: ReceiptData): Html {
     ${
       toolCall
         ? html`<p>
-            Approving lets exactly this call (the input of this digest, in this session) run once,
-            within the approval's lifetime; the agent's next try of it is ALLOWED, naming the
-            approval. Rejecting leaves it denied.
+            Approving lets this input (the tool and the input of this digest, byte for byte) run
+            once in this session, within the approval's lifetime, whatever the directory it runs in;
+            the agent's next try of it is ALLOWED, naming the approval. Rejecting leaves it denied.
           </p>`
         : ''
     }

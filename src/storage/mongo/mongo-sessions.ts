@@ -1,4 +1,5 @@
 import { ObjectId, type ClientSession, type Db, type Filter, type IndexDescription } from 'mongodb';
+import { isMcpToolOfAnyServer } from '../../core/agent/tool-summary.js';
 import { SvcError } from '../../core/errors.js';
 import type { SessionRecord } from '../../core/session-record.js';
 import type { ReadScope } from '../../ports/ledger-queries.js';
@@ -15,6 +16,7 @@ import type {
   ToolCallKey,
 } from '../../ports/session-store.js';
 import {
+  ANY_SERVER_CANDIDATES,
   approvalCited,
   approvalProblem,
   countsOf,
@@ -25,7 +27,6 @@ import {
   type StoredSessionHead,
 } from '../session-rows.js';
 import { COLLECTIONS, ENTRY_PROJECTION, toEntry, type ReceiptDocument } from './documents.js';
-import { escapeRegExp } from './receipt-query.js';
 
 /** A session record; `_id` is the receipt's sequence. */
 export interface SessionRecordDocument extends SessionRow {
@@ -91,7 +92,7 @@ export const SESSION_INDEXES: Record<string, IndexDescription[]> = {
   ],
   // A session's latest event, and its latest start.
   [COLLECTIONS.sessionEvents]: [
-    { key: { scope: 1, session_id: 1, at: -1, _id: -1 }, name: 'session_at' },
+    { key: { scope: 1, session_id: 1, _id: -1 }, name: 'session_arrival' },
   ],
 };
 
@@ -140,15 +141,23 @@ export function decisionFilter(key: ToolCallKey): Filter<SessionRecordDocument> 
   return {
     scope: key.scope,
     session_id: key.sessionId,
-    // Any server: the name's head and tail (the tool escaped, as its name is data).
+    // Any server: every MCP tool (latestDecision reads the tool from each name).
     tool_name:
-      key.mcpToolOfAnyServer !== undefined && byDigest
-        ? { $regex: `^mcp__.*__${escapeRegExp(key.mcpToolOfAnyServer)}$`, $options: 's' }
-        : key.toolName,
+      key.mcpToolOfAnyServer !== undefined && byDigest ? { $regex: '^mcp__' } : key.toolName,
     kind: 'decision',
     ...(byDigest ? { input_digest: key.inputDigest! } : { tool_use_id: key.toolUseId! }),
   };
 }
+
+/** A session start or end event as stored. */
+interface StoredEvent {
+  kind: 'start' | 'end';
+  at: string;
+  reason: string | null;
+}
+
+const sessionKey = (s: { scope: string; session_id: string }) => `${s.scope}\n${s.session_id}`;
+const NO_EVENTS: SessionLifecycle = { start: null, end: null };
 
 const approvalOfDoc = (doc: SessionRecordDocument | null): OpenApproval | null =>
   doc
@@ -180,19 +189,43 @@ export class MongoSessions implements SessionStore {
     await this.events.insertOne({ _id: new ObjectId(), ...event });
   }
 
-  private async lifecycleOf(doc: { scope: string; session_id: string }): Promise<SessionLifecycle> {
-    // The latest event says whether the session is open; _id breaks a tie within a millisecond.
-    const last = (kind?: 'start') =>
-      this.events.findOne(
-        { scope: doc.scope, session_id: doc.session_id, ...(kind && { kind }) },
-        { sort: { at: -1, _id: -1 }, projection: { _id: 0, kind: 1, at: 1, reason: 1 } },
-      );
-    const latest = await last();
-    const start = latest?.kind === 'start' ? latest : await last('start');
-    return {
-      start: start ? { at: start.at } : null,
-      end: latest?.kind === 'end' ? { at: latest.at, reason: latest.reason ?? null } : null,
-    };
+  /**
+   * The lifecycles of these sessions, by scope and session id, in two queries however many:
+   * each session's latest event (arrival order, the ObjectId made in recordEvent, as SQLite's
+   * row id), and its latest start.
+   */
+  private async lifecyclesOf(
+    docs: readonly { scope: string; session_id: string }[],
+  ): Promise<Map<string, SessionLifecycle>> {
+    const lifecycles = new Map<string, SessionLifecycle>();
+    if (docs.length === 0) return lifecycles;
+    const pairs = docs.map(({ scope, session_id }) => ({ scope, session_id }));
+    const latest = (kind?: 'start') =>
+      this.events
+        .aggregate<{ _id: { scope: string; session_id: string } } & StoredEvent>([
+          { $match: { $or: pairs, ...(kind && { kind }) } },
+          { $sort: { _id: -1 } },
+          {
+            $group: {
+              _id: { scope: '$scope', session_id: '$session_id' },
+              kind: { $first: '$kind' },
+              at: { $first: '$at' },
+              reason: { $first: '$reason' },
+            },
+          },
+        ])
+        .toArray();
+    const [events, starts] = await Promise.all([latest(), latest('start')]);
+    const startOf = new Map(starts.map((e) => [sessionKey(e._id), e.at]));
+    for (const e of events) {
+      const key = sessionKey(e._id);
+      const start = startOf.get(key);
+      lifecycles.set(key, {
+        start: start === undefined ? null : { at: start },
+        end: e.kind === 'end' ? { at: e.at, reason: e.reason ?? null } : null,
+      });
+    }
+    return lifecycles;
   }
 
   /**
@@ -258,7 +291,8 @@ export class MongoSessions implements SessionStore {
       .sort({ first_sequence: -1 })
       .limit(page.limit)
       .toArray();
-    return Promise.all(docs.map(async (doc) => toSummary(doc, await this.lifecycleOf(doc))));
+    const lifecycles = await this.lifecyclesOf(docs);
+    return docs.map((doc) => toSummary(doc, lifecycles.get(sessionKey(doc)) ?? NO_EVENTS));
   }
 
   async get(sessionId: string, scope: ReadScope): Promise<SessionSummary | null> {
@@ -266,7 +300,9 @@ export class MongoSessions implements SessionStore {
       { session_id: sessionId, ...(scope === undefined ? {} : { scope }) },
       { projection: { _id: 0 }, sort: { first_sequence: 1 } },
     );
-    return doc ? toSummary(doc, await this.lifecycleOf(doc)) : null;
+    if (!doc) return null;
+    const lifecycles = await this.lifecyclesOf([doc]);
+    return toSummary(doc, lifecycles.get(sessionKey(doc)) ?? NO_EVENTS);
   }
 
   async records(
@@ -321,7 +357,14 @@ export class MongoSessions implements SessionStore {
   async latestDecision(key: ToolCallKey): Promise<LedgerEntry | null> {
     const filter = decisionFilter(key);
     if (!filter) return null;
-    const row = await this.rows.findOne(filter, { sort: { _id: -1 } });
+    const anyServer = key.mcpToolOfAnyServer;
+    const row =
+      anyServer !== undefined && key.inputDigest !== undefined
+        ? // The tool is read from each name, as the SQLite store reads it.
+          (
+            await this.rows.find(filter).sort({ _id: -1 }).limit(ANY_SERVER_CANDIDATES).toArray()
+          ).find((r) => isMcpToolOfAnyServer(r.tool_name, anyServer))
+        : await this.rows.findOne(filter, { sort: { _id: -1 } });
     if (!row) return null;
     const [found] = await this.withEntries([row]);
     return found?.entry ?? null;

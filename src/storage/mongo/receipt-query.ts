@@ -50,8 +50,7 @@ export function receiptPhrases(fields: (string | null | undefined)[]): string[] 
 export const deploymentEnvironmentOf = ({ receipt }: LedgerEntry): string | undefined =>
   receipt.subject.action_type === 'deployment' ? (receipt.subject.environment ?? '') : undefined;
 
-/** A text matched literally inside a regular expression. */
-export const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export interface SearchQuery {
   filter: Filter<ReceiptDocument>;

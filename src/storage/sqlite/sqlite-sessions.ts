@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { isMcpToolOfAnyServer } from '../../core/agent/tool-summary.js';
 import { SvcError } from '../../core/errors.js';
 import type { ReadScope } from '../../ports/ledger-queries.js';
 import type { LedgerEntry } from '../../ports/ledger-store.js';
@@ -15,6 +16,7 @@ import type {
 } from '../../ports/session-store.js';
 import type { SessionRecord } from '../../core/session-record.js';
 import {
+  ANY_SERVER_CANDIDATES,
   approvalCited,
   approvalProblem,
   countsOf,
@@ -289,23 +291,20 @@ export class SqliteSessions implements SessionStore {
   async latestDecision(key: ToolCallKey): Promise<LedgerEntry | null> {
     const byDigest = key.inputDigest !== undefined;
     if (!byDigest && key.toolUseId === undefined) return null;
-    const select = `SELECT ${ENTRY_COLUMNS.replace(/(\w+)/g, 'r.$1')}
+    const select = `SELECT ${ENTRY_COLUMNS.replace(/(\w+)/g, 'r.$1')}, s.tool_name AS call_tool
         FROM session_records s JOIN receipts r ON r.sequence = s.sequence
         WHERE s.scope = ? AND s.session_id = ? AND s.kind = 'decision'`;
+    const anyServer = key.mcpToolOfAnyServer;
     const row =
-      key.mcpToolOfAnyServer !== undefined && byDigest
-        ? this.prepared<ReceiptRow>(
-            // Any server: the name's head and tail, compared as text (no LIKE, whose _ and %
-            // tool names hold).
+      anyServer !== undefined && byDigest
+        ? // The session's latest MCP calls with this input; the tool is read from each name
+          // (isMcpToolOfAnyServer), as the MongoDB store reads it.
+          this.prepared<ReceiptRow & { call_tool: string }>(
             `${select} AND s.input_digest = ? AND substr(s.tool_name, 1, 5) = 'mcp__'
-              AND substr(s.tool_name, -?) = ? ORDER BY s.sequence DESC LIMIT 1`,
-          ).get(
-            key.scope,
-            key.sessionId,
-            key.inputDigest,
-            [...`__${key.mcpToolOfAnyServer}`].length,
-            `__${key.mcpToolOfAnyServer}`,
+              ORDER BY s.sequence DESC LIMIT ${ANY_SERVER_CANDIDATES}`,
           )
+            .all(key.scope, key.sessionId, key.inputDigest)
+            .find((r) => isMcpToolOfAnyServer(r.call_tool, anyServer))
         : this.prepared<ReceiptRow>(
             `${select} AND s.tool_name = ? AND s.${byDigest ? 'input_digest' : 'tool_use_id'} = ?
               ORDER BY s.sequence DESC LIMIT 1`,

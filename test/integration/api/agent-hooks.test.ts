@@ -459,6 +459,60 @@ describe('an answer that waits for a reviewer (?wait=)', () => {
     ]);
   });
 
+  it('at most 16 answers of one account wait at once, and a harness that leaves frees its place', async () => {
+    const { t, key } = await world();
+    const other = (await signupAccount(t)).apiKey;
+    const reviewer = await signupReviewer(t);
+    const publish = (tag: string) => ({
+      ...fixture('codex/pre-tool-use.bash.json'),
+      tool_use_id: `call_${tag}`,
+      tool_input: { command: `npm publish --tag ${tag}` },
+    });
+    const waiting = Array.from({ length: 16 }, (_, i) =>
+      hook(t, key, 'codex', publish(`w${i}`), '?wait=300'),
+    );
+    let settled = 0;
+    const done = waiting.map((r) =>
+      r.then(
+        () => settled++,
+        () => settled++,
+      ),
+    );
+    while ((await ledgerState(t)).entries.length < 16)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    // The 17th of this account is answered at once; the 16 still wait.
+    const extra = await hook(t, key, 'codex', publish('extra'), '?wait=300');
+    expect(extra.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+    expect(settled).toBe(0);
+    // Another account still waits, until its reviewer decides.
+    const theirs = hook(t, other, 'codex', publish('theirs'), '?wait=300').then((r) => r);
+    while ((await ledgerState(t)).entries.length < 18)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const escalatedOf = async (tag: string) =>
+      (await ledgerState(t)).entries.find((e) => e.claim.claim.includes(`--tag ${tag}`))!.receipt
+        .receipt_id;
+    const approve = async (tag: string) =>
+      request(t.app)
+        .post(`/v1/receipts/${await escalatedOf(tag)}/disposition`)
+        .set('X-API-Key', reviewer.apiKey)
+        .send({ decision: 'approve', reason: 'ok', reviewer: { id: 'sam' } });
+    expect((await approve('theirs')).status).toBe(201);
+    expect((await theirs).body.systemMessage).toContain('allowed by approval');
+    expect(settled).toBe(0);
+    // The 16 leave: their places are free again, and a new call of this account waits.
+    for (const r of waiting) r.abort();
+    await Promise.all(done);
+    const next = hook(t, key, 'codex', publish('next'), '?wait=300').then((r) => r);
+    let escalated: string | undefined;
+    while (!escalated) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      escalated = (await ledgerState(t)).entries.find((e) => e.claim.claim.includes('--tag next'))
+        ?.receipt.receipt_id;
+    }
+    expect((await approve('next')).status).toBe(201);
+    expect((await next).body.systemMessage).toContain('allowed by approval');
+  });
+
   it('refuses a wait that is not 1 to 300 whole seconds, recording nothing', async () => {
     const { t, key } = await world();
     const publish = fixture('codex/pre-tool-use.bash.json');

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { REPOSITORY } from '../protocol.js';
+import { isRepository } from '../protocol.js';
 
 /**
  * The repository a session works in, from the `origin` remote of the git repository at `cwd`:
@@ -68,5 +68,5 @@ export function repositoryOfUrl(url: string): string | null {
   } else if (scp) path = scp[1]!;
   else return null;
   const repository = path.replace(/^\/+|\/+$/g, '').replace(/\.git$/, '');
-  return REPOSITORY.test(repository) ? repository : null;
+  return isRepository(repository) ? repository : null;
 }

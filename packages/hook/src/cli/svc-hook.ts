@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { forward } from '../forward.js';
 import { originRepository } from './git-remote.js';
 import { loadHarness } from '../harnesses/load.js';
-import { EXIT_HEADER, hookPath, REPOSITORY } from '../protocol.js';
+import { EXIT_HEADER, hookPath, isRepository, MAX_REPOSITORY } from '../protocol.js';
 import type { Harness, HarnessName, HookAnswer, HookEvent } from '../types.js';
 import { HARNESS_NAMES } from '../types.js';
 
@@ -65,7 +65,8 @@ interface Options {
   waitSeconds?: number;
 }
 
-type Parsed = { help: true } | { error: string } | { options: Options; timeoutError?: string };
+/** `settingError`: a setting the operator got wrong, which must not let a call through. */
+type Parsed = { help: true } | { error: string } | { options: Options; settingError?: string };
 
 function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   let harnessName: string | undefined;
@@ -112,23 +113,23 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   if (policy !== undefined) options.policy = policy;
   if (noAsk) options.noAsk = true;
   if (repository !== undefined) {
-    if (!REPOSITORY.test(repository))
-      return { error: `the repository must be a path such as owner/name, not "${repository}"` };
+    if (!isRepository(repository)) {
+      const settingError = `the repository must be a path such as owner/name (at most ${MAX_REPOSITORY} characters), not "${repository}"`;
+      return { options, settingError };
+    }
     options.repository = repository;
   }
   if (wait !== undefined) {
     const seconds = Number(wait);
-    // Like a bad timeout: the operator's mistake, which must not let a call through.
     if (!/^\d{1,3}$/.test(wait.trim()) || seconds < 1 || seconds > 300) {
-      return { options, timeoutError: `the wait must be 1 to 300 seconds, not "${wait}"` };
+      return { options, settingError: `the wait must be 1 to 300 seconds, not "${wait}"` };
     }
     options.waitSeconds = seconds;
   }
   if (timeout !== undefined) {
     const ms = Number(timeout);
-    // A bad timeout is the operator's mistake, but it still must not let a call through.
     if (!/^\d+$/.test(timeout.trim()) || ms < 1 || ms > 600_000) {
-      return { options, timeoutError: `the timeout must be 1 to 600000 ms, not "${timeout}"` };
+      return { options, settingError: `the timeout must be 1 to 600000 ms, not "${timeout}"` };
     }
     options.timeoutMs = ms;
   }
@@ -149,6 +150,7 @@ async function decide(
   harness: Harness,
   options: Options,
   env: NodeJS.ProcessEnv,
+  settingError: string | undefined,
 ): Promise<HookAnswer> {
   const fail = (problem: string) =>
     options.failOpen ? harness.failOpen(problem) : harness.failClosed(problem);
@@ -178,6 +180,7 @@ async function decide(
     stderr: `svc-hook: the ${read.ok ? read.event.hook_event : 'event'} was not recorded: ${problem}`,
   });
   const failWith = kind === null || kind === 'pre_tool' ? fail : failAfter;
+  if (settingError) return failWith(settingError);
   const baseUrl = env['SVC_URL'];
   if (!baseUrl) return failWith('SVC_URL is not set');
   const apiKey = env['SVC_API_KEY'];
@@ -228,13 +231,9 @@ async function main(): Promise<void> {
     process.stderr.write(`svc-hook: ${parsed.error}\n\n${USAGE}`);
     process.exit(2);
   }
-  const { options, timeoutError } = parsed;
+  const { options, settingError } = parsed;
   const harness = await loadHarness(options.harness);
-  if (timeoutError) {
-    emit(harness.failClosed(timeoutError));
-    return;
-  }
-  emit(await decide(harness, options, process.env));
+  emit(await decide(harness, options, process.env, settingError));
 }
 
 main().catch((error: unknown) => {
