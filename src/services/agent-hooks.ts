@@ -194,8 +194,8 @@ export class AgentHookService {
   /**
    * The disposition of an escalated receipt, recorded within `waitMs`, or null: none in time,
    * the harness went away (`signal`), or too many answers wait already (in all or for this
-   * account). The ledger is asked
-   * every `pollMs`, so a decision recorded by any instance sharing the store is seen.
+   * account). The ledger is asked every `pollMs`, so a decision recorded by any instance
+   * sharing the store is seen.
    */
   private async reviewerDecision(
     scope: string,
@@ -205,8 +205,8 @@ export class AgentHookService {
   ): Promise<LedgerEntry | null> {
     // Bounded in all and per account, so that one key's waits cannot take every place.
     const mine = this.waitingBy.get(scope) ?? 0;
-    const perScope = Math.max(1, Math.floor((this.deps.maxWaiting ?? MAX_WAITING) / 4));
-    if (this.waiting >= (this.deps.maxWaiting ?? MAX_WAITING) || mine >= perScope) return null;
+    const most = this.deps.maxWaiting ?? MAX_WAITING;
+    if (this.waiting >= most || mine >= Math.max(1, Math.floor(most / 4))) return null;
     this.waiting++;
     this.waitingBy.set(scope, mine + 1);
     try {

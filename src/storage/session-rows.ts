@@ -154,6 +154,27 @@ export type StoredSessionHead = Pick<
   | 'last_seen'
 >;
 
+/** A session start or end event as both stores read it back. */
+export interface StoredSessionEvent {
+  kind: 'start' | 'end';
+  at: string;
+  reason: string | null;
+}
+
+/**
+ * A session's lifecycle from its latest event (arrival order) and its latest start event: it
+ * is open unless the latest event of all is an end.
+ */
+export function lifecycleOf(
+  latest: StoredSessionEvent | undefined,
+  latestStart: StoredSessionEvent | undefined,
+): SessionLifecycle {
+  return {
+    start: latestStart ? { at: latestStart.at } : null,
+    end: latest?.kind === 'end' ? { at: latest.at, reason: latest.reason ?? null } : null,
+  };
+}
+
 /** The stored counts of a session as its summary (the same rule as sessionCoverage). */
 export function summaryOf(
   stored: StoredSessionHead & { counts: SessionCounts },

@@ -17,18 +17,7 @@ import type { HookAnswer, HookDecision, ParseOptions, ParseResult } from './type
 
 /** Reads a harness's hook event into the one shape svc uses. */
 export function parseEvent(harness: string, body: unknown, options?: ParseOptions): ParseResult {
-  const result = harnessOf(harness).parseEvent(body, options);
-  if (!result.ok) return result;
-  const { event } = result;
-  if (event.kind === 'session_start' || event.kind === 'session_end') {
-    // Every harness names it `source` at the start and `reason` at the end.
-    const said = (body as Record<string, unknown>)[
-      event.kind === 'session_start' ? 'source' : 'reason'
-    ];
-    if (typeof said === 'string' && said.length > 0 && said.length <= 64)
-      event.session_reason = said;
-  }
-  return result;
+  return harnessOf(harness).parseEvent(body, options);
 }
 
 /** svc's decision as the harness expects it (contract §12, "Answers"). */

@@ -20,10 +20,12 @@ import {
   approvalCited,
   approvalProblem,
   countsOf,
+  lifecycleOf,
   sessionRowOf,
   summaryOf,
   type SessionCounts,
   type SessionRow,
+  type StoredSessionEvent,
   type StoredSessionHead,
 } from '../session-rows.js';
 import { COLLECTIONS, ENTRY_PROJECTION, toEntry, type ReceiptDocument } from './documents.js';
@@ -149,13 +151,6 @@ export function decisionFilter(key: ToolCallKey): Filter<SessionRecordDocument> 
   };
 }
 
-/** A session start or end event as stored. */
-interface StoredEvent {
-  kind: 'start' | 'end';
-  at: string;
-  reason: string | null;
-}
-
 const sessionKey = (s: { scope: string; session_id: string }) => `${s.scope}\n${s.session_id}`;
 const NO_EVENTS: SessionLifecycle = { start: null, end: null };
 
@@ -202,7 +197,7 @@ export class MongoSessions implements SessionStore {
     const pairs = docs.map(({ scope, session_id }) => ({ scope, session_id }));
     const latest = (kind?: 'start') =>
       this.events
-        .aggregate<{ _id: { scope: string; session_id: string } } & StoredEvent>([
+        .aggregate<{ _id: { scope: string; session_id: string } } & StoredSessionEvent>([
           { $match: { $or: pairs, ...(kind && { kind }) } },
           { $sort: { _id: -1 } },
           {
@@ -216,15 +211,9 @@ export class MongoSessions implements SessionStore {
         ])
         .toArray();
     const [events, starts] = await Promise.all([latest(), latest('start')]);
-    const startOf = new Map(starts.map((e) => [sessionKey(e._id), e.at]));
-    for (const e of events) {
-      const key = sessionKey(e._id);
-      const start = startOf.get(key);
-      lifecycles.set(key, {
-        start: start === undefined ? null : { at: start },
-        end: e.kind === 'end' ? { at: e.at, reason: e.reason ?? null } : null,
-      });
-    }
+    const startOf = new Map(starts.map((e) => [sessionKey(e._id), e]));
+    for (const e of events)
+      lifecycles.set(sessionKey(e._id), lifecycleOf(e, startOf.get(sessionKey(e._id))));
     return lifecycles;
   }
 

@@ -20,9 +20,11 @@ import {
   approvalCited,
   approvalProblem,
   countsOf,
+  lifecycleOf,
   sessionRowOf,
   summaryOf,
   type SessionRow,
+  type StoredSessionEvent,
 } from '../session-rows.js';
 import { ENTRY_COLUMNS, sqliteEntryReader, type ReceiptRow } from './receipt-rows.js';
 
@@ -43,12 +45,6 @@ type SessionTableRow = Omit<
 const ROW_COLUMNS = `sequence, receipt_id, scope, session_id, harness, kind, tool_name,
   input_digest, tool_use_id, verdict, parent_receipt_id, ran_without_allow, approval_receipt_id,
   issued_at, agent, repository, git_head`;
-
-interface StoredEvent {
-  kind: 'start' | 'end';
-  at: string;
-  reason: string | null;
-}
 
 const fromStored = (row: StoredRow): SessionRow => ({
   ...row,
@@ -101,8 +97,8 @@ export class SqliteSessions implements SessionStore {
   >;
   private readonly insertEvent: Statement;
   /** A session's latest event, and its latest start event. */
-  private readonly lastEvent: Statement<[string, string], StoredEvent>;
-  private readonly lastStart: Statement<[string, string], StoredEvent>;
+  private readonly lastEvent: Statement<[string, string], StoredSessionEvent>;
+  private readonly lastStart: Statement<[string, string], StoredSessionEvent>;
   private readonly statements = new Map<string, Statement>();
   private readonly toEntry: (row: ReceiptRow) => LedgerEntry;
 
@@ -244,13 +240,10 @@ export class SqliteSessions implements SessionStore {
   }
 
   private lifecycleOf(row: { scope: string; session_id: string }): SessionLifecycle {
-    // Event ids are in arrival order: the latest event says whether the session is open.
+    // Event ids are in arrival order; the latest start is asked for only when it is not the latest.
     const latest = this.lastEvent.get(row.scope, row.session_id);
     const start = latest?.kind === 'start' ? latest : this.lastStart.get(row.scope, row.session_id);
-    return {
-      start: start ? { at: start.at } : null,
-      end: latest?.kind === 'end' ? { at: latest.at, reason: latest.reason } : null,
-    };
+    return lifecycleOf(latest, start);
   }
 
   async get(sessionId: string, scope: ReadScope): Promise<SessionSummary | null> {

@@ -68,7 +68,7 @@ const DECISIONS = new Set(['allow', 'deny', 'ask', 'defer']);
 
 export const claudeCode: Harness = {
   name: 'claude-code',
-  parseEvent: (body) => parsed('claude-code', () => read(body)),
+  parseEvent: (body) => parsed('claude-code', body, read),
   answer,
   asks: () => true,
   acknowledge: () => ({ body: {}, exit_code: 0 }),

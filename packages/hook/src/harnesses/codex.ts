@@ -67,7 +67,7 @@ const ALLOWED_KEYS = new Set([
 
 export const codex: Harness = {
   name: 'codex',
-  parseEvent: (body) => parsed('codex', () => read(body)),
+  parseEvent: (body) => parsed('codex', body, read),
   answer,
   asks: () => false,
   acknowledge: () => ({ body: {}, exit_code: 0 }),

@@ -96,7 +96,7 @@ const DECISIONS = new Set(['allow', 'deny', 'ask']);
 
 export const copilot: Harness = {
   name: 'copilot',
-  parseEvent: (body, options) => parsed('copilot', () => read(body, options?.event)),
+  parseEvent: (body, options) => parsed('copilot', body, (b) => read(b, options?.event)),
   answer,
   asks: () => false,
   acknowledge: () => ({ body: {}, exit_code: 0 }),

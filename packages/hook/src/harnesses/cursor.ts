@@ -173,7 +173,7 @@ const PERMISSIONS = new Set(['allow', 'deny', 'ask']);
 
 export const cursor: Harness = {
   name: 'cursor',
-  parseEvent: (body) => parsed('cursor', () => read(body)),
+  parseEvent: (body) => parsed('cursor', body, read),
   answer,
   asks: (hookEvent) => hookEvent !== undefined && CAN_ASK.has(hookEvent),
   acknowledge: () => ({ body: {}, exit_code: 0 }),

@@ -56,7 +56,7 @@ const DECISIONS = new Set(['allow', 'deny', 'block', 'approve', 'ask']);
 
 export const geminiCli: Harness = {
   name: 'gemini-cli',
-  parseEvent: (body) => parsed('gemini-cli', () => read(body)),
+  parseEvent: (body) => parsed('gemini-cli', body, read),
   answer,
   asks: () => false,
   acknowledge: () => ({ body: {}, exit_code: 0 }),

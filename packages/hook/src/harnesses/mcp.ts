@@ -104,7 +104,7 @@ const VERDICTS = new Set(['ALLOWED', 'BLOCKED', 'ESCALATED']);
 
 export const mcp: Harness = {
   name: 'mcp',
-  parseEvent: (body) => parsed('mcp', () => read(body)),
+  parseEvent: (body) => parsed('mcp', body, read),
   answer,
   asks: () => false,
   acknowledge: () => ({ body: {}, exit_code: 0 }),
