@@ -148,7 +148,8 @@ function wordMatches(
 /**
  * Whether a pattern matches a command: its words, from the first, match the command's
  * (an automaton over the pattern's positions, advanced once per command word, so a pattern
- * of many `**` stays linear).
+ * of many `**` stays linear). A pattern holds at most MAX_PATTERN_WORDS (32) words, so the
+ * positions before its end are the bits of one number.
  */
 export function matchesCommand(
   pattern: CommandPattern,
@@ -157,26 +158,27 @@ export function matchesCommand(
   budget: GlobBudget,
 ): boolean {
   const size = pattern.length;
-  let states = new Set<number>();
-  const close = (set: Set<number>, i: number) => {
-    set.add(i);
-    while (i < size && pattern[i]!.kind === 'any') set.add(++i);
-  };
-  close(states, 0);
-  for (let index = 0; index < words.length; index++) {
-    if (states.has(size)) return true;
-    const next = new Set<number>();
-    for (const state of states) {
-      if (state >= size) continue;
-      const p = pattern[state]!;
-      if (p.kind === 'any') {
-        close(next, state);
-        continue;
-      }
-      if (wordMatches(p, words[index]!, index, place, budget)) close(next, state + 1);
+  let next = 0;
+  let reached = false;
+  const close = (i: number) => {
+    for (; i < size; i++) {
+      next |= 1 << i;
+      if (pattern[i]!.kind !== 'any') return;
     }
-    if (next.size === 0) return false;
-    states = next;
+    reached = true;
+  };
+  close(0);
+  for (let index = 0; index < words.length; index++) {
+    if (reached) return true;
+    const states = next;
+    next = 0;
+    for (let state = 0; state < size; state++) {
+      if ((states & (1 << state)) === 0) continue;
+      const p = pattern[state]!;
+      if (p.kind === 'any') close(state);
+      else if (wordMatches(p, words[index]!, index, place, budget)) close(state + 1);
+    }
+    if (next === 0 && !reached) return false;
   }
-  return states.has(size);
+  return reached;
 }

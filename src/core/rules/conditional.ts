@@ -1,6 +1,11 @@
 import type { Approval, ClaimAction, ClaimInput } from '../claim-schema.js';
 import { parseCommandLine, type CommandLine } from '../agent/command-line.js';
-import { compileCommandPattern, matchesCommand, placeOf } from '../agent/command-pattern.js';
+import {
+  type CommandPattern,
+  compileCommandPattern,
+  matchesCommand,
+  placeOf,
+} from '../agent/command-pattern.js';
 import type { ToolSummary } from '../agent/tool-call-schema.js';
 import { pathOutside } from '../agent/tool-paths.js';
 import { compiledOnce, GlobBudget, GlobBudgetExhausted, globMatcher } from './glob.js';
@@ -200,16 +205,20 @@ function hostOf(url: string): string {
   }
 }
 
-// A rule's command patterns as its reason quotes them, made once per rule: under a policy
-// applied as it is, every tool call meets the same conditions (which are never changed).
-const quotedPatterns = new WeakMap<RuleConditions, string>();
-function quotedCommands(conditions: RuleConditions): string {
-  let text = quotedPatterns.get(conditions);
-  if (text === undefined) {
-    text = listOf(conditions.command)!.map(quote).join(', ');
-    quotedPatterns.set(conditions, text);
+// A rule's command patterns compiled, and as its reason quotes them, made once per rule: under
+// a policy applied as it is, every tool call meets the same conditions (which are never changed).
+const rulePatterns = new WeakMap<RuleConditions, { compiled: CommandPattern[]; quoted: string }>();
+function commandPatterns(conditions: RuleConditions) {
+  let found = rulePatterns.get(conditions);
+  if (found === undefined) {
+    const patterns = listOf(conditions.command)!;
+    found = {
+      compiled: patterns.map(compileCommandPattern),
+      quoted: patterns.map(quote).join(', '),
+    };
+    rulePatterns.set(conditions, found);
   }
-  return text;
+  return found;
 }
 
 function toolUnmatched(
@@ -237,12 +246,12 @@ function toolUnmatched(
       if (summary.command === undefined) return 'the call has no command';
       const parsed = commandsOf(summary.command);
       if (parsed.opaque) return null;
-      const patterns = commands!.map(compileCommandPattern);
+      const { compiled, quoted } = commandPatterns(conditions);
       const place = placeOf(parsed.cd, cwd);
       const hit = parsed.commands.some((words) =>
-        patterns.some((pattern) => matchesCommand(pattern, words, place, budget)),
+        compiled.some((pattern) => matchesCommand(pattern, words, place, budget)),
       );
-      return hit ? null : `no command of the call matches ${quotedCommands(conditions)}`;
+      return hit ? null : `no command of the call matches ${quoted}`;
     }) ??
     onTool(toolPaths, (summary) => {
       const paths = summary.paths ?? [];

@@ -131,7 +131,9 @@ const literal = (ch: string): Token => ({ kind: 'char', test: (c) => c === ch })
  * argument), where `/` is a character like any other: `*` matches any run, `?` and a bracket
  * expression any character.
  */
-function segmentTokens(segment: string, word = false): Token[] {
+function segmentTokens(text: string, word = false): Token[] {
+  // By code points, as a value is read: `?` and a literal `😀` are one character each.
+  const segment = Array.from(text);
   const tokens: Token[] = [];
   for (let i = 0; i < segment.length; i++) {
     const c = segment[i]!;
@@ -156,7 +158,7 @@ function segmentTokens(segment: string, word = false): Token[] {
 
 /** `[abc]`, `[a-z]` or `[^x]`: one character (never `/`), or null when unclosed. */
 function bracket(
-  segment: string,
+  segment: readonly string[],
   open: number,
   word: boolean,
 ): { test: (c: string) => boolean; end: number } | null {
@@ -164,13 +166,17 @@ function bracket(
   // As in picomatch, only `^` negates; a `!` is a member.
   const negated = segment[i] === '^';
   if (negated) i++;
-  const ranges: [string, string][] = [];
+  const ranges: [number, number][] = [];
   const first = i;
   for (; i < segment.length; i++) {
     let c = segment[i]!;
     if (c === ']' && i > first) {
-      const test = (ch: string) =>
-        (word || ch !== '/') && ranges.some(([lo, hi]) => ch >= lo && ch <= hi) !== negated;
+      const test = (ch: string) => {
+        const point = ch.codePointAt(0)!;
+        return (
+          (word || ch !== '/') && ranges.some(([lo, hi]) => point >= lo && point <= hi) !== negated
+        );
+      };
       return { test, end: i };
     }
     if (c === '\\' && i + 1 < segment.length) c = segment[++i]!;
@@ -178,8 +184,8 @@ function bracket(
       let hi = segment[i + 2]!;
       i += 2;
       if (hi === '\\' && i + 1 < segment.length) hi = segment[++i]!;
-      ranges.push([c, hi]);
-    } else ranges.push([c, c]);
+      ranges.push([c.codePointAt(0)!, hi.codePointAt(0)!]);
+    } else ranges.push([c.codePointAt(0)!, c.codePointAt(0)!]);
   }
   return null;
 }
@@ -291,10 +297,23 @@ export function globMatcher(
   patterns: readonly string[],
   nocase: boolean,
 ): (value: string, budget: GlobBudget) => boolean {
-  return compiledOnce(globMatchers, `${nocase ? 'i' : 's'}\0${patterns.join('\0')}`, () =>
-    compileGlobs(patterns, nocase),
-  );
+  const byList = nocase ? nocaseListMatchers : listMatchers;
+  const frozen = Object.isFrozen(patterns);
+  let found = frozen ? byList.get(patterns) : undefined;
+  if (found === undefined) {
+    found = compiledOnce(globMatchers, `${nocase ? 'i' : 's'}\0${patterns.join('\0')}`, () =>
+      compileGlobs(patterns, nocase),
+    );
+    if (frozen) byList.set(patterns, found);
+  }
+  return found;
 }
+
+// The matcher of a frozen list of globs (a policy applied as it is, and its replayed copy, are
+// frozen: core/evaluation.ts), kept with the list so that each evaluation of its rules does
+// not make the list's key again. A list that can change is looked up by its text each time.
+const listMatchers = new WeakMap<readonly string[], Matcher>();
+const nocaseListMatchers = new WeakMap<readonly string[], Matcher>();
 
 type Matcher = (value: string, budget: GlobBudget) => boolean;
 
@@ -324,17 +343,36 @@ export function compiledOnce<T>(
   return found;
 }
 
+// An alternative without a special character matches exactly its own text: most alternatives
+// of the built-in rules are such (`{npm,pnpm,bun,yarn}`), and a set answers them at once. The
+// lookup spends the steps of one pass over the value.
+const LITERAL = /^[^*?[\\]*$/;
+
+/** One matcher for the alternatives of a list of globs: a set for the literal ones. */
+function anyOf(alternatives: string[], toAutomaton: (glob: string) => Matcher): Matcher {
+  const literals = new Set(alternatives.filter((a) => LITERAL.test(a)));
+  const automata = alternatives.filter((a) => !literals.has(a)).map(toAutomaton);
+  if (literals.size === 0) return (v, budget) => automata.some((m) => m(v, budget));
+  return (v, budget) => {
+    if (!budget.spend(v.length + 1)) throw new GlobBudgetExhausted();
+    return literals.has(v) || automata.some((m) => m(v, budget));
+  };
+}
+
 function compileGlobs(patterns: readonly string[], nocase: boolean): Matcher {
   const fold = (s: string) => (nocase ? s.toLowerCase() : s);
   const compileAll = (list: string[]) =>
-    list.flatMap((p) => alternativesOf(fold(p)) ?? [fold(p)]).map((p) => automaton(compile(p)));
+    anyOf(
+      list.flatMap((p) => alternativesOf(fold(p)) ?? [fold(p)]),
+      (p) => automaton(compile(p)),
+    );
   const include = patterns.filter((p) => !p.startsWith('!'));
   const exclude = patterns.filter((p) => p.startsWith('!')).map((p) => p.slice(1));
   const included = compileAll(include.length ? include : ['**']);
-  const excluded = compileAll(exclude);
+  const excluded = exclude.length > 0 ? compileAll(exclude) : null;
   return (value, budget) => {
     const v = fold(value);
-    return included.some((m) => m(v, budget)) && !excluded.some((m) => m(v, budget));
+    return included(v, budget) && !(excluded?.(v, budget) ?? false);
   };
 }
 
@@ -354,11 +392,9 @@ export function wordMatcher(
 
 function compileWords(patterns: readonly string[], nocase: boolean): Matcher {
   const fold = (s: string) => (nocase ? s.toLowerCase() : s);
-  const compiled = patterns
-    .flatMap((p) => alternativesOf(fold(p)) ?? [fold(p)])
-    .map((p) => automaton(segmentTokens(p, true)));
-  return (value, budget) => {
-    const v = fold(value);
-    return compiled.some((m) => m(v, budget));
-  };
+  const matches = anyOf(
+    patterns.flatMap((p) => alternativesOf(fold(p)) ?? [fold(p)]),
+    (p) => automaton(segmentTokens(p, true)),
+  );
+  return (value, budget) => matches(fold(value), budget);
 }

@@ -107,6 +107,22 @@ describe('conditions on tool calls', () => {
     }
   });
 
+  it('matches patterns of the longest length allowed, `**` between every word included', () => {
+    const words = Array.from({ length: 16 }, (_, i) => `w${i}`);
+    const longest = ['echo', ...words.slice(0, 15).flatMap((w) => ['**', w]), '**'].join(' ');
+    expect(longest.split(' ')).toHaveLength(32);
+    const line = `echo x ${words.join(' y ')}`;
+    expect(outcome([deny({ command: longest })], bash(line)).verdict).toBe('BLOCKED');
+    const missing = `echo ${words.filter((w) => w !== 'w14').join(' ')}`;
+    expect(outcome([deny({ command: longest })], bash(missing)).verdict).toBe('ALLOWED');
+    const exact = ['echo', ...Array.from({ length: 31 }, (_, i) => `a${i}`)].join(' ');
+    expect(outcome([deny({ command: exact })], bash(exact)).verdict).toBe('BLOCKED');
+    expect(outcome([deny({ command: exact })], bash(`${exact} more`)).verdict).toBe('BLOCKED');
+    expect(outcome([deny({ command: exact })], bash(exact.replace(' a30', ''))).verdict).toBe(
+      'ALLOWED',
+    );
+  });
+
   it('refuses invalid patterns and session conditions, naming the rule and field', () => {
     const problems = (conditions: Record<string, unknown>) => {
       const parsed = policyConfigSchema.safeParse({ rules: [deny(conditions)] });

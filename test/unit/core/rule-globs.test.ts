@@ -3,7 +3,13 @@ import picomatch from 'picomatch/posix.js';
 import { evaluatePolicy } from '../../../src/core/policy.js';
 import { policyConfigSchema, resolvePolicy } from '../../../src/core/policy-config.js';
 import { GLOB_STEP_BUDGET } from '../../../src/core/rules/conditional.js';
-import { alternativesOf, GlobBudget, globMatcher } from '../../../src/core/rules/glob.js';
+import {
+  alternativesOf,
+  GlobBudget,
+  GlobBudgetExhausted,
+  globMatcher,
+  wordMatcher,
+} from '../../../src/core/rules/glob.js';
 import { baseAction, claimWith } from '../../support/claims.js';
 
 const GLOBS = [
@@ -93,6 +99,54 @@ describe('rule globs', () => {
       expect(differences).toEqual([]);
     },
   );
+
+  it('reads globs and values by code points: an emoji is one character', () => {
+    const matches = (glob: string, value: string) => globMatcher([glob], false)(value, unlimited());
+    expect(matches('a😀b', 'a😀b')).toBe(true);
+    expect(matches('a😀*', 'a😀bc')).toBe(true);
+    expect(matches('a?b', 'a😀b')).toBe(true);
+    expect(matches('a??b', 'a😀b')).toBe(false);
+    expect(matches('a[😀x]b', 'a😀b')).toBe(true);
+    expect(matches('a[^😀]b', 'a😀b')).toBe(false);
+    expect(matches('a[^😀]b', 'axb')).toBe(true);
+    expect(matches('a\\😀b', 'a😀b')).toBe(true);
+    expect(wordMatcher(['😀'], false)('😀', unlimited())).toBe(true);
+    expect(wordMatcher(['{😀,x}y'], false)('😀y', unlimited())).toBe(true);
+  });
+
+  it('answers literal alternatives as the automaton would, spending steps on them', () => {
+    const tools = globMatcher(['{npm,pn?m,yarn}', 'bun'], false);
+    for (const [value, expected] of [
+      ['npm', true],
+      ['pnpm', true],
+      ['yarn', true],
+      ['bun', true],
+      ['npmx', false],
+      ['np', false],
+      ['', false],
+    ] as const)
+      expect([value, tools(value, unlimited())]).toEqual([value, expected]);
+    expect(globMatcher(['!bun', '!npm'], false)('npm', unlimited())).toBe(false);
+    expect(globMatcher(['!bun', '!npm'], false)('yarn', unlimited())).toBe(true);
+    // A literal lookup is one pass over the value, counted against the evaluation's budget.
+    expect(() => globMatcher(['bun'], false)('x'.repeat(20), new GlobBudget(10))).toThrow(
+      GlobBudgetExhausted,
+    );
+    expect(() => wordMatcher(['bun'], false)('x'.repeat(20), new GlobBudget(10))).toThrow(
+      GlobBudgetExhausted,
+    );
+  });
+
+  it('keeps the matcher of a frozen list with it, and reads a list that can change each time', () => {
+    const frozen = Object.freeze(['a', 'b*']);
+    expect(globMatcher(frozen, false)('bc', unlimited())).toBe(true);
+    expect(globMatcher(frozen, false)('c', unlimited())).toBe(false);
+    expect(globMatcher(frozen, true)('BC', unlimited())).toBe(true);
+    const list = ['a'];
+    expect(globMatcher(list, false)('b', unlimited())).toBe(false);
+    list[0] = 'b';
+    expect(globMatcher(list, false)('b', unlimited())).toBe(true);
+  });
 
   it('a "!" glob excludes; a list of only exclusions starts from **', () => {
     const notDocs = globMatcher(['!docs/**', '!**/*.md'], false);
