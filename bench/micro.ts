@@ -1,6 +1,7 @@
 import { createHash, generateKeyPairSync, sign, verify } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { nativeSha256Hex } from '@svc/verify/node';
 import {
   canonicalBytes,
   canonicalize,
@@ -13,9 +14,12 @@ import {
 import { claimInputSchema } from '../src/core/claim-schema.js';
 // Imported for its side effect too: it sets the SHA-512 noble's synchronous API needs.
 import { evaluateClaim } from '../src/core/evaluation.js';
+import { builtinPolicy } from '../src/core/policies.js';
+import { evaluatePolicy } from '../src/core/policy.js';
 import { resolvePolicy } from '../src/core/policy-config.js';
 import { buildReceiptCore, chainReceipt, signedMessage, signReceipt } from '../src/core/receipt.js';
 import { serverKeyFrom } from '../src/secrets/server-key.js';
+import { toolCallClaim } from './agent-requests.js';
 import { benchClaim } from './claims.js';
 
 export interface MicroResult {
@@ -74,6 +78,12 @@ export function runMicro(seconds: number): MicroResult[] {
   const signed = signReceipt(core, serverKey);
   const chained = chainReceipt(signed, { sequence: 0, receipt_hash: null });
   const claimBytes = canonicalBytes(claim);
+  const agent = builtinPolicy('agent')!.config;
+  const toolCalls = Array.from({ length: 6 }, (_, i) =>
+    claimInputSchema.parse(toolCallClaim(0, i, 'micro-')),
+  );
+  let turn = 0;
+  const nextToolCall = () => toolCalls[turn++ % toolCalls.length]!;
 
   const cases: [group: string, name: string, fn: () => unknown, bytes?: number][] = [
     ['request', 'parseStrictJson(claim body)', () => parseStrictJson(body), body.length],
@@ -109,6 +119,14 @@ export function runMicro(seconds: number): MicroResult[] {
       message.length,
     ],
     ['pipeline', 'evaluateClaim', () => evaluateClaim(claim, resolvePolicy(claim.policyConfig))],
+    // A coding agent's tool calls under the built-in agent policy (its command, path and URL
+    // rules), one of each kind the hook scenarios send, in turn.
+    ['rules', 'evaluatePolicy(tool call, agent)', () => evaluatePolicy(nextToolCall(), agent)],
+    [
+      'rules',
+      'evaluateClaim(tool call, agent) (node:crypto sha256, as the service)',
+      () => evaluateClaim(nextToolCall(), agent, nativeSha256Hex),
+    ],
     [
       'pipeline',
       'evaluate + build + sign + receiptHash',
