@@ -56,6 +56,11 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s'"<>`)]+/gi;
 const MAX_READ_CHARS = 4 * MAX_COMMAND_CHARS;
 /** Codex's apply_patch names its files in the patch. */
 const PATCH_FILE = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm;
+/**
+ * A patch in Codex's apply_patch format: Codex sends it as the tool's `command` (or `input`),
+ * and it is no command line. Its files are the call's paths.
+ */
+const isPatch = (text: string) => /^\s*\*\*\* Begin Patch\r?\n/.test(text);
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -106,10 +111,15 @@ export function summarizeToolCall(
   // The command line.
   let line: string | undefined;
   let argv: string[] | undefined;
+  const patches: string[] = [];
   if (typeof input === 'string' && isShellTool(toolName)) line = input;
   if (isRecord(input)) {
     for (const key of COMMAND_KEYS) {
       const value = input[key];
+      if (typeof value === 'string' && isPatch(value)) {
+        patches.push(value);
+        break;
+      }
       if (typeof value === 'string') {
         const args = strings(input.args);
         if (Array.isArray(input.args) && args.length === input.args.length && args.length > 0) {
@@ -162,9 +172,15 @@ export function summarizeToolCall(
     }
     for (const key of ['input', 'patch']) {
       const patch = input[key];
-      if (typeof patch === 'string' && patch.includes('*** Begin Patch')) {
-        for (const m of patch.matchAll(PATCH_FILE)) rawPaths.push(m[1]!.trim());
-      }
+      if (typeof patch === 'string' && patch.includes('*** Begin Patch')) patches.push(patch);
+    }
+  }
+  // An argv that runs apply_patch (Codex's shell form) carries the patch as a word.
+  if (argv && /^(?:.*\/)?apply_?patch$/.test(argv[0] ?? '')) patches.push(...argv.filter(isPatch));
+  for (const patch of patches) {
+    if (patch.length > MAX_READ_CHARS) incomplete = true;
+    for (const m of patch.slice(0, MAX_READ_CHARS).matchAll(PATCH_FILE)) {
+      rawPaths.push(m[1]!.trim());
     }
   }
   const paths: string[] = [];

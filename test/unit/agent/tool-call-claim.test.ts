@@ -186,6 +186,29 @@ describe('summarizeToolCall', () => {
       },
       { paths: ['src/a.ts', '/tmp/b'] },
     ],
+    // Codex sends the patch as the tool's `command`: it is read as a patch, not a command line.
+    [
+      'apply_patch',
+      { command: '*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch\n' },
+      { paths: ['hello.txt'] },
+    ],
+    [
+      'shell',
+      {
+        command: [
+          'apply_patch',
+          '*** Begin Patch\n*** Update File: /home/dev/proj/src/b.ts\n@@\n*** End Patch',
+        ],
+      },
+      {
+        command: "apply_patch '*** Begin Patch\n*** Update File: /home/dev/proj/src/b.ts\n@@\n*** End Patch'",
+        argv: [
+          'apply_patch',
+          '*** Begin Patch\n*** Update File: /home/dev/proj/src/b.ts\n@@\n*** End Patch',
+        ],
+        paths: ['src/b.ts'],
+      },
+    ],
   ])('%s %j', (name, input, expected) => {
     expect(summarizeToolCall(name, input, CWD)).toEqual(expected);
   });
