@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hashCanonical } from '@svc/verify';
+import { canonicalize, hashCanonical } from '@svc/verify';
 import {
   acknowledge,
   answer,
@@ -16,7 +16,12 @@ import type { Clock } from '../ports/clock.js';
 import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { AgentApprovals } from './agent-approvals.js';
-import type { ClaimService, EvaluateResponse, SubmitterContext } from './claims.js';
+import {
+  responseOf,
+  type ClaimService,
+  type EvaluateResponse,
+  type SubmitterContext,
+} from './claims.js';
 import type { OutcomeService } from './outcomes.js';
 
 /** The policy a tool call is decided under when neither the key's lock nor the request names one. */
@@ -64,8 +69,11 @@ export class AgentHookService {
       approvals: AgentApprovals;
       /** Where session start and end events are recorded. */
       sessions: Pick<SessionStore, 'recordEvent'>;
-      /** Where a waiting answer looks for a reviewer's decision. */
-      ledger: Pick<LedgerStore, 'dispositionsOf'>;
+      /**
+       * Where a waiting answer looks for a reviewer's decision, and a call sent again finds
+       * its first decision.
+       */
+      ledger: Pick<LedgerStore, 'dispositionsOf' | 'getByClaimId'>;
       /**
        * How often a waiting answer looks (default 500 ms), and how many may wait (64; a
        * quarter of them for one account).
@@ -230,11 +238,35 @@ export class AgentHookService {
   }
 
   /**
+   * The decision of a call. A harness may send the same event twice: it retries a hook that
+   * timed out, or runs the same hook from two settings files at once (Codex runs matching
+   * hooks concurrently). The claim names the call by the harness's id, but its source carries
+   * the time it arrived, so the second claim differs from the first there (and, with an
+   * approval opened meanwhile, in its cited sources) and the ledger refuses it as a
+   * claim_conflict. Such a repeat is answered with the first decision, as an idempotent
+   * evaluate is (contract §7); a call under the same id with any other difference (input,
+   * tool, session, policy) stays a conflict.
+   */
+  private async evaluate(claim: ClaimInput, context: SubmitterContext): Promise<EvaluateResponse> {
+    try {
+      return await this.evaluateOnce(claim, context);
+    } catch (error) {
+      if (!isSvcError(error) || error.code !== 'claim_conflict') throw error;
+      const first = await this.deps.ledger.getByClaimId(context.scope, claim.claim_id);
+      if (!first || !sameCall(first.claim, claim)) throw error;
+      return responseOf(first);
+    }
+  }
+
+  /**
    * Evaluates the claim, citing an open approval of this exact call when there is one. An
    * approval used or expired between the lookup and the append is refused by the store
    * (approval_refused); the call is then decided again without it.
    */
-  private async evaluate(claim: ClaimInput, context: SubmitterContext): Promise<EvaluateResponse> {
+  private async evaluateOnce(
+    claim: ClaimInput,
+    context: SubmitterContext,
+  ): Promise<EvaluateResponse> {
     const cited = await this.deps.approvals.withApproval(claim, context.scope);
     try {
       const { response, replayed } = await this.deps.claims.evaluate(cited, context);
@@ -248,3 +280,7 @@ export class AgentHookService {
     }
   }
 }
+
+/** Whether two tool-call claims ask about the same call: equal but for their sources. */
+const sameCall = (a: ClaimInput, b: ClaimInput): boolean =>
+  canonicalize({ ...a, sources: [] }) === canonicalize({ ...b, sources: [] });

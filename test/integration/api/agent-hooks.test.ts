@@ -99,6 +99,57 @@ describe('a pre-tool event of each harness', () => {
     expect(entry!.receipt.policy.name).toBe('agent');
   });
 
+  it('answers the same event sent again, or twice at once, with its first decision; another input under the same id is a conflict', async () => {
+    const { t, key } = await world();
+    const event = fixture('claude-code/pre-tool-use.bash.json');
+    const first = await hook(t, key, 'claude-code', event);
+    expect(first.status).toBe(200);
+    // Later: the claim's source now carries another arrival time.
+    t.clock.advance(5_000);
+    const again = await hook(t, key, 'claude-code', event);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    t.clock.advance(5_000);
+    const twice = { ...event, tool_use_id: 'toolu_twice' };
+    const [a, b] = await Promise.all([
+      hook(t, key, 'claude-code', twice),
+      hook(t, key, 'claude-code', twice),
+    ]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body).toEqual(b.body);
+    const { entries } = await ledgerState(t);
+    expect(entries).toHaveLength(2);
+    expect(JSON.stringify(first.body)).toContain(entries[0]!.receipt.receipt_id);
+    expect(JSON.stringify(a.body)).toContain(entries[1]!.receipt.receipt_id);
+    // The same id with another input is another call: refused, nothing written.
+    const other = { ...event, tool_input: { command: 'npm run build' } };
+    expectError(await hook(t, key, 'claude-code', other), 409, 'claim_conflict');
+    expect((await ledgerState(t)).entries).toHaveLength(2);
+  });
+
+  it("allows Codex's apply_patch inside the project, reading the patch's files as the call's paths", async () => {
+    const { t, key } = await world();
+    const patch = fixture('codex/pre-tool-use.apply-patch.json');
+    const inside = await hook(t, key, 'codex', patch);
+    expect(inside.status).toBe(200);
+    expect(inside.body.hookSpecificOutput).toBeUndefined();
+    const outsidePatch = '*** Begin Patch\n*** Add File: /etc/profile.d/x.sh\n+x\n*** End Patch\n';
+    const outside = await hook(t, key, 'codex', {
+      ...patch,
+      tool_input: { command: outsidePatch },
+      tool_use_id: 'call-apply-patch-2',
+    });
+    expect(outside.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+    const [first, second] = (await ledgerState(t)).entries;
+    expect(first!.receipt.policy.verdict).toBe('ALLOWED');
+    const summaryOf = (e: typeof first) =>
+      (e!.claim.action as { tool: { summary: Record<string, unknown> } }).tool.summary;
+    expect(summaryOf(first)).toEqual({ paths: ['hello.txt'] });
+    // Outside the project: asked about, which Codex cannot ask, so denied with the review link.
+    expect(second!.receipt.policy.verdict).toBe('ESCALATED');
+    expect(summaryOf(second)).toEqual({ paths: ['/etc/profile.d/x.sh'] });
+  });
+
   it('asks Claude Code before publishing a package, and denies where the harness cannot ask', async () => {
     const { t, key } = await world();
     const publish = {
