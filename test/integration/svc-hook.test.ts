@@ -466,6 +466,53 @@ describe('svc-hook fails closed', () => {
     expect(failed.stderr).toMatch(/the PostToolUse was not recorded: svc answered HTTP 500: boom/);
   });
 
+  it('a post-tool or session event it cannot read is a non-blocking error too; a pre-tool one is denied', async () => {
+    const before = requests.length;
+    // Copilot's documentation prints these without the sessionId the CLI sends.
+    const post = await svcHook(
+      ['copilot', '--event', 'postToolUse'],
+      fixtureText('copilot', 'post-tool-use.docs'),
+    );
+    expect(post.code).toBe(1);
+    expect(JSON.parse(post.stdout)).toEqual({});
+    expect(post.stderr).toMatch(
+      /svc-hook: the postToolUse was not recorded: copilot hook event: sessionId/,
+    );
+    const noSession = (file: string) => {
+      const event = JSON.parse(fixtureText('claude-code', file)) as Record<string, unknown>;
+      delete event['session_id'];
+      return JSON.stringify(event);
+    };
+    const end = await svcHook(['claude-code'], noSession('session-end'));
+    expect(end.code).toBe(1);
+    expect(end.stderr).toMatch(
+      /svc-hook: the SessionEnd was not recorded: claude-code hook event: /,
+    );
+    expect(end.stdout).not.toContain('PreToolUse');
+    // Nothing was sent for either: svc could not read them either.
+    expect(requests).toHaveLength(before);
+    // A pre-tool event that cannot be read, or an event under a name no harness uses, denies.
+    replyWith(
+      { error: 'session_id must be a non-empty string', code: 'validation_failed' },
+      null,
+      400,
+    );
+    expectDenial(
+      await svcHook(['claude-code'], noSession('pre-tool-use.bash')),
+      'claude-code',
+      /svc answered HTTP 400/,
+    );
+    const strange = {
+      ...JSON.parse(noSession('post-tool-use.write')),
+      hook_event_name: 'constructor',
+    };
+    expectDenial(
+      await svcHook(['claude-code'], JSON.stringify(strange)),
+      'claude-code',
+      /HTTP 400/,
+    );
+  });
+
   it('exits 2 with its usage for a harness it does not know', async () => {
     const run = await svcHook(['vim'], claudeEvent);
     expect(run.code).toBe(2);

@@ -1,3 +1,4 @@
+import type { HookEventKind } from './types.js';
 // Small readers for attacker-controlled hook bodies: this package has no dependencies, so no
 // schema library. Each returns undefined or throws a BodyError naming the field.
 
@@ -84,3 +85,12 @@ export function decodedArgs(value: unknown): unknown {
 export function mcpToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`;
 }
+
+/**
+ * The kind of a harness's event by its name: one of `kinds` (own names only: an event named
+ * `constructor` is no kind), or `other`.
+ */
+export const kindIn =
+  (kinds: Readonly<Record<string, HookEventKind>>) =>
+  (hookEvent: string): HookEventKind =>
+    Object.hasOwn(kinds, hookEvent) ? kinds[hookEvent]! : 'other';

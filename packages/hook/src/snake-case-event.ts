@@ -1,4 +1,4 @@
-import { LIMITS, optStr, present, requireObject, str, type Json } from './read.js';
+import { kindIn, LIMITS, optStr, present, requireObject, str, type Json } from './read.js';
 import type { HookEvent, HookEventKind } from './types.js';
 
 /**
@@ -15,7 +15,7 @@ export function snakeCaseEvent(
 ): { body: Json; event: HookEvent } {
   const body = requireObject(raw, 'the body');
   const hookEvent = str(body, 'hook_event_name', LIMITS.name);
-  const kind = kinds[hookEvent] ?? 'other';
+  const kind = kindIn(kinds)(hookEvent);
   const event: HookEvent = {
     kind,
     hook_event: hookEvent,

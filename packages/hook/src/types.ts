@@ -88,6 +88,8 @@ export interface Harness {
   answer(decision: HookDecision): HookAnswer;
   /** Whether the harness can ask its operator at this pre-tool event (an ESCALATED answer). */
   asks(hookEvent: string | undefined): boolean;
+  /** What an event of this name is, whether or not its body can be read. */
+  kindOf(hookEvent: string): HookEventKind;
   /** The answer to an event that asks nothing (post-tool, session start and end). */
   acknowledge(): HookAnswer;
   /** A denial for when no decision could be had (svc unreachable, a bad answer …). */

@@ -201,7 +201,8 @@ describe('summarizeToolCall', () => {
         ],
       },
       {
-        command: "apply_patch '*** Begin Patch\n*** Update File: /home/dev/proj/src/b.ts\n@@\n*** End Patch'",
+        command:
+          "apply_patch '*** Begin Patch\n*** Update File: /home/dev/proj/src/b.ts\n@@\n*** End Patch'",
         argv: [
           'apply_patch',
           '*** Begin Patch\n*** Update File: /home/dev/proj/src/b.ts\n@@\n*** End Patch',

@@ -170,16 +170,24 @@ async function decide(
     return fail('the hook event on standard input is not JSON');
   }
   const read = harness.parseEvent(parsed, options.event ? { event: options.event } : {});
-  const kind = read.ok ? read.event.kind : null;
+  // An event that cannot be read is still known by its name, when it has one: a post-tool
+  // or session event svc-hook cannot read is reported as one. Any other stays a pre-tool
+  // event, whose failure denies.
+  const named = read.ok ? read.event.hook_event : (options.event ?? nameOf(parsed));
+  const kind = read.ok ? read.event.kind : named !== undefined ? harness.kindOf(named) : null;
+  const after = read.ok
+    ? kind !== 'pre_tool'
+    : kind === 'post_tool' || kind === 'session_start' || kind === 'session_end';
   // Only a pre-tool event gates a call. After the call, or at a session's start or end, there
   // is nothing left to deny: a failure is reported as a non-blocking error (exit 1), so that
   // the harness neither stops the agent nor reads a deny meant for another event.
   const failAfter = (problem: string): HookAnswer => ({
     ...harness.acknowledge(),
     exit_code: 1,
-    stderr: `svc-hook: the ${read.ok ? read.event.hook_event : 'event'} was not recorded: ${problem}`,
+    stderr: `svc-hook: the ${named ?? 'event'} was not recorded: ${problem}`,
   });
-  const failWith = kind === null || kind === 'pre_tool' ? fail : failAfter;
+  const failWith = after ? failAfter : fail;
+  if (!read.ok && after) return failAfter(read.error);
   if (settingError) return failWith(settingError);
   const baseUrl = env['SVC_URL'];
   if (!baseUrl) return failWith('SVC_URL is not set');
@@ -204,6 +212,15 @@ async function decide(
     ...(options.waitSeconds ? { waitSeconds: options.waitSeconds } : {}),
   });
   return result.ok ? result.answer : failWith(result.problem);
+}
+
+/** The event name a body carries, if any (`hook_event_name`, as every snake-case harness). */
+function nameOf(body: unknown): string | undefined {
+  const name =
+    typeof body === 'object' && body !== null
+      ? (body as Record<string, unknown>)['hook_event_name']
+      : undefined;
+  return typeof name === 'string' && name.length > 0 && name.length <= 64 ? name : undefined;
 }
 
 /**

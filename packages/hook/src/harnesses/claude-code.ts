@@ -1,4 +1,4 @@
-import { BodyError, isObject } from '../read.js';
+import { BodyError, isObject, kindIn } from '../read.js';
 import { parsed } from '../parse-result.js';
 import {
   allowText,
@@ -71,6 +71,7 @@ export const claudeCode: Harness = {
   parseEvent: (body) => parsed('claude-code', body, read),
   answer,
   asks: () => true,
+  kindOf: kindIn(KINDS),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     // Exit 2 blocks the call whatever stdout holds, with stderr as the reason.

@@ -1,4 +1,4 @@
-import { isObject } from '../read.js';
+import { isObject, kindIn } from '../read.js';
 import { parsed } from '../parse-result.js';
 import { allowText, denyText, escalatedDenyText, failClosedText, failOpenText } from '../text.js';
 import type { Harness, HookAnswer, HookDecision, HookEvent, HookEventKind } from '../types.js';
@@ -70,6 +70,7 @@ export const codex: Harness = {
   parseEvent: (body) => parsed('codex', body, read),
   answer,
   asks: () => false,
+  kindOf: kindIn(KINDS),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     // Exit 2 with a non-empty stderr blocks; without a stderr reason Codex would not block.

@@ -1,4 +1,4 @@
-import { LIMITS, isObject, mcpToolName, optStr, str } from '../read.js';
+import { LIMITS, isObject, mcpToolName, optStr, str, kindIn } from '../read.js';
 import { parsed } from '../parse-result.js';
 import { allowText, denyText, escalatedDenyText, failClosedText, failOpenText } from '../text.js';
 import type { Harness, HookAnswer, HookDecision, HookEvent, HookEventKind } from '../types.js';
@@ -59,6 +59,7 @@ export const geminiCli: Harness = {
   parseEvent: (body) => parsed('gemini-cli', body, read),
   answer,
   asks: () => false,
+  kindOf: kindIn(KINDS),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);

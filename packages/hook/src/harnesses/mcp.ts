@@ -1,4 +1,13 @@
-import { BodyError, LIMITS, isObject, optStr, present, requireObject, str } from '../read.js';
+import {
+  BodyError,
+  LIMITS,
+  isObject,
+  optStr,
+  present,
+  requireObject,
+  str,
+  kindIn,
+} from '../read.js';
 import { parsed } from '../parse-result.js';
 import { allowText, denyText, escalatedDenyText, failClosedText, failOpenText } from '../text.js';
 import type { Harness, HookAnswer, HookDecision, HookEvent, HookEventKind } from '../types.js';
@@ -46,8 +55,8 @@ function toolResponse(body: Record<string, unknown>): NonNullable<HookEvent['out
 function read(raw: unknown): HookEvent {
   const body = requireObject(raw, 'the body');
   const hookEvent = str(body, 'hook_event_name', LIMITS.name);
-  const kind = KINDS[hookEvent];
-  if (!kind) {
+  const kind = kindIn(KINDS)(hookEvent);
+  if (kind === 'other') {
     throw new BodyError(`hook_event_name must be one of ${Object.keys(KINDS).join(', ')}`);
   }
   const event: HookEvent = {
@@ -107,6 +116,7 @@ export const mcp: Harness = {
   parseEvent: (body) => parsed('mcp', body, read),
   answer,
   asks: () => false,
+  kindOf: kindIn(KINDS),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);
