@@ -57,10 +57,12 @@ const MAX_READ_CHARS = 4 * MAX_COMMAND_CHARS;
 /** Codex's apply_patch names its files in the patch. */
 const PATCH_FILE = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm;
 /**
- * A patch in Codex's apply_patch format: Codex sends it as the tool's `command` (or `input`),
- * and it is no command line. Its files are the call's paths.
+ * A patch in Codex's apply_patch format: Codex sends it as the `command` of its `apply_patch`
+ * tool, where it is no command line. Its files are the call's paths. Only that tool's:
+ * a shell would run the lines of such a text as commands.
  */
 const isPatch = (text: string) => /^\s*\*\*\* Begin Patch\r?\n/.test(text);
+const isPatchTool = (name: string) => /^apply_?patch$/i.test(name);
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -116,7 +118,7 @@ export function summarizeToolCall(
   if (isRecord(input)) {
     for (const key of COMMAND_KEYS) {
       const value = input[key];
-      if (typeof value === 'string' && isPatch(value)) {
+      if (typeof value === 'string' && isPatchTool(toolName) && isPatch(value)) {
         patches.push(value);
         break;
       }

@@ -214,6 +214,18 @@ describe('summarizeToolCall', () => {
     expect(summarizeToolCall(name, input, CWD)).toEqual(expected);
   });
 
+  it('reads a patch-like text as a command line in every tool but apply_patch: a shell runs its lines', () => {
+    const text = '*** Begin Patch\n*** Add File: a.txt\nrm -rf /\n*** End Patch\n';
+    for (const tool of ['Bash', 'shell', 'run_shell_command', 'exec_command']) {
+      const summary = summarizeToolCall(tool, { command: text }, CWD);
+      expect([tool, summary.command]).toEqual([tool, text]);
+      expect(summary.argv).toEqual(expect.arrayContaining(['rm', '-rf', '/']));
+    }
+    expect(summarizeToolCall('apply_patch', { command: text }, CWD)).toEqual({
+      paths: ['a.txt'],
+    });
+  });
+
   it('reads a command given as a line, as an argv array, or as a program and args', () => {
     expect(summarizeToolCall('run_shell_command', { command: 'ls -la | wc -l' }, CWD)).toEqual({
       command: 'ls -la | wc -l',
