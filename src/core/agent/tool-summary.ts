@@ -54,14 +54,35 @@ const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s'"<>`)]+/gi;
  * secret cut by the bound is still recognised whole; past it the summary is incomplete.
  */
 const MAX_READ_CHARS = 4 * MAX_COMMAND_CHARS;
-/** Codex's apply_patch names its files in the patch. */
-const PATCH_FILE = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm;
+// Codex's apply_patch names its files in the patch, one header line each. Read as Codex's
+// parser reads them (codex-rs/apply-patch/src/parser.rs): lines split at `\n` only, a `\r`
+// at the end dropped, each line trimmed before its marker is looked for.
+const PATCH_MARKERS = ['*** Add File: ', '*** Update File: ', '*** Delete File: ', '*** Move to: '];
+const patchLines = (text: string) => text.split('\n').map((line) => line.replace(/\r$/, '').trim());
+/** Characters that end a line for a reader of JS strings but not for Codex's parser. */
+const ODD_IN_PATH = /[\u0000-\u001f\u007f\u2028\u2029]/;
+
+/** The files a patch names, and whether one of them holds a character no path should. */
+function patchFiles(text: string): { files: string[]; odd: boolean } {
+  const files: string[] = [];
+  for (const line of patchLines(text)) {
+    const marker = PATCH_MARKERS.find((m) => line.startsWith(m));
+    if (marker) files.push(line.slice(marker.length));
+  }
+  return { files, odd: files.some((file) => ODD_IN_PATH.test(file)) };
+}
+
 /**
- * A patch in Codex's apply_patch format: Codex sends it as the `command` of its `apply_patch`
- * tool, where it is no command line. Its files are the call's paths. Only that tool's:
- * a shell would run the lines of such a text as commands.
+ * A patch in Codex's apply_patch format, whole: its first line `*** Begin Patch`, its last
+ * `*** End Patch`. Codex sends it as the `command` of its `apply_patch` tool, where it is no
+ * command line; its files are the call's paths. Only that tool's: a shell would run the lines
+ * of such a text as commands.
  */
-const isPatch = (text: string) => /^\s*\*\*\* Begin Patch\r?\n/.test(text);
+function isPatch(text: string): boolean {
+  const lines = patchLines(text);
+  while (lines.length > 0 && lines.at(-1) === '') lines.pop();
+  return lines[0] === '*** Begin Patch' && lines.at(-1) === '*** End Patch';
+}
 const isPatchTool = (name: string) => /^apply_?patch$/i.test(name);
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
@@ -181,9 +202,10 @@ export function summarizeToolCall(
   if (argv && /^(?:.*\/)?apply_?patch$/.test(argv[0] ?? '')) patches.push(...argv.filter(isPatch));
   for (const patch of patches) {
     if (patch.length > MAX_READ_CHARS) incomplete = true;
-    for (const m of patch.slice(0, MAX_READ_CHARS).matchAll(PATCH_FILE)) {
-      rawPaths.push(m[1]!.trim());
-    }
+    const { files, odd } = patchFiles(patch.slice(0, MAX_READ_CHARS));
+    // A file name that would read differently here than in Codex is not shown as if it did not.
+    if (odd) incomplete = true;
+    rawPaths.push(...files);
   }
   const paths: string[] = [];
   if (rawPaths.length > MAX_TOOL_PATHS) incomplete = true;

@@ -224,6 +224,27 @@ describe('summarizeToolCall', () => {
     expect(summarizeToolCall('apply_patch', { command: text }, CWD)).toEqual({
       paths: ['a.txt'],
     });
+    // Not a whole patch (no end line): a command line, as any other tool's.
+    const cut = '*** Begin Patch\n*** Add File: a.txt\nrm -rf /\n';
+    expect(summarizeToolCall('apply_patch', { command: cut }, CWD).command).toBe(cut);
+  });
+
+  it("reads a patch's file headers as Codex does: indented, and split at newlines only", () => {
+    const indented =
+      '*** Begin Patch\n  *** Add File: /home/dev/.ssh/authorized_keys\n+ssh-ed25519 AAAA\n*** End Patch';
+    expect(summarizeToolCall('apply_patch', { command: indented }, CWD)).toEqual({
+      paths: ['/home/dev/.ssh/authorized_keys'],
+    });
+    const crlf = '*** Begin Patch\r\n*** Update File: src/a.ts\r\n@@\r\n*** End Patch\r\n';
+    expect(summarizeToolCall('apply_patch', { command: crlf }, CWD)).toEqual({
+      paths: ['src/a.ts'],
+    });
+    // A header whose file name holds a lone \r or a line separator would name another file in
+    // Codex than here: the summary says it is incomplete, so every rule on paths applies.
+    for (const odd of ['\r', '\u2028', '\u2029']) {
+      const patch = `*** Begin Patch\n*** Add File: notes.txt${odd}/../../.ssh/authorized_keys\n+k\n*** End Patch`;
+      expect(summarizeToolCall('apply_patch', { command: patch }, CWD).incomplete).toBe(true);
+    }
   });
 
   it('reads a command given as a line, as an argv array, or as a program and args', () => {
