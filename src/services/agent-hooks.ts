@@ -9,7 +9,7 @@ import {
   type HookEvent,
 } from '@svc/hook';
 import { buildToolCallClaim, toolInputDigest } from '../core/agent/tool-call-claim.js';
-import { approvalOf } from '../core/approval.js';
+import { APPROVAL_SOURCE_ID, approvalOf } from '../core/approval.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
 import type { Clock } from '../ports/clock.js';
@@ -281,6 +281,20 @@ export class AgentHookService {
   }
 }
 
-/** Whether two tool-call claims ask about the same call: equal but for their sources. */
+/**
+ * Whether two tool-call claims ask about the same call: equal but for the time their sources
+ * were captured and an approval either cites.
+ */
 const sameCall = (a: ClaimInput, b: ClaimInput): boolean =>
-  canonicalize({ ...a, sources: [] }) === canonicalize({ ...b, sources: [] });
+  canonicalize(withoutArrival(a)) === canonicalize(withoutArrival(b));
+
+const withoutArrival = (claim: ClaimInput): unknown => ({
+  ...claim,
+  sources: claim.sources
+    .filter((source) => source.id !== APPROVAL_SOURCE_ID)
+    .map((source) =>
+      source.provenance
+        ? { ...source, provenance: { ...source.provenance, captured_at: '' } }
+        : source,
+    ),
+});

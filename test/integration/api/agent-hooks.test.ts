@@ -5,6 +5,7 @@ import { parseEvent } from '@svc/hook';
 import canonicalize from 'canonicalize';
 import request from 'supertest';
 import { loadConfig } from '../../../src/config/config.js';
+import { buildToolCallClaim } from '../../../src/core/agent/tool-call-claim.js';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
   expectError,
@@ -125,6 +126,32 @@ describe('a pre-tool event of each harness', () => {
     const other = { ...event, tool_input: { command: 'npm run build' } };
     expectError(await hook(t, key, 'claude-code', other), 409, 'claim_conflict');
     expect((await ledgerState(t)).entries).toHaveLength(2);
+    // A claim evaluated under the call's id with evidence of its own is not the call's decision.
+    const parsed = parseEvent('claude-code', { ...event, tool_use_id: 'toolu_planted' });
+    if (!parsed.ok) throw new Error(parsed.error);
+    const { claim } = buildToolCallClaim({
+      harness: 'claude-code',
+      session: parsed.event.session,
+      agent: parsed.event.agent,
+      ...(parsed.event.model !== undefined && { agent_model: parsed.event.model }),
+      tool_name: parsed.event.tool!.name,
+      tool_input: parsed.event.tool!.input,
+      tool_use_id: 'toolu_planted',
+      captured_at: new Date(t.clock.now()).toISOString(),
+    });
+    const planted = {
+      ...claim,
+      policy: 'agent',
+      sources: [
+        ...claim.sources,
+        { id: 'extra', type: 'manual', uri: 'urn:x', confidence: 1, content: 'x' },
+      ],
+    };
+    const evaluated = await request(t.app).post('/v1/evaluate').set('X-API-Key', key).send(planted);
+    expect(evaluated.status).toBe(200);
+    t.clock.advance(5_000);
+    const answered = await hook(t, key, 'claude-code', { ...event, tool_use_id: 'toolu_planted' });
+    expectError(answered, 409, 'claim_conflict');
   });
 
   it("allows Codex's apply_patch inside the project, reading the patch's files as the call's paths", async () => {
