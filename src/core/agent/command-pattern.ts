@@ -78,7 +78,11 @@ export function compileCommandPattern(pattern: string): CommandPattern {
 }
 
 function compile(pattern: string): CommandPattern {
-  return wordsOf(pattern).map((word): PatternWord => {
+  const words = wordsOf(pattern);
+  // Validation refuses longer patterns; matchesCommand keeps a pattern's positions in 32 bits.
+  if (words.length > MAX_PATTERN_WORDS)
+    throw new Error(`a command pattern of ${words.length} words reached matching`);
+  return words.map((word): PatternWord => {
     let exact: ReturnType<typeof wordMatcher> | undefined;
     let folded: ReturnType<typeof wordMatcher> | undefined;
     if (word === '**') return { kind: 'any' };

@@ -345,7 +345,8 @@ export function compiledOnce<T>(
 
 // An alternative without a special character matches exactly its own text: most alternatives
 // of the built-in rules are such (`{npm,pnpm,bun,yarn}`), and a set answers them at once. The
-// lookup spends the steps of one pass over the value.
+// lookup spends the steps of comparing the value with the longest literal, no more than one
+// automaton per literal would.
 const LITERAL = /^[^*?[\\]*$/;
 
 /** One matcher for the alternatives of a list of globs: a set for the literal ones. */
@@ -353,8 +354,9 @@ function anyOf(alternatives: string[], toAutomaton: (glob: string) => Matcher): 
   const literals = new Set(alternatives.filter((a) => LITERAL.test(a)));
   const automata = alternatives.filter((a) => !literals.has(a)).map(toAutomaton);
   if (literals.size === 0) return (v, budget) => automata.some((m) => m(v, budget));
+  const longest = Math.max(...[...literals].map((literal) => literal.length));
   return (v, budget) => {
-    if (!budget.spend(v.length + 1)) throw new GlobBudgetExhausted();
+    if (!budget.spend(Math.min(v.length, longest) + 1)) throw new GlobBudgetExhausted();
     return literals.has(v) || automata.some((m) => m(v, budget));
   };
 }
