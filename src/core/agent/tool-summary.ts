@@ -60,6 +60,7 @@ const MAX_READ_CHARS = 4 * MAX_COMMAND_CHARS;
 const PATCH_MARKERS = ['*** Add File: ', '*** Update File: ', '*** Delete File: ', '*** Move to: '];
 const patchLines = (text: string) => text.split('\n').map((line) => line.replace(/\r$/, '').trim());
 /** Characters that end a line for a reader of JS strings but not for Codex's parser. */
+// eslint-disable-next-line no-control-regex
 const ODD_IN_PATH = /[\u0000-\u001f\u007f\u2028\u2029]/;
 
 /** The files a patch names, and whether one of them holds a character no path should. */
