@@ -502,6 +502,12 @@ describe('svc-hook fails closed', () => {
       'claude-code',
       /svc answered HTTP 400/,
     );
+    // A configured event name the harness does not have denies, as a bad setting does.
+    expectDenial(
+      await svcHook(['copilot', '--event', 'pretooluse'], fixtureText('copilot', 'pre-tool-use')),
+      'copilot',
+      /--event "pretooluse" is no event svc reads from copilot/,
+    );
     const strange = {
       ...JSON.parse(noSession('post-tool-use.write')),
       hook_event_name: 'constructor',

@@ -188,6 +188,10 @@ async function decide(
   });
   const failWith = after ? failAfter : fail;
   if (!read.ok && after) return failAfter(read.error);
+  // A configured event svc does not read (a typo such as `pretooluse`) would be acknowledged
+  // as one that asks nothing, every call of it let through: refused instead.
+  if (options.event !== undefined && harness.kindOf(options.event) === 'other')
+    return fail(`--event "${options.event}" is no event svc reads from ${harness.name}`);
   if (settingError) return failWith(settingError);
   const baseUrl = env['SVC_URL'];
   if (!baseUrl) return failWith('SVC_URL is not set');
