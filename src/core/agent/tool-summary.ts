@@ -199,8 +199,13 @@ export function summarizeToolCall(
       if (typeof patch === 'string' && patch.includes('*** Begin Patch')) patches.push(patch);
     }
   }
-  // An argv that runs apply_patch (Codex's shell form) carries the patch as a word.
-  if (argv && /^(?:.*\/)?apply_?patch$/.test(argv[0] ?? '')) patches.push(...argv.filter(isPatch));
+  // A patch inside a command (`apply_patch <<'EOF'` in a shell, as Codex runs it, or the word
+  // after an apply_patch program): its files are the call's paths too. The command stays a
+  // command for every command rule; the paths only add rules that apply, never remove one.
+  for (const text of argv ?? (line !== undefined ? [line] : [])) {
+    const at = text.indexOf('*** Begin Patch');
+    if (at >= 0) patches.push(text.slice(at));
+  }
   for (const patch of patches) {
     if (patch.length > MAX_READ_CHARS) incomplete = true;
     const { files, odd } = patchFiles(patch.slice(0, MAX_READ_CHARS));

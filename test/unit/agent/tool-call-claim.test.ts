@@ -229,6 +229,17 @@ describe('summarizeToolCall', () => {
     expect(summarizeToolCall('apply_patch', { command: cut }, CWD).command).toBe(cut);
   });
 
+  it('reads the files of a patch a shell command feeds to apply_patch, keeping the command', () => {
+    const heredoc =
+      "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: /home/dev/.ssh/authorized_keys\n+k\n*** End Patch\nEOF\n";
+    const summary = summarizeToolCall('shell', { command: ['bash', '-lc', heredoc] }, CWD);
+    expect(summary.argv).toEqual(['bash', '-lc', heredoc]);
+    expect(summary.paths).toEqual(['/home/dev/.ssh/authorized_keys']);
+    const asLine = summarizeToolCall('Bash', { command: heredoc }, CWD);
+    expect(asLine.command).toBe(heredoc);
+    expect(asLine.paths).toEqual(['/home/dev/.ssh/authorized_keys']);
+  });
+
   it("reads a patch's file headers as Codex does: indented, and split at newlines only", () => {
     const indented =
       '*** Begin Patch\n  *** Add File: /home/dev/.ssh/authorized_keys\n+ssh-ed25519 AAAA\n*** End Patch';
