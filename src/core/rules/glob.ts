@@ -309,9 +309,10 @@ export function globMatcher(
   return found;
 }
 
-// The matcher of a frozen list of globs (a policy applied as it is, and its replayed copy, are
-// frozen: core/evaluation.ts), kept with the list so that each evaluation of its rules does
-// not make the list's key again. A list that can change is looked up by its text each time.
+// The matcher of a frozen list of globs (the built-in policies' configs and every config a
+// replay evaluates under are deeply frozen: core/policies.ts, core/evaluation.ts), kept with
+// the list so that each evaluation of its rules does not make the list's key again. A list
+// that can change is looked up by its text each time.
 const listMatchers = new WeakMap<readonly string[], Matcher>();
 const nocaseListMatchers = new WeakMap<readonly string[], Matcher>();
 
