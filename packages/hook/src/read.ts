@@ -90,7 +90,7 @@ export function mcpToolName(server: string, tool: string): string {
  * The kind of a harness's event by its name: one of `kinds` (own names only: an event named
  * `constructor` is no kind), or `other`.
  */
-export const kindIn =
-  (kinds: Readonly<Record<string, HookEventKind>>) =>
-  (hookEvent: string): HookEventKind =>
-    Object.hasOwn(kinds, hookEvent) ? kinds[hookEvent]! : 'other';
+export const kindIn = (
+  kinds: Readonly<Record<string, HookEventKind>>,
+  hookEvent: string,
+): HookEventKind => (Object.hasOwn(kinds, hookEvent) ? kinds[hookEvent]! : 'other');

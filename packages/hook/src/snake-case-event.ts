@@ -15,7 +15,7 @@ export function snakeCaseEvent(
 ): { body: Json; event: HookEvent } {
   const body = requireObject(raw, 'the body');
   const hookEvent = str(body, 'hook_event_name', LIMITS.name);
-  const kind = kindIn(kinds)(hookEvent);
+  const kind = kindIn(kinds, hookEvent);
   const event: HookEvent = {
     kind,
     hook_event: hookEvent,

@@ -71,7 +71,7 @@ export const claudeCode: Harness = {
   parseEvent: (body) => parsed('claude-code', body, read),
   answer,
   asks: () => true,
-  kindOf: kindIn(KINDS),
+  kindOf: (hookEvent) => kindIn(KINDS, hookEvent),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     // Exit 2 blocks the call whatever stdout holds, with stderr as the reason.

@@ -70,7 +70,7 @@ export const codex: Harness = {
   parseEvent: (body) => parsed('codex', body, read),
   answer,
   asks: () => false,
-  kindOf: kindIn(KINDS),
+  kindOf: (hookEvent) => kindIn(KINDS, hookEvent),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     // Exit 2 with a non-empty stderr blocks; without a stderr reason Codex would not block.

@@ -61,7 +61,7 @@ function read(raw: unknown, hint?: string): HookEvent {
   const body = requireObject(raw, 'the body');
   const named = firstStr(body, ['hook_event_name'], LIMITS.name);
   const hookEvent = hint ?? named ?? eventFromShape(body);
-  const kind = kindIn(KINDS)(hookEvent);
+  const kind = kindIn(KINDS, hookEvent);
   const id = firstStr(body, ['sessionId', 'session_id'], LIMITS.id);
   if (!id) {
     throw new BodyError('sessionId must be a non-empty string (Copilot CLI sends it)');
@@ -100,7 +100,7 @@ export const copilot: Harness = {
   parseEvent: (body, options) => parsed('copilot', body, (b) => read(b, options?.event)),
   answer,
   asks: () => false,
-  kindOf: kindIn(KINDS),
+  kindOf: (hookEvent) => kindIn(KINDS, hookEvent),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);

@@ -129,7 +129,7 @@ function outcomeOf(hookEvent: string, body: Json): HookEvent['outcome'] {
 function read(raw: unknown): HookEvent {
   const body = requireObject(raw, 'the body');
   const hookEvent = str(body, 'hook_event_name', LIMITS.name);
-  const kind = kindIn(KINDS)(hookEvent);
+  const kind = kindIn(KINDS, hookEvent);
   // conversation_id names the agent conversation in every event; the session events also
   // carry session_id, the same conversation.
   const id = firstStr(body, ['conversation_id', 'session_id'], LIMITS.id);
@@ -177,7 +177,7 @@ export const cursor: Harness = {
   parseEvent: (body) => parsed('cursor', body, read),
   answer,
   asks: (hookEvent) => hookEvent !== undefined && CAN_ASK.has(hookEvent),
-  kindOf: kindIn(KINDS),
+  kindOf: (hookEvent) => kindIn(KINDS, hookEvent),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);

@@ -59,7 +59,7 @@ export const geminiCli: Harness = {
   parseEvent: (body) => parsed('gemini-cli', body, read),
   answer,
   asks: () => false,
-  kindOf: kindIn(KINDS),
+  kindOf: (hookEvent) => kindIn(KINDS, hookEvent),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);

@@ -55,7 +55,7 @@ function toolResponse(body: Record<string, unknown>): NonNullable<HookEvent['out
 function read(raw: unknown): HookEvent {
   const body = requireObject(raw, 'the body');
   const hookEvent = str(body, 'hook_event_name', LIMITS.name);
-  const kind = kindIn(KINDS)(hookEvent);
+  const kind = kindIn(KINDS, hookEvent);
   if (kind === 'other') {
     throw new BodyError(`hook_event_name must be one of ${Object.keys(KINDS).join(', ')}`);
   }
@@ -116,7 +116,7 @@ export const mcp: Harness = {
   parseEvent: (body) => parsed('mcp', body, read),
   answer,
   asks: () => false,
-  kindOf: kindIn(KINDS),
+  kindOf: (hookEvent) => kindIn(KINDS, hookEvent),
   acknowledge: () => ({ body: {}, exit_code: 0 }),
   failClosed(message) {
     const text = failClosedText(message);
