@@ -432,13 +432,16 @@ function evaluateScenario(
   service: Spawned,
   apiKey: string,
   prefix: string,
+  // evaluate-sessions: the same claims at the hook's connections, in the same closed loop,
+  // so that the hook's saturated latency has the plain decision's beside it.
+  kind: 'evaluate' | 'evaluate-sessions' = 'evaluate',
 ): ScenarioDef {
   return {
     id,
-    kind: 'evaluate',
+    kind,
     method: 'POST',
     path: '/v1/evaluate',
-    connections: WRITE_CONNECTIONS,
+    connections: kind === 'evaluate' ? WRITE_CONNECTIONS : HOOK_SESSIONS,
     target: service,
     requests: claimRequests('/v1/evaluate', apiKey, prefix),
     probe: () => postClaim(service, '/v1/evaluate', apiKey, `${prefix}-probe`),
@@ -675,6 +678,7 @@ async function emptyLedgerScenarios(dataDir: string, options: Options) {
     evaluate: wanted(options, 'evaluate@empty', 'evaluate'),
     simulate: wanted(options, 'simulate', 'simulate'),
     verify: wanted(options, 'verify', 'verify'),
+    evaluateSessions: wanted(options, 'evaluate-8@empty', 'evaluate-sessions'),
     evaluateAgent: wanted(options, 'evaluate-agent@empty', 'evaluate-agent'),
     hook: wanted(options, 'hook@empty', 'hook'),
     hookPaced: HOOK_PACES.some((pace) => wanted(options, hookPacedId(pace), 'hook-paced')),
@@ -709,6 +713,10 @@ async function emptyLedgerScenarios(dataDir: string, options: Options) {
       results.push(
         await runScenario(evaluateScenario('evaluate@empty', service, apiKey, 'ev-empty'), options),
       );
+    }
+    if (want.evaluateSessions) {
+      const def = evaluateScenario('evaluate-8@empty', service, apiKey, 'ev8', 'evaluate-sessions');
+      results.push(await runScenario(def, options));
     }
     if (want.simulate) {
       results.push(

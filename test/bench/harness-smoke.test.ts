@@ -11,6 +11,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 interface Scenario {
   id: string;
   kind: string;
+  connections: number;
   status: 'ok' | 'missing' | 'error';
   rps: number | null;
   cpu_seconds: number | null;
@@ -108,6 +109,11 @@ describe('benchmark harness', () => {
     // Evaluate on the empty ledger and at each seeded size; the reads at each seeded size,
     // search at two concurrencies.
     expect(kinds.filter((k) => k === 'evaluate')).toHaveLength(3);
+    // The same evaluate at the hook's sessions: the floor its saturated latency is read against.
+    const hookConnections = results.scenarios.find((s) => s.id === 'hook@empty')?.connections;
+    expect(
+      results.scenarios.filter((s) => s.kind === 'evaluate-sessions').map((s) => s.connections),
+    ).toEqual([hookConnections]);
     expect(kinds.filter((k) => k === 'stats')).toHaveLength(2);
     for (const kind of ['search-filters', 'search-text']) {
       expect(kinds.filter((k) => k === kind)).toHaveLength(4);
