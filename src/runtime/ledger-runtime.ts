@@ -220,6 +220,7 @@ export function createLedgerRuntime(deps: LedgerRuntimeDeps): LedgerRuntime {
     clock,
     baseUrl,
     storeInputs: config.agentStoreInputs ?? false,
+    sha256Hex,
     onReceipt: countReceipt,
   });
   const githubReady = registerGithubDeliveries({

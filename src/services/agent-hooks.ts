@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { canonicalize, hashCanonical } from '@svc/verify';
+import { canonicalize, hashCanonical, portableSha256Hex, type Sha256Hex } from '@svc/verify';
 import {
   acknowledge,
   answer,
@@ -61,6 +61,7 @@ export class AgentHookService {
   /** Answers waiting for a reviewer now, in all and by submitter scope. */
   private waiting = 0;
   private readonly waitingBy = new Map<string, number>();
+  private readonly sha256Hex: Sha256Hex;
 
   constructor(
     private readonly deps: {
@@ -84,10 +85,14 @@ export class AgentHookService {
       baseUrl: string;
       /** SVC_AGENT_STORE_INPUTS: keep the raw input in the claim. */
       storeInputs: boolean;
+      /** The SHA-256 of inputs' and outputs' digests (default: the portable one). */
+      sha256Hex?: Sha256Hex;
       /** Told of every receipt issued (not of replays): the metrics. */
       onReceipt?: (response: EvaluateResponse) => void;
     },
-  ) {}
+  ) {
+    this.sha256Hex = deps.sha256Hex ?? portableSha256Hex;
+  }
 
   async handle(request: HookRequest, context: SubmitterContext): Promise<HookAnswer> {
     const { event, harness } = request;
@@ -97,7 +102,7 @@ export class AgentHookService {
         {
           session_id: event.session.id,
           tool_name: event.tool.name,
-          input_digest: toolInputDigest(event.tool.input),
+          input_digest: toolInputDigest(event.tool.input, this.sha256Hex),
           ...(event.tool.any_mcp_server !== undefined && {
             any_mcp_server: event.tool.any_mcp_server,
           }),
@@ -105,7 +110,7 @@ export class AgentHookService {
           status: event.outcome?.status ?? 'succeeded',
           ...(event.outcome?.exit_code !== undefined && { exit_code: event.outcome.exit_code }),
           ...(event.outcome?.output !== undefined && {
-            output_digest: hashCanonical(event.outcome.output),
+            output_digest: hashCanonical(event.outcome.output, this.sha256Hex),
           }),
           ...(request.gitHead !== undefined && { git_head: request.gitHead }),
         },
@@ -163,19 +168,22 @@ export class AgentHookService {
   private claimOf(request: HookRequest, decidedAfter?: string): ClaimInput {
     const { event, harness } = request;
     const tool = event.tool!;
-    const { claim } = buildToolCallClaim({
-      harness,
-      session: event.session,
-      agent: event.agent,
-      ...(event.model !== undefined && { agent_model: event.model }),
-      ...(request.repository !== undefined && { repository: request.repository }),
-      tool_name: tool.name,
-      tool_input: tool.input,
-      ...(tool.use_id !== undefined && { tool_use_id: tool.use_id }),
-      captured_at: new Date(this.deps.clock.now()).toISOString(),
-      storeInput: this.deps.storeInputs,
-      ...(decidedAfter !== undefined && { decided_after: decidedAfter }),
-    });
+    const { claim } = buildToolCallClaim(
+      {
+        harness,
+        session: event.session,
+        agent: event.agent,
+        ...(event.model !== undefined && { agent_model: event.model }),
+        ...(request.repository !== undefined && { repository: request.repository }),
+        tool_name: tool.name,
+        tool_input: tool.input,
+        ...(tool.use_id !== undefined && { tool_use_id: tool.use_id }),
+        captured_at: new Date(this.deps.clock.now()).toISOString(),
+        storeInput: this.deps.storeInputs,
+        ...(decidedAfter !== undefined && { decided_after: decidedAfter }),
+      },
+      this.sha256Hex,
+    );
     return { ...claim, policy: request.policy ?? HOOK_DEFAULT_POLICY };
   }
 

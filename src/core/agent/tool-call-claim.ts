@@ -1,4 +1,10 @@
-import { canonicalize, hashCanonical, hashText } from '@svc/verify';
+import {
+  canonicalize,
+  hashCanonical,
+  hashText,
+  portableSha256Hex,
+  type Sha256Hex,
+} from '@svc/verify';
 import { claimInputSchema, formatIssues, type ClaimInput } from '../claim-schema.js';
 import { SvcError } from '../errors.js';
 import { MAX_ID_CHARS, MAX_URI_CHARS } from '../limits.js';
@@ -50,9 +56,10 @@ export interface ToolCallClaim {
 /**
  * The input's digest: SHA-256 over its JCS bytes (contract §1, §12). Throws a
  * `validation_failed` error for an input JCS cannot represent exactly (an integer beyond
- * 2^53, a lone surrogate), which the contract refuses rather than changes.
+ * 2^53, a lone surrogate), which the contract refuses rather than changes. `sha256Hex`
+ * defaults to the portable implementation; any gives the same digest.
  */
-export function toolInputDigest(input: unknown): string {
+export function toolInputDigest(input: unknown, sha256Hex: Sha256Hex = portableSha256Hex): string {
   let text: string;
   try {
     text = canonicalize(input);
@@ -63,7 +70,7 @@ export function toolInputDigest(input: unknown): string {
       { cause: error },
     );
   }
-  return hashText(text);
+  return hashText(text, sha256Hex);
 }
 
 const clip = (text: string, max: number) =>
@@ -80,19 +87,23 @@ function describe(toolName: string, summary: ToolSummary): string {
 }
 
 /** A short id built from parts, or their hash when they would be too long. */
-function idOf(parts: string[], max: number): string {
+function idOf(parts: string[], max: number, sha256Hex: Sha256Hex): string {
   const id = parts.join('/');
-  return id.length <= max ? id : `${parts[0]}/${hashCanonical(parts).slice(7, 39)}`;
+  return id.length <= max ? id : `${parts[0]}/${hashCanonical(parts, sha256Hex).slice(7, 39)}`;
 }
 
 /**
  * The claim of one tool call (contract §12): `action_type` `agent_execution`, `action.tool`
  * with the input's digest and its redacted summary, `action.session`, and one `agent_trace`
- * source naming the session and the call. Pure: the caller supplies the time, if any.
- * Throws `validation_failed` when the facts given cannot make a valid claim.
+ * source naming the session and the call. Pure: the caller supplies the time, if any, and
+ * may supply its SHA-256 (the service's native one). Throws `validation_failed` when the
+ * facts given cannot make a valid claim.
  */
-export function buildToolCallClaim(input: ToolCallClaimInput): ToolCallClaim {
-  const digest = toolInputDigest(input.tool_input);
+export function buildToolCallClaim(
+  input: ToolCallClaimInput,
+  sha256Hex: Sha256Hex = portableSha256Hex,
+): ToolCallClaim {
+  const digest = toolInputDigest(input.tool_input, sha256Hex);
   // The project directory in the paths' own spelling (`C:\proj\` is `C:/proj`); a
   // relative one stays as given, for the schema to refuse.
   const raw = input.session.cwd;
@@ -118,6 +129,7 @@ export function buildToolCallClaim(input: ToolCallClaimInput): ToolCallClaim {
         ...(input.decided_after === undefined ? [] : ['after', input.decided_after]),
       ],
       MAX_ID_CHARS,
+      sha256Hex,
     ),
     entity: input.repository ?? cwd ?? `${input.harness}/${input.session.id}`,
     claim: `${input.agent} calls ${describe(input.tool_name, summary)}`,
@@ -143,7 +155,7 @@ export function buildToolCallClaim(input: ToolCallClaimInput): ToolCallClaim {
     },
     sources: [
       {
-        id: idOf(['call', call], MAX_ID_CHARS),
+        id: idOf(['call', call], MAX_ID_CHARS, sha256Hex),
         type: 'agent_trace',
         uri: clip(
           `urn:svc:session:${enc(input.harness)}:${enc(input.session.id)}:call:${enc(call)}`,

@@ -121,17 +121,20 @@ function authzenToolClaim(evaluation: AuthzenEvaluation, options: { sha256Hex: S
         ? { id: context.session }
         : { id: context.session.id, ...(context.session.cwd && { cwd: context.session.cwd }) };
   try {
-    const { claim } = buildToolCallClaim({
-      harness: 'authzen',
-      session,
-      agent: who.agent ?? who.human_operator ?? subject.id,
-      ...(who.agent_model !== undefined && { agent_model: who.agent_model }),
-      ...(who.human_operator !== undefined && { human_operator: who.human_operator }),
-      tool_name: action.name,
-      tool_input: action.properties ?? {},
-      tool_use_id: authzenClaimId(evaluation, options.sha256Hex),
-      ...(properties.repository !== undefined && { repository: properties.repository }),
-    });
+    const { claim } = buildToolCallClaim(
+      {
+        harness: 'authzen',
+        session,
+        agent: who.agent ?? who.human_operator ?? subject.id,
+        ...(who.agent_model !== undefined && { agent_model: who.agent_model }),
+        ...(who.human_operator !== undefined && { human_operator: who.human_operator }),
+        tool_name: action.name,
+        tool_input: action.properties ?? {},
+        tool_use_id: authzenClaimId(evaluation, options.sha256Hex),
+        ...(properties.repository !== undefined && { repository: properties.repository }),
+      },
+      options.sha256Hex,
+    );
     return validClaim({ ...claim, policy: context.policy ?? AUTHZEN_TOOL_POLICY });
   } catch (error) {
     if (error instanceof SvcError) throw new AuthzenMappingError(error.message);

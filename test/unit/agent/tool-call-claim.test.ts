@@ -78,6 +78,23 @@ describe('buildToolCallClaim', () => {
     expect(call({})).toBe(call({}));
   });
 
+  it("makes the same claim with the service's native SHA-256 as with the portable one", () => {
+    const native = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+    // A long tool use id makes the claim and source ids from a hash of their parts.
+    const input = {
+      harness: 'claude-code',
+      session: { id: 'c0ffee-session', cwd: CWD },
+      agent: 'claude',
+      tool_name: 'Bash',
+      tool_input: { command: 'npm test', note: 'ünïcode ✓' },
+      tool_use_id: 'toolu_'.padEnd(400, 'x'),
+    };
+    const portable = buildToolCallClaim(input);
+    expect(portable.claim.claim_id).toMatch(/^claude-code\/[0-9a-f]{32}$/);
+    expect(portable.input_digest).toBe(referenceDigest(input.tool_input));
+    expect(buildToolCallClaim(input, native)).toEqual(portable);
+  });
+
   it('spells a Windows project directory with / and reads paths against it', () => {
     const { claim } = buildToolCallClaim({
       harness: 'copilot',
