@@ -8,7 +8,11 @@ import {
   type HookAnswer,
   type HookEvent,
 } from '@svc/hook';
-import { buildToolCallClaim, toolInputDigest } from '../core/agent/tool-call-claim.js';
+import {
+  buildToolCallClaim,
+  redactToolCallClaim,
+  toolInputDigest,
+} from '../core/agent/tool-call-claim.js';
 import { APPROVAL_SOURCE_ID, approvalOf } from '../core/approval.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
@@ -261,7 +265,8 @@ export class AgentHookService {
     } catch (error) {
       if (!isSvcError(error) || error.code !== 'claim_conflict') throw error;
       const first = await this.deps.ledger.getByClaimId(context.scope, claim.claim_id);
-      if (!first || !sameCall(first.claim, claim)) throw error;
+      // The stored claim is the one the service redacted: so is the one it is compared with.
+      if (!first || !sameCall(first.claim, redactToolCallClaim(claim))) throw error;
       return responseOf(first);
     }
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 import { hashCanonical, portableSha256Hex, proceeds, type Sha256Hex } from '@svc/verify';
+import { redactToolCallClaim } from '../core/agent/tool-call-claim.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { SvcError } from '../core/errors.js';
 import { evaluateClaim, type Evaluation } from '../core/evaluation.js';
@@ -99,9 +100,11 @@ export class ClaimService {
    * receipt (`replayed`); with different inputs it is a claim_conflict (contract §7).
    */
   async evaluate(
-    claim: ClaimInput,
+    input: ClaimInput,
     context: SubmitterContext,
   ): Promise<{ response: EvaluateResponse; replayed: boolean }> {
+    // A tool call's summary is signed and stored only redacted (contract §12).
+    const claim = redactToolCallClaim(input);
     const existing = await this.deps.ledger.getByClaimId(context.scope, claim.claim_id);
     if (existing)
       return {
@@ -129,7 +132,8 @@ export class ClaimService {
   }
 
   /** The evaluation of evaluate, with nothing signed and nothing written. */
-  async simulate(claim: ClaimInput, context: SubmitterContext): Promise<SimulateResponse> {
+  async simulate(input: ClaimInput, context: SubmitterContext): Promise<SimulateResponse> {
+    const claim = redactToolCallClaim(input);
     const { evaluation, draft } = await this.draft(claim, context, 'dr-sim-');
     return {
       simulated: true,

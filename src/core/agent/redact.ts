@@ -183,6 +183,15 @@ const SECRET_OPTION =
 const MYSQL = /^(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)$/;
 
 /**
+ * A word that is a secret's assignment whole (`PGPASSWORD=two words`): as one argv word, its
+ * value runs to the word's end, spaces included, where a line's would end at the first space.
+ */
+const SECRET_WORD = new RegExp(
+  String.raw`^(?<keep>[A-Za-z0-9_.-]{0,64}${SECRET_NAME}["']?\s*[=:]\s*)(?!\s*\[redacted\]$).`,
+  'is',
+);
+
+/**
  * One argv word, redacted with what the words before it say: the word after an option that
  * names a secret (`--token abc`) whole, curl's password after `-u user:`, sshpass's `-p` value
  * and MySQL's `-pvalue`. Word boundaries never move.
@@ -195,17 +204,27 @@ function redactWord(words: readonly string[], i: number): string {
   const program = programName({ kind: 'literal', text: words[0]! });
   if (program === 'curl') {
     if (/^(?:-u|--user|--proxy-user|-U)$/.test(previous)) {
+      // The user name may be the secret itself (`-u sk_live_…:`, as Stripe's API is called).
       const colon = word.indexOf(':');
-      if (colon > 0) return `${word.slice(0, colon + 1)}${REDACTED}`;
+      if (colon > 0) {
+        const password = word.slice(colon + 1) === '' ? '' : REDACTED;
+        return `${redactSecrets(word.slice(0, colon))}:${password}`;
+      }
     }
     if (/^(?:-b|--cookie)$/.test(previous)) return REDACTED;
   }
   if (program === 'sshpass' && previous === '-p') return REDACTED;
   if (MYSQL.test(program) && /^-p./.test(word)) return `-p${REDACTED}`;
+  const assignment = SECRET_WORD.exec(word);
+  if (assignment) return `${assignment.groups!.keep!}${REDACTED}`;
   return redactSecrets(word);
 }
 
-/** The words of an argv array, each redacted by `redactWord`. */
+/**
+ * The words of an argv array, each redacted by `redactWord`. A word's whole value may hold
+ * what a shell would run (`bash -c 'PASS=x rm -rf /'`): callers compare how the words parse
+ * before and after, as for a line.
+ */
 export function redactWords(words: readonly string[]): string[] {
   return words.map((_, i) => redactWord(words, i));
 }

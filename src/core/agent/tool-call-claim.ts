@@ -10,7 +10,7 @@ import { SvcError } from '../errors.js';
 import { MAX_ID_CHARS, MAX_URI_CHARS } from '../limits.js';
 import type { ToolSummary } from './tool-call-schema.js';
 import { normalizeToolPath } from './tool-paths.js';
-import { summarizeToolCall } from './tool-summary.js';
+import { redactSummary, summarizeToolCall } from './tool-summary.js';
 
 export interface ToolCallClaimInput {
   /** The integration: `claude-code`, `codex`, `cursor`, `gemini-cli`, `copilot`, `mcp`, … */
@@ -174,4 +174,17 @@ export function buildToolCallClaim(
   const parsed = claimInputSchema.safeParse(claim);
   if (!parsed.success) throw new SvcError('validation_failed', formatIssues(parsed.error));
   return { claim: parsed.data, input_digest: digest };
+}
+
+/**
+ * The claim with its tool call's summary redacted (`redactSummary`), for a claim a caller
+ * wrote: the claim itself when there is nothing to redact, as for every claim built here.
+ */
+export function redactToolCallClaim(claim: ClaimInput): ClaimInput {
+  const tool = claim.action?.tool;
+  if (!tool) return claim;
+  const summary = redactSummary(tool.summary);
+  return summary === tool.summary
+    ? claim
+    : { ...claim, action: { ...claim.action!, tool: { ...tool, summary } } };
 }

@@ -111,6 +111,11 @@ const shape = (line: string): string => {
   return `${parsed.opaque}|${parsed.commands.map((c) => `${programName(c[0]!)}:${c.length}`).join(',')}`;
 };
 
+/** Whether redacting words changed how they parse as a line (a command hidden in a value). */
+const reshaped = (before: readonly string[], after: readonly string[]): boolean =>
+  after.some((word, i) => word !== before[i]) &&
+  shape(after.map(quoteWord).join(' ')) !== shape(before.map(quoteWord).join(' '));
+
 /**
  * The summary of a call. `cwd` is the session's project directory: paths inside it are
  * written relative to it.
@@ -165,11 +170,21 @@ export function summarizeToolCall(
   if (argv) {
     if (argv.some((word) => word.length > MAX_READ_CHARS)) incomplete = true;
     argv = argv.slice(0, MAX_ARGV_WORDS + 1).map((word) => word.slice(0, MAX_READ_CHARS));
-    const words = redactWords(argv);
-    if (words.length > MAX_ARGV_WORDS) incomplete = true;
-    summary.argv = words.slice(0, MAX_ARGV_WORDS);
+    let words = redactWords(argv);
+    // The line is the redacted words quoted: it parses back to exactly those words. A secret
+    // known by the words around it (`aws_secret_access_key = …`, `Cookie: a=b`) is redacted
+    // in the line as in a line given as one, and the words are then the line's.
     line = words.map(quoteWord).join(' ');
-    // The line is the redacted words quoted: it parses back to exactly those words.
+    if (reshaped(argv, words)) incomplete = true;
+    const redacted = redactSecrets(line);
+    if (redacted !== line) {
+      if (shape(redacted) !== shape(line)) incomplete = true;
+      line = redacted;
+      words = shellWords(redacted);
+    }
+    if (words.length > MAX_ARGV_WORDS) incomplete = true;
+    if (words.some((w) => w.length > MAX_COMMAND_CHARS)) incomplete = true;
+    summary.argv = words.slice(0, MAX_ARGV_WORDS).map((w) => w.slice(0, MAX_COMMAND_CHARS));
     summary.command = line;
   } else if (line !== undefined) {
     const redacted = redactSecrets(line);
@@ -269,4 +284,63 @@ export function summarizeToolCall(
   }
   if (incomplete) summary.incomplete = true;
   return summary;
+}
+
+/**
+ * A summary as a caller wrote it (a tool-call claim sent as it is, not built here from the
+ * input), its secrets replaced as the builder replaces them, before anything is stored or
+ * signed (contract §12). Where a redaction changes how the command line parses, or leaves a
+ * path or URL past its bound or out of the one spelling, the summary is marked incomplete,
+ * as the builder marks it, and what no longer fits is left out. A summary with nothing to
+ * redact, such as every summary the builder made, comes back as the same object.
+ */
+export function redactSummary(summary: ToolSummary): ToolSummary {
+  const out: ToolSummary = { ...summary };
+  let changed = false;
+  let incomplete = false;
+  const { command, argv, paths, urls } = summary;
+  if (command !== undefined) {
+    const redacted = redactSecrets(command);
+    if (redacted !== command) {
+      changed = true;
+      if (shape(redacted) !== shape(command)) incomplete = true;
+      if (redacted.length > MAX_COMMAND_CHARS) incomplete = true;
+      out.command = redacted.slice(0, MAX_COMMAND_CHARS);
+    }
+  }
+  if (argv !== undefined) {
+    const words = redactWords(argv);
+    if (words.some((word, i) => word !== argv[i])) {
+      changed = true;
+      if (reshaped(argv, words)) incomplete = true;
+      if (words.some((word) => word.length > MAX_COMMAND_CHARS)) incomplete = true;
+      out.argv = words.map((word) => word.slice(0, MAX_COMMAND_CHARS));
+    }
+  }
+  const redactEach = (values: string[], fits: (value: string) => boolean) => {
+    const kept: string[] = [];
+    for (const value of values) {
+      const redacted = redactSecrets(value);
+      if (redacted !== value) changed = true;
+      if (fits(redacted)) kept.push(redacted);
+      else incomplete = true;
+    }
+    return kept;
+  };
+  if (paths !== undefined) {
+    const kept = redactEach(
+      paths,
+      (p) => p.length <= MAX_TOOL_PATH_CHARS && toolPathProblem(p) === null,
+    );
+    if (kept.length > 0) out.paths = kept;
+    else delete out.paths;
+  }
+  if (urls !== undefined) {
+    const kept = redactEach(urls, (u) => u.length <= MAX_URI_CHARS);
+    if (kept.length > 0) out.urls = kept;
+    else delete out.urls;
+  }
+  if (!changed) return summary;
+  if (incomplete) out.incomplete = true;
+  return out;
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
 import { buildToolCallClaim } from '../../../src/core/agent/tool-call-claim.js';
 import { buildTestApp, type TestApp } from '../../support/harness.js';
 import {
@@ -81,6 +82,48 @@ describe('tool-call claims over HTTP', () => {
     expect(res.status).toBe(200);
     expect(JSON.stringify(res.body)).not.toContain(TOKEN);
     expect(JSON.stringify(await ledgerState(t))).not.toContain(TOKEN);
+  });
+
+  it('redacts the secrets of a summary a caller wrote before signing or storing it', async () => {
+    const { claim } = toolCall('ls', 'toolu_written');
+    claim.action!.tool!.summary = {
+      command: `curl -H "Authorization: Bearer ${TOKEN}" https://api.example.com`,
+      argv: ['gh', '--token', TOKEN, 'repo', 'list'],
+      paths: [`/tmp/${TOKEN}/notes`],
+      urls: [`https://bob:${TOKEN}@example.com/x`],
+    };
+    const body = { ...claim, policy: 'agent' };
+    const simulated = await request(t.app)
+      .post('/v1/simulate')
+      .set('X-API-Key', a.apiKey)
+      .send(body);
+    expect(simulated.status).toBe(200);
+    expect(JSON.stringify(simulated.body)).not.toContain(TOKEN);
+
+    const before = (await ledgerState(t)).stats.total;
+    const res = await evaluate(t, a.apiKey, body);
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.body)).not.toContain(TOKEN);
+    expect((res.body.claim as Json).action).toMatchObject({
+      tool: {
+        summary: {
+          command: 'curl -H "Authorization: Bearer [redacted]" https://api.example.com',
+          argv: ['gh', '--token', '[redacted]', 'repo', 'list'],
+          paths: ['/tmp/[redacted]/notes'],
+          urls: ['https://bob:[redacted]@example.com/x'],
+        },
+      },
+    });
+    // What was signed is the redacted claim: its receipt verifies, and the ledger holds no token.
+    await expectValidV2(res.body.receipt as Json, publicKey, { keyId: a.keyId });
+    const after = await ledgerState(t);
+    expect(after.stats.total).toBe(before + 1);
+    expect(JSON.stringify(after)).not.toContain(TOKEN);
+    // The same claim sent again is the same claim once redacted: answered with its receipt.
+    const again = await evaluate(t, a.apiKey, body);
+    expect(again.status).toBe(200);
+    expect((again.body.receipt as Json).receipt_id).toBe((res.body.receipt as Json).receipt_id);
+    expect((await ledgerState(t)).stats.total).toBe(before + 1);
   });
 
   it.each([

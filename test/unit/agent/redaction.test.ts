@@ -1,6 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { buildToolCallClaim } from '../../../src/core/agent/tool-call-claim.js';
-import { summarizeToolCall } from '../../../src/core/agent/tool-summary.js';
+import { shellWords } from '../../../src/core/agent/command-line.js';
+import {
+  buildToolCallClaim,
+  redactToolCallClaim,
+} from '../../../src/core/agent/tool-call-claim.js';
+import { redactSummary, summarizeToolCall } from '../../../src/core/agent/tool-summary.js';
 import { canonicalize } from '@svc/verify';
 
 // Fake secrets of each recognised kind, shaped like the real ones.
@@ -221,6 +225,130 @@ describe('redaction of the summary', () => {
     );
     expect(JSON.stringify(summary)).not.toContain('SecretKeyMaterial');
     expect(summary.incomplete).toBe(true);
+  });
+});
+
+describe('redaction of an argv a harness gave', () => {
+  it.each(CASES)(
+    'leaves no %s in the summary of the command given as words',
+    (_k, command, secret) => {
+      const summary = summarizeToolCall('shell', { command: shellWords(command) }, undefined);
+      expect(JSON.stringify(summary)).not.toContain(secret);
+    },
+  );
+
+  it('redacts a secret named by the words before it, the words kept apart', () => {
+    const summary = summarizeToolCall(
+      'shell',
+      { command: ['printf', '%s', 'aws_secret_access_key', '=', AWS_SECRET] },
+      undefined,
+    );
+    expect(JSON.stringify(summary)).not.toContain(AWS_SECRET);
+    expect(summary.argv).toEqual(['printf', '%s', 'aws_secret_access_key', '=', '[redacted]']);
+    expect(summary.incomplete).toBeUndefined();
+  });
+
+  it("redacts a key given as curl's user name, and adds no password where there was none", () => {
+    const key = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc';
+    const summary = summarizeToolCall(
+      'shell',
+      { command: ['curl', '-u', `${key}:`, 'https://api.stripe.com/v1/charges'] },
+      undefined,
+    );
+    expect(summary.argv).toEqual([
+      'curl',
+      '-u',
+      '[redacted]:',
+      'https://api.stripe.com/v1/charges',
+    ]);
+  });
+});
+
+describe('redaction of a summary a caller wrote', () => {
+  it.each(CASES)('redacts a %s from a written command line', (_k, command, secret) => {
+    const summary = redactSummary({ command });
+    expect(JSON.stringify(summary)).not.toContain(secret);
+    expect(summary.command).toContain('[redacted]');
+  });
+
+  it('redacts written argv, paths and URLs, and keeps the MCP names', () => {
+    const written = {
+      argv: ['gh', '--token', GHP, 'repo', 'list'],
+      paths: [`/tmp/${GHP}/notes`, 'src/app.ts'],
+      urls: [`https://bob:pa55w0rd@git.example.com/r.git`],
+      mcp_server: 'github',
+      mcp_tool: 'list_repos',
+    };
+    expect(redactSummary(written)).toEqual({
+      argv: ['gh', '--token', '[redacted]', 'repo', 'list'],
+      paths: ['/tmp/[redacted]/notes', 'src/app.ts'],
+      urls: ['https://bob:[redacted]@git.example.com/r.git'],
+      mcp_server: 'github',
+      mcp_tool: 'list_repos',
+    });
+  });
+
+  it('marks a written summary incomplete when a redaction changes how its line parses', () => {
+    const summary = redactSummary({ command: `echo x ${PEM.replace('Q2hh', 'rm -rf / ; Q2hh')}` });
+    expect(JSON.stringify(summary)).not.toContain('SecretKeyMaterial');
+    expect(summary.incomplete).toBe(true);
+  });
+
+  it('leaves out a written path a redaction takes past its bound, and says so', () => {
+    // 1,021 characters, and 1,029 once `ab` is `[redacted]`: past the 1,024 of a path.
+    const long = `${'a'.repeat(1010)}/db_pass=ab`;
+    const summary = redactSummary({ paths: [long, 'src/app.ts'] });
+    expect(summary).toEqual({ paths: ['src/app.ts'], incomplete: true });
+  });
+
+  it('marks written words incomplete when a redacted value held a command', () => {
+    const summary = redactSummary({ argv: ['bash', '-c', 'DB_PASS=x rm -rf /'] });
+    expect(summary.argv).toEqual(['bash', '-c', 'DB_PASS=[redacted]']);
+    expect(summary.incomplete).toBe(true);
+    const built = summarizeToolCall(
+      'shell',
+      { command: ['bash', '-c', 'DB_PASS=x rm -rf /'] },
+      undefined,
+    );
+    expect(built.incomplete).toBe(true);
+  });
+
+  it('redacts a written summary once: redacting it again changes nothing', () => {
+    for (const [, command] of CASES) {
+      const once = redactSummary({ command, argv: shellWords(command) });
+      expect(redactSummary(once)).toBe(once);
+    }
+  });
+
+  it.each([
+    ['a line', (command: string) => ({ command })],
+    ['words', (command: string) => ({ command: shellWords(command) })],
+  ])('returns every summary the builder made from %s as it is, the same object', (_f, input) => {
+    for (const [, command] of CASES) {
+      const summary = summarizeToolCall('shell', input(command), '/home/dev/proj');
+      expect(redactSummary(summary)).toBe(summary);
+    }
+  });
+
+  it('returns a claim without a tool call, or with nothing to redact, as it is', () => {
+    const { claim } = buildToolCallClaim({
+      harness: 'claude-code',
+      session: { id: 's1' },
+      agent: 'claude',
+      tool_name: 'Bash',
+      tool_input: { command: `git clone https://${GHP}@github.com/acme/web` },
+    });
+    expect(redactToolCallClaim(claim)).toBe(claim);
+    const plain = { ...claim, action: { ...claim.action!, tool: undefined } };
+    expect(redactToolCallClaim(plain)).toBe(plain);
+    const written = {
+      ...claim,
+      action: {
+        ...claim.action!,
+        tool: { ...claim.action!.tool!, summary: { command: `echo ${GHP}` } },
+      },
+    };
+    expect(canonicalize(redactToolCallClaim(written))).not.toContain(GHP);
   });
 });
 
