@@ -17,9 +17,14 @@ const hookParams = z.strictObject({
 const MAX_WAIT_SECONDS = 300;
 
 const hookQuery = z.strictObject({
-  event: z.string().min(1).max(64).optional().meta({
-    description: "The harness's event name, for a body that does not carry it (Copilot).",
-  }),
+  event: z
+    .string()
+    .min(1, { error: 'must name an event, e.g. PreToolUse' })
+    .max(64, { error: 'must be at most 64 characters' })
+    .optional()
+    .meta({
+      description: "The harness's event name, for a body that does not carry it (Copilot).",
+    }),
   policy: z.string().min(1).max(64).optional().meta({
     description: 'The policy to decide under (default: agent); a locked key keeps its own.',
   }),

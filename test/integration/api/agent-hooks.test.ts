@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseEvent } from '@svc/hook';
+import { verifyReceipt } from '@svc/verify';
 import canonicalize from 'canonicalize';
 import request from 'supertest';
 import { loadConfig } from '../../../src/config/config.js';
@@ -82,10 +83,81 @@ describe('a pre-tool event of each harness', () => {
       expect(tool.harness).toBe(harness);
       expect(tool.input_digest).toBe(digestOf(inputOf(body)));
       const receipt = (await receiptOf(t, stored.receipt.receipt_id)).receipt as Json;
-      expect(await nobleVerifies(receipt, await serverPublicKey(t))).toBe(true);
+      const publicKey = await serverPublicKey(t);
+      expect(await nobleVerifies(receipt, publicKey)).toBe(true);
+      // The portable verifier, as an auditor runs it offline: no check fails, and the
+      // signature, the receipt's hashes and its policy binding pass.
+      const verified = verifyReceipt(receipt, {
+        publicKey,
+        keyId: t.serverKey.keyId,
+        ledgerHash: stored.receipt.chain.receipt_hash,
+        expect: { policy: 'agent' },
+      });
+      expect(verified.checks.filter((c) => c.status === 'FAIL')).toEqual([]);
+      expect(verified.valid).toBe(true);
+      expect(verified.checks.filter((c) => c.status === 'PASS').map((c) => c.name)).toEqual(
+        expect.arrayContaining(['signature_valid', 'hash_integrity', 'policy_binding']),
+      );
       expect(JSON.stringify(res.body)).toContain(stored.receipt.receipt_id);
     },
   );
+
+  // Each harness's pre-tool event, its command replaced, through its endpoint: what each of
+  // the agent policy's three verdicts becomes in that harness's own answer. ESCALATED is an
+  // ask only where the harness can ask its operator (docs/AGENTS.md), else a deny with the link.
+  const COMMAND_OF: Record<string, [string, (body: Json, command: string) => Json]> = {
+    'claude-code': [
+      'claude-code/pre-tool-use.bash.json',
+      (b, command) => ({ ...b, tool_input: { command } }),
+    ],
+    codex: ['codex/pre-tool-use.bash.json', (b, command) => ({ ...b, tool_input: { command } })],
+    cursor: ['cursor/before-shell-execution.json', (b, command) => ({ ...b, command })],
+    'gemini-cli': [
+      'gemini-cli/before-tool.json',
+      (b, command) => ({ ...b, tool_input: { command } }),
+    ],
+    copilot: [
+      'copilot/pre-tool-use.json',
+      (b, command) => ({ ...b, toolArgs: JSON.stringify({ command }) }),
+    ],
+  };
+  const DECISION_OF: Record<string, (body: Json) => unknown> = {
+    'claude-code': (b) => (b.hookSpecificOutput as Json | undefined)?.permissionDecision,
+    codex: (b) => (b.hookSpecificOutput as Json | undefined)?.permissionDecision ?? 'allow',
+    cursor: (b) => b.permission,
+    'gemini-cli': (b) => b.decision,
+    copilot: (b) => b.permissionDecision,
+  };
+  it.each([
+    ['claude-code', 'allow', 'deny', 'ask'],
+    ['codex', 'allow', 'deny', 'deny'],
+    ['cursor', 'allow', 'deny', 'ask'],
+    ['gemini-cli', 'allow', 'deny', 'deny'],
+    ['copilot', 'allow', 'deny', 'deny'],
+  ])('%s: ALLOWED is %s, BLOCKED %s and ESCALATED %s', async (harness, ...expected) => {
+    const [file, withCommand] = COMMAND_OF[harness]!;
+    const commands = [
+      ['npm test', 'ALLOWED'],
+      ['git push --force origin main', 'BLOCKED'],
+      ['npm publish', 'ESCALATED'],
+    ] as const;
+    for (const [i, [command, verdict]] of commands.entries()) {
+      const { t, key } = await world();
+      const res = await hook(t, key, harness, withCommand(fixture(file), command));
+      expect(res.status).toBe(200);
+      expect(PRE_TOOL_OUTPUT[harness as keyof typeof PRE_TOOL_OUTPUT].parse(res.body)).toBeTruthy();
+      expect({ command, decision: DECISION_OF[harness]!(res.body as Json) }).toEqual({
+        command,
+        decision: expected[i],
+      });
+      const [entry] = (await ledgerState(t)).entries;
+      expect(entry!.receipt.policy.verdict).toBe(verdict);
+      // A deny names the receipt, and an escalation's deny the page where a reviewer decides.
+      if (expected[i] !== 'allow')
+        expect(JSON.stringify(res.body)).toContain(entry!.receipt.receipt_id);
+      await t.close();
+    }
+  });
 
   it('denies a force push to main under the agent policy, with the reason and the receipt', async () => {
     const { t, key } = await world();
@@ -220,6 +292,51 @@ describe('a pre-tool event of each harness', () => {
         .send(fixture('claude-code/pre-tool-use.bash.json')),
       401,
       'unauthorized',
+    );
+    expect(await ledgerState(t)).toEqual(before);
+  });
+
+  it.each([
+    ['?policy=nope', 'policy: unknown policy "nope"'],
+    ['?ask=maybe', 'ask: must be true or false'],
+    ['?bogus=1', 'bogus: unknown parameter'],
+    ['?event=', 'event: must name an event, e.g. PreToolUse'],
+    ['?wait=0.5', 'wait: must be a whole number of seconds, 1 to 300'],
+  ])('refuses a pre-tool event sent with %s, recording nothing', async (query, message) => {
+    const { t, key } = await world();
+    const before = await ledgerState(t);
+    const event = fixture('claude-code/pre-tool-use.bash.json');
+    const res = await hook(t, key, 'claude-code', event, query);
+    expect(expectError(res, 400, 'validation_failed')).toBe(message);
+    expect(await ledgerState(t)).toEqual(before);
+  });
+
+  it('decides under the policy ?policy= names, agent by default', async () => {
+    const { t, key } = await world();
+    const event = fixture('claude-code/pre-tool-use.bash.json');
+    expect((await hook(t, key, 'claude-code', event)).status).toBe(200);
+    const named = { ...event, tool_use_id: 'toolu_named' };
+    expect((await hook(t, key, 'claude-code', named, '?policy=default')).status).toBe(200);
+    const names = (await ledgerState(t)).entries.map((e) => e.receipt.policy.name);
+    expect(names).toEqual(['agent', 'default']);
+  });
+
+  it('refuses a body that is not JSON, or holds an integer JSON cannot carry exactly, recording nothing', async () => {
+    const { t, key } = await world();
+    const before = await ledgerState(t);
+    const post = (text: string) =>
+      request(t.app)
+        .post('/v1/hooks/claude-code')
+        .set('X-API-Key', key)
+        .set('Content-Type', 'application/json')
+        .send(text);
+    expectError(await post('{"session_id": "s", '), 400, 'malformed_json');
+    const event = JSON.stringify({
+      ...fixture('claude-code/pre-tool-use.bash.json'),
+      tool_input: { command: 'ls', n: 1 },
+    }).replace('"n":1', '"n":1152921504606846977');
+    expect(expectError(await post(event), 400, 'validation_failed')).toMatch(
+      /^tool_input\.n: integer outside the exactly representable range/,
     );
     expect(await ledgerState(t)).toEqual(before);
   });
@@ -707,5 +824,45 @@ describe('an approval bound to the exact call (contract §12)', () => {
     expect(otherSession.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
     const secondUse = await hook(t, key, 'claude-code', publish('toolu_e'));
     expect(secondUse.body.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask' });
+  });
+
+  it.each([
+    ['an hour unless set', {}, 3_600_000],
+    ['SVC_AGENT_APPROVAL_TTL when set', { SVC_AGENT_APPROVAL_TTL: '120' }, 120_000],
+  ])('lasts %s', async (_name, env, ttlMs) => {
+    const ttl = loadConfig(env).agentApprovalTtlMs!;
+    expect(ttl).toBe(ttlMs);
+    t = buildTestApp({ config: { baseUrl: 'https://svc.example', agentApprovalTtlMs: ttl } });
+    const app = t;
+    const key = (await signupAccount(app)).apiKey;
+    const reviewer = await signupReviewer(app);
+    let call = 0;
+    const publish = () =>
+      hook(app, key, 'claude-code', {
+        ...fixture('claude-code/pre-tool-use.bash.json'),
+        tool_input: { command: 'npm publish' },
+        tool_use_id: `toolu_ttl_${call++}`,
+      });
+    const approveLast = async () => {
+      const escalated = (await ledgerState(app)).entries.at(-1)!;
+      expect(escalated.receipt.policy.verdict).toBe('ESCALATED');
+      const res = await request(app.app)
+        .post(`/v1/receipts/${escalated.receipt.receipt_id}/disposition`)
+        .set('X-API-Key', reviewer.apiKey)
+        .send({ decision: 'approve', reason: 'release', reviewer: { id: 'sam' } });
+      expect(res.status).toBe(201);
+    };
+    const decision = async () =>
+      ((await publish()).body.hookSpecificOutput as Json).permissionDecision;
+    // Asked again a second before the approval expires: allowed by it.
+    await publish();
+    await approveLast();
+    app.clock.advance(ttlMs - 1_000);
+    expect(await decision()).toBe('allow');
+    // Asked again a second after: asked about again, as if never approved.
+    await publish();
+    await approveLast();
+    app.clock.advance(ttlMs + 1_000);
+    expect(await decision()).toBe('ask');
   });
 });
