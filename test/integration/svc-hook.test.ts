@@ -15,6 +15,8 @@ import { freePort } from '../support/server-process.js';
 import { fixtureText } from '../unit/hook/fixtures.js';
 import { PRE_TOOL_OUTPUT } from '../unit/hook/output-schemas.js';
 import { childEnvBase } from '../support/child-env.js';
+import { ledgerState, signupAccount } from '../support/api.js';
+import { buildTestApp, type TestApp } from '../support/harness.js';
 
 // svc-hook as a harness runs it: a child process with the event on stdin, against a local
 // svc stand-in. What it writes and how it exits is what the harness acts on.
@@ -564,5 +566,65 @@ describe('svc-hook fails open only when configured', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('SVC_HOOK_FAIL_OPEN');
     expect(run.stdout).toContain('X-Svc-Hook-Exit');
+  });
+});
+
+describe('svc-hook against svc itself', () => {
+  let app: TestApp;
+  let live: Server;
+  let url: string;
+  let key: string;
+  beforeAll(async () => {
+    app = buildTestApp();
+    key = (await signupAccount(app)).apiKey;
+    live = createServer(app.app);
+    await new Promise<void>((resolve) => live.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(live.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    live.closeAllConnections();
+    await new Promise((resolve) => live.close(resolve));
+    await app.close();
+  });
+
+  const event = (command: string, id: string) =>
+    JSON.stringify({
+      ...(JSON.parse(fixtureText('claude-code', 'pre-tool-use.bash')) as object),
+      tool_input: { command },
+      tool_use_id: id,
+    });
+
+  it('has each call decided, receipted and answered as Claude Code reads it', async () => {
+    const env = { SVC_URL: url, SVC_API_KEY: key };
+    const allowed = await svcHook(['claude-code'], event('npm test', 'toolu_live_1'), env);
+    expect(allowed.code).toBe(0);
+    expect(PRE_TOOL_OUTPUT['claude-code'].parse(JSON.parse(allowed.stdout))).toMatchObject({
+      hookSpecificOutput: { permissionDecision: 'allow' },
+    });
+    const denied = await svcHook(
+      ['claude-code'],
+      event('git push --force origin main', 'toolu_live_2'),
+      env,
+    );
+    expect(PRE_TOOL_OUTPUT['claude-code'].parse(JSON.parse(denied.stdout))).toMatchObject({
+      hookSpecificOutput: {
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringContaining('A force push to main'),
+      },
+    });
+    const { entries } = await ledgerState(app);
+    expect(entries.map((e) => e.receipt.policy.verdict)).toEqual(['ALLOWED', 'BLOCKED']);
+    expect(denied.stdout).toContain(entries[1]!.receipt.receipt_id);
+  });
+
+  it('is refused with a clear deny when the key is not svc’s, and nothing is recorded', async () => {
+    const before = await ledgerState(app);
+    const run = await svcHook(['claude-code'], event('npm test', 'toolu_live_3'), {
+      SVC_URL: url,
+      SVC_API_KEY: 'sk_svc_not_a_key',
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/401/);
+    expect(await ledgerState(app)).toEqual(before);
   });
 });
