@@ -60,6 +60,39 @@ export const AGENT_SECRET_PATHS = [
 ];
 
 /**
+ * Programs that print a file, copy it elsewhere or send it: named with a credential file, the
+ * command reads it (rule:read-secrets-in-commands). `source .env` is not among them: a shell
+ * loading its environment shows the agent nothing.
+ */
+const SECRET_READERS = [
+  ...['cat', 'tac', 'less', 'more', 'most', 'head', 'tail', 'bat', 'batcat', 'nl', 'strings'],
+  ...['base64', 'base32', 'xxd', 'od', 'hexdump', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'awk'],
+  ...['gawk', 'sed', 'cut', 'sort', 'uniq', 'jq', 'yq', 'diff', 'vim', 'vi', 'nano', 'emacs'],
+  ...['scp', 'rsync', 'nc', 'ncat', 'socat', 'curl', 'wget', 'gpg', 'openssl', 'pbcopy'],
+  'xclip',
+].join(',');
+
+/**
+ * Credential files as one word of a command: AGENT_SECRET_PATHS but for the templates (a
+ * command pattern word has no exclusions, so `.env.*` is spelled out) and public keys.
+ */
+const SECRET_FILES = [
+  ...['.env', '.env.local', '.env.*.local', '.env.production', '.env.prod', '.env.development'],
+  ...['.env.dev', '.env.staging', '.env.test', '.envrc', '.netrc', '.git-credentials'],
+  ...['*.pem', '*.key', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', '.docker/config.json'],
+  ...['.ssh', '.ssh/*', '.aws', '.aws/credentials', '.config/gcloud', '.config/gcloud/*'],
+  ...['.azure', '.azure/*'],
+]
+  // A pattern word's `*` matches `/` and `~` too: `*/.env` is `./.env`, `~/.env`, `/a/b/.env`.
+  .flatMap((file) => (file.startsWith('*') ? [file] : [file, `*/${file}`]))
+  .join(',');
+
+/** A credential file sent as a request body: curl's `-d @.env`, `-F f=@id_rsa`, … */
+const SECRET_UPLOADS = ['*.env', '*.pem', '*.key', '*id_rsa', '*id_ed25519', '*/.ssh/*']
+  .flatMap((file) => [`@${file}`, `*=@${file}`])
+  .join(',');
+
+/**
  * Tools that only read, by their exact names in the harnesses (Claude Code, Gemini CLI,
  * Cursor, Copilot, Codex); any other tool, an MCP tool included, may write. Exact names, no
  * wildcards: `*search*` would also pass an MCP tool named `search_and_replace`.
@@ -174,6 +207,18 @@ export const AGENT_POLICY_RULES: readonly ConditionalRule[] = [
     'Credential files (.env, SSH keys, cloud credentials, private keys) are not for an agent to read or change; templates such as .env.example are.',
     'block',
     { tool_paths: AGENT_SECRET_PATHS },
+  ),
+  rule(
+    'read-secrets-in-commands',
+    'A command that prints, copies out or sends a credential file reads it as surely as a file tool does (cat .env, grep KEY .env, nc host < .env, scp ~/.ssh/id_rsa …); templates such as .env.example stay readable.',
+    'block',
+    {
+      command: [
+        `{${SECRET_READERS}} ** {${SECRET_FILES}}`,
+        `< {${SECRET_FILES}}`,
+        `{curl,wget,http,https,xh} ** {${SECRET_UPLOADS}}`,
+      ],
+    },
   ),
   rule(
     'secrets-in-commands',

@@ -30,7 +30,7 @@ const BUILTIN_CONFIG_HASHES = {
   default: 'sha256:54b4cf32f64e773cb17808ea27993bfc8907a5e2b3710db4dea7d36510a47f85',
   strict: 'sha256:c71ef04cfff4f6eb93f68090715a525d41119b445562532d18fe40335e47b806',
   permissive: 'sha256:2d0709c7f1687e25b88ca2d5bd9e111079a6f29821279f0fabe8d61367727f2b',
-  agent: 'sha256:d4204e4132a2d2301f7b23c0e48506da3a33622e62e9f1f37b6ff61d70f8e0fd',
+  agent: 'sha256:a6acf7a479c57036d6e023b9d1e5153fbfa7633651a9d93e7baa5b17d2aa4b2b',
 };
 
 const STRICTER_TEXT = { higher: 'higher', lower: 'lower', on: 'on (true)' } as const;
