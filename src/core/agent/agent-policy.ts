@@ -73,8 +73,9 @@ const SECRET_READERS = [
 ].join(',');
 
 /**
- * Credential files as one word of a command: AGENT_SECRET_PATHS but for the templates (a
- * command pattern word has no exclusions, so `.env.*` is spelled out) and public keys.
+ * Credential files as one word of a command: those of AGENT_SECRET_PATHS, with the `.env`
+ * files spelled out, since a command pattern word has no exclusions to keep `.env.example`
+ * and the other templates out of `.env.*`.
  */
 const SECRET_FILES = [
   ...['.env', '.env.local', '.env.*.local', '.env.production', '.env.prod', '.env.development'],
