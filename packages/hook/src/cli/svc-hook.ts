@@ -47,6 +47,7 @@ Options:
   --repository <name>  as SVC_REPOSITORY (sent as ?repository=)
   --wait <seconds>     as SVC_HOOK_WAIT
   -h, --help           this text
+  --version            the version of svc-hook
 
 svc answers with the harness's JSON body and the exit status in the ${EXIT_HEADER} header.
 When svc cannot be reached, answers with an error, a malformed body or too late, the call
@@ -66,7 +67,11 @@ interface Options {
 }
 
 /** `settingError`: a setting the operator got wrong, which must not let a call through. */
-type Parsed = { help: true } | { error: string } | { options: Options; settingError?: string };
+type Parsed =
+  | { help: true }
+  | { version: true }
+  | { error: string }
+  | { options: Options; settingError?: string };
 
 function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
   let harnessName: string | undefined;
@@ -86,6 +91,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Parsed {
     };
     try {
       if (arg === '-h' || arg === '--help') return { help: true };
+      else if (arg === '--version') return { version: true };
       else if (arg === '--fail-open') failOpen = true;
       else if (arg === '--timeout') timeout = value();
       else if (arg === '--event') event = value();
@@ -244,6 +250,14 @@ async function main(): Promise<void> {
   const parsed = parseArgs(process.argv.slice(2), process.env);
   if ('help' in parsed) {
     process.stdout.write(USAGE);
+    return;
+  }
+  if ('version' in parsed) {
+    // The package's own manifest, two levels up from dist/cli/ (and from src/cli/).
+    const manifest = new URL('../../package.json', import.meta.url);
+    process.stdout.write(
+      `${(JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version}\n`,
+    );
     return;
   }
   if ('error' in parsed) {
