@@ -24,6 +24,8 @@ thead th { border-bottom: 2px solid var(--fg); }
 .scroll { overflow-x: auto; }
 code, pre, textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
 code { overflow-wrap: anywhere; }
+/* A session's sequence, time and record kind break between words only: never "1 0" or "Decisi on". */
+table.session-records td:nth-child(-n+3), table.session-records th { overflow-wrap: normal; }
 code.hash { word-break: break-all; }
 ul.downloads li { overflow-wrap: anywhere; word-break: break-all; }
 pre { background: #f6f8fa; border: 1px solid var(--line); padding: .75rem; overflow: auto; max-height: 32rem; white-space: pre-wrap; overflow-wrap: anywhere; }

@@ -43,7 +43,40 @@ const KIND_LABEL: Record<SessionRecord['kind'], string> = {
   outcome: 'Outcome',
 };
 
-function recordRow(record: SessionRecord): Html {
+/** A reviewer's decision as its receipt signed it (contract §11). */
+interface Decided {
+  decision: string;
+  reviewer: { id: string; name?: string };
+  reason: string;
+}
+
+const decidedOf = (record: SessionRecord): Decided | null =>
+  ((record.receipt as { disposition?: Decided }).disposition ?? null) as Decided | null;
+
+/** Who decided and why: `approved by Sam (sam@acme) — "release 1.2.0"`. */
+function decidedBy(d: Decided): Html {
+  const who = d.reviewer.name ? `${d.reviewer.name} (${d.reviewer.id})` : d.reviewer.id;
+  return html`${d.decision === 'approve' ? 'approved' : 'rejected'} by ${who}: <q>${d.reason}</q>`;
+}
+
+/**
+ * What became of a record: a reviewer's decision says who and why; an escalated call says
+ * which decision on this page settled it, or that it waits for one.
+ */
+function settled(record: SessionRecord, decisions: Map<string, SessionRecord>): Html {
+  if (record.kind === 'disposition') {
+    const d = decidedOf(record);
+    return d ? html`<br /><span class="decided">${decidedBy(d)}</span>` : html``;
+  }
+  if (record.kind !== 'decision' || record.verdict !== 'ESCALATED') return html``;
+  const by = decisions.get(record.receipt_id);
+  const d = by && decidedOf(by);
+  return d
+    ? html`<br /><span class="decided">${decidedBy(d)} (#${by.sequence})</span>`
+    : html`<br /><span>waiting for a reviewer</span>`;
+}
+
+function recordRow(record: SessionRecord, decisions: Map<string, SessionRecord>): Html {
   const loud = record.ran_without_allow;
   return html`<tr class="${loud ? 'ran-without-allow' : ''}">
     <td>${record.sequence}</td>
@@ -54,6 +87,7 @@ function recordRow(record: SessionRecord): Html {
     <td>
       ${badge(record.verdict)}
       ${loud ? html`<strong class="badge bad">RAN WITHOUT ALLOW</strong>` : ''}
+      ${settled(record, decisions)}
     </td>
     <td>
       <a href="${receiptHref(record.receipt_id)}">${record.receipt_id}</a>
@@ -84,6 +118,12 @@ function lifecycle(session: SessionDetail['session']): Html {
 export function renderSession(data: SessionDetail): PageView {
   const { session, records } = data;
   const title = `Session ${session.session_id}`;
+  // Each escalated call's reviewer decision, when it is on this page.
+  const decisions = new Map(
+    records
+      .filter((r) => r.kind === 'disposition' && r.parent_receipt_id !== null)
+      .map((r) => [r.parent_receipt_id!, r]),
+  );
   const d = session.decisions;
   return {
     title,
@@ -162,7 +202,7 @@ export function renderSession(data: SessionDetail): PageView {
                   </tr>
                 </thead>
                 <tbody>
-                  ${records.map(recordRow)}
+                  ${records.map((record) => recordRow(record, decisions))}
                 </tbody>
               </table>`
         }

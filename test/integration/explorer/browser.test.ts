@@ -413,6 +413,26 @@ describe('the ledger explorer in a browser', () => {
     expect(await page.locator('#disposition form.decide-form').count()).toBe(0);
     expect(errors).toEqual([]);
     await page.close();
+
+    // The session's page: the escalation, who decided it and why, the run it allowed.
+    const session = await open('/explorer/sessions/sess-approve');
+    await session.page.locator('h1', { hasText: 'Session sess-approve' }).waitFor();
+    const rows = session.page.locator('table.session-records tbody tr');
+    const texts = await rows.allInnerTexts();
+    expect(texts).toHaveLength(4);
+    expect(texts[0]).toMatch(
+      /ESCALATED\s+approved by lead@acme\.example: Release 1\.2\.0 \(#\d+\)/,
+    );
+    expect(texts[1]).toMatch(
+      /Reviewer[\s\S]*ALLOWED\s+approved by lead@acme\.example: Release 1\.2\.0/,
+    );
+    expect(texts[1]).toContain(escalated);
+    expect(texts[2]).toContain('ALLOWED');
+    expect(texts[3]).toMatch(/ESCALATED[\s\S]*waiting for a reviewer/);
+    expect(await seriousViolations(session.page)).toEqual([]);
+    await screenshot(session.page, 'session-decided');
+    expect(session.errors).toEqual([]);
+    await session.page.close();
   });
 
   it('no page is wider than a 375 px phone screen, hashes and the verify panel included', async () => {
