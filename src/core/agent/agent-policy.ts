@@ -77,21 +77,17 @@ const SECRET_READERS = [
  * files spelled out, since a command pattern word has no exclusions to keep `.env.example`
  * and the other templates out of `.env.*`.
  */
-const SECRET_FILES = [
+// A pattern word's `*` matches `/` and `~` too: `*/.env` is `./.env`, `~/.env`, `/a/b/.env`.
+const SECRET_FILES = `{,*/}{${[
   ...['.env', '.env.local', '.env.*.local', '.env.production', '.env.prod', '.env.development'],
   ...['.env.dev', '.env.staging', '.env.test', '.envrc', '.netrc', '.git-credentials'],
   ...['*.pem', '*.key', 'id_rsa', 'id_dsa', 'id_ecdsa', 'id_ed25519', '.docker/config.json'],
   ...['.ssh', '.ssh/*', '.aws', '.aws/credentials', '.config/gcloud', '.config/gcloud/*'],
   ...['.azure', '.azure/*'],
-]
-  // A pattern word's `*` matches `/` and `~` too: `*/.env` is `./.env`, `~/.env`, `/a/b/.env`.
-  .flatMap((file) => (file.startsWith('*') ? [file] : [file, `*/${file}`]))
-  .join(',');
+].join(',')}}`;
 
 /** A credential file sent as a request body: curl's `-d @.env`, `-F f=@id_rsa`, … */
-const SECRET_UPLOADS = ['*.env', '*.pem', '*.key', '*id_rsa', '*id_ed25519', '*/.ssh/*']
-  .flatMap((file) => [`@${file}`, `*=@${file}`])
-  .join(',');
+const SECRET_UPLOADS = `{,*=}@{*.env,*.pem,*.key,*id_rsa,*id_ed25519,*/.ssh/*}`;
 
 /**
  * Tools that only read, by their exact names in the harnesses (Claude Code, Gemini CLI,
@@ -211,13 +207,13 @@ export const AGENT_POLICY_RULES: readonly ConditionalRule[] = [
   ),
   rule(
     'read-secrets-in-commands',
-    'A command that prints, copies out or sends a credential file reads it as surely as a file tool does (cat .env, grep KEY .env, nc host < .env, scp ~/.ssh/id_rsa …); templates such as .env.example stay readable.',
+    'A command that prints, copies out or sends a credential file reads it as surely as a file tool does (cat .env, grep KEY .env, nc host < .env, scp ~/.ssh/id_rsa); templates such as .env.example stay readable.',
     'block',
     {
       command: [
-        `{${SECRET_READERS}} ** {${SECRET_FILES}}`,
-        `< {${SECRET_FILES}}`,
-        `{curl,wget,http,https,xh} ** {${SECRET_UPLOADS}}`,
+        `{${SECRET_READERS}} ** ${SECRET_FILES}`,
+        `< ${SECRET_FILES}`,
+        `{curl,wget,http,https,xh} ** ${SECRET_UPLOADS}`,
       ],
     },
   ),

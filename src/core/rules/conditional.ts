@@ -205,6 +205,28 @@ function hostOf(url: string): string {
   }
 }
 
+/**
+ * The longest pattern a reason quotes whole; a longer one is cut, ending in `...` (ASCII: a
+ * reason is hashed with the policy's text in the replay hash, and one character beyond
+ * Latin-1 makes the whole text slower to hash).
+ */
+const MAX_QUOTED_PATTERN = 120;
+
+/**
+ * A rule's command patterns as the reason of a call none matches names them: the first,
+ * quoted, and how many others. Every tool call's receipt carries the reason of every rule
+ * that does not apply to it, and the patterns themselves are in the policy its config hash
+ * pins; quoting them all made a receipt of the built-in agent policy several kilobytes longer.
+ */
+function quotedPatterns(patterns: string[]): string {
+  const first = patterns[0]!;
+  const shown = quote(
+    first.length <= MAX_QUOTED_PATTERN ? first : `${first.slice(0, MAX_QUOTED_PATTERN - 3)}...`,
+  );
+  const others = patterns.length - 1;
+  return others === 0 ? shown : `${shown} or ${others} other pattern${others === 1 ? '' : 's'}`;
+}
+
 // A rule's command patterns compiled, and as its reason quotes them, made once per rule: under
 // a policy applied as it is, every tool call meets the same conditions (which are never changed).
 const rulePatterns = new WeakMap<RuleConditions, { compiled: CommandPattern[]; quoted: string }>();
@@ -212,10 +234,7 @@ function commandPatterns(conditions: RuleConditions) {
   let found = rulePatterns.get(conditions);
   if (found === undefined) {
     const patterns = listOf(conditions.command)!;
-    found = {
-      compiled: patterns.map(compileCommandPattern),
-      quoted: patterns.map(quote).join(', '),
-    };
+    found = { compiled: patterns.map(compileCommandPattern), quoted: quotedPatterns(patterns) };
     rulePatterns.set(conditions, found);
   }
   return found;

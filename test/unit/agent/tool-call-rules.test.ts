@@ -72,6 +72,22 @@ describe('conditions on tool calls', () => {
     ).toBe('does not apply: the call has no command');
   });
 
+  it('command: names the first of several patterns and counts the others, cut past 120 characters', () => {
+    const plan = bash('terraform plan');
+    const two = deny({ command: ['terraform apply', 'terraform destroy'] });
+    expect(reasonOf(outcome([two], plan)).reason).toBe(
+      'does not apply: no command of the call matches "terraform apply" or 1 other pattern',
+    );
+    const programs = `{${Array.from({ length: 30 }, (_, i) => `program-${i}`).join(',')}} ** x`;
+    const long = deny({ command: [programs, 'a', 'b'] });
+    const { reason } = reasonOf(outcome([long], plan));
+    expect(reason).toBe(
+      `does not apply: no command of the call matches "${programs.slice(0, 117)}..." or 2 other patterns`,
+    );
+    // ASCII only: the reason is hashed with the policy's text (rule-registry.test.ts).
+    expect(reason).toMatch(/^[\x20-\x7e]+$/);
+  });
+
   it('tool_paths, outside_project and urls read the summary', () => {
     const read = claimOf('Read', { file_path: '/home/dev/proj/config/.env.local' });
     expect(outcome([deny({ tool_paths: '**/.env*' })], read).verdict).toBe('BLOCKED');

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { hashCanonical } from '@svc/verify';
+import { canonicalize, hashCanonical } from '@svc/verify';
 import { BUILTIN_POLICIES } from '../../../src/core/policies.js';
 import { DEFAULT_POLICY, policyConfigSchema } from '../../../src/core/policy-config.js';
 import { applyOverrides } from '../../../src/core/policy-overrides.js';
@@ -30,7 +30,7 @@ const BUILTIN_CONFIG_HASHES = {
   default: 'sha256:54b4cf32f64e773cb17808ea27993bfc8907a5e2b3710db4dea7d36510a47f85',
   strict: 'sha256:c71ef04cfff4f6eb93f68090715a525d41119b445562532d18fe40335e47b806',
   permissive: 'sha256:2d0709c7f1687e25b88ca2d5bd9e111079a6f29821279f0fabe8d61367727f2b',
-  agent: 'sha256:a6acf7a479c57036d6e023b9d1e5153fbfa7633651a9d93e7baa5b17d2aa4b2b',
+  agent: 'sha256:4ceb57131eabd60a83a2e04f61f636e9afb03ae314c45ffa1fc504c2ee2a192b',
 };
 
 const STRICTER_TEXT = { higher: 'higher', lower: 'lower', on: 'on (true)' } as const;
@@ -109,6 +109,17 @@ describe('the rule registry', () => {
     expect(
       Object.fromEntries(BUILTIN_POLICIES.map((p) => [p.name, hashCanonical(p.config)])),
     ).toEqual(BUILTIN_CONFIG_HASHES);
+  });
+
+  it('writes each built-in policy in ASCII, so its text hashes on the fast path', () => {
+    // Every evaluation hashes the config's canonical text into the replay hash (contract §4);
+    // one character beyond Latin-1 makes the whole text a two-byte string, slower to hash.
+    for (const p of BUILTIN_POLICIES) {
+      expect({ name: p.name, outside: canonicalize(p.config).match(/[^\x20-\x7e]/g) }).toEqual({
+        name: p.name,
+        outside: null,
+      });
+    }
   });
 
   it('docs/POLICIES.md lists the built-in config hashes', () => {
