@@ -28,6 +28,7 @@ describe('svc policy test with tool-call claims', () => {
       ['a force push to main is denied', true, []],
       ['running the tests is allowed', true, []],
       ['reading .env is denied', true, []],
+      ['printing .env in a shell is denied too', true, []],
       ['a write outside the project asks a person', true, []],
     ]);
   });
