@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runNodeWithInput } from '../fixtures/run-node.js';
 import { ledgerState, signupAccount } from '../support/api.js';
-import { withRepositoryBuild } from '../support/build-lock.js';
+import { expectPackageFiles, packAndInstall } from '../support/packed-package.js';
 import { childEnvBase } from '../support/child-env.js';
 import { buildTestApp, type TestApp } from '../support/harness.js';
 import { fixtureText } from '../unit/hook/fixtures.js';
@@ -17,35 +17,6 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PACKAGE = join(ROOT, 'packages/hook');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(
-  command: string,
-  args: string[],
-  cwd: string,
-  options: { stdin?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      timeout: options.timeoutMs ?? 120_000,
-      ...(options.env && { env: options.env }),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
-  });
-}
 
 // Where an agent runs, svc-hook is installed alone: @svc/hook as `npm pack` makes it, installed
 // into an empty directory with `npm install --offline`. It has no dependency, so the install
@@ -59,38 +30,17 @@ describe('the packed @svc/hook, installed alone', () => {
   let url: string;
   let key: string;
   const svcHook = (args: string[], stdin = '', env: Record<string, string> = {}) =>
-    run(process.execPath, [join(agent, 'node_modules/.bin/svc-hook'), ...args], agent, {
-      stdin,
-      env: { ...childEnvBase(), ...env },
-      timeoutMs: 20_000,
+    runNodeWithInput(join(agent, 'node_modules/.bin/svc-hook'), args, stdin, {
+      ...childEnvBase(),
+      ...env,
     });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-hook-package-'));
-    const tarballs = join(dir, 'tarballs');
-    mkdirSync(tarballs);
-    // prepack builds the package first, as `npm publish` would (into packages/hook/dist,
-    // which other test files build and run too).
-    const pack = await withRepositoryBuild(() =>
-      run('npm', ['pack', '--json', '--pack-destination', tarballs], PACKAGE),
-    );
-    expect(pack.code).toBe(0);
-    packed = (JSON.parse(pack.stdout) as Json[])[0]!;
-    agent = join(dir, 'agent');
-    mkdirSync(agent);
-    writeFileSync(join(agent, 'package.json'), '{ "name": "agent", "private": true }\n');
-    const install = await run(
-      'npm',
-      [
-        'install',
-        '--offline',
-        '--no-audit',
-        '--no-fund',
-        ...readdirSync(tarballs).map((f) => join(tarballs, f)),
-      ],
-      agent,
-    );
-    expect(install).toMatchObject({ code: 0 });
+    const result = await packAndInstall({ packageDir: 'packages/hook', dir, name: 'agent' });
+    packed = result.packed;
+    agent = result.installed;
+    expect(result.install).toMatchObject({ code: 0 });
 
     app = buildTestApp();
     key = (await signupAccount(app)).apiKey;
@@ -107,24 +57,11 @@ describe('the packed @svc/hook, installed alone', () => {
   });
 
   it('holds the build, README.md, LICENSE and package.json, and no source', () => {
-    const files = (packed.files as { path: string }[]).map((f) => f.path);
-    expect(files).toEqual(
-      expect.arrayContaining([
-        'README.md',
-        'LICENSE',
-        'package.json',
-        'bin/svc-hook.js',
-        'dist/index.js',
-        'dist/index.d.ts',
-        'dist/cli/svc-hook.js',
-      ]),
-    );
-    expect(
-      files.filter(
-        (f) =>
-          !/^(dist\/.*\.(js|d\.ts)|bin\/svc-hook\.js|README\.md|LICENSE|package\.json)$/.test(f),
-      ),
-    ).toEqual([]);
+    expectPackageFiles(packed.files as { path: string }[], 'svc-hook', [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cli/svc-hook.js',
+    ]);
   });
 
   it('installs with nothing beside it', () => {

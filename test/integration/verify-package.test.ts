@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { NodeRun } from '../fixtures/run-node.js';
-import { withRepositoryBuild } from '../support/build-lock.js';
 import { loadFixture } from '../support/fixtures.js';
+import { expectPackageFiles, packAndInstall, runIn } from '../support/packed-package.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -19,22 +17,6 @@ const DEPENDENCIES = [
   'safe-stable-stringify',
 ];
 
-function run(command: string, args: string[], cwd: string, timeoutMs = 120_000): Promise<NodeRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: timeoutMs,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 const vectors = loadFixture<Json>('receipt-vectors.json');
 
 // An auditor installs svc-verify alone: @svc/verify as `npm pack` makes it, installed into an
@@ -46,72 +28,30 @@ describe('the packed @svc/verify, installed alone', () => {
   let audit: string;
   let packed: Json;
   const svcVerify = (...args: string[]) =>
-    run(process.execPath, [join(audit, 'node_modules/.bin/svc-verify'), ...args], audit, 20_000);
+    runIn(process.execPath, [join(audit, 'node_modules/.bin/svc-verify'), ...args], audit, 20_000);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-verify-package-'));
-    const tarballs = join(dir, 'tarballs');
-    mkdirSync(tarballs);
-    // prepack builds the package first, as `npm publish` would (into packages/verify/dist,
-    // which other test files build and run too).
-    const pack = await withRepositoryBuild(() =>
-      run('npm', ['pack', '--json', '--pack-destination', tarballs], PACKAGE),
-    );
-    expect(pack.code).toBe(0);
-    packed = (JSON.parse(pack.stdout) as Json[])[0]!;
-    for (const dependency of DEPENDENCIES) {
-      const dependencyPack = await run(
-        'npm',
-        [
-          'pack',
-          '--ignore-scripts',
-          '--pack-destination',
-          tarballs,
-          join(ROOT, 'node_modules', dependency),
-        ],
-        dir,
-      );
-      expect(dependencyPack.code).toBe(0);
-    }
-    audit = join(dir, 'audit');
-    mkdirSync(audit);
-    writeFileSync(join(audit, 'package.json'), '{ "name": "audit", "private": true }\n');
-    const install = await run(
-      'npm',
-      [
-        'install',
-        '--offline',
-        '--no-audit',
-        '--no-fund',
-        ...readdirSync(tarballs).map((file) => join(tarballs, file)),
-      ],
-      audit,
-    );
-    expect(install).toMatchObject({ code: 0 });
+    const result = await packAndInstall({
+      packageDir: 'packages/verify',
+      dependencies: DEPENDENCIES,
+      dir,
+      name: 'audit',
+    });
+    packed = result.packed;
+    audit = result.installed;
+    expect(result.install).toMatchObject({ code: 0 });
   }, 300_000);
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('holds the build, README.md, LICENSE and package.json, and no source', () => {
-    const files = (packed.files as { path: string }[]).map((f) => f.path);
-    expect(files).toEqual(
-      expect.arrayContaining([
-        'README.md',
-        'LICENSE',
-        'package.json',
-        'dist/index.js',
-        'dist/index.d.ts',
-        'dist/node/index.js',
-        'dist/cli/svc-verify.js',
-        'bin/svc-verify.js',
-      ]),
-    );
-    expect(
-      files.filter(
-        (f) =>
-          !/^(dist\/.*\.(js|d\.ts)|bin\/svc-verify\.js|README\.md|LICENSE|package\.json)$/.test(f),
-      ),
-    ).toEqual([]);
+    expectPackageFiles(packed.files as { path: string }[], 'svc-verify', [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/node/index.js',
+      'dist/cli/svc-verify.js',
+    ]);
   });
 
   it('installs with its four dependencies (and theirs) and nothing else', () => {
@@ -161,7 +101,7 @@ describe('the packed @svc/verify, installed alone', () => {
       const result = verifyOffline(receipt, parsePublicKeyPem(readFileSync('key.pem', 'utf8')));
       console.log(JSON.stringify({ valid: result.valid, proceed: decisionOf(receipt, result).proceed }));
     `;
-    const library = await run(process.execPath, ['--input-type=module', '-e', program], audit);
+    const library = await runIn(process.execPath, ['--input-type=module', '-e', program], audit);
     expect(library).toEqual({ code: 0, stdout: '{"valid":true,"proceed":true}\n', stderr: '' });
 
     const portable = (packed.files as { path: string }[])
