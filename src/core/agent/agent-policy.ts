@@ -75,9 +75,9 @@ const SECRET_READERS = [
 /**
  * Credential files as one word of a command: those of AGENT_SECRET_PATHS, with the `.env`
  * files spelled out, since a command pattern word has no exclusions to keep `.env.example`
- * and the other templates out of `.env.*`.
+ * and the other templates out of `.env.*`. A pattern word's `*` matches `/` and `~` too, so
+ * `*\/.env` is `./.env`, `~/.env` and `/a/b/.env`.
  */
-// A pattern word's `*` matches `/` and `~` too: `*/.env` is `./.env`, `~/.env`, `/a/b/.env`.
 const SECRET_FILES = `{,*/}{${[
   ...['.env', '.env.local', '.env.*.local', '.env.production', '.env.prod', '.env.development'],
   ...['.env.dev', '.env.staging', '.env.test', '.envrc', '.netrc', '.git-credentials'],
