@@ -111,6 +111,12 @@ const shape = (line: string): string => {
   return `${parsed.opaque}|${parsed.commands.map((c) => `${programName(c[0]!)}:${c.length}`).join(',')}`;
 };
 
+/** A line with its secrets redacted, and whether the redaction changed how it parses. */
+function redactLine(line: string): { text: string; reshaped: boolean } {
+  const text = redactSecrets(line);
+  return { text, reshaped: text !== line && shape(text) !== shape(line) };
+}
+
 /** Whether redacting words changed how they parse as a line (a command hidden in a value). */
 const reshaped = (before: readonly string[], after: readonly string[]): boolean =>
   after.some((word, i) => word !== before[i]) &&
@@ -176,21 +182,21 @@ export function summarizeToolCall(
     // in the line as in a line given as one, and the words are then the line's.
     line = words.map(quoteWord).join(' ');
     if (reshaped(argv, words)) incomplete = true;
-    const redacted = redactSecrets(line);
-    if (redacted !== line) {
-      if (shape(redacted) !== shape(line)) incomplete = true;
-      line = redacted;
-      words = shellWords(redacted);
+    const redacted = redactLine(line);
+    if (redacted.reshaped) incomplete = true;
+    if (redacted.text !== line) {
+      line = redacted.text;
+      words = shellWords(line);
     }
     if (words.length > MAX_ARGV_WORDS) incomplete = true;
     if (words.some((w) => w.length > MAX_COMMAND_CHARS)) incomplete = true;
     summary.argv = words.slice(0, MAX_ARGV_WORDS).map((w) => w.slice(0, MAX_COMMAND_CHARS));
     summary.command = line;
   } else if (line !== undefined) {
-    const redacted = redactSecrets(line);
-    if (redacted !== line && shape(redacted) !== shape(line)) incomplete = true;
-    summary.command = redacted;
-    const words = shellWords(redacted);
+    const redacted = redactLine(line);
+    if (redacted.reshaped) incomplete = true;
+    summary.command = redacted.text;
+    const words = shellWords(redacted.text);
     if (words.length > MAX_ARGV_WORDS) incomplete = true;
     summary.argv = words.slice(0, MAX_ARGV_WORDS).map((w) => w.slice(0, MAX_COMMAND_CHARS));
   }
@@ -300,12 +306,11 @@ export function redactSummary(summary: ToolSummary): ToolSummary {
   let incomplete = false;
   const { command, argv, paths, urls } = summary;
   if (command !== undefined) {
-    const redacted = redactSecrets(command);
-    if (redacted !== command) {
+    const { text, reshaped: changedParse } = redactLine(command);
+    if (text !== command) {
       changed = true;
-      if (shape(redacted) !== shape(command)) incomplete = true;
-      if (redacted.length > MAX_COMMAND_CHARS) incomplete = true;
-      out.command = redacted.slice(0, MAX_COMMAND_CHARS);
+      if (changedParse || text.length > MAX_COMMAND_CHARS) incomplete = true;
+      out.command = text.slice(0, MAX_COMMAND_CHARS);
     }
   }
   if (argv !== undefined) {
