@@ -316,14 +316,12 @@ describe('policies with conditional rules over HTTP', () => {
       },
     );
     const before = await ledgerState(t);
+    // Refused at all is the proof that matching stopped at its budget (a count of steps, not
+    // a time): without one these globs would run to an answer. How long that takes is the
+    // bench's to measure, not a wall clock here, which a loaded machine moves past any bound.
     for (const path of ['/v1/evaluate', '/v1/simulate']) {
-      const started = performance.now();
       const res = await request(t.app).post(path).set('X-API-Key', a.apiKey).send(heavy);
-      const elapsed = performance.now() - started;
       expect(expectError(res, 400, 'rule_budget_exceeded')).toContain('policyConfig.rules');
-      // The matching itself stops after the budget (tens of ms); the rest is the request's
-      // own parsing and validation, with room for a loaded machine.
-      expect(elapsed).toBeLessThan(1000);
     }
     expect(await ledgerState(t)).toEqual(before);
     // Ordinary own rules over many paths stay well inside the budget.
