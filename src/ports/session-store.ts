@@ -43,6 +43,8 @@ export interface SessionEvent {
   kind: 'start' | 'end';
   at: string;
   reason: string | null;
+  /** A start event's working directory as the harness reported it: the project directory. */
+  cwd?: string | null;
 }
 
 /**
@@ -103,6 +105,11 @@ export interface SessionStore {
   list(filter: SessionFilter, page: SessionPage): Promise<SessionSummary[]>;
   /** Records a session start or end event (append-only, outside the ledger). */
   recordEvent(event: SessionEvent): Promise<void>;
+  /**
+   * The working directory of the session's latest start event in `scope` (its project
+   * directory), or null when no start event gave one.
+   */
+  projectDirOf(scope: string, sessionId: string): Promise<string | null>;
   /**
    * The session with this id the reader can read. Sessions of two scopes may share an id
    * (harness ids are the harness's): the one started first is answered.

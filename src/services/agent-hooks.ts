@@ -51,6 +51,12 @@ export interface HookRequest {
   signal?: AbortSignal;
 }
 
+/** A call's session with its project directory, and where the call runs when that differs. */
+interface Where {
+  session: { id: string; cwd?: string };
+  runDir?: string;
+}
+
 const POLL_MS = 500;
 const MAX_WAITING = 64;
 
@@ -73,7 +79,7 @@ export class AgentHookService {
       outcomes: OutcomeService;
       approvals: AgentApprovals;
       /** Where session start and end events are recorded. */
-      sessions: Pick<SessionStore, 'recordEvent'>;
+      sessions: Pick<SessionStore, 'recordEvent' | 'projectDirOf'>;
       /**
        * Where a waiting answer looks for a reviewer's decision, and a call sent again finds
        * its first decision.
@@ -129,13 +135,15 @@ export class AgentHookService {
         kind: event.kind === 'session_start' ? 'start' : 'end',
         at: new Date(this.deps.clock.now()).toISOString(),
         reason: event.session_reason ?? null,
+        ...(event.kind === 'session_start' && { cwd: event.session.cwd ?? null }),
       });
     }
     return acknowledge(harness);
   }
 
   private async decide(request: HookRequest, context: SubmitterContext): Promise<HookAnswer> {
-    const first = await this.evaluate(this.claimOf(request), context);
+    const where = await this.whereOf(request, context);
+    const first = await this.evaluate(this.claimOf(request, where), context);
     const { receipt } = first;
     // Where the harness cannot ask, the answer may wait for a reviewer's decision (?wait=).
     const wait = request.waitMs ?? 0;
@@ -152,7 +160,7 @@ export class AgentHookService {
     if (!disposition) return this.answerOf(request, first);
     if (disposition.decision === 'approve') {
       // Decided again, citing the approval: exactly this call, once (contract §12).
-      const again = this.claimOf(request, receipt.receipt_id);
+      const again = this.claimOf(request, where, receipt.receipt_id);
       return this.answerOf(request, await this.evaluate(again, context));
     }
     const why = disposition.reason ? `: ${disposition.reason}` : '';
@@ -168,14 +176,30 @@ export class AgentHookService {
     });
   }
 
+  /**
+   * The call's project directory and the directory it runs in. A harness's event `cwd` is
+   * where the call runs (Codex's is the call's working directory; Claude Code's follows the
+   * shell's `cd`): the project directory is the one its session started in, when a start
+   * event gave one; else the event's `cwd` is taken for both, as without a start event svc
+   * cannot tell them apart.
+   */
+  private async whereOf(request: HookRequest, context: SubmitterContext): Promise<Where> {
+    const { session } = request.event;
+    if (session.cwd === undefined) return { session };
+    const project = await this.deps.sessions.projectDirOf(context.scope, session.id);
+    if (project === null || project === session.cwd) return { session };
+    return { session: { id: session.id, cwd: project }, runDir: session.cwd };
+  }
+
   /** The tool-call claim of a pre-tool event, under the request's policy or `agent`. */
-  private claimOf(request: HookRequest, decidedAfter?: string): ClaimInput {
+  private claimOf(request: HookRequest, where: Where, decidedAfter?: string): ClaimInput {
     const { event, harness } = request;
     const tool = event.tool!;
     const { claim } = buildToolCallClaim(
       {
         harness,
-        session: event.session,
+        session: where.session,
+        ...(where.runDir !== undefined && { run_dir: where.runDir }),
         agent: event.agent,
         ...(event.model !== undefined && { agent_model: event.model }),
         ...(request.repository !== undefined && { repository: request.repository }),

@@ -236,6 +236,35 @@ export function describeSessionContract(name: string, open: () => Promise<Store>
       expect(await store.sessions.get(sessionId, A)).toMatchObject({ covered: true, outcomes: 0 });
     });
 
+    it("gives the working directory of a session's latest start as its project directory", async () => {
+      const sessionId = 'sess-project-dir';
+      const event = (
+        kind: 'start' | 'end',
+        at: string,
+        cwd: string | null | undefined,
+        scope = A,
+      ) =>
+        store.sessions.recordEvent({
+          scope,
+          session_id: sessionId,
+          harness: 'codex',
+          kind,
+          at,
+          reason: null,
+          ...(cwd !== undefined && { cwd }),
+        });
+      expect(await store.sessions.projectDirOf(A, sessionId)).toBeNull();
+      await event('start', '2026-11-29T10:00:00.000Z', undefined);
+      expect(await store.sessions.projectDirOf(A, sessionId)).toBeNull();
+      await event('start', '2026-11-29T10:01:00.000Z', '/home/dev/web');
+      await event('end', '2026-11-29T10:02:00.000Z', '/tmp'); // an end names no project
+      await event('start', '2026-11-29T10:03:00.000Z', '/home/dev/other', B); // another scope
+      expect(await store.sessions.projectDirOf(A, sessionId)).toBe('/home/dev/web');
+      expect(await store.sessions.projectDirOf(B, sessionId)).toBe('/home/dev/other');
+      await event('start', '2026-11-29T10:04:00.000Z', '/home/dev/web2'); // resumed elsewhere
+      expect(await store.sessions.projectDirOf(A, sessionId)).toBe('/home/dev/web2');
+    });
+
     it('an MCP tool named without its server finds its decision on any server, and only that tool', async () => {
       const sessionId = 'sess-any-server';
       const input = { q: 1 };

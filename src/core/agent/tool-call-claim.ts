@@ -17,6 +17,11 @@ export interface ToolCallClaimInput {
   harness: string;
   /** The harness's session; `cwd` is its project directory (absolute). */
   session: { id: string; cwd?: string };
+  /**
+   * The directory the call runs in, when the harness reports one apart from the project
+   * directory (absolute): the call's command and relative paths are read from there.
+   */
+  run_dir?: string;
   agent: string;
   agent_model?: string;
   human_operator?: string;
@@ -111,7 +116,7 @@ export function buildToolCallClaim(
     raw !== undefined && /^(?:[A-Za-z]:)?[\\/]/.test(raw)
       ? (normalizeToolPath(raw, undefined) ?? raw)
       : raw;
-  const summary = summarizeToolCall(input.tool_name, input.tool_input, cwd);
+  const summary = summarizeToolCall(input.tool_name, input.tool_input, cwd, input.run_dir);
   // The call's id names the claim: claim_id is unique per account, and the service answers a
   // repeated claim_id with the first receipt. Without the harness's id, the time of the call
   // keeps two calls of the same input apart; without either, they are one claim.

@@ -84,6 +84,15 @@ export function normalizeToolPath(raw: string, cwd: string | undefined): string 
 }
 
 /**
+ * `raw` as seen from the directory `dir` a call runs in: a relative path joined to it, one
+ * with a root (`/`, `~`, a drive) as it is. Backslashes are the caller's to turn first.
+ */
+export function underDir(dir: string | undefined, raw: string): string {
+  if (dir === undefined || raw === '' || split(raw).root) return raw;
+  return `${dir.replace(/\/+$/, '')}/${raw}`;
+}
+
+/**
  * Whether a path lies outside the project directory `cwd`: anything under `~`, an absolute
  * path not under `cwd`, a relative one that climbs out of it. `strict` counts the project
  * directory itself (and its parents) as outside too, for "delete this" (`rm -r .`).

@@ -14,7 +14,7 @@ import {
   toolPathProblem,
   type ToolSummary,
 } from './tool-call-schema.js';
-import { normalizeToolPath } from './tool-paths.js';
+import { normalizeToolPath, underDir } from './tool-paths.js';
 import { MAX_ID_CHARS, MAX_URI_CHARS } from '../limits.js';
 
 /** Input members that hold the command a call runs (a line, or an argv array). */
@@ -86,6 +86,7 @@ function isPatch(text: string): boolean {
 }
 const isPatchTool = (name: string) => /^apply_?patch$/i.test(name);
 
+const slash = (path: string) => path.replace(/\\/g, '/');
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 const strings = (v: unknown): string[] =>
@@ -123,13 +124,24 @@ const reshaped = (before: readonly string[], after: readonly string[]): boolean 
   shape(after.map(quoteWord).join(' ')) !== shape(before.map(quoteWord).join(' '));
 
 /**
+ * Input members of a shell tool that name the directory its command runs in (Gemini CLI's
+ * `run_shell_command` has `dir_path`), as a path relative to where the call runs, or absolute.
+ */
+const RUN_DIR_KEYS = ['dir_path', 'workdir', 'cwd'];
+
+/**
  * The summary of a call. `cwd` is the session's project directory: paths inside it are
- * written relative to it.
+ * written relative to it. `runDir` is the directory the call runs in when the harness reports
+ * one apart from the project directory (Codex's `cwd` is the call's working directory):
+ * relative paths are read from it, and a command that runs elsewhere than the project
+ * directory is summarized as `cd <dir> && <command>`, so that rules judge its words where
+ * they run (a `rm -rf build` in `/tmp` deletes outside the project).
  */
 export function summarizeToolCall(
   toolName: string,
   toolInput: unknown,
   cwd: string | undefined,
+  runDir?: string,
 ): ToolSummary {
   let input = toolInput;
   // Some harnesses pass a tool's arguments as a JSON text; the digest stays over the text.
@@ -169,6 +181,19 @@ export function summarizeToolCall(
       }
     }
   }
+  // Where the command runs: the directory the harness reported, then the shell tool's own.
+  const shell = isShellTool(toolName);
+  const inputDir =
+    shell && isRecord(input)
+      ? RUN_DIR_KEYS.map((key) => input[key]).find(
+          (v): v is string => typeof v === 'string' && v !== '',
+        )
+      : undefined;
+  const eventDir = runDir === undefined ? undefined : slash(runDir);
+  const rawDir = inputDir === undefined ? eventDir : underDir(eventDir, slash(inputDir));
+  const shownDir = rawDir === undefined ? null : normalizeToolPath(rawDir, cwd);
+  const runsElsewhere = shownDir !== null && shownDir !== '.';
+  const prefix = runsElsewhere ? `cd ${quoteWord(shownDir)} && ` : '';
   if (line !== undefined && line.length > MAX_READ_CHARS) {
     line = line.slice(0, MAX_READ_CHARS);
     incomplete = true;
@@ -180,11 +205,11 @@ export function summarizeToolCall(
     // The line is the redacted words quoted: it parses back to exactly those words. A secret
     // known by the words around it (`aws_secret_access_key = …`, `Cookie: a=b`) is redacted
     // in the line as in a line given as one, and the words are then the line's.
-    line = words.map(quoteWord).join(' ');
+    line = prefix + words.map(quoteWord).join(' ');
     if (reshaped(argv, words)) incomplete = true;
     const redacted = redactLine(line);
     if (redacted.reshaped) incomplete = true;
-    if (redacted.text !== line) {
+    if (redacted.text !== line || prefix !== '') {
       line = redacted.text;
       words = shellWords(line);
     }
@@ -193,6 +218,7 @@ export function summarizeToolCall(
     summary.argv = words.slice(0, MAX_ARGV_WORDS).map((w) => w.slice(0, MAX_COMMAND_CHARS));
     summary.command = line;
   } else if (line !== undefined) {
+    line = prefix + line;
     const redacted = redactLine(line);
     if (redacted.reshaped) incomplete = true;
     summary.command = redacted.text;
@@ -208,12 +234,19 @@ export function summarizeToolCall(
   // Paths.
   const rawPaths: string[] = [];
   if (isRecord(input)) {
-    for (const key of PATH_KEYS) rawPaths.push(...strings(input[key]));
+    for (const key of PATH_KEYS) {
+      // A shell tool's own directory is read from where the call runs; every other path from
+      // the directory its command runs in.
+      const from = shell && RUN_DIR_KEYS.includes(key) ? eventDir : rawDir;
+      for (const path of strings(input[key])) rawPaths.push(underDir(from, slash(path)));
+    }
     // Grep's `glob` narrows its path to the files it reads (`.env*` under `.`).
     const glob = input.glob;
     if (typeof glob === 'string' && glob !== '' && typeof input.pattern === 'string') {
       const base = typeof input.path === 'string' ? input.path : '.';
-      rawPaths.push(glob.startsWith('/') || glob.startsWith('~') ? glob : `${base}/${glob}`);
+      rawPaths.push(
+        underDir(rawDir, glob.startsWith('/') || glob.startsWith('~') ? glob : `${base}/${glob}`),
+      );
     }
     for (const key of ['input', 'patch']) {
       const patch = input[key];
@@ -232,7 +265,8 @@ export function summarizeToolCall(
     const { files, odd } = patchFiles(patch.slice(0, MAX_READ_CHARS));
     // A file name that would read differently here than in Codex is not shown as if it did not.
     if (odd) incomplete = true;
-    rawPaths.push(...files);
+    // Codex applies a patch's files from the call's working directory.
+    rawPaths.push(...files.map((file) => underDir(rawDir, slash(file))));
   }
   const paths: string[] = [];
   if (rawPaths.length > MAX_TOOL_PATHS) incomplete = true;

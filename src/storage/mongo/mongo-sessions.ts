@@ -181,7 +181,16 @@ export class MongoSessions implements SessionStore {
 
   async recordEvent(event: SessionEvent): Promise<void> {
     // An ObjectId made here, in arrival order: it breaks a tie of `at` within a millisecond.
-    await this.events.insertOne({ _id: new ObjectId(), ...event });
+    await this.events.insertOne({ _id: new ObjectId(), ...event, cwd: event.cwd ?? null });
+  }
+
+  async projectDirOf(scope: string, sessionId: string): Promise<string | null> {
+    // The session_arrival index: the latest start of this session, in arrival order.
+    const start = await this.events.findOne(
+      { scope, session_id: sessionId, kind: 'start' },
+      { sort: { _id: -1 }, projection: { cwd: 1 } },
+    );
+    return start?.cwd ?? null;
   }
 
   /**

@@ -622,6 +622,12 @@ const SESSION_EVENTS = `
     BEGIN SELECT RAISE(ABORT, 'session events are append-only'); END;
 `;
 
+// A session start's working directory: the session's project directory, against which its
+// tool calls are judged when a harness reports each call's own directory (Codex's `cwd`).
+const SESSION_EVENT_CWD = `
+  ALTER TABLE session_events ADD COLUMN cwd TEXT;
+`;
+
 const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE receipts (
@@ -829,6 +835,7 @@ const MIGRATIONS: Migration[] = [
   DEPLOYMENT_INDEXES,
   POLICY_CONFIGS,
   SESSION_EVENTS,
+  SESSION_EVENT_CWD,
 ];
 
 /** The schema version this build writes. */
@@ -850,6 +857,7 @@ export const VERSION_AFTER = {
   deploymentIndexes: MIGRATIONS.indexOf(DEPLOYMENT_INDEXES) + 1,
   policyConfigs: MIGRATIONS.indexOf(POLICY_CONFIGS) + 1,
   sessionEvents: MIGRATIONS.indexOf(SESSION_EVENTS) + 1,
+  sessionEventCwd: MIGRATIONS.indexOf(SESSION_EVENT_CWD) + 1,
 } as const;
 
 /**

@@ -99,6 +99,7 @@ export class SqliteSessions implements SessionStore {
   /** A session's latest event, and its latest start event. */
   private readonly lastEvent: Statement<[string, string], StoredSessionEvent>;
   private readonly lastStart: Statement<[string, string], StoredSessionEvent>;
+  private readonly startCwd: Statement<[string, string], string | null>;
   private readonly statements = new Map<string, Statement>();
   private readonly toEntry: (row: ReceiptRow) => LedgerEntry;
 
@@ -116,9 +117,15 @@ export class SqliteSessions implements SessionStore {
     );
     this.hashOf = db.prepare('SELECT receipt_hash FROM receipts WHERE receipt_id = ?');
     this.insertEvent = db.prepare(
-      `INSERT INTO session_events (scope, session_id, harness, kind, at, reason)
-        VALUES (@scope, @session_id, @harness, @kind, @at, @reason)`,
+      `INSERT INTO session_events (scope, session_id, harness, kind, at, reason, cwd)
+        VALUES (@scope, @session_id, @harness, @kind, @at, @reason, @cwd)`,
     );
+    this.startCwd = db
+      .prepare<[string, string], string | null>(
+        `SELECT cwd FROM session_events WHERE scope = ? AND session_id = ? AND kind = 'start'
+          ORDER BY id DESC LIMIT 1`,
+      )
+      .pluck();
     this.lastEvent = db.prepare(
       `SELECT kind, at, reason FROM session_events WHERE scope = ? AND session_id = ?
         ORDER BY id DESC LIMIT 1`,
@@ -236,7 +243,11 @@ export class SqliteSessions implements SessionStore {
   }
 
   async recordEvent(event: SessionEvent): Promise<void> {
-    this.insertEvent.run(event);
+    this.insertEvent.run({ ...event, cwd: event.cwd ?? null });
+  }
+
+  async projectDirOf(scope: string, sessionId: string): Promise<string | null> {
+    return this.startCwd.get(scope, sessionId) ?? null;
   }
 
   private lifecycleOf(row: { scope: string; session_id: string }): SessionLifecycle {

@@ -106,6 +106,32 @@ describe('MongoSessions session events on mingo', () => {
   });
 });
 
+describe('MongoSessions.projectDirOf on mingo', () => {
+  it("answers the working directory of the session's latest start in its scope", async () => {
+    const { sessions } = await seeded();
+    const event = (kind: 'start' | 'end', cwd: string | undefined, scope = 'key:a') =>
+      sessions.recordEvent({
+        scope,
+        session_id: 's0',
+        harness: 'codex',
+        kind,
+        at: '2026-11-29T10:00:00.000Z',
+        reason: null,
+        ...(cwd !== undefined && { cwd }),
+      });
+    expect(await sessions.projectDirOf('key:a', 's0')).toBeNull();
+    await event('start', undefined);
+    expect(await sessions.projectDirOf('key:a', 's0')).toBeNull();
+    await event('start', '/home/dev/web');
+    await event('end', '/tmp');
+    await event('start', '/home/dev/other', 'key:b');
+    expect(await sessions.projectDirOf('key:a', 's0')).toBe('/home/dev/web');
+    expect(await sessions.projectDirOf('key:b', 's0')).toBe('/home/dev/other');
+    await event('start', '/home/dev/web2');
+    expect(await sessions.projectDirOf('key:a', 's0')).toBe('/home/dev/web2');
+  });
+});
+
 describe('MongoSessions.commitReports on mingo', () => {
   it('answers each commit and session once, in the order of the first report, within the limit', async () => {
     const db: Db = mingoDb();
