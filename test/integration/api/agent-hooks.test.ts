@@ -52,18 +52,50 @@ async function receiptOf(app: TestApp, id: string): Promise<Json> {
   return res.body as Json;
 }
 
+// Copilot's input: toolArgs in camelCase, a JSON string in the docs' examples and an object
+// from Copilot CLI 1.0.102; tool_input (an object) in PascalCase.
+const copilotInput = (b: Json): unknown => {
+  const args = 'toolArgs' in b ? b.toolArgs : b.tool_input;
+  return typeof args === 'string' ? (JSON.parse(args) as unknown) : args;
+};
+const toolInput = (b: Json): unknown => b.tool_input;
+
+// The pre-tool events captured from each running harness (README "Captured from a running
+// harness" in each folder).
+const CAPTURED_INPUT_OF: Record<string, (body: Json) => unknown> = {
+  'claude-code': toolInput,
+  codex: toolInput,
+  'gemini-cli': toolInput,
+  copilot: copilotInput,
+};
+const CAPTURED_PRE_TOOL = Object.entries(CAPTURED_INPUT_OF).flatMap(([harness, inputOf]) =>
+  readdirSync(new URL(`../../fixtures/hooks/${harness}/`, import.meta.url))
+    .filter((file) => /^(pre-tool-use|before-tool)\.(.*\.)?captured\.json$/.test(file))
+    .sort()
+    .map((file) => [harness, `${harness}/${file}`, inputOf] as [string, string, typeof inputOf]),
+);
+
 const PRE_TOOL: [string, string, (body: Json) => unknown][] = [
-  ['claude-code', 'claude-code/pre-tool-use.bash.json', (b) => b.tool_input],
-  ['codex', 'codex/pre-tool-use.bash.json', (b) => b.tool_input],
-  ['gemini-cli', 'gemini-cli/before-tool.json', (b) => b.tool_input],
+  ['claude-code', 'claude-code/pre-tool-use.bash.json', toolInput],
+  ['codex', 'codex/pre-tool-use.bash.json', toolInput],
+  ['gemini-cli', 'gemini-cli/before-tool.json', toolInput],
   ['cursor', 'cursor/before-shell-execution.json', (b) => ({ command: b.command })],
-  ['copilot', 'copilot/pre-tool-use.json', (b) => JSON.parse(b.toolArgs as string)],
-  ['mcp', 'mcp/pre-tool-use.json', (b) => b.tool_input],
+  ['copilot', 'copilot/pre-tool-use.json', copilotInput],
+  ['copilot', 'copilot/pre-tool-use.pascal.json', copilotInput],
+  ['mcp', 'mcp/pre-tool-use.json', toolInput],
+  ...CAPTURED_PRE_TOOL,
 ];
 
 describe('a pre-tool event of each harness', () => {
+  it('includes the captured pre-tool events of the four harnesses that were run', () => {
+    expect(new Set(CAPTURED_PRE_TOOL.map(([harness]) => harness))).toEqual(
+      new Set(['claude-code', 'codex', 'gemini-cli', 'copilot']),
+    );
+    expect(CAPTURED_PRE_TOOL).toHaveLength(15);
+  });
+
   it.each(PRE_TOOL)(
-    '%s: answered in its own shape, with a receipt that verifies',
+    '%s %s: answered in its own shape, with a receipt that verifies',
     async (harness, file, inputOf) => {
       const { t, key } = await world();
       const body = fixture(file);
@@ -531,6 +563,139 @@ describe('post-tool and session events', () => {
     const page = await request(t.app).get('/explorer/sessions/sneaky');
     expect(page.text).toContain('RAN WITHOUT ALLOW');
     expect(page.text).toContain('ran without an ALLOWED decision');
+  });
+});
+
+// One session of each harness as captured from the running harness (README "Captured from a
+// running harness"), replayed in the order the harness sent its events: the events svc does
+// not use are answered {} and record nothing, each call's decision and outcome are recorded
+// in order and paired, and the session is covered, started and (where the harness has a
+// session end event) ended. Codex has no session end event.
+const CAPTURED_SESSIONS: [string, string, [file: string, outcome?: 'succeeded' | 'failed'][]][] = [
+  [
+    'claude-code',
+    'claude -p',
+    [
+      ['session-start'],
+      ['pre-tool-use.bash'],
+      ['post-tool-use.bash', 'succeeded'],
+      ['session-end'],
+    ],
+  ],
+  [
+    'codex',
+    'codex exec',
+    [
+      ['session-start'],
+      ['user-prompt-submit'],
+      ['pre-tool-use.bash'],
+      ['post-tool-use.bash', 'succeeded'],
+      ['stop'],
+    ],
+  ],
+  [
+    'gemini-cli',
+    'gemini -p',
+    [
+      ['session-start'],
+      ['before-agent'],
+      ['before-tool'],
+      ['after-tool', 'succeeded'],
+      ['after-agent'],
+      ['session-end'],
+    ],
+  ],
+  [
+    'copilot',
+    'copilot -p, hooks in camelCase',
+    [
+      ['session-start'],
+      ['pre-tool-use.bash'],
+      ['post-tool-use.bash', 'succeeded'],
+      ['session-end'],
+    ],
+  ],
+  [
+    'copilot',
+    'copilot -p, hooks in PascalCase',
+    [
+      ['session-start.pascal'],
+      ['pre-tool-use.bash.pascal'],
+      ['post-tool-use.bash.pascal', 'succeeded'],
+      ['pre-tool-use.create-failing.pascal'],
+      ['post-tool-use-failure.create.pascal', 'failed'],
+      ['session-end.pascal'],
+    ],
+  ],
+];
+
+describe('a session captured from each running harness, replayed', () => {
+  it.each(CAPTURED_SESSIONS)('%s (%s)', async (harness, _run, events) => {
+    const { t, key } = await world();
+    const bodies = events.map(([file]) => fixture(`${harness}/${file}.captured.json`));
+    const ids = new Set(bodies.map((b) => b.session_id ?? b.sessionId));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids] as string[];
+    const decisions: string[] = [];
+    for (const [i, [file, outcome]] of events.entries()) {
+      t.clock.advance(1_000);
+      const body = bodies[i]!;
+      const res = await hook(t, key, harness, body);
+      expect({ file, status: res.status }).toEqual({ file, status: 200 });
+      const parsed = parseEvent(harness, body);
+      if (!parsed.ok) throw new Error(`${file}: ${parsed.error}`);
+      const entries = (await ledgerState(t)).entries;
+      if (parsed.event.kind === 'pre_tool') {
+        expect(
+          PRE_TOOL_OUTPUT[harness as keyof typeof PRE_TOOL_OUTPUT].parse(res.body),
+        ).toBeTruthy();
+        expect(entries.at(-1)!.receipt.policy.verdict).toBe('ALLOWED');
+        expect(JSON.stringify(res.body)).toContain(entries.at(-1)!.receipt.receipt_id);
+        decisions.push(entries.at(-1)!.receipt.receipt_id);
+      } else {
+        expect(res.body).toEqual({});
+        if (parsed.event.kind === 'post_tool')
+          expect(entries.at(-1)!.receipt.outcome).toMatchObject({
+            parent_receipt_id: decisions.at(-1),
+            status: outcome,
+          });
+      }
+    }
+    const calls = events.filter(([, outcome]) => outcome).length;
+    expect(decisions).toHaveLength(calls);
+
+    const res = await request(t.app).get(`/v1/sessions/${id}`).set('X-API-Key', key);
+    expect(res.status).toBe(200);
+    const { session, records } = res.body as { session: Json; records: Json[] };
+    const ends = events.some(([file]) => file.startsWith('session-end'));
+    expect(session).toMatchObject({
+      session_id: id,
+      harness,
+      decisions: { ALLOWED: calls, BLOCKED: 0, ESCALATED: 0 },
+      outcomes: calls,
+      missing_outcomes: 0,
+      ran_without_allow: 0,
+      covered: true,
+      started_at: expect.any(String),
+      ended_at: ends ? expect.any(String) : null,
+    });
+    if (ends) expect(String(session.ended_at) > String(session.started_at)).toBe(true);
+    // Each call's decision, then its outcome naming it, in the order the harness sent them.
+    expect(records.map((r) => [r.kind, r.parent_receipt_id, r.ran_without_allow])).toEqual(
+      decisions.flatMap((decision) => [
+        ['decision', null, false],
+        ['outcome', decision, false],
+      ]),
+    );
+    expect(records.filter((r) => r.kind === 'decision').map((r) => r.receipt_id)).toEqual(
+      decisions,
+    );
+    for (const [i, decision] of decisions.entries()) {
+      const [made, done] = [records[2 * i]!, records[2 * i + 1]!];
+      expect(made.verdict).toBe('ALLOWED');
+      expect(done.receipt_id).not.toBe(decision);
+      expect([done.tool_name, done.input_digest]).toEqual([made.tool_name, made.input_digest]);
+    }
   });
 });
 
