@@ -96,4 +96,25 @@ describe('Codex calls judged where they run', () => {
       sessionCwd: '/tmp',
     });
   });
+
+  it('the captured Codex run: a delete in /tmp after the session started in the project', async () => {
+    t = buildTestApp({ config: { baseUrl: 'https://svc.example' } });
+    const { apiKey } = await signupAccount(t);
+    const app = t;
+    const send = (file: string) =>
+      request(app.app)
+        .post('/v1/hooks/codex')
+        .set('X-API-Key', apiKey)
+        .send(fixture(`codex/${file}.captured.json`));
+    expect((await send('session-start.workdir')).status).toBe(200);
+    const res = await send('pre-tool-use.bash-workdir');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+    const last = (await ledgerState(app)).entries.at(-1)!;
+    expect(last.receipt.policy.verdict).toBe('BLOCKED');
+    expect(last.claim.action).toMatchObject({
+      tool: { summary: { command: 'cd /tmp && rm -rf svc-nonexistent-dir' } },
+      session: { cwd: '/home/dev/project' },
+    });
+  });
 });

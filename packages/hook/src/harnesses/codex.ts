@@ -26,13 +26,25 @@ function read(raw: unknown): HookEvent {
   const kind = event.kind;
   if (kind === 'post_tool') {
     const response = body['tool_response'];
-    const exit = isObject(response) ? response['exit_code'] : undefined;
+    const exit = isObject(response) ? response['exit_code'] : headerExitCode(response);
     event.outcome =
       typeof exit === 'number' && Number.isInteger(exit)
         ? { status: exit === 0 ? 'succeeded' : 'failed', exit_code: exit, output: response }
         : { status: 'succeeded', output: response };
   }
   return event;
+}
+
+/**
+ * The exit code of a response Codex wrote as text with its own header first (`apply_patch`
+ * in Codex CLI 0.171: "Exit code: 0\nWall time: 0.1 seconds\nOutput:\n…"). Only the header
+ * is read: what follows `Output:` is the tool's own, and may say anything. A shell command's
+ * response there is its output alone, with no exit code: recorded as having run.
+ */
+function headerExitCode(response: unknown): number | undefined {
+  if (typeof response !== 'string') return undefined;
+  const header = /^Exit code: (\d{1,9})\nWall time: /.exec(response);
+  return header ? Number(header[1]) : undefined;
 }
 
 function deny(reason: string): Record<string, unknown> {

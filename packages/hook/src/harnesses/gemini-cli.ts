@@ -30,6 +30,22 @@ function toolName(body: Record<string, unknown>): string {
   return name;
 }
 
+/**
+ * A shell command's exit code as run_shell_command reports it to the model: its llmContent
+ * ends with the tool's own lines, `Exit Code: <n>` (only when not 0) just before
+ * `Process Group PGID: <n>` (Gemini CLI 0.61). Only those closing lines are read: the output
+ * before them is the command's, and may print anything, but cannot come after them.
+ */
+function shellExitCode(response: unknown): number | undefined {
+  if (!isObject(response) || typeof response['llmContent'] !== 'string') return undefined;
+  const content = response['llmContent'];
+  const end = /\nProcess Group PGID: [^\n]*\n?(?:<\/untrusted_context>)?\s*$/.exec(content);
+  if (!end) return undefined;
+  const code = /\nExit Code: (\d{1,9})$/.exec(content.slice(0, end.index));
+  // No such line: 0, or a signal; recorded as having run, with no exit code.
+  return code ? Number(code[1]) : undefined;
+}
+
 function read(raw: unknown): HookEvent {
   const { body, event } = snakeCaseEvent(raw, KINDS, 'gemini-cli', toolName);
   const kind = event.kind;
@@ -38,7 +54,15 @@ function read(raw: unknown): HookEvent {
     const response = body['tool_response'];
     const failed =
       isObject(response) && response['error'] !== undefined && response['error'] !== null;
-    event.outcome = { status: failed ? 'failed' : 'succeeded', output: response };
+    const exit = event.tool?.name === 'run_shell_command' ? shellExitCode(response) : undefined;
+    event.outcome =
+      exit !== undefined
+        ? {
+            status: exit === 0 && !failed ? 'succeeded' : 'failed',
+            exit_code: exit,
+            output: response,
+          }
+        : { status: failed ? 'failed' : 'succeeded', output: response };
   }
   return event;
 }
