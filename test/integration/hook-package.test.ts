@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runNodeWithInput } from '../fixtures/run-node.js';
 import { ledgerState, signupAccount } from '../support/api.js';
-import { expectPackageFiles, packAndInstall } from '../support/packed-package.js';
+import { expectInstalled, expectPackageFiles, packAndInstall } from '../support/packed-package.js';
 import { childEnvBase } from '../support/child-env.js';
 import { buildTestApp, type TestApp } from '../support/harness.js';
 import { fixtureText } from '../unit/hook/fixtures.js';
@@ -40,7 +40,7 @@ describe('the packed @svc/hook, installed alone', () => {
     const result = await packAndInstall({ packageDir: 'packages/hook', dir, name: 'agent' });
     packed = result.packed;
     agent = result.installed;
-    expect(result.install).toMatchObject({ code: 0 });
+    expectInstalled(result.install);
 
     app = buildTestApp();
     key = (await signupAccount(app)).apiKey;

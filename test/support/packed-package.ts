@@ -103,3 +103,11 @@ export async function packAndInstall(options: {
   );
   return { packed, installed, install };
 }
+
+/** That `npm install` succeeded; if not, the failure shows what npm printed. */
+export function expectInstalled(install: NodeRun): void {
+  expect({ code: install.code, stderr: install.code === 0 ? '' : install.stderr }).toEqual({
+    code: 0,
+    stderr: '',
+  });
+}
