@@ -57,6 +57,16 @@ interface Where {
   runDir?: string;
 }
 
+/**
+ * How long a session's project directory is taken from memory before the store is asked
+ * again, and for how many sessions. A start recorded by this process is seen at once; one
+ * recorded by another process sharing the store (SVC_WORKERS) within this time, as a revoked
+ * key is by the authentication cache. Asking the store on every call cost about 5 % of a
+ * hook decision's CPU (docs/BENCHMARKS.md).
+ */
+const PROJECT_DIR_TTL_MS = 5_000;
+const MAX_PROJECT_DIRS = 4_096;
+
 const POLL_MS = 500;
 const MAX_WAITING = 64;
 
@@ -72,6 +82,8 @@ export class AgentHookService {
   private waiting = 0;
   private readonly waitingBy = new Map<string, number>();
   private readonly sha256Hex: Sha256Hex;
+  /** Project directories by scope and session id, oldest first (see PROJECT_DIR_TTL_MS). */
+  private readonly projectDirs = new Map<string, { dir: string | null; expiresAt: number }>();
 
   constructor(
     private readonly deps: {
@@ -137,6 +149,9 @@ export class AgentHookService {
         reason: event.session_reason ?? null,
         ...(event.kind === 'session_start' && { cwd: event.session.cwd ?? null }),
       });
+      if (event.kind === 'session_start') {
+        this.rememberProjectDir(context.scope, event.session.id, event.session.cwd ?? null);
+      }
     }
     return acknowledge(harness);
   }
@@ -186,9 +201,26 @@ export class AgentHookService {
   private async whereOf(request: HookRequest, context: SubmitterContext): Promise<Where> {
     const { session } = request.event;
     if (session.cwd === undefined) return { session };
-    const project = await this.deps.sessions.projectDirOf(context.scope, session.id);
+    const project = await this.projectDirOf(context.scope, session.id);
     if (project === null || project === session.cwd) return { session };
     return { session: { id: session.id, cwd: project }, runDir: session.cwd };
+  }
+
+  private async projectDirOf(scope: string, sessionId: string): Promise<string | null> {
+    const cached = this.projectDirs.get(`${scope}\n${sessionId}`);
+    if (cached && cached.expiresAt > this.deps.clock.now()) return cached.dir;
+    const dir = await this.deps.sessions.projectDirOf(scope, sessionId);
+    this.rememberProjectDir(scope, sessionId, dir);
+    return dir;
+  }
+
+  private rememberProjectDir(scope: string, sessionId: string, dir: string | null): void {
+    const key = `${scope}\n${sessionId}`;
+    this.projectDirs.delete(key);
+    this.projectDirs.set(key, { dir, expiresAt: this.deps.clock.now() + PROJECT_DIR_TTL_MS });
+    // Bounded: the entry set longest ago leaves first.
+    while (this.projectDirs.size > MAX_PROJECT_DIRS)
+      this.projectDirs.delete(this.projectDirs.keys().next().value!);
   }
 
   /** The tool-call claim of a pre-tool event, under the request's policy or `agent`. */

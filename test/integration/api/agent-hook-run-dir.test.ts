@@ -60,7 +60,7 @@ async function codex(withStart: boolean) {
       answer: JSON.stringify(res.body),
     };
   };
-  return { call };
+  return { call, send, sessionId, app };
 }
 
 describe('Codex calls judged where they run', () => {
@@ -115,6 +115,52 @@ describe('Codex calls judged where they run', () => {
     expect(last.claim.action).toMatchObject({
       tool: { summary: { command: 'cd /tmp && rm -rf svc-nonexistent-dir' } },
       session: { cwd: '/home/dev/project' },
+    });
+  });
+
+  it('a start that comes after a call is seen by the next call', async () => {
+    const { call, send, sessionId } = await codex(false);
+    expect(await call('/tmp', 'rm -rf a')).toMatchObject({
+      verdict: 'ALLOWED',
+      sessionCwd: '/tmp',
+    });
+    const started = await send({
+      ...fixture('codex/session-start.json'),
+      session_id: sessionId,
+      cwd: PROJECT,
+    });
+    expect(started.status).toBe(200);
+    expect(await call('/tmp', 'rm -rf b')).toMatchObject({
+      verdict: 'BLOCKED',
+      sessionCwd: PROJECT,
+    });
+  });
+
+  it('a start another process recorded is seen within 5 s', async () => {
+    const { call, sessionId, app } = await codex(false);
+    expect(await call('/tmp', 'rm -rf a')).toMatchObject({
+      verdict: 'ALLOWED',
+      sessionCwd: '/tmp',
+    });
+    // Another process sharing the store records the session's start.
+    const [session] = await app.store.sessions.list({}, { limit: 1 });
+    await app.store.sessions.recordEvent({
+      scope: session!.scope,
+      session_id: sessionId,
+      harness: 'codex',
+      kind: 'start',
+      at: new Date(app.clock.now()).toISOString(),
+      reason: 'startup',
+      cwd: PROJECT,
+    });
+    expect(await call('/tmp', 'rm -rf b')).toMatchObject({
+      verdict: 'ALLOWED',
+      sessionCwd: '/tmp',
+    });
+    app.clock.advance(5_001);
+    expect(await call('/tmp', 'rm -rf c')).toMatchObject({
+      verdict: 'BLOCKED',
+      sessionCwd: PROJECT,
     });
   });
 });
