@@ -292,7 +292,11 @@ class Lexer {
     const name = /^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(s.slice(this.i + 1, this.i + 256));
     if (name) {
       this.i += 1 + name[0].length;
-      this.mark('dynamic');
+      // `$?`, `$#` and `$$` are always numbers (an exit status, a count, a process id), never
+      // a path or a name a rule is about: kept as the text they are (`echo $?` names no
+      // credential file). `$!` is not: with no background job it is empty.
+      if ('?#$'.includes(name[0])) this.text += `$${name[0]}`;
+      else this.mark('dynamic');
       return;
     }
     this.text += '$';

@@ -39,6 +39,11 @@ const A: Verdict = 'ALLOWED';
 const TABLE: [string, Verdict, string?][] = [
   // Ordinary work is allowed.
   ['ls -la', A],
+  // `$?`, `$#` and `$$` are numbers, `$!` may be empty and any other expansion anything.
+  ['npm test; echo "exit $?"', A],
+  ['echo $$ $#', A],
+  ['cat .env$!', B, 'rule:read-secrets-in-commands'],
+  ['cat $FILE', B, 'rule:read-secrets-in-commands'],
   ['npm test', A],
   ['git status && git diff --stat', A],
   ['git push origin feature/login', A],
