@@ -13,6 +13,7 @@ import {
   redactToolCallClaim,
   toolInputDigest,
 } from '../core/agent/tool-call-claim.js';
+import { isAbsoluteDir } from '../core/agent/tool-paths.js';
 import { APPROVAL_SOURCE_ID, approvalOf } from '../core/approval.js';
 import type { ClaimInput } from '../core/claim-schema.js';
 import { isSvcError } from '../core/errors.js';
@@ -202,7 +203,8 @@ export class AgentHookService {
     const { session } = request.event;
     if (session.cwd === undefined) return { session };
     const project = await this.projectDirOf(context.scope, session.id);
-    if (project === null || project === session.cwd) return { session };
+    // A start that gave no absolute directory names no project: each call's own cwd stands.
+    if (project === null || !isAbsoluteDir(project) || project === session.cwd) return { session };
     return { session: { id: session.id, cwd: project }, runDir: session.cwd };
   }
 

@@ -9,7 +9,7 @@ import { claimInputSchema, formatIssues, type ClaimInput } from '../claim-schema
 import { SvcError } from '../errors.js';
 import { MAX_ID_CHARS, MAX_URI_CHARS } from '../limits.js';
 import type { ToolSummary } from './tool-call-schema.js';
-import { normalizeToolPath } from './tool-paths.js';
+import { isAbsoluteDir, normalizeToolPath } from './tool-paths.js';
 import { redactSummary, summarizeToolCall } from './tool-summary.js';
 
 export interface ToolCallClaimInput {
@@ -113,9 +113,7 @@ export function buildToolCallClaim(
   // relative one stays as given, for the schema to refuse.
   const raw = input.session.cwd;
   const cwd =
-    raw !== undefined && /^(?:[A-Za-z]:)?[\\/]/.test(raw)
-      ? (normalizeToolPath(raw, undefined) ?? raw)
-      : raw;
+    raw !== undefined && isAbsoluteDir(raw) ? (normalizeToolPath(raw, undefined) ?? raw) : raw;
   const summary = summarizeToolCall(input.tool_name, input.tool_input, cwd, input.run_dir);
   // The call's id names the claim: claim_id is unique per account, and the service answers a
   // repeated claim_id with the first receipt. Without the harness's id, the time of the call

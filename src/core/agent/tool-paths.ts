@@ -83,6 +83,9 @@ export function normalizeToolPath(raw: string, cwd: string | undefined): string 
   return path;
 }
 
+/** Whether a directory a harness reports is absolute (`/x`, `\x`, `C:\x`, `C:/x`). */
+export const isAbsoluteDir = (raw: string): boolean => /^(?:[A-Za-z]:)?[\\/]/.test(raw);
+
 /**
  * `raw` as seen from the directory `dir` a call runs in: a relative path joined to it, one
  * with a root (`/`, `~`, a drive) as it is. Backslashes are the caller's to turn first.

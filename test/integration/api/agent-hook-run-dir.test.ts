@@ -163,4 +163,21 @@ describe('Codex calls judged where they run', () => {
       sessionCwd: PROJECT,
     });
   });
+
+  it('a start whose cwd is not absolute names no project: each call is judged as before', async () => {
+    const { call, send, sessionId, app } = await codex(false);
+    const started = await send({
+      ...fixture('codex/session-start.json'),
+      session_id: sessionId,
+      cwd: 'relative/dir',
+    });
+    expect(started.status).toBe(200);
+    const before = (await ledgerState(app)).entries.length;
+    expect(await call(PROJECT, 'rm -rf build')).toMatchObject({
+      verdict: 'ALLOWED',
+      command: 'rm -rf build',
+      sessionCwd: PROJECT,
+    });
+    expect((await ledgerState(app)).entries).toHaveLength(before + 1);
+  });
 });
