@@ -21,6 +21,7 @@ import type { Clock } from '../ports/clock.js';
 import type { LedgerEntry, LedgerStore } from '../ports/ledger-store.js';
 import type { SessionStore } from '../ports/session-store.js';
 import type { AgentApprovals } from './agent-approvals.js';
+import { ExpiringCache } from './expiring-cache.js';
 import {
   responseOf,
   type ClaimService,
@@ -68,6 +69,8 @@ interface Where {
 const PROJECT_DIR_TTL_MS = 5_000;
 const MAX_PROJECT_DIRS = 4_096;
 
+const sessionKey = (scope: string, sessionId: string) => `${scope}\n${sessionId}`;
+
 const POLL_MS = 500;
 const MAX_WAITING = 64;
 
@@ -83,8 +86,11 @@ export class AgentHookService {
   private waiting = 0;
   private readonly waitingBy = new Map<string, number>();
   private readonly sha256Hex: Sha256Hex;
-  /** Project directories by scope and session id, oldest first (see PROJECT_DIR_TTL_MS). */
-  private readonly projectDirs = new Map<string, { dir: string | null; expiresAt: number }>();
+  /** Project directories by scope and session id (see PROJECT_DIR_TTL_MS). */
+  private readonly projectDirs = new ExpiringCache<string | null>(
+    PROJECT_DIR_TTL_MS,
+    MAX_PROJECT_DIRS,
+  );
 
   constructor(
     private readonly deps: {
@@ -151,7 +157,8 @@ export class AgentHookService {
         ...(event.kind === 'session_start' && { cwd: event.session.cwd ?? null }),
       });
       if (event.kind === 'session_start') {
-        this.rememberProjectDir(context.scope, event.session.id, event.session.cwd ?? null);
+        const key = sessionKey(context.scope, event.session.id);
+        this.projectDirs.set(key, event.session.cwd ?? null, this.deps.clock.now());
       }
     }
     return acknowledge(harness);
@@ -209,20 +216,12 @@ export class AgentHookService {
   }
 
   private async projectDirOf(scope: string, sessionId: string): Promise<string | null> {
-    const cached = this.projectDirs.get(`${scope}\n${sessionId}`);
-    if (cached && cached.expiresAt > this.deps.clock.now()) return cached.dir;
+    const key = sessionKey(scope, sessionId);
+    const cached = this.projectDirs.get(key, this.deps.clock.now());
+    if (cached !== undefined) return cached;
     const dir = await this.deps.sessions.projectDirOf(scope, sessionId);
-    this.rememberProjectDir(scope, sessionId, dir);
+    this.projectDirs.set(key, dir, this.deps.clock.now());
     return dir;
-  }
-
-  private rememberProjectDir(scope: string, sessionId: string, dir: string | null): void {
-    const key = `${scope}\n${sessionId}`;
-    this.projectDirs.delete(key);
-    this.projectDirs.set(key, { dir, expiresAt: this.deps.clock.now() + PROJECT_DIR_TTL_MS });
-    // Bounded: the entry set longest ago leaves first.
-    while (this.projectDirs.size > MAX_PROJECT_DIRS)
-      this.projectDirs.delete(this.projectDirs.keys().next().value!);
   }
 
   /** The tool-call claim of a pre-tool event, under the request's policy or `agent`. */

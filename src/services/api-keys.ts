@@ -9,6 +9,7 @@ import type {
   Tier,
 } from '../ports/api-key-store.js';
 import type { Clock } from '../ports/clock.js';
+import { ExpiringCache } from './expiring-cache.js';
 
 export const API_KEY_PATTERN =
   /^sk_svc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -40,21 +41,13 @@ export interface IssuedKey {
 export const AUTH_CACHE_TTL_MS = 5_000;
 export const AUTH_CACHE_MAX_KEYS = 4_096;
 
-interface CachedKey {
-  record: ApiKeyRecord;
-  expiresAt: number;
-}
-
 /**
  * API keys. The raw key exists only in the response that issues it: the store keeps its
  * SHA-256 digest, so a copy of the database lets no one act as a key holder.
  */
 export class ApiKeyService {
-  // By digest, least recently used first (a Map keeps insertion order; a hit re-inserts).
-  // Only live keys are cached: an unknown or revoked key asks the store every time.
-  private readonly cache = new Map<string, CachedKey>();
-  private readonly ttlMs: number;
-  private readonly maxKeys: number;
+  // By digest. Only live keys are cached: an unknown or revoked key asks the store every time.
+  private readonly cache: ExpiringCache<ApiKeyRecord>;
 
   constructor(
     private readonly deps: {
@@ -64,8 +57,10 @@ export class ApiKeyService {
       cache?: { ttlMs?: number; maxKeys?: number };
     },
   ) {
-    this.ttlMs = deps.cache?.ttlMs ?? AUTH_CACHE_TTL_MS;
-    this.maxKeys = deps.cache?.maxKeys ?? AUTH_CACHE_MAX_KEYS;
+    this.cache = new ExpiringCache(
+      deps.cache?.ttlMs ?? AUTH_CACHE_TTL_MS,
+      deps.cache?.maxKeys ?? AUTH_CACHE_MAX_KEYS,
+    );
   }
 
   /** Keys held by the authentication cache now (for tests of its bound). */
@@ -126,27 +121,17 @@ export class ApiKeyService {
     if (!API_KEY_PATTERN.test(rawKey)) return null;
     const digest = digestOf(rawKey);
     const now = this.deps.clock.now();
-    const cached = this.cache.get(digest);
-    if (cached) {
-      this.cache.delete(digest);
-      // The map is keyed by the digest just computed from the presented key: a hit is a
-      // match of the full digest, as the store's index lookup is.
-      if (cached.expiresAt > now) {
-        this.cache.set(digest, cached);
-        return cached.record;
-      }
-    }
+    // The cache is keyed by the digest just computed from the presented key: a hit is a
+    // match of the full digest, as the store's index lookup is.
+    const cached = this.cache.get(digest, now);
+    if (cached) return cached;
     const record = await this.deps.keys.findByDigest(digest);
     if (!record || record.revokedAt !== null) return null;
     // The index lookup already matched; the constant-time comparison keeps the final
     // decision free of data-dependent timing all the same.
     const ok = timingSafeEqual(Buffer.from(record.keyDigest, 'hex'), Buffer.from(digest, 'hex'));
     if (!ok) return null;
-    if (this.ttlMs > 0 && this.maxKeys > 0) {
-      this.cache.set(digest, { record, expiresAt: now + this.ttlMs });
-      // Bounded: the least recently used key leaves first.
-      while (this.cache.size > this.maxKeys) this.cache.delete(this.cache.keys().next().value!);
-    }
+    this.cache.set(digest, record, now);
     return record;
   }
 
@@ -223,8 +208,7 @@ export class ApiKeyService {
 
   /** Drops cached records at once, for changes made through this process. */
   private forget(matches: (record: ApiKeyRecord) => boolean): void {
-    for (const [digest, cached] of this.cache)
-      if (matches(cached.record)) this.cache.delete(digest);
+    this.cache.deleteWhere(matches);
   }
 
   /** An active key by its key_id or its account's email, for operator commands. */

@@ -159,7 +159,8 @@ export function summarizeToolCall(
   let line: string | undefined;
   let argv: string[] | undefined;
   const patches: string[] = [];
-  if (typeof input === 'string' && isShellTool(toolName)) line = input;
+  const shell = isShellTool(toolName);
+  if (typeof input === 'string' && shell) line = input;
   if (isRecord(input)) {
     for (const key of COMMAND_KEYS) {
       const value = input[key];
@@ -182,7 +183,6 @@ export function summarizeToolCall(
     }
   }
   // Where the command runs: the directory the harness reported, then the shell tool's own.
-  const shell = isShellTool(toolName);
   const inputDir =
     shell && isRecord(input)
       ? RUN_DIR_KEYS.map((key) => input[key]).find(
@@ -192,8 +192,7 @@ export function summarizeToolCall(
   const eventDir = runDir === undefined ? undefined : slash(runDir);
   const rawDir = inputDir === undefined ? eventDir : underDir(eventDir, slash(inputDir));
   const shownDir = rawDir === undefined ? null : normalizeToolPath(rawDir, cwd);
-  const runsElsewhere = shownDir !== null && shownDir !== '.';
-  const prefix = runsElsewhere ? `cd ${quoteWord(shownDir)} && ` : '';
+  const prefix = shownDir !== null && shownDir !== '.' ? `cd ${quoteWord(shownDir)} && ` : '';
   if (line !== undefined && line.length > MAX_READ_CHARS) {
     line = line.slice(0, MAX_READ_CHARS);
     incomplete = true;
@@ -275,7 +274,7 @@ export function summarizeToolCall(
       incomplete = true;
       continue;
     }
-    const normalized = normalizeToolPath(raw.replace(/\\/g, '/'), cwd);
+    const normalized = normalizeToolPath(slash(raw), cwd);
     if (normalized === null) continue;
     const path = redactSecrets(normalized);
     if (path.length > MAX_TOOL_PATH_CHARS || toolPathProblem(path) !== null) {
